@@ -1,0 +1,1 @@
+"""trainstack: a declarative bundle for network-topology-aware training on Kubernetes."""

@@ -1,0 +1,1 @@
+"""Config loading, the Bundle, object ordering, YAML output and the Pulumi adapter."""

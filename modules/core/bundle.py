@@ -1,0 +1,203 @@
+"""Resources, chart releases and the Bundle that orders them.
+
+A Bundle is plain data: what ``trainstack render`` writes, what the Pulumi program registers and
+what the policies check. Its order is a topological sort of the dependencies with a fixed
+tie-break, so the same stack always yields the same sequence (CRDs and Namespaces first).
+"""
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Union
+
+from .errors import ConfigError
+
+# Kinds that live outside namespaces (core Kubernetes plus the CRDs trainstack renders).
+CLUSTER_SCOPED = frozenset({
+    "Namespace", "Node", "PersistentVolume", "CustomResourceDefinition", "StorageClass",
+    "ClusterRole", "ClusterRoleBinding", "PriorityClass", "RuntimeClass", "CSIDriver",
+    "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "APIService",
+    "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
+    "HyperNode", "Queue", "ClusterTrainingRuntime",
+})
+
+# Apply order before dependencies are considered: definitions, then places, then cluster-wide
+# settings, then charts (which bring their own CRDs and webhooks), then everything else.
+_RANK = {"CustomResourceDefinition": 0, "Namespace": 1, "StorageClass": 2, "PriorityClass": 2,
+         "ClusterRole": 2, "ClusterRoleBinding": 2, "ServiceAccount": 2, "Role": 2, "RoleBinding": 2,
+         "ConfigMap": 3, "Secret": 3, "PersistentVolumeClaim": 3}
+_RELEASE_RANK = 4
+_DEFAULT_RANK = 5
+
+
+def object_key(obj: dict) -> str:
+    """``<kind>/<namespace>/<name>``, or ``<kind>/<name>`` for cluster-scoped objects."""
+    kind = obj.get("kind", "")
+    meta = obj.get("metadata") or {}
+    name = meta.get("name", "")
+    namespace = meta.get("namespace")
+    return f"{kind}/{namespace}/{name}" if namespace else f"{kind}/{name}"
+
+
+def release_key(namespace: str, name: str) -> str:
+    return f"release/{namespace}/{name}"
+
+
+def namespace_key(namespace: str) -> str:
+    return f"Namespace/{namespace}"
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One rendered Kubernetes object and what the Pulumi adapter needs to register it."""
+
+    module: str
+    obj: dict
+    depends_on: tuple[str, ...] = ()   # keys of resources or releases
+    retain: bool = False               # never deleted by `pulumi destroy` (PVCs, CRDs)
+
+    @property
+    def key(self) -> str:
+        return object_key(self.obj)
+
+    @property
+    def kind(self) -> str:
+        return self.obj["kind"]
+
+    @property
+    def name(self) -> str:
+        return self.obj["metadata"]["name"]
+
+    @property
+    def namespace(self) -> str | None:
+        return self.obj["metadata"].get("namespace")
+
+    @property
+    def api_version(self) -> str:
+        return self.obj["apiVersion"]
+
+
+@dataclass(frozen=True)
+class ChartRelease:
+    """A Helm chart installed as a release (its hooks run), pinned to an exact version."""
+
+    module: str
+    name: str
+    chart: str
+    repository: str           # https://... or oci://...
+    version: str
+    namespace: str
+    values: dict = field(default_factory=dict)
+    depends_on: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return release_key(self.namespace, self.name)
+
+    @property
+    def chart_ref(self) -> str:
+        """What `helm install` takes: ``oci://registry/path/chart`` or the bare chart name."""
+        if self.repository.startswith("oci://"):
+            return f"{self.repository.rstrip('/')}/{self.chart}"
+        return self.chart
+
+
+Item = Union[Resource, ChartRelease]
+
+
+@dataclass
+class Bundle:
+    """Everything one stack renders, in dependency order."""
+
+    stack: str
+    items: list[Item]
+    warnings: list[str] = field(default_factory=list)
+    dependencies: dict[str, tuple[str, ...]] = field(default_factory=dict)  # key -> every key it needs
+    fabric: Any = field(default=None, compare=False, repr=False)   # the model it was rendered from
+
+    @property
+    def resources(self) -> list[Resource]:
+        return [i for i in self.items if isinstance(i, Resource)]
+
+    @property
+    def releases(self) -> list[ChartRelease]:
+        return [i for i in self.items if isinstance(i, ChartRelease)]
+
+    def manifests(self) -> list[dict]:
+        return [r.obj for r in self.resources]
+
+    def get(self, key: str) -> Item | None:
+        return self._index().get(key)
+
+    def _index(self) -> dict[str, Item]:
+        return {i.key: i for i in self.items}
+
+    @classmethod
+    def build(cls, stack: str, items: Iterable[Item], modules: tuple[str, ...], stack_file: str,
+              warnings: Iterable[str] = ()) -> "Bundle":
+        items = list(items)
+        index: dict[str, Item] = {}
+        for item in items:
+            if item.key in index:
+                other = index[item.key]
+                raise ConfigError(stack_file, "(bundle)", f"two objects are both {item.key} (from "
+                                  f"modules {other.module} and {item.module}); give one another name")
+            index[item.key] = item
+        deps = {key: set(_implicit_deps(item, index)) | set(item.depends_on) for key, item in index.items()}
+        for key, wanted in deps.items():
+            missing = sorted(d for d in wanted if d not in index)
+            if missing:  # a renderer bug, not a user mistake
+                raise RuntimeError(f"{key} depends on {missing}, which the bundle does not contain")
+        ordered = _toposort(index, deps, modules)
+        return cls(stack=stack, items=ordered, warnings=list(warnings),
+                   dependencies={i.key: tuple(sorted(deps[i.key])) for i in ordered})
+
+
+def _implicit_deps(item: Item, index: dict[str, Item]) -> Iterable[str]:
+    namespace = item.namespace
+    if namespace and namespace_key(namespace) in index and item.key != namespace_key(namespace):
+        yield namespace_key(namespace)
+    if isinstance(item, Resource):
+        group = item.api_version.split("/")[0] if "/" in item.api_version else ""
+        crd = f"CustomResourceDefinition/{_plural_guess(item.kind)}.{group}"
+        if group and crd in index:
+            yield crd
+
+
+def _plural_guess(kind: str) -> str:
+    lower = kind.lower()
+    return lower + ("es" if lower.endswith("s") else "s")
+
+
+def _sort_key(item: Item, modules: tuple[str, ...]) -> tuple:
+    if isinstance(item, ChartRelease):
+        rank = _RELEASE_RANK
+        kind = "~release"
+    else:
+        rank = _RANK.get(item.kind, _DEFAULT_RANK)
+        kind = item.kind
+    module_rank = modules.index(item.module) if item.module in modules else len(modules)
+    return (rank, module_rank, kind, item.namespace or "", item.key)
+
+
+def _toposort(index: dict[str, Item], deps: dict[str, set[str]], modules: tuple[str, ...]) -> list[Item]:
+    """Kahn's algorithm with a heap: among ready items the lowest sort key goes first."""
+    waiting = {key: len(d) for key, d in deps.items()}
+    users: dict[str, list[str]] = {key: [] for key in index}
+    for key, d in deps.items():
+        for dep in d:
+            users[dep].append(key)
+    heap = [(_sort_key(index[k], modules), k) for k, n in waiting.items() if n == 0]
+    heapq.heapify(heap)
+    out: list[Item] = []
+    while heap:
+        _, key = heapq.heappop(heap)
+        out.append(index[key])
+        for user in users[key]:
+            waiting[user] -= 1
+            if waiting[user] == 0:
+                heapq.heappush(heap, (_sort_key(index[user], modules), user))
+    if len(out) != len(index):
+        stuck = sorted(k for k, n in waiting.items() if n > 0)
+        raise RuntimeError(f"dependency cycle among {stuck[:5]}")
+    return out

@@ -1,0 +1,287 @@
+"""Read a stack's configuration: ``stacks/Pulumi.<stack>.yaml`` directly, or ``pulumi.Config``.
+
+Both paths produce the same ``StackConfig``: the ``trainstack:`` values validated against the
+module schemas with every default filled in. ``secure:`` values are kept opaque and are refused in
+the ``trainstack:`` namespace (objects reference Kubernetes Secrets by name instead).
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from . import schema as schemas
+from . import yamlio
+from .errors import ConfigError, SecureValue, expected, show
+from .registry import MODULES
+
+NAMESPACE = "trainstack"
+MODULES_DIR = Path(__file__).resolve().parent.parent
+STACK_FILE_KEYS = ("config", "secretsprovider", "encryptedkey", "encryptionsalt", "environment")
+
+
+@dataclass(frozen=True)
+class Project:
+    """The project folder: where ``Pulumi.yaml`` lives."""
+
+    root: Path
+    name: str
+    stack_dir: Path
+    defaults: dict  # project-level config from Pulumi.yaml, "ns:key" -> value
+
+    def show(self, path: Path) -> str:
+        """How a file is named in messages: relative to the project root when inside it."""
+        try:
+            return str(Path(path).resolve().relative_to(self.root))
+        except ValueError:
+            return str(path)
+
+    def stack_file(self, stack: str) -> Path:
+        return self.stack_dir / f"Pulumi.{stack}.yaml"
+
+    def stacks(self) -> list[str]:
+        names = [p.name[len("Pulumi."):-len(".yaml")] for p in self.stack_dir.glob("Pulumi.*.yaml")]
+        return sorted(names)
+
+
+def find_project(start: Path | None = None) -> Path:
+    """The nearest folder at or above ``start`` that holds a trainstack ``Pulumi.yaml``."""
+    here = Path(start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        candidate = folder / "Pulumi.yaml"
+        if candidate.is_file():
+            return folder
+    raise ConfigError(str(here), "", "no Pulumi.yaml here or in any parent folder; "
+                      "run inside a trainstack project or pass --project DIR")
+
+
+@functools.lru_cache(maxsize=None)
+def load_project(root: Path) -> Project:
+    root = Path(root).resolve()
+    path = root / "Pulumi.yaml"
+    data = yamlio.load_file(path, "Pulumi.yaml")
+    if not isinstance(data, dict):
+        raise expected("Pulumi.yaml", "(document)", "a mapping", data)
+    name = data.get("name")
+    if not isinstance(name, str) or not name:
+        raise expected("Pulumi.yaml", "name", "a project name", name)
+    stack_dir = data.get("stackConfigDir", ".")
+    if not isinstance(stack_dir, str):
+        raise expected("Pulumi.yaml", "stackConfigDir", "a folder name", stack_dir)
+    defaults: dict[str, Any] = {}
+    config = data.get("config") or {}
+    if not isinstance(config, dict):
+        raise expected("Pulumi.yaml", "config", "a mapping", config)
+    for key, value in config.items():
+        full = key if ":" in str(key) else f"{name}:{key}"
+        # Project config is either a plain value or a declaration {type, default|value, description}.
+        if isinstance(value, dict) and ({"default", "value"} & value.keys() or "type" in value):
+            if "value" in value:
+                defaults[full] = value["value"]
+            elif "default" in value:
+                defaults[full] = value["default"]
+        else:
+            defaults[full] = value
+    return Project(root=root, name=name, stack_dir=(root / stack_dir).resolve(), defaults=defaults)
+
+
+def module_schema(name: str) -> dict:
+    return schemas.load_schema(MODULES_DIR / name / "schema.yaml")
+
+
+@functools.lru_cache(maxsize=None)
+def stack_schema() -> dict:
+    """The whole ``trainstack:`` namespace: core keys plus one section per module."""
+    core = module_schema("core")
+    properties = dict(core["properties"])
+    for name in MODULES:
+        sub = dict(module_schema(name))
+        sub.setdefault("default", {})
+        properties[name] = sub
+    return {"type": "object", "additionalProperties": False, "properties": properties,
+            "required": ["fabric"]}
+
+
+def format_path(parts: Iterable[Any]) -> str:
+    """``["storage", "claims", 0, "size"]`` -> ``trainstack:storage.claims[0].size``."""
+    parts = list(parts)
+    if not parts:
+        return f"{NAMESPACE}:"
+    path = f"{NAMESPACE}:{parts[0]}"
+    for part in parts[1:]:
+        path = yamlio.join_path(path, part)
+    return path
+
+
+@dataclass
+class StackConfig:
+    """One stack's validated configuration."""
+
+    project: Project
+    name: str
+    file: str                      # the stack file, as named in messages
+    values: dict                   # trainstack config with defaults filled in
+    given: dict                    # trainstack config exactly as written (no defaults)
+    other: dict = field(default_factory=dict)   # other namespaces, e.g. "kubernetes:context"
+
+    def section(self, name: str) -> dict:
+        return self.values[name]
+
+    @property
+    def environment(self) -> str:
+        return self.values["environment"]
+
+    @property
+    def production(self) -> bool:
+        return self.values["environment"] == "prod"
+
+    @property
+    def kube_context(self) -> str | None:
+        value = self.other.get("kubernetes:context")
+        return value if isinstance(value, str) else None
+
+    def error(self, path: str, message: str) -> ConfigError:
+        """An error at ``path`` (dotted, below ``trainstack:``, e.g. ``storage.claims[0].size``)."""
+        return ConfigError(self.file, f"{NAMESPACE}:{path}", message)
+
+    def expected(self, path: str, what: str, got: object) -> ConfigError:
+        return self.error(path, f"expected {what}, got {show(got)}")
+
+    def resolve(self, path: str, relative: str) -> Path:
+        """A file referenced from the stack file, relative to the stacks folder; must exist."""
+        if not isinstance(relative, str) or not relative:
+            raise self.expected(path, "a file path relative to stacks/", relative)
+        target = (self.project.stack_dir / relative).resolve()
+        if not target.is_file():
+            shown = self.project.show(self.project.stack_dir)
+            raise self.expected(path, f"an existing file under {shown}/", f"{relative} (not found)")
+        return target
+
+
+def _decode_secure(value: Any) -> Any:
+    if isinstance(value, dict):
+        if set(value) == {"secure"} and isinstance(value["secure"], str):
+            return SecureValue(value["secure"])
+        return {k: _decode_secure(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_decode_secure(v) for v in value]
+    return value
+
+
+def _find_secure(value: Any, parts: list) -> list | None:
+    if isinstance(value, SecureValue):
+        return parts
+    if isinstance(value, dict):
+        for k, v in value.items():
+            found = _find_secure(v, parts + [k])
+            if found is not None:
+                return found
+    if isinstance(value, list):
+        for i, v in enumerate(value):
+            found = _find_secure(v, parts + [i])
+            if found is not None:
+                return found
+    return None
+
+
+def build_stack(project: Project, stack: str, flat: dict[str, Any], file: str,
+                secret_keys: Iterable[str] = ()) -> StackConfig:
+    """Validate a flat ``{"ns:key": value}`` map (stack file ``config:`` or Pulumi config)."""
+    merged = dict(project.defaults)
+    merged.update(flat)
+    given: dict[str, Any] = {}
+    other: dict[str, Any] = {}
+    for key in sorted(merged, key=str):
+        if not isinstance(key, str) or not key:
+            raise expected(file, "config", "string keys such as trainstack:fabric", key)
+        full = key if ":" in key else f"{project.name}:{key}"
+        namespace, _, name = full.partition(":")
+        value = _decode_secure(merged[key])
+        if namespace == project.name or namespace == NAMESPACE:
+            if not name:
+                raise expected(file, full, "a key such as trainstack:fabric", key)
+            if key in secret_keys or full in secret_keys:
+                value = SecureValue("")
+            given[name] = value
+        else:
+            other[full] = value
+    where = _find_secure(given, [])
+    if where is not None:
+        raise ConfigError(file, format_path(where),
+                          "secure values are never decrypted by trainstack; keep the secret in a "
+                          "Kubernetes Secret and reference it by name")
+    full_schema = stack_schema()
+    values = schemas.apply_defaults(full_schema, given)
+    schemas.validate(full_schema, values, file, format_path)
+    return StackConfig(project=project, name=stack, file=file, values=values, given=given, other=other)
+
+
+def load_stack(project: Project, stack: str) -> StackConfig:
+    """Read ``stacks/Pulumi.<stack>.yaml`` and validate it."""
+    path = project.stack_file(stack)
+    shown = project.show(path)
+    if not path.is_file():
+        known = ", ".join(project.stacks()) or "none"
+        raise ConfigError(shown, "", f"no such stack {stack!r} (stacks here: {known})")
+    data = yamlio.load_file(path, shown)
+    if data is None:
+        raise ConfigError(shown, "(document)", "the file is empty; expected a mapping with a 'config' key")
+    if not isinstance(data, dict):
+        raise expected(shown, "(document)", "a mapping with a 'config' key", data)
+    for key in data:
+        if key not in STACK_FILE_KEYS:
+            raise ConfigError(shown, str(key), f"unknown key {str(key)!r}; "
+                              f"{schemas._did_you_mean(str(key), list(STACK_FILE_KEYS))}")
+    config = data.get("config", {})
+    if config is None:
+        config = {}
+    if not isinstance(config, dict):
+        raise expected(shown, "config", "a mapping of keys such as trainstack:fabric", config)
+    return build_stack(project, stack, config, shown)
+
+
+def load_stack_from_pulumi(project: Project) -> StackConfig:
+    """The same configuration, read inside the Pulumi program through ``pulumi.Config``."""
+    import pulumi
+    from pulumi.runtime import config as runtime_config
+
+    stack = pulumi.get_stack()
+    cfg = pulumi.Config(NAMESPACE)
+    shown = project.show(project.stack_file(stack))
+    every_key = set(runtime_config.CONFIG.get()) | set(runtime_config.get_config_env())
+    secret_keys = set(runtime_config.get_config_secret_keys_env()) | set(runtime_config._SECRET_KEYS.get())
+    known = set(stack_schema()["properties"])
+    flat: dict[str, Any] = {}
+    for full in sorted(every_key):
+        namespace, _, name = full.partition(":")
+        if namespace == NAMESPACE and name in known:
+            flat[full] = _decode_pulumi_value(cfg.get(name), stack_schema()["properties"][name])
+        else:  # other namespaces pass through; unknown trainstack keys are named by validation
+            flat[full] = runtime_config.get_config(full)
+    return build_stack(project, stack, flat, shown, secret_keys)
+
+
+def _decode_pulumi_value(text: str | None, sub_schema: dict) -> Any:
+    """Pulumi passes every config value as a string; structured values are JSON-encoded."""
+    if text is None or sub_schema.get("type") == "string":
+        return text
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError):
+        return text
+
+
+def pulumi_config_map(stack: StackConfig) -> dict[str, str]:
+    """The flat string map the Pulumi CLI would hand the program for this stack file (for tests
+    and for ``trainstack preview``): objects JSON-encoded, strings as they are."""
+    out: dict[str, str] = {}
+    for name, value in stack.given.items():
+        out[f"{NAMESPACE}:{name}"] = value if isinstance(value, str) else json.dumps(value)
+    for key, value in stack.other.items():
+        if isinstance(value, SecureValue):
+            continue  # the CLI would decrypt it; trainstack never does
+        out[key] = value if isinstance(value, str) else json.dumps(value)
+    return out

@@ -1,0 +1,45 @@
+"""What every module's ``render(ctx)`` receives."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .config import StackConfig
+from .errors import ConfigError
+
+if TYPE_CHECKING:  # the fabric model is built once per render and shared by every module
+    from modules.fabric.model import Fabric
+
+MANAGED_BY = {"app.kubernetes.io/managed-by": "trainstack", "app.kubernetes.io/part-of": "trainstack"}
+
+
+@dataclass
+class RenderContext:
+    stack: StackConfig
+    fabric: "Fabric | None" = None
+    warnings: list[str] = field(default_factory=list)
+
+    def section(self, name: str) -> dict:
+        return self.stack.section(name)
+
+    def warn(self, message: str) -> None:
+        """Something the reviewer should see that does not stop the render."""
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    def error(self, path: str, message: str) -> ConfigError:
+        return self.stack.error(path, message)
+
+    def expected(self, path: str, what: str, got: object) -> ConfigError:
+        return self.stack.expected(path, what, got)
+
+    def metadata(self, module: str, name: str, namespace: str | None = None,
+                 labels: dict | None = None, annotations: dict | None = None) -> dict[str, Any]:
+        """Object metadata with trainstack's standard labels."""
+        meta: dict[str, Any] = {"name": name}
+        if namespace:
+            meta["namespace"] = namespace
+        meta["labels"] = {**MANAGED_BY, "app.kubernetes.io/component": module, **(labels or {})}
+        if annotations:
+            meta["annotations"] = dict(annotations)
+        return meta

@@ -1,0 +1,55 @@
+"""The one error type for user mistakes, and how values are shown in its messages."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+class ConfigError(Exception):
+    """A mistake in user input: names the file, the path inside it and what was expected.
+
+    The CLI prints ``str(error)`` on one line and exits 2; nothing else catches it.
+    """
+
+    def __init__(self, file: str | Path, path: str, message: str):
+        self.file = str(file)
+        self.path = path
+        self.message = " ".join(str(message).split())  # always one line
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.path}: {self.message}" if self.path else f"{self.file}: {self.message}"
+
+
+def show(value: object, limit: int = 60) -> str:
+    """Render a user value for an error message: JSON-like, short, on one line."""
+    if isinstance(value, SecureValue):
+        return "a secure value"
+    try:
+        text = json.dumps(value, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def expected(file: str | Path, path: str, what: str, got: object) -> ConfigError:
+    """The common shape: ``file: path: expected <what>, got <value>``."""
+    return ConfigError(file, path, f"expected {what}, got {show(got)}")
+
+
+class SecureValue:
+    """A Pulumi ``secure:`` value. It is carried opaquely: never decrypted, printed or rendered."""
+
+    __slots__ = ("ciphertext",)
+
+    def __init__(self, ciphertext: str):
+        self.ciphertext = ciphertext
+
+    def __repr__(self) -> str:  # never leak the ciphertext into logs either
+        return "SecureValue(<redacted>)"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SecureValue) and other.ciphertext == self.ciphertext
+
+    def __hash__(self) -> int:
+        return hash(self.ciphertext)

@@ -1,0 +1,87 @@
+"""Run the Pulumi program under ``pulumi.runtime.set_mocks`` and record what it registers.
+
+Used by the tests (registered inputs must equal the rendered manifests) and by
+``trainstack preview``, which sends the registrations to the real policy pack over gRPC.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pulumi
+from pulumi.runtime.mocks import MockMonitor
+
+STACK_PREFIX = "pulumi:pulumi:Stack$"
+
+
+def engine_urn(urn: str) -> str:
+    """Mock URNs put the Stack into the type chain; the engine does not. Strip it."""
+    return urn.replace(STACK_PREFIX, "")
+
+
+def plain(value: Any) -> Any:
+    """Struct values come back with every number as a float; give integral ones back as ints."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+@dataclass
+class Registration:
+    type: str
+    name: str
+    urn: str
+    custom: bool
+    inputs: dict = field(default_factory=dict)
+    dependencies: list[str] = field(default_factory=list)   # URNs
+    provider: str = ""
+    parent: str = ""
+    retain_on_delete: bool = False
+
+
+class _Mocks(pulumi.runtime.Mocks):
+    def __init__(self) -> None:
+        self.inputs: dict[tuple[str, str], dict] = {}
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+        self.inputs[(args.typ, args.name)] = plain(dict(args.inputs))
+        return f"{args.name}-id", dict(args.inputs)
+
+    def call(self, args: pulumi.runtime.MockCallArgs):
+        return {}
+
+
+class _Monitor(MockMonitor):
+    def __init__(self, mocks: _Mocks) -> None:
+        super().__init__(mocks)
+        self.records: list[Registration] = []
+
+    def RegisterResource(self, request):  # noqa: N802 (gRPC name)
+        response = super().RegisterResource(request)
+        if request.type != "pulumi:pulumi:Stack":
+            self.records.append(Registration(
+                type=request.type, name=request.name, urn=engine_urn(response.urn), custom=request.custom,
+                dependencies=[engine_urn(d) for d in request.dependencies],
+                provider=engine_urn(request.provider.rsplit("::", 1)[0]) if request.provider else "",
+                parent=engine_urn(request.parent), retain_on_delete=bool(request.retainOnDelete)))
+        return response
+
+
+def run_program(project_root: Path, stack: str, config: dict[str, str],
+                secret_keys: list[str] | None = None) -> list[Registration]:
+    """Run ``modules.core.program.run`` for one stack under mocks; return its registrations in order."""
+    from .program import run
+
+    pulumi.runtime.set_all_config(dict(config), secret_keys or [])
+    mocks = _Mocks()
+    monitor = _Monitor(mocks)
+    pulumi.runtime.set_mocks(mocks, project="trainstack", stack=stack, preview=True, monitor=monitor)
+    pulumi.runtime.test(lambda: run(Path(project_root)))()
+    for record in monitor.records:
+        record.inputs = mocks.inputs.get((record.type, record.name), {})
+    return monitor.records

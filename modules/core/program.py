@@ -1,0 +1,24 @@
+"""The Pulumi program: load the stack through pulumi.Config, render, register. Nothing else."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pulumi
+
+from .config import load_project, load_stack_from_pulumi
+from .errors import ConfigError
+from .pulumi_adapter import register
+from .render import render
+
+
+def run(project_root: Path) -> None:
+    try:
+        stack = load_stack_from_pulumi(load_project(Path(project_root)))
+        bundle = render(stack)
+    except ConfigError as err:
+        raise pulumi.RunError(str(err)) from None  # shown without a traceback
+    for warning in bundle.warnings:
+        pulumi.log.warn(warning)
+    register(bundle, stack.kube_context)
+    pulumi.export("objects", len(bundle.resources))
+    pulumi.export("releases", [r.name for r in bundle.releases])

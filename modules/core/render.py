@@ -1,0 +1,48 @@
+"""``render(stack) -> Bundle``: the pure heart of trainstack.
+
+It reads files and returns data; it never talks to a cluster, the Pulumi engine or the network.
+"""
+from __future__ import annotations
+
+import importlib
+
+from .bundle import Bundle, ChartRelease, Item, Resource, namespace_key
+from .config import StackConfig
+from .context import RenderContext
+from .registry import MODULES
+
+ORDER = ("core",) + MODULES
+
+
+def render(stack: StackConfig) -> Bundle:
+    ctx = RenderContext(stack)
+    from modules.fabric.model import build_fabric
+
+    ctx.fabric = build_fabric(ctx)
+    items: list[Item] = []
+    for name in MODULES:
+        module = importlib.import_module(f"modules.{name}.render")
+        items.extend(module.render(ctx))
+    items.extend(_namespaces(ctx, items))
+    bundle = Bundle.build(stack.name, items, ORDER, stack.file, ctx.warnings)
+    bundle.fabric = ctx.fabric
+    return bundle
+
+
+def _namespaces(ctx: RenderContext, items: list[Item]) -> list[Resource]:
+    """A Namespace for every namespace the bundle uses, unless a module rendered it already."""
+    present = {i.key for i in items}
+    used = sorted({i.namespace for i in items if i.namespace})
+    return [Resource(module="core", obj={"apiVersion": "v1", "kind": "Namespace",
+                                         "metadata": ctx.metadata("core", ns)})
+            for ns in used if namespace_key(ns) not in present]
+
+
+def render_stack(project_root, stack_name: str) -> Bundle:
+    """Convenience for callers holding a project folder and a stack name."""
+    from .config import load_project, load_stack
+
+    return render(load_stack(load_project(project_root), stack_name))
+
+
+__all__ = ["render", "render_stack", "Bundle", "Resource", "ChartRelease", "ORDER"]

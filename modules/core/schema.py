@@ -1,0 +1,168 @@
+"""Module schemas (JSON Schema in each module's ``schema.yaml``): defaults and friendly errors.
+
+One source of truth per option: its type, default and description live in the schema. This file
+fills defaults from it and turns jsonschema errors into ConfigError messages of the form
+``expected <what>, got <value>``. Schemas may say what they expect in words with ``x-expected``.
+"""
+from __future__ import annotations
+
+import copy
+import difflib
+import functools
+import re
+from pathlib import Path
+from typing import Any, Callable
+
+import jsonschema
+from jsonschema import Draft202012Validator, FormatChecker
+
+from . import yamlio
+from .errors import ConfigError, show
+from .quantity import is_positive_quantity, is_quantity
+
+DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+PROM_DURATION = re.compile(r"^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$")
+
+FORMATS: dict[str, tuple[Callable[[object], bool], str]] = {
+    "quantity": (is_quantity, "a Kubernetes quantity such as 500Gi or 250m"),
+    "positive-quantity": (is_positive_quantity, "a positive Kubernetes quantity such as 500Gi"),
+    "dns1123-label": (lambda v: isinstance(v, str) and len(v) <= 63 and bool(DNS1123_LABEL.match(v)),
+                      "a Kubernetes name (lower-case letters, digits and '-', at most 63 characters)"),
+    "dns1123-subdomain": (lambda v: isinstance(v, str) and len(v) <= 253 and bool(DNS1123_SUBDOMAIN.match(v)),
+                          "a Kubernetes name (lower-case letters, digits, '-' and '.', at most 253 characters)"),
+    "prometheus-duration": (lambda v: isinstance(v, str) and v != "" and bool(PROM_DURATION.match(v)),
+                            "a Prometheus duration such as 15m or 1h30m"),
+}
+
+_format_checker = FormatChecker(formats=())
+for _name, (_check, _text) in FORMATS.items():
+    _format_checker.checks(_name)(lambda value, _c=_check: not isinstance(value, str) or _c(value))
+
+TYPE_WORDS = {
+    "integer": "an integer", "number": "a number", "string": "a string", "boolean": "true or false",
+    "object": "a mapping", "array": "a list", "null": "null",
+}
+
+
+@functools.lru_cache(maxsize=None)
+def load_schema(path: Path) -> dict:
+    """Read a module's schema.yaml (cached: schemas are code, not input)."""
+    schema = yamlio.load_file(path, str(path))
+    Draft202012Validator.check_schema(schema)
+    return schema
+
+
+_VALIDATORS: dict[int, Draft202012Validator] = {}
+
+
+def validator_for(schema: dict) -> Draft202012Validator:
+    """A validator per schema object (schemas are loaded once and cached, so ids are stable)."""
+    validator = _VALIDATORS.get(id(schema))
+    if validator is None or validator.schema is not schema:
+        validator = Draft202012Validator(schema, format_checker=_format_checker)
+        _VALIDATORS[id(schema)] = validator
+    return validator
+
+
+def apply_defaults(schema: dict, value: Any) -> Any:
+    """Return ``value`` with every missing property that has a ``default`` filled in, recursively.
+
+    Values of the wrong type are left alone: validation reports them afterwards.
+    """
+    if isinstance(value, dict):
+        props = schema.get("properties", {})
+        out = dict(value)
+        for key, sub in props.items():
+            if key not in out and "default" in sub:
+                out[key] = copy.deepcopy(sub["default"])
+            if key in out:
+                out[key] = apply_defaults(sub, out[key])
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, dict):
+            for key in out:
+                if key not in props:
+                    out[key] = apply_defaults(extra, out[key])
+        return out
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return [apply_defaults(schema["items"], item) for item in value]
+    return value
+
+
+def _expected_text(error: jsonschema.ValidationError) -> str:
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    if "x-expected" in schema:
+        return schema["x-expected"]
+    v, arg = error.validator, error.validator_value
+    kind = schema.get("type")
+    noun = TYPE_WORDS.get(kind, "a value") if isinstance(kind, str) else "a value"
+    if v == "type":
+        types = arg if isinstance(arg, list) else [arg]
+        return " or ".join(TYPE_WORDS.get(t, t) for t in types)
+    if v == "enum":
+        return "one of " + ", ".join(show(x) for x in arg)
+    if v == "const":
+        return show(arg)
+    if v == "minimum":
+        return f"{noun} >= {arg}"
+    if v == "maximum":
+        return f"{noun} <= {arg}"
+    if v == "exclusiveMinimum":
+        return f"{noun} > {arg}"
+    if v == "exclusiveMaximum":
+        return f"{noun} < {arg}"
+    if v == "multipleOf":
+        return f"a multiple of {arg}"
+    if v == "minLength":
+        return "a non-empty string" if arg == 1 else f"a string of at least {arg} characters"
+    if v == "maxLength":
+        return f"a string of at most {arg} characters"
+    if v == "minItems":
+        return "a non-empty list" if arg == 1 else f"a list of at least {arg} items"
+    if v == "maxItems":
+        return f"a list of at most {arg} items"
+    if v == "minProperties":
+        return "a non-empty mapping"
+    if v == "uniqueItems":
+        return "a list without duplicates"
+    if v == "pattern":
+        return f"a string matching {arg}"
+    if v == "format":
+        return FORMATS.get(arg, (None, f"a {arg}"))[1]
+    if v in ("oneOf", "anyOf"):
+        return "one of the forms described in the module README"
+    return error.message
+
+
+def _did_you_mean(word: str, options: list[str]) -> str:
+    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    if close:
+        return f"did you mean {close[0]!r}?"
+    return "expected one of " + ", ".join(sorted(options)) if options else "no keys are allowed here"
+
+
+def _first(errors: list[jsonschema.ValidationError]) -> jsonschema.ValidationError:
+    # Deterministic: shallowest path first, then by path text and validator.
+    return min(errors, key=lambda e: (len(e.absolute_path), [str(p) for p in e.absolute_path], e.validator))
+
+
+def validate(schema: dict, value: Any, file: str, format_path: Callable[[list], str]) -> None:
+    """Validate ``value`` against ``schema``; raise ConfigError for the first problem found."""
+    errors = list(validator_for(schema).iter_errors(value))
+    if not errors:
+        return
+    error = _first(errors)
+    where = list(error.absolute_path)
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        allowed = list(error.schema.get("properties", {}))
+        patterns = list(error.schema.get("patternProperties", {}))
+        unknown = sorted(k for k in error.instance if k not in allowed
+                         and not any(re.search(p, str(k)) for p in patterns))
+        key = unknown[0] if unknown else "?"
+        raise ConfigError(file, format_path(where + [key]), f"unknown key {key!r}; {_did_you_mean(str(key), allowed)}")
+    if error.validator == "required":
+        missing = [k for k in error.validator_value if k not in error.instance][0]
+        sub = error.schema.get("properties", {}).get(missing, {})
+        what = sub.get("x-expected") or sub.get("description") or "a value"
+        raise ConfigError(file, format_path(where + [missing]), f"missing required value: expected {what}")
+    raise ConfigError(file, format_path(where), f"expected {_expected_text(error)}, got {show(error.instance)}")

@@ -1,0 +1,1 @@
+"""The switch fabric: model, importers and Volcano HyperNodes."""

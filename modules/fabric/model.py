@@ -1,0 +1,233 @@
+"""The fabric model: a tree of switches (tier 1 = closest to the nodes), nodes under leaf switches,
+optional accelerator (NVLink) domains below leaves, and what each node can allocate.
+
+Built once per render by ``build_fabric(ctx)`` and shared: the fabric module renders HyperNodes
+from it, policies and the simulator ask it capacity questions.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import TYPE_CHECKING, Iterator
+
+from modules.core.quantity import parse_quantity
+
+if TYPE_CHECKING:
+    from modules.core.context import RenderContext
+
+_NAME_BAD = re.compile(r"[^a-z0-9.-]+")
+
+
+def k8s_name(raw: str) -> str:
+    """A valid Kubernetes object name for a switch (``I21`` -> ``i21``, ``Rack 1`` -> ``rack-1``)."""
+    name = _NAME_BAD.sub("-", raw.lower()).strip("-.")
+    return name[:253].rstrip("-.") or "x"
+
+
+@dataclass(frozen=True)
+class NodePool:
+    """What every node of a pool can allocate."""
+
+    name: str
+    match: re.Pattern
+    gpus: int
+    gpu_resource: str
+    gpu_type: str | None
+    cpu_milli: int
+    memory_bytes: int
+    resources: dict[str, int]   # other extended resources, e.g. RDMA devices
+    taints: tuple[dict, ...] = ()
+
+    def allocatable(self) -> dict[str, Decimal]:
+        out = {"cpu": Decimal(self.cpu_milli) / 1000, "memory": Decimal(self.memory_bytes)}
+        if self.gpus:
+            out[self.gpu_resource] = Decimal(self.gpus)
+        out.update({k: Decimal(v) for k, v in self.resources.items()})
+        return out
+
+
+@dataclass
+class Node:
+    name: str
+    leaf: str                      # the switch the node hangs off
+    pool: NodePool
+    domain: str | None = None      # accelerator (NVLink) domain, if any
+    labels: dict = field(default_factory=dict)
+
+    @property
+    def gpus(self) -> int:
+        return self.pool.gpus
+
+
+@dataclass
+class Switch:
+    name: str                      # as the source names it
+    tier: int
+    parent: str | None = None
+    children: list[str] = field(default_factory=list)   # child switch names
+    nodes: list[str] = field(default_factory=list)      # nodes directly below (leaves only)
+    labels: dict = field(default_factory=dict)
+    hypernode: str = ""            # the normalized HyperNode name
+
+    @property
+    def is_leaf(self) -> bool:
+        return not self.children
+
+
+@dataclass(frozen=True)
+class Domain:
+    """The biggest place a gang can live at a tier: a switch with its node and GPU counts."""
+
+    switch: str
+    tier: int
+    nodes: int
+    gpus: int
+
+
+class Fabric:
+    """A validated switch tree. Construct through ``Fabric.build``, which computes aggregates."""
+
+    def __init__(self, source: str, tier_names: dict[int, str], switches: dict[str, Switch],
+                 nodes: dict[str, Node], pools: dict[str, NodePool], discovery: dict | None = None,
+                 mixed_depth: bool = False):
+        self.source = source
+        self.tier_names = tier_names
+        self.switches = switches
+        self.nodes = nodes
+        self.pools = pools
+        self.discovery = discovery      # label-discoverer config when the fabric is label-defined
+        self.mixed_depth = mixed_depth
+        self._node_count: dict[str, int] = {}
+        self._gpu_count: dict[str, int] = {}
+        self._compute_aggregates()
+
+    # --- structure -------------------------------------------------------------------------
+    @property
+    def tiers(self) -> list[int]:
+        return sorted({s.tier for s in self.switches.values()})
+
+    @property
+    def lowest_tier(self) -> int | None:
+        return min(self.tiers) if self.switches else None
+
+    @property
+    def highest_tier(self) -> int | None:
+        return max(self.tiers) if self.switches else None
+
+    def tier_of_name(self, tier_name: str) -> int | None:
+        for tier, name in self.tier_names.items():
+            if name == tier_name:
+                return tier
+        return None
+
+    def roots(self) -> list[Switch]:
+        return [s for s in self.switches.values() if s.parent is None]
+
+    def leaves(self) -> list[Switch]:
+        return [s for s in self.switches.values() if s.is_leaf]
+
+    def at_tier(self, tier: int) -> list[Switch]:
+        return [s for s in self.switches.values() if s.tier == tier]
+
+    def ancestors(self, switch: str) -> Iterator[Switch]:
+        """The switch itself, then its parent, up to the root."""
+        current: str | None = switch
+        while current is not None:
+            node = self.switches[current]
+            yield node
+            current = node.parent
+
+    def leaf_of(self, node: str) -> Switch:
+        return self.switches[self.nodes[node].leaf]
+
+    def lca(self, a: str, b: str) -> Switch | None:
+        """Lowest common ancestor switch of two switches, or None if they are in different trees."""
+        seen = {s.name for s in self.ancestors(a)}
+        for s in self.ancestors(b):
+            if s.name in seen:
+                return s
+        return None
+
+    def nodes_under(self, switch: str) -> list[str]:
+        """Every node below a switch, in fabric order."""
+        out: list[str] = []
+        stack = [switch]
+        while stack:
+            current = self.switches[stack.pop()]
+            out.extend(current.nodes)
+            stack.extend(reversed(current.children))
+        return out
+
+    # --- capacity ---------------------------------------------------------------------------
+    def node_count(self, switch: str) -> int:
+        return self._node_count[switch]
+
+    def gpu_count(self, switch: str) -> int:
+        return self._gpu_count[switch]
+
+    @property
+    def total_gpus(self) -> int:
+        return sum(n.gpus for n in self.nodes.values())
+
+    def largest_domain(self, tier: int) -> Domain | None:
+        """The switch at ``tier`` with the most GPUs (then nodes, then name), or None."""
+        best = None
+        for s in self.at_tier(tier):
+            cand = (self._gpu_count[s.name], self._node_count[s.name], s.name)
+            if best is None or cand[:2] > best[:2] or (cand[:2] == best[:2] and cand[2] < best[2]):
+                best = cand
+        if best is None:
+            return None
+        return Domain(switch=best[2], tier=tier, nodes=best[1], gpus=best[0])
+
+    def domains_up_to(self, tier: int) -> list[Domain]:
+        """Every non-empty switch at or below ``tier``, as a Domain."""
+        return [Domain(s.name, s.tier, self._node_count[s.name], self._gpu_count[s.name])
+                for s in self.switches.values() if s.tier <= tier and self._node_count[s.name]]
+
+    def _compute_aggregates(self) -> None:
+        # Children before parents: sort by tier (parents are always above their children).
+        for s in sorted(self.switches.values(), key=lambda s: s.tier):
+            nodes = len(s.nodes) + sum(self._node_count[c] for c in s.children)
+            gpus = sum(self.nodes[n].gpus for n in s.nodes) + sum(self._gpu_count[c] for c in s.children)
+            self._node_count[s.name] = nodes
+            self._gpu_count[s.name] = gpus
+
+
+def build_pools(ctx: "RenderContext", section: dict) -> list[NodePool]:
+    pools = []
+    for i, raw in enumerate(section["nodePools"]):
+        where = f"fabric.nodePools[{i}]"
+        try:
+            match = re.compile(raw["match"])
+        except re.error as exc:
+            raise ctx.expected(f"{where}.match", "a regular expression", raw["match"]) from None
+        memory = parse_quantity(raw["memory"])
+        pools.append(NodePool(
+            name=raw["name"], match=match, gpus=raw["gpus"], gpu_resource=raw["gpuResource"],
+            gpu_type=raw.get("gpuType"), cpu_milli=int(parse_quantity(raw["cpu"]) * 1000),
+            memory_bytes=int(memory), resources=dict(raw.get("resources", {})),
+            taints=tuple(raw.get("taints", ()))))
+    names = [p.name for p in pools]
+    for i, name in enumerate(names):
+        if names.index(name) != i:
+            raise ctx.error(f"fabric.nodePools[{i}].name", f"pool name {name!r} is used twice")
+    return pools
+
+
+def pool_for(ctx: "RenderContext", pools: list[NodePool], node: str) -> NodePool:
+    for pool in pools:
+        if pool.match.fullmatch(node):
+            return pool
+    raise ctx.error("fabric.nodePools", f"node {node!r} matches no node pool; add a pool whose "
+                    "`match` covers it (a pool with match '.*' catches every node)")
+
+
+def build_fabric(ctx: "RenderContext") -> Fabric:
+    """Build the stack's fabric from its source (see importers.py) and validate it."""
+    from . import importers, validate
+
+    fabric = importers.load(ctx)
+    validate.check(ctx, fabric)
+    return fabric

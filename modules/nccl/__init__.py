@@ -1,0 +1,1 @@
+"""NCCL tuning ConfigMaps, one per transport profile."""

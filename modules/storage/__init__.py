@@ -1,0 +1,1 @@
+"""Shared NAS volumes: ReadWriteMany claims that survive `pulumi destroy`."""

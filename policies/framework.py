@@ -1,0 +1,152 @@
+"""The rule framework: rules are pure functions over manifests (plain dicts).
+
+A resource rule sees one object at a time; a stack rule sees every object of the stack plus the
+fabric. The same functions run in ``trainstack check``, inside the CrossGuard pack and in tests.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator
+
+MANDATORY, ADVISORY, DISABLED = "mandatory", "advisory", "disabled"
+LEVELS = (MANDATORY, ADVISORY, DISABLED)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What a rule reports: the field path, what is wrong and how to fix it."""
+
+    path: str
+    message: str
+    obj: dict | None = None     # stack rules name the object; resource rules leave it None
+
+
+@dataclass
+class CheckContext:
+    """What rules may consult besides the object itself."""
+
+    stack: Any = None                 # modules.core.config.StackConfig, when checking a stack
+    fabric: Any = None                # modules.fabric.model.Fabric, when the stack has one
+    manifests: list[dict] = field(default_factory=list)   # everything being checked
+    config: dict = field(default_factory=dict)             # this rule's settings (set per rule)
+
+    @property
+    def production(self) -> bool:
+        return bool(self.stack is not None and self.stack.production)
+
+
+ResourceCheck = Callable[[dict, CheckContext], Iterable[Finding]]
+StackCheck = Callable[[list[dict], CheckContext], Iterable[Finding]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    description: str             # what it catches, one sentence
+    why: str                     # the upstream behaviour it guards against
+    fix: str                     # how to fix a violation
+    severity: str                # low | medium | high | critical
+    enforcement: str             # default level: mandatory | advisory
+    check: ResourceCheck | None = None        # resource rule
+    check_stack: StackCheck | None = None     # stack rule
+    kinds: frozenset[str] | None = None       # kinds a resource rule looks at (None: all)
+    config_schema: dict = field(default_factory=dict)   # JSON Schema properties of its settings
+    config_defaults: dict = field(default_factory=dict)
+
+    @property
+    def is_stack_rule(self) -> bool:
+        return self.check_stack is not None
+
+    def applies_to(self, obj: dict) -> bool:
+        return self.kinds is None or obj.get("kind") in self.kinds
+
+
+@dataclass(frozen=True)
+class Violation:
+    rule: str
+    level: str
+    severity: str
+    resource: str        # kind/namespace/name
+    path: str
+    message: str
+    source: str | None = None   # file the object came from, when known
+
+    def as_dict(self) -> dict:
+        return {"rule": self.rule, "level": self.level, "severity": self.severity,
+                "resource": self.resource, "path": self.path, "message": self.message,
+                **({"source": self.source} if self.source else {})}
+
+
+def resource_id(obj: dict) -> str:
+    meta = obj.get("metadata") or {}
+    kind, name, ns = obj.get("kind", "?"), meta.get("name", "?"), meta.get("namespace")
+    return f"{kind}/{ns}/{name}" if ns else f"{kind}/{name}"
+
+
+def where(obj: dict, path: str) -> str:
+    """``Kind/namespace/name at field.path`` for messages."""
+    return f"{resource_id(obj)} at {path}" if path else resource_id(obj)
+
+
+# --- walking pod templates ------------------------------------------------------------------
+
+_REPLICA_SPECS = {"PyTorchJob": "pytorchReplicaSpecs", "TFJob": "tfReplicaSpecs", "MPIJob": "mpiReplicaSpecs",
+                  "XGBoostJob": "xgbReplicaSpecs", "PaddleJob": "paddleReplicaSpecs", "JAXJob": "jaxReplicaSpecs"}
+
+
+def _dict(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list:
+    return value if isinstance(value, list) else []
+
+
+def pod_templates(obj: dict) -> Iterator[tuple[str, dict]]:
+    """Every pod template an object carries, as ``(path to the template, template)``.
+
+    Covers core workloads, Kubeflow v1 jobs, Volcano Jobs, JobSets and Trainer (Cluster)TrainingRuntimes.
+    A bare Pod yields itself at path "".
+    """
+    kind = obj.get("kind")
+    spec = _dict(obj.get("spec"))
+    volcano = str(obj.get("apiVersion", "")).startswith("batch.volcano.sh/")
+    if kind == "Pod":
+        yield "", obj
+    elif kind == "Job" and volcano:
+        for i, task in enumerate(_list(spec.get("tasks"))):
+            if isinstance(_dict(task).get("template"), dict):
+                yield f"spec.tasks[{i}].template", task["template"]
+    elif kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "ReplicationController"):
+        if isinstance(spec.get("template"), dict):
+            yield "spec.template", spec["template"]
+    elif kind == "CronJob":
+        template = _dict(_dict(_dict(spec.get("jobTemplate")).get("spec")).get("template"))
+        if template:
+            yield "spec.jobTemplate.spec.template", template
+    elif kind in _REPLICA_SPECS:
+        key = _REPLICA_SPECS[kind]
+        for role, replica in _dict(spec.get(key)).items():
+            if isinstance(_dict(replica).get("template"), dict):
+                yield f"spec.{key}.{role}.template", replica["template"]
+    elif kind == "JobSet":
+        yield from _replicated_jobs(spec, "spec")
+    elif kind in ("TrainingRuntime", "ClusterTrainingRuntime"):
+        yield from _replicated_jobs(_dict(_dict(spec.get("template")).get("spec")), "spec.template.spec")
+
+
+def _replicated_jobs(jobset_spec: dict, prefix: str) -> Iterator[tuple[str, dict]]:
+    for i, rj in enumerate(_list(jobset_spec.get("replicatedJobs"))):
+        template = _dict(_dict(_dict(_dict(rj).get("template")).get("spec")).get("template"))
+        if template:
+            yield f"{prefix}.replicatedJobs[{i}].template.spec.template", template
+
+
+def containers(template: dict, path: str) -> Iterator[tuple[str, dict]]:
+    """``(path, container)`` for the containers and init containers of a pod template."""
+    pod_spec = _dict(template.get("spec"))
+    base = f"{path}.spec" if path else "spec"
+    for field_name in ("initContainers", "containers"):
+        for i, container in enumerate(_list(pod_spec.get(field_name))):
+            if isinstance(container, dict):
+                yield f"{base}.{field_name}[{i}]", container

@@ -1,0 +1,46 @@
+"""Run the trainstack CLI in-process or as a subprocess, the way a user would."""
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
+from pathlib import Path
+
+from modules.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+def run(*args: str, cwd: Path | None = None) -> Result:
+    """In-process: fast, same behaviour as the console script."""
+    out, err = io.StringIO(), io.StringIO()
+    old = os.getcwd()
+    try:
+        if cwd:
+            os.chdir(cwd)
+        with redirect_stdout(out), redirect_stderr(err):
+            try:
+                code = main(list(args))
+            except SystemExit as exc:  # argparse usage errors
+                code = exc.code if isinstance(exc.code, int) else 2
+    finally:
+        os.chdir(old)
+    return Result(code, out.getvalue(), err.getvalue())
+
+
+def run_process(*args: str, cwd: Path | None = None, timeout: float = 300) -> Result:
+    """As a separate process: proves what a user sees (no traceback, exit code)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-m", "modules.cli", *args], cwd=cwd or ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+    return Result(proc.returncode, proc.stdout, proc.stderr)
