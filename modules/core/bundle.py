@@ -89,6 +89,7 @@ class ChartRelease:
     namespace: str
     values: dict = field(default_factory=dict)
     depends_on: tuple[str, ...] = ()
+    serves: tuple[str, ...] = ()   # API groups whose CRDs and webhooks the chart installs
 
     @property
     def key(self) -> str:
@@ -102,7 +103,27 @@ class ChartRelease:
         return self.chart
 
 
-Item = Union[Resource, ChartRelease]
+@dataclass(frozen=True)
+class Overlay:
+    """A pinned upstream kustomize overlay plus our patches (for example Training Operator v1).
+
+    ``kustomization`` is the Kustomization written to ``overlays/<name>/kustomization.yaml``; its
+    remote ``resources`` must pin a ref. Pulumi applies it with ``kustomize.v2.Directory``.
+    """
+
+    module: str
+    name: str
+    kustomization: dict
+    namespace: str | None = None   # the namespace the overlay creates its objects in (it brings its own)
+    depends_on: tuple[str, ...] = ()
+    serves: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return f"overlay/{self.name}"
+
+
+Item = Union[Resource, ChartRelease, Overlay]
 
 
 @dataclass
@@ -122,6 +143,10 @@ class Bundle:
     @property
     def releases(self) -> list[ChartRelease]:
         return [i for i in self.items if isinstance(i, ChartRelease)]
+
+    @property
+    def overlays(self) -> list[Overlay]:
+        return [i for i in self.items if isinstance(i, Overlay)]
 
     def manifests(self) -> list[dict]:
         return [r.obj for r in self.resources]
@@ -143,7 +168,8 @@ class Bundle:
                 raise ConfigError(stack_file, "(bundle)", f"two objects are both {item.key} (from "
                                   f"modules {other.module} and {item.module}); give one another name")
             index[item.key] = item
-        deps = {key: set(_implicit_deps(item, index)) | set(item.depends_on) for key, item in index.items()}
+        served = {group: i.key for i in items if isinstance(i, (ChartRelease, Overlay)) for group in i.serves}
+        deps = {key: set(_implicit_deps(item, index, served)) | set(item.depends_on) for key, item in index.items()}
         for key, wanted in deps.items():
             missing = sorted(d for d in wanted if d not in index)
             if missing:  # a renderer bug, not a user mistake
@@ -153,15 +179,19 @@ class Bundle:
                    dependencies={i.key: tuple(sorted(deps[i.key])) for i in ordered})
 
 
-def _implicit_deps(item: Item, index: dict[str, Item]) -> Iterable[str]:
+def _implicit_deps(item: Item, index: dict[str, Item], served: dict[str, str]) -> Iterable[str]:
+    """A namespaced item needs its Namespace; a custom resource needs the CRD or release serving it."""
     namespace = item.namespace
-    if namespace and namespace_key(namespace) in index and item.key != namespace_key(namespace):
+    if namespace and namespace_key(namespace) in index and item.key != namespace_key(namespace) \
+            and not isinstance(item, Overlay):
         yield namespace_key(namespace)
     if isinstance(item, Resource):
         group = item.api_version.split("/")[0] if "/" in item.api_version else ""
         crd = f"CustomResourceDefinition/{_plural_guess(item.kind)}.{group}"
         if group and crd in index:
             yield crd
+        if group in served:
+            yield served[group]
 
 
 def _plural_guess(kind: str) -> str:
@@ -170,9 +200,9 @@ def _plural_guess(kind: str) -> str:
 
 
 def _sort_key(item: Item, modules: tuple[str, ...]) -> tuple:
-    if isinstance(item, ChartRelease):
+    if isinstance(item, (ChartRelease, Overlay)):
         rank = _RELEASE_RANK
-        kind = "~release"
+        kind = "~release" if isinstance(item, ChartRelease) else "~overlay"
     else:
         rank = _RANK.get(item.kind, _DEFAULT_RANK)
         kind = item.kind

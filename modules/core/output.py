@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 from . import yamlio
-from .bundle import Bundle, ChartRelease, Resource
+from .bundle import Bundle, ChartRelease, Overlay, Resource
 
 
 def header(bundle: Bundle, stack_file: str) -> str:
@@ -35,8 +35,11 @@ def bundle_files(bundle: Bundle, stack_file: str) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     for resource in bundle.resources:
         files[resource_path(resource)] = (head + yamlio.dump(resource.obj)).encode()
+    for overlay in bundle.overlays:
+        files[f"overlays/{overlay.name}/kustomization.yaml"] = (head + yamlio.dump(overlay.kustomization)).encode()
     kustomization = {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
-                     "resources": list(files)}
+                     "resources": [path for path in files if not path.startswith("overlays/")]
+                     + [f"overlays/{o.name}" for o in bundle.overlays]}
     releases = []
     for release in bundle.releases:
         values_file = f"{release.name}.values.yaml"

@@ -15,7 +15,8 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from .bundle import Bundle, ChartRelease, Resource
+from .bundle import Bundle, ChartRelease, Overlay, Resource
+from . import yamlio
 
 # API group -> pulumi_kubernetes sub-package holding its typed classes.
 _GROUP_PACKAGES = {
@@ -69,6 +70,16 @@ def register_release(release: ChartRelease, opts: pulumi.ResourceOptions) -> pul
         create_namespace=False, opts=opts)
 
 
+def register_overlay(overlay: Overlay, opts: pulumi.ResourceOptions) -> pulumi.Resource:
+    # kustomize.v2.Directory reads a local folder; write the overlay's kustomization to one.
+    import tempfile
+    from pathlib import Path
+
+    folder = Path(tempfile.mkdtemp(prefix=f"trainstack-{overlay.name}-"))
+    (folder / "kustomization.yaml").write_text(yamlio.dump(overlay.kustomization))
+    return k8s.kustomize.v2.Directory(overlay.key, directory=str(folder), opts=opts)
+
+
 def register(bundle: Bundle, kube_context: str | None) -> dict[str, pulumi.CustomResource]:
     """Register every item of the bundle in order; returns them by bundle key."""
     provider = k8s.Provider("kubernetes", context=kube_context, enable_server_side_apply=True)
@@ -78,6 +89,8 @@ def register(bundle: Bundle, kube_context: str | None) -> dict[str, pulumi.Custo
         opts = pulumi.ResourceOptions(provider=provider, depends_on=[done[d] for d in needs])
         if isinstance(item, ChartRelease):
             done[item.key] = register_release(item, opts)
+        elif isinstance(item, Overlay):
+            done[item.key] = register_overlay(item, opts)
         else:
             if item.retain:
                 opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(retain_on_delete=True))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import importlib
 
-from .bundle import Bundle, ChartRelease, Item, Resource, namespace_key
+from .bundle import Bundle, ChartRelease, Item, Overlay, Resource, namespace_key
 from .config import StackConfig
 from .context import RenderContext
 from .registry import MODULES
@@ -32,7 +32,7 @@ def render(stack: StackConfig) -> Bundle:
 def _namespaces(ctx: RenderContext, items: list[Item]) -> list[Resource]:
     """A Namespace for every namespace the bundle uses, unless a module rendered it already."""
     present = {i.key for i in items}
-    used = sorted({i.namespace for i in items if i.namespace})
+    used = sorted({i.namespace for i in items if i.namespace and not isinstance(i, Overlay)})  # overlays bring theirs
     return [Resource(module="core", obj={"apiVersion": "v1", "kind": "Namespace",
                                          "metadata": ctx.metadata("core", ns)})
             for ns in used if namespace_key(ns) not in present]
