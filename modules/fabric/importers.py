@@ -13,7 +13,7 @@ from modules.core import yamlio
 from modules.core.errors import ConfigError, show
 
 from . import hostlist
-from .model import Fabric, Node, Switch, build_pools, k8s_name, pool_for
+from .model import Fabric, Node, Switch, build_links, build_pools, k8s_name, pool_for
 
 if TYPE_CHECKING:
     from modules.core.context import RenderContext
@@ -101,7 +101,8 @@ def assemble(ctx: "RenderContext", source: str, raws: list[RawSwitch], error_at:
                                children=list(raw.children), nodes=list(raw.nodes),
                                labels=dict(raw.labels), hypernode=hn)
     return Fabric(source=source, tier_names=tier_names, switches=out, nodes=nodes,
-                  pools={p.name: p for p in pools}, mixed_depth=section.get("allowMixedDepth", False))
+                  pools={p.name: p for p in pools}, mixed_depth=section.get("allowMixedDepth", False),
+                  links=build_links(section))
 
 
 def _check_cycles(switches: dict[str, RawSwitch], parent: dict[str, str], error_at: ErrorAt) -> None:

@@ -76,6 +76,14 @@ class Switch:
 
 
 @dataclass(frozen=True)
+class Link:
+    """Bus bandwidth (GB/s = 1e9 B/s, per node) and per-step latency for traffic crossing a tier."""
+
+    bandwidth_gbps: float
+    latency_us: float
+
+
+@dataclass(frozen=True)
 class Domain:
     """The biggest place a gang can live at a tier: a switch with its node and GPU counts."""
 
@@ -89,17 +97,19 @@ class Fabric:
     """A validated switch tree. Construct through ``Fabric.build``, which computes aggregates."""
 
     def __init__(self, source: str, tier_names: dict[int, str], switches: dict[str, Switch],
-                 nodes: dict[str, Node], pools: dict[str, NodePool], discovery: dict | None = None,
-                 mixed_depth: bool = False):
+                 nodes: dict[str, Node], pools: dict[str, NodePool], discovery: list[dict] | None = None,
+                 mixed_depth: bool = False, links: dict[int, Link] | None = None):
         self.source = source
         self.tier_names = tier_names
         self.switches = switches
         self.nodes = nodes
         self.pools = pools
-        self.discovery = discovery      # label-discoverer config when the fabric is label-defined
+        self.discovery = discovery      # Volcano networkTopologyDiscovery entries (label-defined fabrics)
         self.mixed_depth = mixed_depth
+        self.links = links or {}        # tier -> Link; tier 0 is inside a node (NVLink)
         self._node_count: dict[str, int] = {}
         self._gpu_count: dict[str, int] = {}
+        self._pool_counts: dict[str, dict[str, int]] = {}
         self._compute_aggregates()
 
     # --- structure -------------------------------------------------------------------------
@@ -186,6 +196,28 @@ class Fabric:
         return [Domain(s.name, s.tier, self._node_count[s.name], self._gpu_count[s.name])
                 for s in self.switches.values() if s.tier <= tier and self._node_count[s.name]]
 
+    def link(self, tier: int) -> Link:
+        """The link crossing ``tier`` (0 = inside a node); tiers beyond the list reuse the last one."""
+        if tier in self.links:
+            return self.links[tier]
+        known = [t for t in self.links if t <= tier] or sorted(self.links)
+        return self.links[max(known)]
+
+    def pool_counts(self, switch: str) -> dict[str, int]:
+        """Nodes of each pool below a switch (capacity questions are asked per pool)."""
+        cached = self._pool_counts.get(switch)
+        if cached is None:
+            s = self.switches[switch]
+            counts: dict[str, int] = {}
+            for n in s.nodes:
+                pool = self.nodes[n].pool.name
+                counts[pool] = counts.get(pool, 0) + 1
+            for child in s.children:
+                for pool, k in self.pool_counts(child).items():
+                    counts[pool] = counts.get(pool, 0) + k
+            cached = self._pool_counts[switch] = counts
+        return cached
+
     def _compute_aggregates(self) -> None:
         # Children before parents: sort by tier (parents are always above their children).
         for s in sorted(self.switches.values(), key=lambda s: s.tier):
@@ -222,6 +254,14 @@ def pool_for(ctx: "RenderContext", pools: list[NodePool], node: str) -> NodePool
             return pool
     raise ctx.error("fabric.nodePools", f"node {node!r} matches no node pool; add a pool whose "
                     "`match` covers it (a pool with match '.*' catches every node)")
+
+
+def build_links(section: dict) -> dict[int, Link]:
+    links = section["links"]
+    out = {0: Link(float(links["node"]["bandwidthGBps"]), float(links["node"]["latencyUs"]))}
+    for i, tier in enumerate(links["tiers"], start=1):
+        out[i] = Link(float(tier["bandwidthGBps"]), float(tier["latencyUs"]))
+    return out
 
 
 def build_fabric(ctx: "RenderContext") -> Fabric:

@@ -1,0 +1,1 @@
+"""What-if placement: a model of Volcano's network-topology-aware allocation."""
