@@ -128,7 +128,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p = sub.add_parser("check", parents=[common], help="run the policy rules on the rendered stack")
     add_stack_args(p)
     p.add_argument("--manifests", nargs="+", metavar="PATH", help="also check these YAML files or folders")
-    p.add_argument("--format", default="text", choices=["text", "json"], help="report format")
+    from policies.report import FORMATS
+
+    p.add_argument("--format", default="text", choices=sorted(FORMATS), help="report format")
     p.set_defaults(run=cmd_check)
 
     p = sub.add_parser("validate", parents=[common], help="validate the stack's configuration only")
