@@ -97,12 +97,14 @@ def stack_schema() -> dict:
     """The whole ``trainstack:`` namespace: core keys plus one section per module."""
     core = module_schema("core")
     properties = dict(core["properties"])
+    required = ["fabric"]   # the hardware has no sensible default; every other section has one
     for name in MODULES:
         sub = dict(module_schema(name))
-        sub.setdefault("default", {})
+        if name not in required:
+            sub.setdefault("default", {})
         properties[name] = sub
     return {"type": "object", "additionalProperties": False, "properties": properties,
-            "required": ["fabric"]}
+            "required": required}
 
 
 def format_path(parts: Iterable[Any]) -> str:

@@ -77,7 +77,10 @@ def run_program(project_root: Path, stack: str, config: dict[str, str],
     """Run ``modules.core.program.run`` for one stack under mocks; return its registrations in order."""
     from .program import run
 
+    from pulumi.runtime import settings
+
     pulumi.runtime.set_all_config(dict(config), secret_keys or [])
+    settings.ROOT.set(None)   # a fresh root Stack per run, or URN parents leak between stacks
     mocks = _Mocks()
     monitor = _Monitor(mocks)
     pulumi.runtime.set_mocks(mocks, project="trainstack", stack=stack, preview=True, monitor=monitor)

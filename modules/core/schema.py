@@ -163,6 +163,11 @@ def validate(schema: dict, value: Any, file: str, format_path: Callable[[list], 
     if error.validator == "required":
         missing = [k for k in error.validator_value if k not in error.instance][0]
         sub = error.schema.get("properties", {}).get(missing, {})
-        what = sub.get("x-expected") or sub.get("description") or "a value"
-        raise ConfigError(file, format_path(where + [missing]), f"missing required value: expected {what}")
+        if sub.get("x-expected"):
+            detail = f"; expected {sub['x-expected']}"
+        elif sub.get("description"):
+            detail = f" ({str(sub['description']).strip().rstrip('.')})"
+        else:
+            detail = ""
+        raise ConfigError(file, format_path(where + [missing]), f"missing required value{detail}")
     raise ConfigError(file, format_path(where), f"expected {_expected_text(error)}, got {show(error.instance)}")
