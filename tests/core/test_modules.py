@@ -1,0 +1,37 @@
+"""Every capability has the same shape, and its README documents its schema."""
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from modules.core import docs
+from modules.core.config import MODULES_DIR, module_schema
+from modules.core.registry import MODULES
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_module_shape(name):
+    folder = MODULES_DIR / name
+    for part in ("schema.yaml", "render.py", "README.md"):
+        assert (folder / part).is_file(), f"modules/{name}/{part} is missing"
+    assert callable(importlib.import_module(f"modules.{name}.render").render)
+    schema = module_schema(name)
+    assert schema.get("type") == "object" and schema.get("additionalProperties") is False
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_every_option_is_described(name):
+    def walk(schema, path):
+        for key, sub in schema.get("properties", {}).items():
+            yield f"{path}.{key}", sub
+            yield from walk(sub, f"{path}.{key}")
+            if isinstance(sub.get("items"), dict):
+                yield from walk(sub["items"], f"{path}.{key}[]")
+    undocumented = [p for p, sub in walk(module_schema(name), name)
+                    if "description" not in sub and sub.get("type") in ("object", "array")]
+    assert not undocumented, undocumented
+
+
+def test_readme_options_tables_are_current():
+    assert docs.main(["--check"]) == 0, "run python -m modules.core.docs"
