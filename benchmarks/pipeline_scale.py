@@ -1,0 +1,119 @@
+"""Whole-pipeline scale: render, write, check (and preview) a prod-like stack at 1k-64k nodes.
+
+Each size runs in a fresh subprocess (clean peak RSS). The stack is stacks/Pulumi.prod.yaml with
+its fabric replaced by a generated three-tier fat-tree of the given size (32 nodes per leaf), so
+every module renders what it renders for prod. The serialization floor is dumping the same
+objects with PyYAML's C dumper, measured in the same process.
+
+    python benchmarks/pipeline_scale.py                # 1k, 4k, 16k, 64k nodes
+    python benchmarks/pipeline_scale.py --nodes 16384 --preview
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def make_project(folder: Path, nodes: int) -> None:
+    import yaml
+
+    shutil.copy(ROOT / "Pulumi.yaml", folder / "Pulumi.yaml")
+    (folder / "stacks").mkdir()
+    data = yaml.safe_load((ROOT / "stacks" / "Pulumi.prod.yaml").read_text())
+    leaves = nodes // 32
+    pods = max(1, leaves // 32)
+    fabric = dict(data["config"]["trainstack:fabric"])
+    fabric.pop("path", None)
+    fabric.update(source="generated", generated={"topology": "fat-tree", "pods": pods,
+                                                  "leavesPerPod": leaves // pods, "nodesPerLeaf": 32})
+    data["config"]["trainstack:fabric"] = fabric
+    (folder / "stacks" / "Pulumi.bench.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def measure(nodes: int, preview: bool) -> dict:
+    """Runs inside the child process."""
+    from modules.core import yamlio
+    from modules.core.config import load_project, load_stack
+    from modules.core.output import bundle_files, write_tree
+    from modules.core.render import render
+    from policies.framework import CheckContext
+    from policies.runner import bundle_objects, load_settings, run_rules
+
+    out: dict = {"nodes": nodes}
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        make_project(folder, nodes)
+        t0 = time.perf_counter()
+        stack = load_stack(load_project(folder), "bench")
+        bundle = render(stack)
+        t1 = time.perf_counter()
+        files = bundle_files(bundle, stack.file)
+        t2 = time.perf_counter()
+        write_tree({folder / "deploy" / "bench": files})
+        t3 = time.perf_counter()
+        objects = bundle_objects(bundle)
+        violations = run_rules(objects, CheckContext(stack=stack, fabric=bundle.fabric), load_settings("prod"))
+        t4 = time.perf_counter()
+        floor_start = time.perf_counter()
+        for obj in objects:
+            yamlio.dump(obj)
+        floor = time.perf_counter() - floor_start
+        out.update(objects=len(objects), files=len(files), bytes=sum(len(b) for b in files.values()),
+                   render_s=t1 - t0, serialize_s=t2 - t1, write_s=t3 - t2, check_s=t4 - t3,
+                   violations=len(violations), floor_s=floor)
+        out["render_write_s"] = t3 - t0
+        out["ratio_to_floor"] = out["render_write_s"] / floor if floor else None
+        if preview:
+            from policies.preview import preview_stack   # added with the policy pack
+
+            t5 = time.perf_counter()
+            preview_stack(load_project(folder), "bench")
+            out["preview_s"] = time.perf_counter() - t5
+    out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--nodes", default="1024,4096,16384,65536")
+    parser.add_argument("--preview", action="store_true", help="also run `trainstack preview` (program + pack)")
+    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(measure(args.child, args.preview)))
+        return 0
+    rows = []
+    for nodes in [int(n) for n in args.nodes.split(",")]:
+        cmd = [sys.executable, __file__, "--child", str(nodes)] + (["--preview"] if args.preview else [])
+        result = subprocess.run(cmd, capture_output=True, text=True, check=True)
+        rows.append(json.loads(result.stdout.strip().splitlines()[-1]))
+    print(f"# {platform.node()} {platform.processor() or platform.machine()}, python {platform.python_version()}, "
+          f"{time.strftime('%Y-%m-%d')}")
+    head = "| nodes | objects | render s | write s | render+write s | C-dump floor s | ratio | check s |"
+    head += " preview s |" if args.preview else ""
+    head += " peak RSS MiB |"
+    print(head)
+    print("|" + "---|" * (head.count("|") - 1))
+    for r in rows:
+        line = (f"| {r['nodes']:,} | {r['objects']:,} | {r['render_s']:.3f} | {r['write_s']:.3f} | "
+                f"{r['render_write_s']:.3f} | {r['floor_s']:.3f} | {r['ratio_to_floor']:.2f} | {r['check_s']:.3f} |")
+        if args.preview:
+            line += f" {r.get('preview_s', float('nan')):.2f} |"
+        line += f" {r['peak_rss_mib']:.0f} |"
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
