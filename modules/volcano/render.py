@@ -17,8 +17,9 @@ SERVES = ("batch.volcano.sh", "bus.volcano.sh", "config.volcano.sh", "flow.volca
           "nodeinfo.volcano.sh", "scheduling.volcano.sh", "shard.volcano.sh", "topology.volcano.sh")
 RESERVED_QUEUES = ("default", "root")   # created by the Volcano controller itself
 MINIMUM_VERSION = (1, 14, 0)   # tierName, highestTierName, partitionPolicy, hypernode.binpack.*
-# Versions in the helm-charts index (be34e957, 2026-06-01) that carry network-topology scheduling.
-PUBLISHED = ("1.14.0", "1.14.1", "1.14.2", "1.15.0")
+# Volcano releases trainstack knows (tags of volcano-sh/volcano; see README "Version"). Other
+# versions render with a warning: check they are published before `pulumi up`.
+KNOWN_RELEASES = ("1.14.0", "1.14.1", "1.14.2", "1.14.3", "1.14.4", "1.15.0", "1.15.1")
 
 
 def release_ref(ctx: RenderContext) -> str:
@@ -71,10 +72,9 @@ def _version(ctx: RenderContext, cfg: dict) -> str:
     if tuple(int(x) for x in version.split(".")) < MINIMUM_VERSION:
         raise ctx.expected("volcano.version", "1.14.0 or newer (tier names, partitions and HyperNode "
                            "binpacking arrived in 1.14)", version)
-    if version not in PUBLISHED:
-        ctx.warn(f"{ctx.stack.file}: trainstack:volcano.version: {version} was not in the volcano "
-                 "helm-charts index when trainstack was released; check `helm search repo "
-                 "volcano-sh/volcano --versions` before `pulumi up`")
+    if version not in KNOWN_RELEASES:
+        ctx.warn(f"{ctx.stack.file}: trainstack:volcano.version: {version} is not a Volcano release "
+                 "trainstack knows; check `helm search repo volcano-sh/volcano --versions` before `pulumi up`")
     return version
 
 

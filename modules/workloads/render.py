@@ -294,11 +294,24 @@ def render(ctx: RenderContext) -> list[Resource]:
         raise ctx.error("workloads.pyTorchJobs", "PyTorchJobs need the v1 Training Operator "
                         "(trainer.api: v1); with v2 use trainJobs")
     out: list[Resource] = []
-    out.extend(volcano_job(ctx, i, c) for i, c in enumerate(cfg["volcanoJobs"]))
+    seen: dict[str, str] = {}
+
+    def add(path: str, resources: list[Resource]) -> None:
+        for resource in resources:
+            if resource.key in seen:
+                raise ctx.error(f"{path}.name", f"{resource.kind} {resource.name!r} in namespace "
+                                f"{resource.namespace!r} is already defined by {seen[resource.key]}")
+            seen[resource.key] = path
+        out.extend(resources)
+
+    for i, c in enumerate(cfg["volcanoJobs"]):
+        add(f"workloads.volcanoJobs[{i}]", [volcano_job(ctx, i, c)])
     if cfg["trainJobs"]:
         known = runtimes.by_name(ctx)
-        out.extend(train_job(ctx, i, c, known) for i, c in enumerate(cfg["trainJobs"]))
+        for i, c in enumerate(cfg["trainJobs"]):
+            add(f"workloads.trainJobs[{i}]", [train_job(ctx, i, c, known)])
     for i, c in enumerate(cfg["deployments"]):
-        out.extend(deployment(ctx, i, c))
-    out.extend(pytorch_job(ctx, i, c) for i, c in enumerate(cfg["pyTorchJobs"]))
+        add(f"workloads.deployments[{i}]", deployment(ctx, i, c))
+    for i, c in enumerate(cfg["pyTorchJobs"]):
+        add(f"workloads.pyTorchJobs[{i}]", [pytorch_job(ctx, i, c)])
     return out

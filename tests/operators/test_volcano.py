@@ -123,3 +123,9 @@ def test_bad_volcano_options(sections, path, words):
 def test_classic_preempt_warns():
     bundle = render(variant("dev", volcano={"actions": ["enqueue", "allocate", "preempt", "backfill"]}))
     assert any("preempt ignores network topology" in w for w in bundle.warnings)
+
+
+def test_unknown_version_renders_with_a_warning():
+    bundle = render(variant("dev", volcano={"version": "1.16.0"}))
+    assert any("1.16.0 is not a Volcano release trainstack knows" in w for w in bundle.warnings)
+    assert not any("volcano.version" in w for w in shipped_bundle("prod").warnings)

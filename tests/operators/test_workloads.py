@@ -158,6 +158,15 @@ def test_bad_workloads(base, sections, path, words):
     assert err.value.path == f"trainstack:{path}" and words in err.value.message, str(err.value)
 
 
+def test_duplicate_workload_names_are_refused():
+    workloads = burnin()
+    workloads["volcanoJobs"].append(dict(workloads["volcanoJobs"][0]))
+    with pytest.raises(ConfigError) as err:
+        render(variant("staging", workloads=workloads))
+    assert err.value.path == "trainstack:workloads.volcanoJobs[1].name"
+    assert "already defined by workloads.volcanoJobs[0]" in err.value.message
+
+
 def test_workloads_are_optional():
     bundle = render(variant("staging", workloads=DELETE))
     assert not [r for r in bundle.resources if r.module == "workloads"]
