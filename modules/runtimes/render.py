@@ -34,6 +34,7 @@ class Runtime:
     tier: int | None          # the tier bounding the gang (hard mode), None for soft
     num_nodes: int
     image: str
+    one_per_node: bool        # host network: a required anti-affinity keeps pods on separate nodes
     resource: Resource
 
 
@@ -58,8 +59,9 @@ def _topology(ctx: RenderContext, path: str, spec: dict) -> tuple[str, int]:
             raise ctx.error(f"{path}.topology", "the fabric defines no HyperNode tiers for the runtime's "
                             "network topology")
         number = tiers.lowest if mode == "hard" else tiers.highest
-    topology.resolve(ctx, f"{path}.topology", {"mode": mode, "highestTierAllowed": number}, allow_name=False,
-                     given=spec["highestTierAllowed"] is not None)
+    topology.resolve(ctx, f"{path}.topology", {"mode": mode, "highestTierAllowed": number,
+                                               "highestTierName": spec["highestTierName"]},
+                     allow_name=False, given=spec["highestTierAllowed"] is not None)
     return mode, number
 
 
@@ -76,7 +78,7 @@ def runtime(ctx: RenderContext, i: int, cfg: dict, default_image: str) -> Runtim
                              cfg["image"] or default_image)
     gang_tier = tier if mode == "hard" else None
     topology.check_fits(ctx, f"{path}.numNodes", cfg["numNodes"], shape.amounts(), gang_tier,
-                        f"runtime {name} (numNodes {cfg['numNodes']}, hard tier {tier})")
+                        f"runtime {name} (numNodes {cfg['numNodes']}, hard tier {tier})", host_network)
 
     pod_labels = {RUNTIME_LABEL: name}
     if host_network:
@@ -87,7 +89,7 @@ def runtime(ctx: RenderContext, i: int, cfg: dict, default_image: str) -> Runtim
                                  node_selector=cfg["nodeSelector"])}
     annotations = {}
     if gang_tier is not None:
-        most = topology.max_pods(ctx, shape.amounts(), gang_tier)
+        most = topology.max_pods(ctx, shape.amounts(), gang_tier, host_network)
         if most is not None:   # what a TrainJob's numNodes may reach before it pends forever
             annotations[MAX_NODES_ANNOTATION] = str(most)
     meta = ctx.metadata(MODULE, name, labels={FRAMEWORK_LABEL: "torch"}, annotations=annotations or None)
@@ -109,7 +111,7 @@ def runtime(ctx: RenderContext, i: int, cfg: dict, default_image: str) -> Runtim
     resource = Resource(module=MODULE, obj={"apiVersion": API_VERSION, "kind": KIND, "metadata": meta,
                                             "spec": spec}, depends_on=tuple(depends))
     return Runtime(name=name, shape=shape, profile=profile, queue=queue, mode=mode, tier=gang_tier,
-                   num_nodes=cfg["numNodes"], image=image, resource=resource)
+                   num_nodes=cfg["numNodes"], image=image, one_per_node=host_network, resource=resource)
 
 
 def runtimes(ctx: RenderContext) -> list[Runtime]:

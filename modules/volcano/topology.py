@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Mapping
 
-from modules.simulate.capacity import smallest_fitting_domain
+from modules.simulate.capacity import pods_fitting, pods_per_node
 
 if TYPE_CHECKING:
     from modules.core.context import RenderContext
@@ -81,12 +81,12 @@ def resolve(ctx: "RenderContext", path: str, spec: Mapping, allow_name: bool = T
     mode = spec.get("mode", "hard")
     number = spec.get("highestTierAllowed")
     name = spec.get("highestTierName")
-    if number is not None and name is not None:
-        raise ctx.error(path, "set highestTierAllowed or highestTierName, not both "
-                        "(Volcano's webhook rejects the pair)")
     if name is not None and not allow_name:
         raise ctx.error(f"{path}.highestTierName", "expected highestTierAllowed here: this API has no "
                         "highestTierName (Trainer v2.3 vendors Volcano's API from before it existed)")
+    if number is not None and name is not None:
+        raise ctx.error(path, "set highestTierAllowed or highestTierName, not both "
+                        "(Volcano's webhook rejects the pair)")
     if not tiers.tiers:
         raise ctx.error(path, "the fabric defines no HyperNode tiers, so a network topology cannot be "
                         "honoured; drop it or describe the fabric")
@@ -113,31 +113,33 @@ def resolve(ctx: "RenderContext", path: str, spec: Mapping, allow_name: bool = T
 
 
 def check_fits(ctx: "RenderContext", path: str, pods: int, per_pod: Mapping[str, Decimal],
-               tier: int | None, what: str) -> None:
+               tier: int | None, what: str, one_per_node: bool = False) -> None:
     """A hard gang that no HyperNode at tier <= `tier` can hold would stay Pending forever."""
-    tiers = fabric_tiers(ctx.fabric)
-    if tier is None or not tiers.static or pods <= 0:
+    if tier is None or pods <= 0:
         return
-    if smallest_fitting_domain(ctx.fabric, pods, per_pod, tier) is None:
-        largest = max((pods_in(ctx, s.name, per_pod) for s in ctx.fabric.switches.values()
-                       if s.tier <= tier), default=0)
+    largest = max_pods(ctx, per_pod, tier, one_per_node)
+    if largest is not None and largest < pods:
         raise ctx.error(path, f"{what} needs {pods} pods in one tier-{tier} domain, but the largest "
                         f"holds {largest}; Volcano would keep it Pending forever (raise the tier or "
                         "shrink the gang)")
 
 
-def pods_in(ctx: "RenderContext", switch: str, per_pod: Mapping[str, Decimal]) -> int:
-    from modules.simulate.capacity import pods_fitting
+def pods_in(ctx: "RenderContext", switch: str, per_pod: Mapping[str, Decimal], one_per_node: bool = False) -> int:
+    """Pods with these requests that the empty nodes below a switch hold (one per node for
+    host-network pods, which a required anti-affinity keeps apart)."""
+    if not one_per_node:
+        return pods_fitting(ctx.fabric, switch, per_pod)
+    return sum(count * min(1, pods_per_node(ctx.fabric.pools[pool], per_pod))
+               for pool, count in ctx.fabric.pool_counts(switch).items())
 
-    return pods_fitting(ctx.fabric, switch, per_pod)
 
-
-def max_pods(ctx: "RenderContext", per_pod: Mapping[str, Decimal], tier: int) -> int | None:
+def max_pods(ctx: "RenderContext", per_pod: Mapping[str, Decimal], tier: int,
+             one_per_node: bool = False) -> int | None:
     """The biggest gang of such pods that one domain at tier <= `tier` holds (static fabrics)."""
     if not fabric_tiers(ctx.fabric).static:
         return None
-    return max((pods_in(ctx, s.name, per_pod) for s in ctx.fabric.switches.values() if s.tier <= tier),
-               default=0)
+    return max((pods_in(ctx, s.name, per_pod, one_per_node) for s in ctx.fabric.switches.values()
+                if s.tier <= tier), default=0)
 
 
 def _domains_under(fabric: "Fabric", switch: str, tier: int) -> list[str]:

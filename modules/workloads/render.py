@@ -153,7 +153,8 @@ def train_job(ctx: RenderContext, i: int, cfg: dict, known: dict[str, runtimes.R
                            "PET_* variables torchrun reads, no MASTER_ADDR/RANK)", cfg["command"])
     num_nodes = cfg["numNodes"] or runtime.num_nodes
     topology.check_fits(ctx, f"{path}.numNodes", num_nodes, runtime.shape.amounts(), runtime.tier,
-                        f"TrainJob {cfg['name']} on {runtime.name} ({num_nodes} nodes, hard tier {runtime.tier})")
+                        f"TrainJob {cfg['name']} on {runtime.name} ({num_nodes} nodes, hard tier {runtime.tier})",
+                        runtime.one_per_node)
     trainer: dict = {}
     if cfg["image"]:
         trainer["image"] = pods.check_image(ctx, f"{path}.image", cfg["image"])

@@ -125,11 +125,26 @@ def test_one_runtime_per_topology_policy():
     ({"image": "pytorch/pytorch"}, "runtimes.runtimes[0].image", "pinned image"),
     ({"pool": "a100"}, "runtimes.runtimes[0].pool", "one of the node pools (h100"),
     ({"numNodes": 9}, "runtimes.runtimes[0].numNodes", "largest holds 8"),
+    ({"topology": {"mode": "hard", "highestTierName": "leaf"}}, "runtimes.runtimes[0].topology.highestTierName",
+     "this API has no highestTierName"),
+    # Host network: one pod per node, so nine pods need nine nodes; a leaf has eight.
+    ({"gpus": 4, "hostNetwork": True, "numNodes": 9, "topology": {"mode": "hard", "highestTierAllowed": 1}},
+     "runtimes.runtimes[0].numNodes", "largest holds 8"),
 ])
 def test_bad_runtime_options(runtime, path, words):
     with pytest.raises(ConfigError) as err:
         render(variant("staging", runtimes={"runtimes": [runtime]}, workloads={"trainJobs": []}))
     assert err.value.path == f"trainstack:{path}" and words in err.value.message, str(err.value)
+
+
+def test_host_network_max_nodes_counts_one_pod_per_node():
+    # dev: four 8-GPU nodes per leaf, no RDMA devices to ration.
+    bundle = render(variant("dev", workloads={"trainJobs": []}, runtimes={"runtimes": [
+        {"gpus": 4, "topology": {"mode": "hard", "highestTierAllowed": 1}},
+        {"gpus": 4, "hostNetwork": True, "topology": {"mode": "hard", "highestTierAllowed": 1}}]}))
+    hints = {rt["metadata"]["name"]: rt["metadata"]["annotations"]["trainstack.io/max-nodes"]
+             for rt in of_kind(bundle, "ClusterTrainingRuntime")}
+    assert hints == {"torch-default-4gpu-tier1-hard": "8", "torch-default-4gpu-tier1-hard-hostnet": "4"}
 
 
 def test_duplicate_runtime_names_are_refused():
