@@ -159,6 +159,24 @@ def priority_class(ctx: RenderContext, i: int, p: dict) -> Resource:
     return Resource(module=MODULE, obj=obj)
 
 
+def _check_guarantees(ctx: RenderContext, queues: list[dict]) -> None:
+    """Guarantees are reservations: together they cannot exceed what the fabric's nodes have."""
+    if not ctx.fabric.nodes:   # label-defined fabric: the node inventory is not known here
+        return
+    totals: dict = {}
+    for node in ctx.fabric.nodes.values():
+        for resource, amount in node.pool.allocatable().items():
+            totals[resource] = totals.get(resource, 0) + amount
+    reserved: dict = {}
+    for i, q in enumerate(queues):
+        for resource, amount in sorted(q["guarantee"].items()):
+            reserved[resource] = reserved.get(resource, 0) + parse_quantity(amount)
+            if resource in totals and reserved[resource] > totals[resource]:
+                raise ctx.error(f"volcano.queues[{i}].guarantee.{resource}", "the queues' guarantees add up "
+                                f"to {reserved[resource]:f} {resource}, more than the fabric's nodes have "
+                                f"({totals[resource]:f})")
+
+
 def _unique(ctx: RenderContext, path: str, names: list[str]) -> None:
     for i, name in enumerate(names):
         if names.index(name) != i:
@@ -171,6 +189,7 @@ def render(ctx: RenderContext) -> list[Resource | ChartRelease]:
     _actions(ctx, cfg)
     _unique(ctx, "volcano.queues", queue_names(ctx))
     _unique(ctx, "volcano.priorityClasses", priority_class_names(ctx))
+    _check_guarantees(ctx, cfg["queues"])
     release = ChartRelease(module=MODULE, name=cfg["releaseName"], chart=CHART, repository=REPOSITORY,
                            version=version, namespace=cfg["namespace"], values=values(ctx, version),
                            serves=SERVES)

@@ -93,3 +93,12 @@ def test_option_combinations_per_version(sections, path, words):
     with pytest.raises(ConfigError) as err:
         render(variant("dev", **sections))
     assert err.value.path == f"trainstack:{path}" and words in err.value.message, str(err.value)
+
+
+def test_v1_overlay_is_written_for_gitops():
+    from modules.core.output import bundle_files
+
+    files = bundle_files(v1_bundle(), "stacks/Pulumi.v1.yaml")
+    written = yaml.safe_load(files["overlays/training-operator/kustomization.yaml"])
+    assert written == v1_bundle().overlays[0].kustomization
+    assert "overlays/training-operator" in yaml.safe_load(files["kustomization.yaml"])["resources"]

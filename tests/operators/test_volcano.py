@@ -109,6 +109,9 @@ def test_prod_is_highly_available():
     ({"volcano": {"queues": [{"name": "a", "capability": {"nvidia.com/gpu": 8},
                               "guarantee": {"nvidia.com/gpu": 16}}]}},
      "trainstack:volcano.queues[0].guarantee.nvidia.com/gpu", "exceeds"),
+    ({"volcano": {"queues": [{"name": "a", "guarantee": {"nvidia.com/gpu": 100}},
+                              {"name": "b", "guarantee": {"nvidia.com/gpu": 100}}]}},   # dev has 128 GPUs
+     "trainstack:volcano.queues[1].guarantee.nvidia.com/gpu", "add up to 200 nvidia.com/gpu, more than the fabric's nodes have (128)"),
     ({"volcano": {"networkTopologyAware": {"weight": 0}}}, "trainstack:volcano.networkTopologyAware.weight", ">= 1"),
     ({"volcano": {"priorityClasses": [{"name": "system-high", "value": 5}]}},
      "trainstack:volcano.priorityClasses[0].name", "reserved"),
