@@ -42,7 +42,8 @@ def rows(schema: dict, prefix: str, required: frozenset = frozenset()) -> list[s
         description = " ".join(str(sub.get("description", "")).split()).replace("|", "\\|")
         default = "**required**" if name in required else _default(sub)
         out.append(f"| `{path}` | {_type(sub)} | {default} | {description} |")
-        if sub.get("type") == "object" and "properties" in sub:
+        if "object" in (sub.get("type") if isinstance(sub.get("type"), list) else [sub.get("type")]) \
+                and "properties" in sub:   # also nullable objects, type [object, "null"]
             out.extend(rows(sub, path, frozenset(sub.get("required", ()))))
         items = sub.get("items")
         if sub.get("type") == "array" and isinstance(items, dict) and "properties" in items:

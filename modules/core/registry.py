@@ -7,4 +7,8 @@ MODULES: tuple[str, ...] = (
     "fabric",
     "nccl",
     "storage",
+    "volcano",
+    "trainer",
+    "runtimes",
+    "workloads",
 )

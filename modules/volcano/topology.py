@@ -1,0 +1,182 @@
+"""Volcano network-topology semantics shared by runtimes and workloads.
+
+What a `networkTopology` (mode, highestTierAllowed | highestTierName) may say on this stack's
+fabric, and whether a gang can ever be placed under it. Volcano checks none of this: a tier below
+the lowest real tier leaves a hard job Pending forever, a tier above the top (or an unknown tier
+name) silently means "no constraint" (reference/volcano.md §4.3, §8 checks 13-18).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import TYPE_CHECKING, Mapping
+
+from modules.simulate.capacity import pods_fitting, pods_per_node
+
+if TYPE_CHECKING:
+    from modules.core.context import RenderContext
+    from modules.fabric.model import Fabric
+
+
+@dataclass(frozen=True)
+class Tiers:
+    """The real HyperNode tiers of a fabric and the names `highestTierName` may use."""
+
+    tiers: tuple[int, ...]
+    by_name: dict[str, int]
+    static: bool              # a tree we render (capacity known) rather than label discovery
+
+    @property
+    def lowest(self) -> int | None:
+        return self.tiers[0] if self.tiers else None
+
+    @property
+    def highest(self) -> int | None:
+        return self.tiers[-1] if self.tiers else None
+
+    def describe(self) -> str:
+        if not self.tiers:
+            return "none (the fabric has no HyperNodes)"
+        return f"{self.lowest}..{self.highest}" if len(self.tiers) > 1 else str(self.lowest)
+
+
+def label_levels(discovery: list[dict]) -> dict[int, list[str]]:
+    """Tier -> node-label keys, as Volcano's label discoverer derives them.
+
+    Each `networkTopologyTypes` list runs top -> bottom and ends with the node-level key, which the
+    discoverer drops; the key just above it becomes tier 1 and its `tierName` (volcano.md §6).
+    """
+    levels: dict[int, list[str]] = {}
+    for entry in discovery:
+        if entry.get("source") != "label" or not entry.get("enabled", False):
+            continue
+        types = (entry.get("config") or {}).get("networkTopologyTypes") or {}
+        for name in sorted(types):
+            keys = [level.get("nodeLabel") for level in types[name] if isinstance(level, dict)]
+            for tier, key in enumerate(reversed(keys[:-1]), start=1):
+                if isinstance(key, str) and key not in levels.setdefault(tier, []):
+                    levels[tier].append(key)
+    return levels
+
+
+def fabric_tiers(fabric: "Fabric") -> Tiers:
+    if fabric.discovery is not None:
+        levels = label_levels(fabric.discovery)
+        by_name = {key: tier for tier in sorted(levels) for key in levels[tier]}
+        return Tiers(tuple(sorted(levels)), by_name, static=False)
+    tiers = tuple(fabric.tiers)
+    by_name = {name: tier for tier, name in sorted(fabric.tier_names.items()) if tier in tiers}
+    return Tiers(tiers, by_name, static=True)
+
+
+def resolve(ctx: "RenderContext", path: str, spec: Mapping, allow_name: bool = True,
+            given: bool = True) -> int | None:
+    """Validate a networkTopology spec from the stack; return the tier that bounds the gang.
+
+    Returns the highest tier allowed (resolved from a name when needed), or None when the spec
+    sets no tier (soft mode without one). Raises ConfigError for anything Volcano would accept
+    but never honour. ``given`` says the tier came from the stack (not a trainstack default).
+    """
+    tiers = fabric_tiers(ctx.fabric)
+    mode = spec.get("mode", "hard")
+    number = spec.get("highestTierAllowed")
+    name = spec.get("highestTierName")
+    if name is not None and not allow_name:
+        raise ctx.error(f"{path}.highestTierName", "expected highestTierAllowed here: this API has no "
+                        "highestTierName (Trainer v2.3 vendors Volcano's API from before it existed)")
+    if number is not None and name is not None:
+        raise ctx.error(path, "set highestTierAllowed or highestTierName, not both "
+                        "(Volcano's webhook rejects the pair)")
+    if not tiers.tiers:
+        raise ctx.error(path, "the fabric defines no HyperNode tiers, so a network topology cannot be "
+                        "honoured; drop it or describe the fabric")
+    if mode == "soft" and given and (number is not None or name is not None):
+        ctx.warn(f"{ctx.stack.file}: trainstack:{path}: soft mode ignores the tier (Volcano bounds a "
+                 "soft gang only by the top of the fabric, or by its job's tier for partitions); use "
+                 "hard mode to enforce it")
+    if name is not None:
+        if name not in tiers.by_name:
+            known = ", ".join(sorted(tiers.by_name)) or "none"
+            raise ctx.expected(f"{path}.highestTierName", f"one of the fabric's tier names ({known}); "
+                               "Volcano ignores an unknown name and applies no constraint", name)
+        return tiers.by_name[name]
+    if number is None:
+        if mode == "hard":
+            raise ctx.error(path, "hard mode needs highestTierAllowed or highestTierName; without one "
+                            "Volcano applies no constraint at all")
+        return None
+    if not tiers.lowest <= number <= tiers.highest:
+        raise ctx.expected(f"{path}.highestTierAllowed", f"a tier of this fabric ({tiers.describe()}); "
+                           "below it a hard job is Pending forever, above it there is no constraint",
+                           number)
+    return number
+
+
+def check_fits(ctx: "RenderContext", path: str, pods: int, per_pod: Mapping[str, Decimal],
+               tier: int | None, what: str, one_per_node: bool = False) -> None:
+    """A hard gang that no HyperNode at tier <= `tier` can hold would stay Pending forever."""
+    if tier is None or pods <= 0:
+        return
+    largest = max_pods(ctx, per_pod, tier, one_per_node)
+    if largest is not None and largest < pods:
+        raise ctx.error(path, f"{what} needs {pods} pods in one tier-{tier} domain, but the largest "
+                        f"holds {largest}; Volcano would keep it Pending forever (raise the tier or "
+                        "shrink the gang)")
+
+
+def pods_in(ctx: "RenderContext", switch: str, per_pod: Mapping[str, Decimal], one_per_node: bool = False) -> int:
+    """Pods with these requests that the empty nodes below a switch hold (one per node for
+    host-network pods, which a required anti-affinity keeps apart)."""
+    if not one_per_node:
+        return pods_fitting(ctx.fabric, switch, per_pod)
+    return sum(count * min(1, pods_per_node(ctx.fabric.pools[pool], per_pod))
+               for pool, count in ctx.fabric.pool_counts(switch).items())
+
+
+def max_pods(ctx: "RenderContext", per_pod: Mapping[str, Decimal], tier: int,
+             one_per_node: bool = False) -> int | None:
+    """The biggest gang of such pods that one domain at tier <= `tier` holds (static fabrics)."""
+    if not fabric_tiers(ctx.fabric).static:
+        return None
+    return max((pods_in(ctx, s.name, per_pod, one_per_node) for s in ctx.fabric.switches.values()
+                if s.tier <= tier), default=0)
+
+
+def _domains_under(fabric: "Fabric", switch: str, tier: int) -> list[str]:
+    """The highest switches at or below `switch` whose tier is <= `tier` (disjoint domains)."""
+    current = fabric.switches[switch]
+    if current.tier <= tier:
+        return [switch]
+    out: list[str] = []
+    for child in current.children:
+        out.extend(_domains_under(fabric, child, tier))
+    return out
+
+
+def check_partitions_fit(ctx: "RenderContext", path: str, needed: int, size: int,
+                         per_pod: Mapping[str, Decimal], partition_tier: int | None,
+                         job_tier: int | None) -> None:
+    """`needed` partitions of `size` pods, each inside one domain of tier <= partition_tier, must
+    fit together inside one domain of tier <= job_tier (the whole fabric when the job has none)."""
+    tiers = fabric_tiers(ctx.fabric)
+    if not tiers.static or (partition_tier is None and job_tier is None) or needed <= 0:
+        return
+    fabric = ctx.fabric
+
+    def partitions_in(tops: list[str]) -> int:
+        total = 0
+        for top in tops:
+            for domain in (_domains_under(fabric, top, partition_tier) if partition_tier else [top]):
+                total += pods_in(ctx, domain, per_pod) // size
+        return total
+
+    if job_tier is None:
+        best = partitions_in([s.name for s in fabric.roots()])
+    else:
+        best = max((partitions_in([s.name]) for s in fabric.switches.values() if s.tier <= job_tier),
+                   default=0)
+    if best < needed:
+        where = f"one tier-{job_tier} domain" if job_tier is not None else "the fabric"
+        each = f", each within tier {partition_tier}" if partition_tier is not None else ""
+        raise ctx.error(path, f"needs {needed} partitions of {size} pods{each}, inside {where}, but at most "
+                        f"{best} fit; Volcano would keep it Pending forever")

@@ -1,0 +1,318 @@
+"""Platform-owned workloads: Volcano Jobs, TrainJobs, gang Deployments (+ PodGroups), PyTorchJobs."""
+from __future__ import annotations
+
+from modules.core.bundle import Resource
+from modules.core.context import RenderContext
+from modules.core.quantity import parse_quantity
+from modules.runtimes import pods
+from modules.runtimes import render as runtimes
+from modules.trainer.render import api as trainer_api
+from modules.volcano import topology
+from modules.volcano.render import (QUEUE_ANNOTATION, SCHEDULER_NAME, queue_ref, release_ref,
+                                    resolve_priority_class, resolve_queue)
+
+MODULE = "workloads"
+WORKLOAD_LABEL = "trainstack.io/workload"
+GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
+MIN_MEMBER_ANNOTATION = "scheduling.volcano.sh/group-min-member"
+TOPOLOGY_MODE_ANNOTATION = "volcano.sh/network-topology-mode"
+TOPOLOGY_TIER_ANNOTATION = "volcano.sh/network-topology-highest-tier"
+PATCH_MANAGER = "trainstack.io/workloads"
+TORCH_LAUNCHERS = ("torchrun",)
+
+
+def _namespace(ctx: RenderContext, path: str, name: str) -> str:
+    namespaces = ctx.stack.values["trainingNamespaces"]
+    if not name:
+        return namespaces[0]
+    if name not in namespaces:
+        raise ctx.expected(path, f"one of trainstack:trainingNamespaces ({', '.join(namespaces)}); the "
+                           "NCCL ConfigMaps the pods load exist only there", name)
+    return name
+
+
+def _network_topology(spec: dict) -> dict:
+    out = {"mode": spec["mode"]}
+    if spec.get("highestTierAllowed") is not None:
+        out["highestTierAllowed"] = spec["highestTierAllowed"]
+    elif spec.get("highestTierName") is not None:
+        out["highestTierName"] = spec["highestTierName"]
+    return out
+
+
+def _gang_tier(ctx: RenderContext, path: str, spec: dict | None) -> int | None:
+    """The tier bounding a hard gang (None for none/soft), after validating the spec."""
+    if spec is None:
+        return None
+    tier = topology.resolve(ctx, path, spec)
+    return tier if spec["mode"] == "hard" else None
+
+
+def _common(ctx: RenderContext, path: str, cfg: dict) -> tuple[str, str, str, str, pods.Shape]:
+    namespace = _namespace(ctx, f"{path}.namespace", cfg["namespace"])
+    queue = resolve_queue(ctx, f"{path}.queue", cfg["queue"])
+    priority = resolve_priority_class(ctx, f"{path}.priorityClassName", cfg["priorityClassName"])
+    profile = pods.nccl_profile(ctx, f"{path}.nccl", cfg["nccl"])
+    shape = pods.shape(ctx, path, cfg, profile)
+    pods.check_image(ctx, f"{path}.image", cfg["image"])
+    return namespace, queue, priority, profile, shape
+
+
+def _depends(namespace: str, queue: str, profile: str, priority: str, *more: str) -> tuple[str, ...]:
+    out = [queue_ref(queue), pods.nccl_ref(namespace, profile), *more]
+    if priority:
+        out.append(f"PriorityClass/{priority}")
+    return tuple(out)
+
+
+# --- Volcano Jobs ----------------------------------------------------------------------------
+
+def volcano_job(ctx: RenderContext, i: int, cfg: dict) -> Resource:
+    path = f"workloads.volcanoJobs[{i}]"
+    namespace, queue, priority, profile, shape = _common(ctx, path, cfg)
+    replicas = cfg["replicas"]
+    job_tier = _gang_tier(ctx, f"{path}.topology", cfg["topology"])
+    task: dict = {"name": "worker", "replicas": replicas}
+    min_available = cfg["minAvailable"]
+    part = cfg["partitions"]
+    if part is not None:
+        size = part["size"]
+        if replicas % size:
+            raise ctx.error(f"{path}.partitions.size", f"replicas ({replicas}) must be a multiple of the "
+                            f"partition size ({size}); Volcano's webhook rejects the job otherwise")
+        total = replicas // size
+        if part["minPartitions"] > total:
+            raise ctx.expected(f"{path}.partitions.minPartitions", f"at most {total} (replicas / size)",
+                               part["minPartitions"])
+        wanted = (part["minPartitions"] or total) * size
+        if min_available is None:
+            min_available = wanted
+        elif part["minPartitions"] and min_available != wanted:
+            raise ctx.error(f"{path}.minAvailable", f"expected minPartitions x size = {wanted}, got "
+                            f"{min_available} (Volcano's webhook requires them to agree)")
+        policy: dict = {"totalPartitions": total, "partitionSize": size}
+        if part["minPartitions"]:
+            policy["minPartitions"] = part["minPartitions"]
+        part_tier = _gang_tier(ctx, f"{path}.partitions.topology", part["topology"])
+        if part["topology"] is not None:
+            bound = _tier_of(ctx, cfg["topology"])
+            mine = _tier_of(ctx, part["topology"])
+            if bound is not None and mine is not None and mine > bound:
+                raise ctx.error(f"{path}.partitions.topology", f"a partition (tier {mine}) cannot span more "
+                                f"than its job (tier {bound}); Volcano does not check this (volcano#4188)")
+            policy["networkTopology"] = _network_topology(part["topology"])
+        topology.check_partitions_fit(ctx, path, min_available // size, size, shape.amounts(),
+                                      part_tier, job_tier)
+        task["partitionPolicy"] = policy
+    if min_available is None:
+        min_available = replicas
+    if min_available > replicas:
+        raise ctx.expected(f"{path}.minAvailable", f"at most replicas ({replicas})", min_available)
+    topology.check_fits(ctx, f"{path}.topology", min_available, shape.amounts(), job_tier,
+                        f"Volcano Job {cfg['name']}")
+    container = pods.container("worker", cfg["image"], shape, profile, cfg["command"], cfg["args"])
+    task["template"] = {"metadata": {"labels": {WORKLOAD_LABEL: cfg["name"]}},
+                        "spec": pods.pod_spec(shape, [container], restart_policy="OnFailure")}
+    spec: dict = {"schedulerName": SCHEDULER_NAME, "queue": queue, "minAvailable": min_available}
+    if priority:
+        spec["priorityClassName"] = priority
+    if cfg["topology"] is not None:
+        spec["networkTopology"] = _network_topology(cfg["topology"])
+    # env/svc give each pod its index and the peers' host names (rendezvous); a gang that lost
+    # a pod to eviction restarts as a whole.
+    spec["plugins"] = {"env": [], "svc": []}
+    spec["policies"] = [{"event": "PodEvicted", "action": "RestartJob"}]
+    spec["tasks"] = [task]
+    obj = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
+           "metadata": ctx.metadata(MODULE, cfg["name"], namespace), "spec": spec}
+    return Resource(module=MODULE, obj=obj, depends_on=_depends(namespace, queue, profile, priority))
+
+
+def _tier_of(ctx: RenderContext, spec: dict | None) -> int | None:
+    """The tier a spec names (number or name), whatever its mode."""
+    if spec is None:
+        return None
+    if spec.get("highestTierAllowed") is not None:
+        return spec["highestTierAllowed"]
+    if spec.get("highestTierName") is not None:
+        return topology.fabric_tiers(ctx.fabric).by_name.get(spec["highestTierName"])
+    return None
+
+
+# --- TrainJobs -------------------------------------------------------------------------------
+
+def train_job(ctx: RenderContext, i: int, cfg: dict, known: dict[str, runtimes.Runtime]) -> Resource:
+    path = f"workloads.trainJobs[{i}]"
+    namespace = _namespace(ctx, f"{path}.namespace", cfg["namespace"])
+    runtime = known.get(cfg["runtime"])
+    if runtime is None:
+        raise ctx.expected(f"{path}.runtime", f"one of the stack's runtimes ({', '.join(known) or 'none'})",
+                           cfg["runtime"])
+    if cfg["command"][0] not in TORCH_LAUNCHERS:
+        raise ctx.expected(f"{path}.command", "a command starting with torchrun (Trainer sets only the "
+                           "PET_* variables torchrun reads, no MASTER_ADDR/RANK)", cfg["command"])
+    num_nodes = cfg["numNodes"] or runtime.num_nodes
+    topology.check_fits(ctx, f"{path}.numNodes", num_nodes, runtime.shape.amounts(), runtime.tier,
+                        f"TrainJob {cfg['name']} on {runtime.name} ({num_nodes} nodes, hard tier {runtime.tier})",
+                        runtime.one_per_node)
+    trainer: dict = {}
+    if cfg["image"]:
+        trainer["image"] = pods.check_image(ctx, f"{path}.image", cfg["image"])
+    trainer["command"] = list(cfg["command"])
+    if cfg["args"]:
+        trainer["args"] = list(cfg["args"])
+    trainer["numNodes"] = num_nodes
+    spec: dict = {"runtimeRef": {"name": runtime.name, "apiGroup": "trainer.kubeflow.org",
+                                 "kind": runtimes.KIND},
+                  "trainer": trainer}
+    queue = runtime.queue
+    if cfg["queue"]:
+        queue = resolve_queue(ctx, f"{path}.queue", cfg["queue"])
+        if queue != runtime.queue:   # the only way to set a per-TrainJob queue in Trainer 2.3
+            spec["runtimePatches"] = [{"manager": PATCH_MANAGER, "trainingRuntimeSpec": {
+                "template": {"metadata": {"annotations": {QUEUE_ANNOTATION: queue}}}}}]
+    if cfg["suspend"]:
+        spec["suspend"] = True
+    if cfg["activeDeadlineSeconds"] is not None:
+        spec["activeDeadlineSeconds"] = cfg["activeDeadlineSeconds"]
+    obj = {"apiVersion": runtimes.API_VERSION, "kind": "TrainJob",
+           "metadata": ctx.metadata(MODULE, cfg["name"], namespace), "spec": spec}
+    return Resource(module=MODULE, obj=obj, depends_on=_depends(
+        namespace, queue, runtime.profile, "", f"{runtimes.KIND}/{runtime.name}"))
+
+
+# --- gang Deployments ------------------------------------------------------------------------
+
+GI = 2**30
+
+
+def _times(resource: str, value: object, n: int) -> object:
+    """A request multiplied by n (a PodGroup's minResources), in a readable unit."""
+    total = parse_quantity(value) * n
+    if resource == "cpu":
+        return str(int(total)) if total == int(total) else f"{int(total * 1000)}m"
+    if resource == "memory":
+        return f"{int(total // GI)}Gi" if total % GI == 0 else str(int(total))
+    return int(total)
+
+
+def deployment(ctx: RenderContext, i: int, cfg: dict) -> list[Resource]:
+    path = f"workloads.deployments[{i}]"
+    namespace, queue, priority, profile, shape = _common(ctx, path, cfg)
+    replicas = cfg["replicas"]
+    spec_topology = cfg["topology"]
+    tier = _gang_tier(ctx, f"{path}.topology", spec_topology)
+    topology.check_fits(ctx, f"{path}.topology", replicas, shape.amounts(), tier, f"Deployment {cfg['name']}")
+    selector = {WORKLOAD_LABEL: cfg["name"]}
+    pod_annotations = {QUEUE_ANNOTATION: queue}
+    annotations: dict = {}
+    out: list[Resource] = []
+    depends = [release_ref(ctx)]
+    explicit = spec_topology is not None and spec_topology.get("highestTierName") is not None
+    if explicit:
+        # No pod annotation carries a tier name: create the PodGroup and bind the pods to it.
+        group = podgroup(ctx, cfg["name"], namespace, queue, priority, replicas, shape, spec_topology)
+        out.append(group)
+        pod_annotations[GROUP_NAME_ANNOTATION] = cfg["name"]
+        depends.append(group.key)
+    else:
+        annotations[MIN_MEMBER_ANNOTATION] = str(replicas)   # read from the ReplicaSet (copied from here)
+        if spec_topology is not None:
+            pod_annotations[TOPOLOGY_MODE_ANNOTATION] = spec_topology["mode"]
+            if spec_topology.get("highestTierAllowed") is not None:
+                pod_annotations[TOPOLOGY_TIER_ANNOTATION] = str(spec_topology["highestTierAllowed"])
+    container = pods.container("main", cfg["image"], shape, profile, cfg["command"], cfg["args"])
+    template = {"metadata": {"labels": dict(selector), "annotations": pod_annotations},
+                "spec": pods.pod_spec(shape, [container], priority_class=priority)}
+    obj = {"apiVersion": "apps/v1", "kind": "Deployment",
+           "metadata": ctx.metadata(MODULE, cfg["name"], namespace, annotations=annotations or None),
+           # Recreate: a rolling update's surge pods could never gang while the old ones hold the GPUs.
+           "spec": {"replicas": replicas, "strategy": {"type": "Recreate"},
+                    "selector": {"matchLabels": dict(selector)}, "template": template}}
+    out.append(Resource(module=MODULE, obj=obj, depends_on=_depends(namespace, queue, profile, priority, *depends)))
+    return out
+
+
+def podgroup(ctx: RenderContext, name: str, namespace: str, queue: str, priority: str, members: int,
+             shape: pods.Shape, spec_topology: dict) -> Resource:
+    spec: dict = {"minMember": members, "queue": queue,
+                  "minResources": {k: _times(k, v, members) for k, v in shape.requests().items()},
+                  "networkTopology": _network_topology(spec_topology)}
+    if priority:
+        spec["priorityClassName"] = priority
+    obj = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+           "metadata": ctx.metadata(MODULE, name, namespace), "spec": spec}
+    depends = [queue_ref(queue)] + ([f"PriorityClass/{priority}"] if priority else [])
+    return Resource(module=MODULE, obj=obj, depends_on=tuple(depends))
+
+
+# --- PyTorchJobs (Training Operator v1) ------------------------------------------------------
+
+def pytorch_job(ctx: RenderContext, i: int, cfg: dict) -> Resource:
+    path = f"workloads.pyTorchJobs[{i}]"
+    if cfg["topology"] is not None:
+        raise ctx.error(f"{path}.topology", "a PyTorchJob cannot carry a network topology: Training "
+                        "Operator v1 rewrites its PodGroup on every sync; use trainer.api v2 and a TrainJob "
+                        "on a runtime with the topology")
+    namespace, queue, priority, profile, shape = _common(ctx, path, cfg)
+    workers = cfg["workers"]
+    elastic = cfg["elastic"]
+    container = pods.container("pytorch", cfg["image"], shape, profile, cfg["command"], cfg["args"])
+    template = {"metadata": {"labels": {WORKLOAD_LABEL: cfg["name"]}},
+                "spec": pods.pod_spec(shape, [container], priority_class=priority)}
+    replica_specs: dict = {}
+    spec: dict = {"nprocPerNode": str(shape.gpus) if shape.gpus else "auto"}
+    if elastic is not None:
+        if not ctx.section("trainer")["elastic"]:
+            raise ctx.error(f"{path}.elastic", "elastic PyTorchJobs need trainer.elastic: true")
+        if not elastic["minReplicas"] <= workers <= elastic["maxReplicas"]:
+            raise ctx.error(f"{path}.workers", f"expected minReplicas <= workers <= maxReplicas, got "
+                            f"{elastic['minReplicas']} <= {workers} <= {elastic['maxReplicas']}")
+        # Workers only: the c10d rendezvous replaces the Master; the gang is the minimum (#1515).
+        gang = elastic["minReplicas"]
+        spec["elasticPolicy"] = {"minReplicas": elastic["minReplicas"], "maxReplicas": elastic["maxReplicas"],
+                                 "rdzvBackend": "c10d", "maxRestarts": elastic["maxRestarts"]}
+    else:
+        gang = workers + 1
+        replica_specs["Master"] = {"replicas": 1, "restartPolicy": "OnFailure", "template": template}
+    replica_specs["Worker"] = {"replicas": workers, "restartPolicy": "OnFailure", "template": template}
+    scheduling: dict = {"queue": queue, "minAvailable": gang}
+    if priority:
+        scheduling["priorityClass"] = priority
+    spec["runPolicy"] = {"cleanPodPolicy": "None", "schedulingPolicy": scheduling}
+    spec["pytorchReplicaSpecs"] = replica_specs
+    obj = {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+           "metadata": ctx.metadata(MODULE, cfg["name"], namespace), "spec": spec}
+    return Resource(module=MODULE, obj=obj, depends_on=_depends(namespace, queue, profile, priority))
+
+
+def render(ctx: RenderContext) -> list[Resource]:
+    cfg = ctx.section(MODULE)
+    version = trainer_api(ctx)
+    if version != "v2" and cfg["trainJobs"]:
+        raise ctx.error("workloads.trainJobs", "TrainJobs need Kubeflow Trainer v2 (trainer.api: v2)")
+    if version != "v1" and cfg["pyTorchJobs"]:
+        raise ctx.error("workloads.pyTorchJobs", "PyTorchJobs need the v1 Training Operator "
+                        "(trainer.api: v1); with v2 use trainJobs")
+    out: list[Resource] = []
+    seen: dict[str, str] = {}
+
+    def add(path: str, resources: list[Resource]) -> None:
+        for resource in resources:
+            if resource.key in seen:
+                raise ctx.error(f"{path}.name", f"{resource.kind} {resource.name!r} in namespace "
+                                f"{resource.namespace!r} is already defined by {seen[resource.key]}")
+            seen[resource.key] = path
+        out.extend(resources)
+
+    for i, c in enumerate(cfg["volcanoJobs"]):
+        add(f"workloads.volcanoJobs[{i}]", [volcano_job(ctx, i, c)])
+    if cfg["trainJobs"]:
+        known = runtimes.by_name(ctx)
+        for i, c in enumerate(cfg["trainJobs"]):
+            add(f"workloads.trainJobs[{i}]", [train_job(ctx, i, c, known)])
+    for i, c in enumerate(cfg["deployments"]):
+        add(f"workloads.deployments[{i}]", deployment(ctx, i, c))
+    for i, c in enumerate(cfg["pyTorchJobs"]):
+        add(f"workloads.pyTorchJobs[{i}]", [pytorch_job(ctx, i, c)])
+    return out

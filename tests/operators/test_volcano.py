@@ -1,0 +1,134 @@
+"""The Volcano release: pinned chart, typed scheduler configuration, discovery, queues."""
+import re
+
+import pytest
+import yaml
+
+from modules.core.errors import ConfigError
+from modules.core.render import render
+from modules.volcano import scheduler_conf
+
+from .support import STACKS, of_kind, shipped_bundle, variant
+
+VALID_ACTIONS = set(scheduler_conf.ACTIONS)
+
+
+def volcano_release(bundle):
+    (release,) = [r for r in bundle.releases if r.chart == "volcano"]
+    return release
+
+
+def parsed_conf(bundle) -> dict:
+    text = volcano_release(bundle).values["custom"]["scheduler_config_override"]
+    assert isinstance(text, str)
+    return yaml.safe_load(text)
+
+
+@pytest.mark.parametrize("name", STACKS)
+def test_release_is_the_official_chart_pinned(name):
+    release = volcano_release(shipped_bundle(name))
+    assert (release.chart, release.repository) == ("volcano", "https://volcano-sh.github.io/helm-charts")
+    assert re.fullmatch(r"\d+\.\d+\.\d+", release.version)
+    assert release.values["basic"]["image_tag_version"] == f"v{release.version}"   # never :latest
+    assert {"batch.volcano.sh", "scheduling.volcano.sh", "topology.volcano.sh", "bus.volcano.sh"} <= set(release.serves)
+
+
+@pytest.mark.parametrize("name", STACKS)
+def test_scheduler_conf_parses_with_typed_nta_arguments(name):
+    conf = parsed_conf(shipped_bundle(name))
+    actions = [a.strip() for a in conf["actions"].split(",")]
+    assert set(actions) <= VALID_ACTIONS
+    assert actions.index("enqueue") < actions.index("allocate")
+    nta = scheduler_conf.plugin(conf, "network-topology-aware")
+    assert nta is not None
+    args = nta["arguments"]
+    int_keys = [k for k in args if k in ("weight", "hypernode.binpack.cpu", "hypernode.binpack.memory",
+                                         "hypernode.gradient.evict.max-hypernodes")
+                or k.startswith("hypernode.binpack.resources.")]
+    assert "weight" in int_keys and args["weight"] >= 1
+    for key in int_keys:   # YAML ints: a quoted "5" is ignored by Volcano
+        assert type(args[key]) is int, (key, args[key])
+    resources = args["hypernode.binpack.resources"]
+    assert isinstance(resources, str)                     # a list is silently ignored
+    listed = {r.strip() for r in resources.split(",")}
+    weighted = {k[len("hypernode.binpack.resources."):] for k in args if k.startswith("hypernode.binpack.resources.")}
+    assert weighted == listed == {"nvidia.com/gpu"}
+    assert type(args["hypernode.binpack.normal-pod.fading"]) is float
+    assert type(args["hypernode.binpack.normal-pod.enable"]) is bool
+
+
+def test_stacks_tune_the_plugin_differently():
+    weights = {n: scheduler_conf.plugin(parsed_conf(shipped_bundle(n)), "network-topology-aware")["arguments"]
+               for n in STACKS}
+    assert weights["prod"]["weight"] == 20 and weights["prod"]["hypernode.binpack.resources.nvidia.com/gpu"] == 8
+    assert weights["dev"]["weight"] == 10
+
+
+def test_gang_eviction_actions_add_their_typed_cap():
+    stack = variant("staging", volcano={"actions": ["enqueue", "allocate", "gangreclaim", "backfill"],
+                                        "networkTopologyAware": {"evictMaxHyperNodes": 4}})
+    args = scheduler_conf.plugin(parsed_conf(render(stack)), "network-topology-aware")["arguments"]
+    assert args["hypernode.gradient.evict.max-hypernodes"] == 4
+
+
+def test_explicit_binpack_resources_are_one_string():
+    stack = variant("prod", volcano={"networkTopologyAware": {"binpackResources": {
+        "nvidia.com/gpu": 4, "nvidia.com/hostdev": 2}}})
+    args = scheduler_conf.plugin(parsed_conf(render(stack)), "network-topology-aware")["arguments"]
+    assert args["hypernode.binpack.resources"] == "nvidia.com/gpu, nvidia.com/hostdev"
+    assert args["hypernode.binpack.resources.nvidia.com/hostdev"] == 2
+
+
+@pytest.mark.parametrize("name", STACKS)
+def test_static_fabrics_switch_discovery_off(name):
+    release = volcano_release(shipped_bundle(name))
+    assert release.values["custom"]["controller_config_override"] == {"networkTopologyDiscovery": []}
+
+
+def test_queues_per_tenant_differ_per_stack():
+    names = {n: sorted(q["metadata"]["name"] for q in of_kind(shipped_bundle(n), "Queue")) for n in STACKS}
+    assert names == {"dev": ["dev"], "staging": ["team-a", "team-b"], "prod": ["batch", "production", "research"]}
+    production = [q for q in of_kind(shipped_bundle("prod"), "Queue") if q["metadata"]["name"] == "production"][0]
+    assert production["spec"] == {"weight": 6, "reclaimable": False, "capability": {"nvidia.com/gpu": 6144},
+                                  "guarantee": {"resource": {"nvidia.com/gpu": 2048}}, "priority": 100}
+
+
+def test_prod_is_highly_available():
+    custom = volcano_release(shipped_bundle("prod")).values["custom"]
+    assert custom["leader_elect_enable"] is True and custom["scheduler_replicas"] == 2
+    assert volcano_release(shipped_bundle("dev")).values["custom"]["scheduler_replicas"] == 1
+
+
+@pytest.mark.parametrize("sections, path, words", [
+    ({"volcano": {"actions": ["allocate", "backfill"]}}, "trainstack:volcano.actions", "include 'enqueue'"),
+    ({"volcano": {"actions": ["allocate", "enqueue"]}}, "trainstack:volcano.actions", "enqueue before allocate"),
+    ({"volcano": {"version": "1.13.3"}}, "trainstack:volcano.version", "1.14.0 or newer"),
+    ({"volcano": {"version": "1.15"}}, "trainstack:volcano.version", "an exact chart version"),
+    ({"volcano": {"queues": [{"name": "default"}]}}, "trainstack:volcano.queues[0].name", "created by Volcano"),
+    ({"volcano": {"queues": [{"name": "a"}, {"name": "a"}]}}, "trainstack:volcano.queues[1].name", "listed twice"),
+    ({"volcano": {"queues": [{"name": "a", "capability": {"nvidia.com/gpu": 8},
+                              "guarantee": {"nvidia.com/gpu": 16}}]}},
+     "trainstack:volcano.queues[0].guarantee.nvidia.com/gpu", "exceeds"),
+    ({"volcano": {"queues": [{"name": "a", "guarantee": {"nvidia.com/gpu": 100}},
+                              {"name": "b", "guarantee": {"nvidia.com/gpu": 100}}]}},   # dev has 128 GPUs
+     "trainstack:volcano.queues[1].guarantee.nvidia.com/gpu", "add up to 200 nvidia.com/gpu, more than the fabric's nodes have (128)"),
+    ({"volcano": {"networkTopologyAware": {"weight": 0}}}, "trainstack:volcano.networkTopologyAware.weight", ">= 1"),
+    ({"volcano": {"priorityClasses": [{"name": "system-high", "value": 5}]}},
+     "trainstack:volcano.priorityClasses[0].name", "reserved"),
+])
+def test_bad_volcano_options(sections, path, words):
+    with pytest.raises(ConfigError) as err:
+        render(variant("dev", **sections))
+    assert err.value.path == path and words in err.value.message
+    assert "\n" not in str(err.value)
+
+
+def test_classic_preempt_warns():
+    bundle = render(variant("dev", volcano={"actions": ["enqueue", "allocate", "preempt", "backfill"]}))
+    assert any("preempt ignores network topology" in w for w in bundle.warnings)
+
+
+def test_unknown_version_renders_with_a_warning():
+    bundle = render(variant("dev", volcano={"version": "1.16.0"}))
+    assert any("1.16.0 is not a Volcano release trainstack knows" in w for w in bundle.warnings)
+    assert not any("volcano.version" in w for w in shipped_bundle("prod").warnings)
