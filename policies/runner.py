@@ -8,7 +8,7 @@ from typing import Iterable
 
 import jsonschema
 
-from modules.core.bundle import Bundle, ChartRelease
+from modules.core.bundle import Bundle, ChartRelease, Resource
 from modules.core.errors import ConfigError, show
 
 from .framework import (ADVISORY, DISABLED, LEVELS, MANDATORY, NOTE, CheckContext, Finding, NotChecked, Rule,
@@ -27,8 +27,10 @@ def release_object(release: ChartRelease) -> dict:
 
 
 def bundle_objects(bundle: Bundle) -> list[dict]:
-    """Every object of a bundle in order, chart releases included."""
-    return [release_object(i) if isinstance(i, ChartRelease) else i.obj for i in bundle.items]
+    """Every object of a bundle in order, chart releases included. Kustomize overlays are left out:
+    their objects come from a pinned remote base that is only built at apply time."""
+    return [release_object(i) if isinstance(i, ChartRelease) else i.obj
+            for i in bundle.items if isinstance(i, (ChartRelease, Resource))]
 
 
 @dataclass
