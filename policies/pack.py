@@ -220,10 +220,16 @@ class PackState:
             self.seen[object_key(obj)] = obj
 
     def context_for(self, judged: list[dict]) -> list[dict]:
-        keys = {object_key(o) for o in judged}
+        """Objects rules may consult besides ``judged``: the stack's bundle and what was analyzed
+        before. A bundle object the engine sent unchanged is not repeated; one a user replaced
+        with different content stays, as in ``trainstack check --manifests`` (both are there)."""
+        sent: dict[str, list[dict]] = {}
+        for obj in judged:
+            sent.setdefault(object_key(obj), []).append(obj)
         with self.lock:
-            extra = [o for o in self.seen.values() if object_key(o) not in keys]
-            base = [o for o in self.context.bundle if object_key(o) not in keys and object_key(o) not in self.seen]
+            extra = [o for k, o in self.seen.items() if k not in sent]
+            base = [o for o in self.context.bundle
+                    if not any(o == s for s in sent.get(object_key(o), ())) and object_key(o) not in self.seen]
         return base + extra
 
     def check_context(self, rule: Rule, config: Mapping[str, Any] | None) -> CheckContext:

@@ -166,14 +166,16 @@ def _tree_valid(objects: list[dict], ctx: CheckContext) -> Iterator[Finding | No
         return
     inventory = _node_labels(ctx.fabric)
     by_name: dict[str, dict] = {}
+    copies: dict[str, list[dict]] = {}
     for obj in every:
-        name = _name(obj)
-        if name in by_name:
+        copies.setdefault(_name(obj), []).append(obj)
+        by_name.setdefault(_name(obj), obj)
+    for name, objs in sorted(copies.items()):
+        for obj in objs if len(objs) > 1 else ():
             yield Finding("metadata.name", obj=obj, message=(
-                f"{where(obj, 'metadata.name')}: HyperNode {name!r} is defined twice; whichever is applied last "
-                "replaces the other's members. Rename one or drop the duplicate."))
-            continue
-        by_name[name] = obj
+                f"{where(obj, 'metadata.name')}: HyperNode {name!r} is defined {len(objs)} times (the stack and your "
+                "manifests, or two files); whichever is applied last replaces the others' members. Rename one or "
+                "drop the duplicate."))
     tiers = {n: as_int(as_dict(o.get("spec")).get("tier")) for n, o in by_name.items()}
     for name, obj in by_name.items():
         if tiers[name] is None or tiers[name] < 1:
@@ -264,16 +266,19 @@ def _tree_valid(objects: list[dict], ctx: CheckContext) -> Iterator[Finding | No
             unknown.append(name)
         for node in nodes:
             placed.setdefault(node, []).append(name)
-    twice: dict[str, list[str]] = {}
+    shared: dict[str, list[str]] = {}
     for node, leaves in placed.items():
-        for leaf in sorted(leaves)[1:]:
-            twice.setdefault(leaf, []).append(f"{node} (also in {sorted(leaves)[0]})")
-    for leaf, nodes in sorted(twice.items()):
-        shown = ", ".join(sorted(nodes)[:5]) + (f" and {len(nodes) - 5} more" if len(nodes) > 5 else "")
+        if len(leaves) > 1:
+            for leaf in leaves:   # every leaf involved: any of them may be the one a user adds
+                others = sorted(set(leaves) - {leaf})
+                shared.setdefault(leaf, []).append(f"{node} (also in {', '.join(others)})")
+    for leaf, nodes in sorted(shared.items()):
+        nodes = sorted(nodes)
+        shown = ", ".join(nodes[:5]) + (f" and {len(nodes) - 5} more" if len(nodes) > 5 else "")
         yield Finding("spec.members", obj=by_name[leaf], message=(
-            f"{where(by_name[leaf], 'spec.members')}: {len(nodes)} node(s) are in more than one leaf HyperNode: "
-            f"{shown}; Volcano picks one leaf per node at random, so placement and scores change from run to run. "
-            "Put every node in exactly one leaf."))
+            f"{where(by_name[leaf], 'spec.members')}: {len(nodes)} of its node(s) are also in other leaf HyperNodes: "
+            f"{shown}; Volcano picks one leaf per node at random, so placement and scores change from run to "
+            "run. Put every node in exactly one leaf."))
     if unknown:
         yield NotChecked(f"HyperNodes {', '.join(sorted(unknown)[:5])} select nodes by label and the node labels are "
                          "unknown, so whether every node is in exactly one leaf was not checked")

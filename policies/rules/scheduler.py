@@ -53,25 +53,40 @@ def _lacks_nta(conf: SchedulerConf) -> str | None:
 
 
 def _scheduler_plugin_enabled(objects: list[dict], ctx: CheckContext) -> Iterator[Finding | NotChecked]:
-    confs = scheduler_confs(ctx.manifests or objects)
+    """Reported once on each configuration that lacks the plugin while constraints exist; when the
+    configuration is only context (the pack judging a user's job against the stack), on the job."""
+    every = ctx.manifests or objects
+    judged = {id(o) for o in objects}
+    constrained = [(obj, found[0].path) for obj in every if (found := constraints(obj))]
+    if not constrained:
+        return
+    confs = scheduler_confs(every)
     lacking = [(conf, why) for conf in confs if (why := _lacks_nta(conf))]
-    for obj in objects:
-        found = constraints(obj)
-        if not found:
-            continue
-        path = found[0].path
-        if not confs:
-            yield NotChecked(f"{resource_id(obj)}: has a network-topology constraint, but the stack and the given "
-                             "manifests hold no Volcano scheduler configuration (chart release or "
-                             "volcano-scheduler-configmap) to check for the network-topology-aware plugin", obj=obj)
-            continue
-        if lacking:
-            where_confs = "; ".join(f"{resource_id(conf.obj)} at {conf.path}: {why}" for conf, why in lacking)
-            yield Finding(path, obj=obj, message=(
-                f"{where(obj, path)}: has a network-topology constraint, but the Volcano scheduler configuration does "
-                f"not enable the {NTA} plugin ({where_confs}). Without it Volcano never enforces hard-mode tiers "
-                f"and ignores HyperNodes. Add `- name: {NTA}` to a tier of the scheduler configuration "
-                "(trainstack's volcano module does this)."))
+    if not confs:
+        for obj, _ in constrained:
+            if id(obj) in judged:
+                yield NotChecked(f"{resource_id(obj)}: has a network-topology constraint, but the stack and the "
+                                 "given manifests hold no Volcano scheduler configuration (chart release or "
+                                 "volcano-scheduler-configmap) to check for the network-topology-aware plugin", obj=obj)
+        return
+    examples = ", ".join(f"{resource_id(o)} at {p}" for o, p in constrained[:3])
+    more = f" and {len(constrained) - 3} more" if len(constrained) > 3 else ""
+    fix = (f"Without it Volcano never enforces hard-mode tiers and ignores HyperNodes. Add `- name: {NTA}` to a "
+           "tier of the scheduler configuration (trainstack's volcano module does this), or drop the constraints.")
+    reported = False
+    for conf, why in lacking:
+        if id(conf.obj) in judged:
+            reported = True
+            yield Finding(conf.path, obj=conf.obj, message=(
+                f"{where(conf.obj, conf.path)}: the scheduler configuration does not enable the {NTA} plugin ({why}), "
+                f"but {len(constrained)} object(s) carry network-topology constraints ({examples}{more}). {fix}"))
+    if lacking and not reported:
+        where_confs = "; ".join(f"{resource_id(conf.obj)} at {conf.path}: {why}" for conf, why in lacking)
+        for obj, path in constrained:
+            if id(obj) in judged:
+                yield Finding(path, obj=obj, message=(
+                    f"{where(obj, path)}: has a network-topology constraint, but the Volcano scheduler configuration "
+                    f"does not enable the {NTA} plugin ({where_confs}). {fix}"))
 
 
 # --- scheduler-args-typed ---------------------------------------------------------------------
