@@ -233,7 +233,7 @@ def policy_config(info: apb.AnalyzerInfo, data: Any = None, file: str = "policy 
 
 # --- diagnostics -> violations ------------------------------------------------------------------
 
-_AT = re.compile(r"^(?P<resource>\S+) at (?P<path>\S+?)(?: \(|:)")
+_AT = re.compile(r"^(?P<resource>\S+) at (?P<path>\S+?)(?=: | \()")
 
 
 def _message(description: str, message: str) -> str:

@@ -170,7 +170,7 @@ def _scheduler_args_typed(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
                           "refuses it at start-up, or keeps the previous configuration on reload. Fix the YAML.")
             continue
         for inner, message in _check_conf(parsed):
-            yield Finding(f"{conf.path}:{inner}", f"{where(obj, conf.path)} ({inner}): {message}")
+            yield Finding(f"{conf.path}:{inner}", f"{where(obj, f'{conf.path}:{inner}')}: {message}")
 
 
 # --- scheduler-name-volcano -------------------------------------------------------------------
