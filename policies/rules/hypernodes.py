@@ -194,13 +194,15 @@ def _tree_valid(objects: list[dict], ctx: CheckContext) -> Iterator[Finding | No
                 parents.setdefault(child, []).append((name, i))
                 children[name].append(child)
     for child, owners in sorted(parents.items()):
-        for owner, i in owners[1:]:
-            first = owners[0][0]
+        if len({o for o, _ in owners}) < 2:
+            continue
+        for owner, i in owners:   # every parent involved: any of them may be the one a user adds
+            others = sorted({o for o, _ in owners} - {owner})
             path = f"spec.members[{i}]"
             yield Finding(path, obj=by_name[owner], message=(
-                f"{where(by_name[owner], path)}: HyperNode {child!r} already has parent {first!r}; Volcano refuses a "
-                "second parent, marks its HyperNode cache not ready and stops scheduling every topology-aware job "
-                "in the cluster. Keep one parent."))
+                f"{where(by_name[owner], path)}: HyperNode {child!r} also has parent {', '.join(map(repr, others))}; "
+                "Volcano refuses a second parent, marks its HyperNode cache not ready and stops scheduling every "
+                "topology-aware job in the cluster. Keep one parent."))
     yield from _cycles(by_name, children)
     for child, owners in parents.items():
         for owner, i in owners:
@@ -315,11 +317,13 @@ def _cycles(by_name: dict[str, dict], children: dict[str, list[str]]) -> Iterato
                     key = frozenset(loop)
                     if key not in reported:
                         reported.add(key)
-                        anchor = by_name[min(loop)]
-                        yield Finding("spec.members", obj=anchor, message=(
-                            f"{where(anchor, 'spec.members')}: HyperNodes form a cycle ({' -> '.join(loop + [kid])}); "
-                            "Volcano reports \"cyclic dependency detected\", marks its HyperNode cache not ready "
-                            "and stops scheduling every topology-aware job. Break the cycle."))
+                        for name in sorted(loop):   # every member: any of them may be the user's
+                            anchor = by_name[name]
+                            yield Finding("spec.members", obj=anchor, message=(
+                                f"{where(anchor, 'spec.members')}: HyperNodes form a cycle "
+                                f"({' -> '.join(loop + [kid])}); Volcano reports \"cyclic dependency detected\", "
+                                "marks its HyperNode cache not ready and stops scheduling every topology-aware job. "
+                                "Break the cycle."))
                 elif state.get(kid) != 2 and state.get(kid) != 1:
                     stack.append((kid, 0))
             else:
