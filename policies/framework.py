@@ -97,7 +97,7 @@ class Violation:
 
 
 def resource_id(obj: dict) -> str:
-    meta = obj.get("metadata") or {}
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
     kind, name, ns = obj.get("kind", "?"), meta.get("name", "?"), meta.get("namespace")
     return f"{kind}/{ns}/{name}" if ns else f"{kind}/{name}"
 

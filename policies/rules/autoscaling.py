@@ -31,7 +31,7 @@ def _find(objects: list[dict], kind: str, name: str, namespace: str | None) -> d
 def _hpa(obj: dict, ctx: CheckContext, objects: list[dict]) -> Iterator[Finding]:
     spec = as_dict(obj.get("spec"))
     ref = as_dict(spec.get("scaleTargetRef"))
-    kind, name = ref.get("kind"), ref.get("name")
+    kind, name = str(ref.get("kind")), ref.get("name")
     group = str(ref.get("apiVersion", "")).rpartition("/")[0]
     extra = {(str(k).rpartition("/")[0], str(k).rpartition("/")[2]) for k in ctx.config.get("scalableKinds", [])}
     min_replicas = as_int(spec.get("minReplicas"))

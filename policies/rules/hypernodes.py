@@ -129,7 +129,7 @@ def _member_findings(obj: dict, by_name: dict[str, dict], inventory: dict[str, d
                     f"{where(obj, path)}: a HyperNode member selected by {how} is silently ignored (Volcano resolves "
                     "HyperNode members by exactMatch only), so the subtree is cut off. Use exactMatch with the "
                     "child's name."))
-            elif body.get("name") not in by_name:
+            elif str(body.get("name")) not in by_name:
                 yield Finding(f"{path}.name", obj=obj, message=(
                     f"{where(obj, f'{path}.name')}: child HyperNode {body.get('name')!r} does not exist in the stack or "
                     "the given manifests; Volcano keeps an empty placeholder that never has capacity. Fix the "
@@ -190,7 +190,7 @@ def _tree_valid(objects: list[dict], ctx: CheckContext) -> Iterator[Finding | No
     for name, obj in by_name.items():
         for i, member in _members(obj):
             child = as_dict(_selector(member).get("exactMatch")).get("name")
-            if member.get("type") == "HyperNode" and child in by_name:
+            if member.get("type") == "HyperNode" and isinstance(child, str) and child in by_name:
                 parents.setdefault(child, []).append((name, i))
                 children[name].append(child)
     for child, owners in sorted(parents.items()):
@@ -219,7 +219,7 @@ def _tree_valid(objects: list[dict], ctx: CheckContext) -> Iterator[Finding | No
     known_tiers = [t for t in tiers.values() if t is not None]
     lowest = min(known_tiers) if known_tiers else None
     for name, obj in by_name.items():
-        kinds = {m.get("type") for _, m in _members(obj)}
+        kinds = {str(m.get("type")) for _, m in _members(obj)}
         if "Node" in kinds and "HyperNode" in kinds:
             yield Finding("spec.members", obj=obj, message=(
                 f"{where(obj, 'spec.members')}: mixes Node and HyperNode members; its own nodes are then in no "

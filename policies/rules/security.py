@@ -68,7 +68,7 @@ def _image_pinned(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
 
 def _host_network_opt_in(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
     exempt_namespaces = set(ctx.config.get("exemptNamespaces") or [])
-    namespace = meta(obj).get("namespace")
+    namespace = str(meta(obj).get("namespace"))
     for template_path, template in pod_templates(obj):
         pod_spec = as_dict(template.get("spec"))
         if pod_spec.get("hostNetwork") is not True:
@@ -150,7 +150,7 @@ def _no_secrets(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
 # --- rbac-no-wildcards ------------------------------------------------------------------------
 
 def _rbac_no_wildcards(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
-    if meta(obj).get("name") in set(ctx.config.get("exemptNames") or []):
+    if str(meta(obj).get("name")) in set(ctx.config.get("exemptNames") or []):
         return
     kind = obj.get("kind")
     if kind in ("RoleBinding", "ClusterRoleBinding"):

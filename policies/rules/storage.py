@@ -27,14 +27,15 @@ def _is_shared(obj: dict, ctx: CheckContext) -> bool:
     if any(_labelled_shared(o) and (meta(o).get("name"), meta(o).get("namespace")) == key and o is not obj
            for o in ctx.manifests if o.get("kind") == "PersistentVolumeClaim"):
         return True
-    return meta(obj).get("name") in _stack_shared_names(ctx)
+    name = meta(obj).get("name")
+    return isinstance(name, str) and name in _stack_shared_names(ctx)
 
 
 def _shared_claims_rwx_retained(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
     if not _is_shared(obj, ctx):
         return
     meta_ = as_dict(obj.get("metadata"))
-    modes = (obj.get("spec") or {}).get("accessModes") or []
+    modes = as_list(as_dict(obj.get("spec")).get("accessModes"))
     if "ReadWriteMany" not in modes:
         yield Finding("spec.accessModes",
                       f"{where(obj, 'spec.accessModes')}: shared-data claim has access modes {modes}; pods of one job "
