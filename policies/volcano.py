@@ -300,7 +300,8 @@ def discovery_configs(objects: Iterable[dict], fabric: Any = None) -> list[tuple
                 out.append((obj, f"data.{CONTROLLER_CONF_KEY}", entries))
     discovery = getattr(fabric, "discovery", None) if fabric is not None else None
     if isinstance(discovery, list) and discovery and not seen_release_conf:
-        out.append((None, "trainstack:fabric", discovery))
+        # The fabric's own entries are what the stack intends to run: enabled unless it says otherwise.
+        out.append((None, "trainstack:fabric", [{"enabled": True, **as_dict(e)} for e in discovery]))
     return out
 
 

@@ -6,7 +6,7 @@ from typing import Any, Iterator
 
 from ..framework import (MANDATORY, CheckContext, Finding, NotChecked, Rule, annotations, as_dict, as_list,
                          is_kind, pod_templates, resource_id, where)
-from ..volcano import (BATCH, MIN_MEMBER_ANNOTATION, NTA, RUNTIME_KINDS, SchedulerConf, conf_plugins, constraints,
+from ..volcano import (BATCH, MIN_MEMBER_ANNOTATION, NTA, RUNTIME_KINDS, TOPOLOGY, SchedulerConf, conf_plugins, constraints,
                        expected_scheduler_name, has_plugin, is_volcano_release, parse_conf, release_values,
                        scheduler_confs, uses_volcano_gang)
 
@@ -58,7 +58,8 @@ def _scheduler_plugin_enabled(objects: list[dict], ctx: CheckContext) -> Iterato
     every = ctx.manifests or objects
     judged = {id(o) for o in objects}
     constrained = [(obj, found[0].path) for obj in every if (found := constraints(obj))]
-    if not constrained:
+    hypernodes = [obj for obj in every if is_kind(obj, "HyperNode", TOPOLOGY)]
+    if not constrained and not hypernodes:
         return
     confs = scheduler_confs(every)
     lacking = [(conf, why) for conf in confs if (why := _lacks_nta(conf))]
@@ -71,6 +72,9 @@ def _scheduler_plugin_enabled(objects: list[dict], ctx: CheckContext) -> Iterato
         return
     examples = ", ".join(f"{resource_id(o)} at {p}" for o, p in constrained[:3])
     more = f" and {len(constrained) - 3} more" if len(constrained) > 3 else ""
+    uses = [f"{len(constrained)} object(s) carry network-topology constraints ({examples}{more})"] if constrained else []
+    if hypernodes:
+        uses.append(f"{len(hypernodes)} HyperNode(s) describe the fabric, which only this plugin reads")
     fix = (f"Without it Volcano never enforces hard-mode tiers and ignores HyperNodes. Add `- name: {NTA}` to a "
            "tier of the scheduler configuration (trainstack's volcano module does this), or drop the constraints.")
     reported = False
@@ -79,7 +83,7 @@ def _scheduler_plugin_enabled(objects: list[dict], ctx: CheckContext) -> Iterato
             reported = True
             yield Finding(conf.path, obj=conf.obj, message=(
                 f"{where(conf.obj, conf.path)}: the scheduler configuration does not enable the {NTA} plugin ({why}), "
-                f"but {len(constrained)} object(s) carry network-topology constraints ({examples}{more}). {fix}"))
+                f"but {' and '.join(uses)}. {fix}"))
     if lacking and not reported:
         where_confs = "; ".join(f"{resource_id(conf.obj)} at {conf.path}: {why}" for conf, why in lacking)
         for obj, path in constrained:
@@ -226,8 +230,8 @@ RULES = (
     Rule(
         id=PLUGIN_ENABLED,
         description="Any network-topology constraint (Volcano Job, PodGroup, runtime podGroupPolicy, pod "
-                    "annotations) requires the network-topology-aware plugin in the Volcano scheduler "
-                    "configuration (chart values or volcano-scheduler-configmap).",
+                    "annotations), and any HyperNode, requires the network-topology-aware plugin in the Volcano "
+                    "scheduler configuration (chart values or volcano-scheduler-configmap).",
         why="Only the network-topology-aware plugin registers the HyperNode ordering and gradient functions; "
             "without it Volcano falls back to one cluster-wide domain and hard-mode tiers are never enforced. "
             "Neither Volcano's built-in default nor the chart's default configuration lists it, and a configuration "
