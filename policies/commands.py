@@ -52,7 +52,7 @@ def preview_stack(project: Project, stack_name: str, user: list[dict] = (),
     config = pulumi_config_map(stack)
     resources = program_resources(project, stack_name, config)
     resources += manifest_resources(list(user), stack_name, project.name, stack_urn(stack_name, project.name),
-                                    sources)
+                                    sources, taken=[r.urn for r in resources])
     path = config_path(stack_name)
     data, shown = None, f"policies/{path.name}"
     if path.is_file():

@@ -300,16 +300,23 @@ def analyze(pack: Pack, resources: list[Resource], policy_file_data: Any = None,
 
 
 def manifest_resources(objects: list[dict], stack: str, project: str, parent: str = "",
-                       sources: dict[int, str] | None = None) -> list[Resource]:
-    """User manifests as the resources a program registering them would produce."""
+                       sources: dict[int, str] | None = None, taken: Iterable[str] = ()) -> list[Resource]:
+    """User manifests as the resources a program registering them would produce. URNs are unique:
+    an object that replaces one of the program's (same kind, namespace and name) gets a suffix."""
     from modules.core.bundle import object_key
 
     from .pack import resource_type
 
+    used = set(taken)
     out = []
     for obj in objects:
         type_ = resource_type(obj)
-        name = object_key(obj)
+        name = base = object_key(obj)
+        n = 1
+        while urn(stack, project, type_, name) in used:
+            n += 1
+            name = f"{base}#{n}"
+        used.add(urn(stack, project, type_, name))
         out.append(Resource(type=type_, name=name, urn=urn(stack, project, type_, name), properties=obj,
                             parent=parent, source=(sources or {}).get(id(obj))))
     return out
