@@ -9,7 +9,7 @@ from typing import Any, Iterable, Iterator
 
 import yaml
 
-from .framework import (annotations, as_dict, as_int, as_list, is_kind, meta, pod_templates)
+from .framework import as_dict, as_int, as_list, is_kind, meta, pod_templates
 
 SCHEDULING = "scheduling.volcano.sh"
 BATCH = "batch.volcano.sh"
@@ -318,12 +318,3 @@ def expected_scheduler_name(objects: Iterable[dict]) -> str:
             if isinstance(name, str) and name:
                 return name
     return "volcano"
-
-
-def annotations_of_template(template: dict) -> dict:
-    return as_dict(as_dict(template.get("metadata")).get("annotations"))
-
-
-__all__ = ["Constraint", "constraints", "Tiers", "tiers_of", "SchedulerConf", "scheduler_confs",
-           "parse_conf", "conf_plugins", "has_plugin", "discovery_configs", "enabled_sources",
-           "expected_scheduler_name", "annotations", "uses_volcano_gang"]

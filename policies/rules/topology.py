@@ -1,14 +1,14 @@
 """Topology constraints must name real tiers and must be satisfiable on the fabric."""
 from __future__ import annotations
 
+import dataclasses
 from typing import Iterator
 
 from modules.simulate.capacity import pods_per_node, smallest_fitting_domain
 
-import dataclasses
-
-from ..framework import (MANDATORY, CheckContext, Finding, NotChecked, Rule, annotations, meta, resource_id, where)
-from ..k8s import add, show_resources
+from ..framework import (MANDATORY, CheckContext, Finding, NotChecked, Rule, annotations, as_dict, as_int,
+                         as_list, meta, resource_id, where)
+from ..k8s import add, pod_requests, show_resources
 from ..volcano import (MODE_ANNOTATION, TIER_ANNOTATION, Constraint, Tiers, constraints, tiers_of)
 from ..workloads import Gang, PodSet, Unknown, find_runtime, gang_of
 
@@ -185,16 +185,14 @@ def _unsatisfiable(obj: dict, c: Constraint, tier: int, gang: Gang, fabric, what
         f"{reason}. Volcano keeps such a job Pending forever. {fix}"))
 
 
-def _partition_gangs(obj: dict, gang: Gang) -> dict[str, Gang]:
+def _partition_gangs(obj: dict) -> dict[str, Gang]:
     """Volcano Job partitions: partitionSize pods of one task, constrained on their own."""
     out = {}
-    spec = obj.get("spec") or {}
-    for i, task in enumerate(spec.get("tasks") or []):
-        if not isinstance(task, dict):
-            continue
-        size = (task.get("partitionPolicy") or {}).get("partitionSize") if isinstance(task.get("partitionPolicy"), dict) else None
-        per_pod = next((s.requests for s in gang.sets if s.what == f"task {task.get('name', '?')}"), None)
-        if isinstance(size, int) and size > 0 and per_pod is not None:
+    for i, task in enumerate(as_list(as_dict(obj.get("spec")).get("tasks"))):
+        task = as_dict(task)
+        size = as_int(as_dict(task.get("partitionPolicy")).get("partitionSize"))
+        if size is not None and size > 0:
+            per_pod = pod_requests(as_dict(as_dict(task.get("template")).get("spec")))
             out[f"spec.tasks[{i}].partitionPolicy.networkTopology"] = Gang(
                 (PodSet(size, per_pod, f"task {task.get('name', '?')}"),), f"partitionSize {size}")
     return out
@@ -233,7 +231,7 @@ def _topology_satisfiable(objects: list[dict], ctx: CheckContext) -> Iterator[Fi
             continue
         if gang is None or gang.pods <= 0:
             continue
-        partitions = _partition_gangs(obj, gang)
+        partitions = _partition_gangs(obj)
         for c in hard:
             tier = resolve_tier(c, tiers)
             if tier is None or tier > fabric.highest_tier:
