@@ -10,6 +10,8 @@ from typing import Any, Callable, Iterable, Iterator
 
 MANDATORY, ADVISORY, DISABLED = "mandatory", "advisory", "disabled"
 LEVELS = (MANDATORY, ADVISORY, DISABLED)
+# A report level, not an enforcement level: a rule said what it could not check. Never fails a run.
+NOTE = "note"
 
 
 @dataclass(frozen=True)
@@ -21,13 +23,25 @@ class Finding:
     obj: dict | None = None     # stack rules name the object; resource rules leave it None
 
 
+@dataclass(frozen=True)
+class NotChecked:
+    """What a rule could not check and why (e.g. capacity on a label-defined fabric).
+
+    Rules yield it beside their findings; reports show it as a note, the pack as "not applicable".
+    """
+
+    reason: str
+    obj: dict | None = None     # stack rules name the object; resource rules leave it None
+    path: str = ""
+
+
 @dataclass
 class CheckContext:
     """What rules may consult besides the object itself."""
 
     stack: Any = None                 # modules.core.config.StackConfig, when checking a stack
     fabric: Any = None                # modules.fabric.model.Fabric, when the stack has one
-    manifests: list[dict] = field(default_factory=list)   # everything being checked
+    manifests: list[dict] = field(default_factory=list)   # every object rules may consult
     config: dict = field(default_factory=dict)             # this rule's settings (set per rule)
 
     @property
@@ -35,8 +49,9 @@ class CheckContext:
         return bool(self.stack is not None and self.stack.production)
 
 
-ResourceCheck = Callable[[dict, CheckContext], Iterable[Finding]]
-StackCheck = Callable[[list[dict], CheckContext], Iterable[Finding]]
+Outcome = Finding | NotChecked
+ResourceCheck = Callable[[dict, CheckContext], Iterable[Outcome]]
+StackCheck = Callable[[list[dict], CheckContext], Iterable[Outcome]]
 
 
 @dataclass(frozen=True)
@@ -71,6 +86,10 @@ class Violation:
     message: str
     source: str | None = None   # file the object came from, when known
 
+    @property
+    def is_note(self) -> bool:
+        return self.level == NOTE
+
     def as_dict(self) -> dict:
         return {"rule": self.rule, "level": self.level, "severity": self.severity,
                 "resource": self.resource, "path": self.path, "message": self.message,
@@ -78,7 +97,7 @@ class Violation:
 
 
 def resource_id(obj: dict) -> str:
-    meta = obj.get("metadata") or {}
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
     kind, name, ns = obj.get("kind", "?"), meta.get("name", "?"), meta.get("namespace")
     return f"{kind}/{ns}/{name}" if ns else f"{kind}/{name}"
 
@@ -94,12 +113,51 @@ _REPLICA_SPECS = {"PyTorchJob": "pytorchReplicaSpecs", "TFJob": "tfReplicaSpecs"
                   "XGBoostJob": "xgbReplicaSpecs", "PaddleJob": "paddleReplicaSpecs", "JAXJob": "jaxReplicaSpecs"}
 
 
-def _dict(value: Any) -> dict:
+def as_dict(value: Any) -> dict:
+    """``value`` if it is a mapping, else ``{}``: rules never crash on odd shapes."""
     return value if isinstance(value, dict) else {}
 
 
-def _list(value: Any) -> list:
+def as_list(value: Any) -> list:
     return value if isinstance(value, list) else []
+
+
+_dict, _list = as_dict, as_list
+
+
+def as_int(value: Any) -> int | None:
+    """An integer field's value, or None. Integral floats count: the Pulumi engine sends every
+    number as a float, so ``2.0`` must mean the same as ``2`` in every runner."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+def meta(obj: dict) -> dict:
+    return as_dict(obj.get("metadata"))
+
+
+def labels(obj: dict) -> dict:
+    return as_dict(meta(obj).get("labels"))
+
+
+def annotations(obj: dict) -> dict:
+    return as_dict(meta(obj).get("annotations"))
+
+
+def api_group(obj: dict) -> str:
+    """``batch.volcano.sh`` for ``batch.volcano.sh/v1alpha1``; ``""`` for the core group."""
+    api_version = str(obj.get("apiVersion", ""))
+    return api_version.rpartition("/")[0]
+
+
+def is_kind(obj: dict, kind: str, group: str | None = None) -> bool:
+    """Same kind, and (when given) the same API group: Volcano's Job is not batch/v1's Job."""
+    return obj.get("kind") == kind and (group is None or api_group(obj) == group)
 
 
 def pod_templates(obj: dict) -> Iterator[tuple[str, dict]]:

@@ -1,25 +1,159 @@
-"""Violation reports: text for people, JSON for tools."""
+"""Reports of a policy run: text for people, JSON for tools, SARIF 2.1.0 for code scanning and
+JUnit XML for CI dashboards. ``trainstack check`` and ``trainstack preview`` share them.
+
+Each format takes ``{stack: (violations, number of objects checked)}``; violations include notes
+(level ``note``: what a rule could not check), which never fail a run.
+"""
 from __future__ import annotations
 
+import hashlib
 import json
+import urllib.parse
+import xml.etree.ElementTree as ET
+from pathlib import Path
 
-from .framework import Violation
+from .framework import ADVISORY, MANDATORY, NOTE, Violation
+from .rules import RULES
 from .runner import summary
 
+Results = dict[str, tuple[list[Violation], int]]
+TOOL = "trainstack"
+DOCS = "docs/policies.md"
+VERSION = "0.1.0"
 
-def text(results: dict[str, tuple[list[Violation], int]]) -> str:
+
+def text(results: Results) -> str:
     lines = []
     for name, (violations, count) in results.items():
         for v in violations:
-            lines.append(f"{v.level.upper():9} {v.rule}: {v.message}")
+            source = f" [{v.source}]" if v.source else ""
+            lines.append(f"{v.level.upper():9} {v.rule}: {v.message}{source}")
         lines.append(summary(name, violations, count))
     return "\n".join(lines) + "\n"
 
 
-def as_json(results: dict[str, tuple[list[Violation], int]]) -> str:
-    doc = {"stacks": {name: {"objects": count, "violations": [v.as_dict() for v in violations]}
+def as_json(results: Results) -> str:
+    doc = {"stacks": {name: {"objects": count,
+                             "mandatory": sum(v.level == MANDATORY for v in violations),
+                             "advisory": sum(v.level == ADVISORY for v in violations),
+                             "violations": [v.as_dict() for v in violations if v.level != NOTE],
+                             "notChecked": [v.as_dict() for v in violations if v.level == NOTE]}
                       for name, (violations, count) in results.items()}}
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"
 
 
-FORMATS = {"text": text, "json": as_json}
+# --- SARIF 2.1.0 ------------------------------------------------------------------------------
+
+SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+_SARIF_LEVEL = {MANDATORY: "error", ADVISORY: "warning", NOTE: "note"}
+_SECURITY_SEVERITY = {"low": "3.0", "medium": "5.5", "high": "8.0", "critical": "9.5"}
+
+
+def _uri(source: str) -> str:
+    path = Path(source)
+    if path.is_absolute():
+        return path.as_uri()
+    return urllib.parse.quote(path.as_posix(), safe="/")
+
+
+def sarif_rules() -> list[dict]:
+    out = []
+    for rule in RULES:
+        help_text = f"{rule.description}\n\nWhy: {rule.why}\n\nFix: {rule.fix}\n\nSee {DOCS}#{rule.id}."
+        help_md = (f"{rule.description}\n\n**Why.** {rule.why}\n\n**Fix.** {rule.fix}\n\n"
+                   f"See [{DOCS}]({DOCS}#{rule.id}).")
+        out.append({
+            "id": rule.id,
+            "name": "".join(part.capitalize() for part in rule.id.split("-")),
+            "shortDescription": {"text": rule.description},
+            "fullDescription": {"text": rule.why},
+            "help": {"text": help_text, "markdown": help_md},
+            "defaultConfiguration": {"level": _SARIF_LEVEL[rule.enforcement]},
+            "properties": {"tags": ["kubernetes", "trainstack", rule.enforcement],
+                           "security-severity": _SECURITY_SEVERITY.get(rule.severity, "5.0"),
+                           "problem.severity": "error" if rule.enforcement == MANDATORY else "warning"},
+        })
+    return out
+
+
+def _fingerprint(v: Violation) -> str:
+    return hashlib.sha256(f"{v.rule}\0{v.resource}\0{v.path}".encode()).hexdigest()[:32]
+
+
+def _sarif_result(v: Violation, index: dict[str, int]) -> dict:
+    kind, _, rest = v.resource.partition("/")
+    logical = {"name": rest.rsplit("/", 1)[-1] if rest else v.resource,
+               "fullyQualifiedName": f"{v.resource}:{v.path}" if v.path else v.resource,
+               "kind": "resource", "decoratedName": kind}
+    location: dict = {"logicalLocations": [logical]}
+    if v.source:
+        location["physicalLocation"] = {"artifactLocation": {"uri": _uri(v.source)}}
+    result = {"ruleId": v.rule, "level": _SARIF_LEVEL[v.level], "message": {"text": v.message},
+              "locations": [location], "partialFingerprints": {"trainstackViolation/v1": _fingerprint(v)},
+              "properties": {"resource": v.resource, "path": v.path, "enforcementLevel": v.level,
+                             "severity": v.severity}}
+    if v.rule in index:
+        result["ruleIndex"] = index[v.rule]
+    return result
+
+
+def as_sarif(results: Results) -> str:
+    rules = sarif_rules()
+    index = {r["id"]: i for i, r in enumerate(rules)}
+    runs = []
+    for name, (violations, count) in results.items():
+        notes = [{"level": "note", "message": {"text": v.message},
+                  "descriptor": {"id": "not-checked"},
+                  **({"associatedRule": {"id": v.rule, "index": index[v.rule]}} if v.rule in index else {})}
+                 for v in violations if v.level == NOTE]
+        runs.append({
+            "tool": {"driver": {"name": TOOL, "version": VERSION, "semanticVersion": VERSION, "rules": rules}},
+            "automationDetails": {"id": f"{TOOL}/{name}/"},
+            "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": notes}],
+            "results": [_sarif_result(v, index) for v in violations if v.level != NOTE],
+            "properties": {"stack": name, "objects": count},
+        })
+    doc = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": runs}
+    return json.dumps(doc, indent=2) + "\n"
+
+
+# --- JUnit XML --------------------------------------------------------------------------------
+
+def as_junit(results: Results) -> str:
+    """One testsuite per stack, one testcase per rule, one <failure> per violation; notes go to the
+    testcase's system-out."""
+    root = ET.Element("testsuites", name="trainstack policies")
+    total = failed = 0
+    for name, (violations, count) in results.items():
+        suite = ET.SubElement(root, "testsuite", name=name)
+        props = ET.SubElement(suite, "properties")
+        ET.SubElement(props, "property", name="objects", value=str(count))
+        suite_failed = 0
+        for rule in RULES:
+            case = ET.SubElement(suite, "testcase", classname=f"{TOOL}.{name}", name=rule.id)
+            mine = [v for v in violations if v.rule == rule.id]
+            for v in mine:
+                if v.level == NOTE:
+                    continue
+                where = f"{v.resource} at {v.path}" if v.path else v.resource
+                failure = ET.SubElement(case, "failure", type=v.level, message=f"{v.level}: {where}")
+                failure.text = v.message + (f"\nsource: {v.source}" if v.source else "")
+            if any(v.level != NOTE for v in mine):
+                suite_failed += 1
+            notes = [v.message for v in mine if v.level == NOTE]
+            if notes:
+                ET.SubElement(case, "system-out").text = "\n".join(f"not checked: {n}" for n in notes)
+        suite.set("tests", str(len(RULES)))
+        suite.set("failures", str(suite_failed))
+        suite.set("errors", "0")
+        suite.set("skipped", "0")
+        total += len(RULES)
+        failed += suite_failed
+    root.set("tests", str(total))
+    root.set("failures", str(failed))
+    root.set("errors", "0")
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+FORMATS = {"text": text, "json": as_json, "sarif": as_sarif, "junit": as_junit}

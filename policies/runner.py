@@ -8,10 +8,11 @@ from typing import Iterable
 
 import jsonschema
 
-from modules.core.bundle import Bundle, ChartRelease
+from modules.core.bundle import Bundle, ChartRelease, Resource
 from modules.core.errors import ConfigError, show
 
-from .framework import ADVISORY, DISABLED, LEVELS, MANDATORY, CheckContext, Rule, Violation, resource_id
+from .framework import (ADVISORY, DISABLED, LEVELS, MANDATORY, NOTE, CheckContext, Finding, NotChecked, Rule,
+                        Violation, resource_id)
 from .rules import RULES
 
 POLICY_DIR = Path(__file__).resolve().parent
@@ -26,8 +27,10 @@ def release_object(release: ChartRelease) -> dict:
 
 
 def bundle_objects(bundle: Bundle) -> list[dict]:
-    """Every object of a bundle in order, chart releases included."""
-    return [release_object(i) if isinstance(i, ChartRelease) else i.obj for i in bundle.items]
+    """Every object of a bundle in order, chart releases included. Kustomize overlays are left out:
+    their objects come from a pinned remote base that is only built at apply time."""
+    return [release_object(i) if isinstance(i, ChartRelease) else i.obj
+            for i in bundle.items if isinstance(i, (ChartRelease, Resource))]
 
 
 @dataclass
@@ -41,7 +44,12 @@ class Settings:
         return self.levels.get(rule.id, rule.enforcement)
 
     def config(self, rule: Rule) -> dict:
-        return {**rule.config_defaults, **self.configs.get(rule.id, {})}
+        return {**schema_defaults(rule), **self.configs.get(rule.id, {})}
+
+
+def schema_defaults(rule: Rule) -> dict:
+    """A rule's settings before any file: its config schema's defaults, then its own defaults."""
+    return {**{k: v["default"] for k, v in rule.config_schema.items() if "default" in v}, **rule.config_defaults}
 
 
 def config_path(stack: str) -> Path:
@@ -98,24 +106,49 @@ def load_settings(stack: str) -> Settings:
     return parse_settings(data, shown)
 
 
+STACK = "stack"   # the resource named by a finding that concerns the whole stack
+
+
+def evaluate(rule: Rule, objects: list[dict], ctx: CheckContext, context: list[dict] = ()
+             ) -> list[tuple[dict | None, Finding | NotChecked]]:
+    """Run one rule. ``objects`` are judged; ``context`` objects (e.g. the stack's bundle when the
+    pack checks a user's manifests) are only consulted, and findings on them are dropped.
+    Returns ``(object or None, finding or note)`` in the order the rule produced them."""
+    every = list(objects) + [o for o in context]
+    rctx = replace(ctx, manifests=every)
+    out: list[tuple[dict | None, Finding | NotChecked]] = []
+    if rule.is_stack_rule:
+        judged = {id(o) for o in objects}
+        for item in rule.check_stack(list(objects), rctx):
+            if item.obj is None or id(item.obj) in judged:
+                out.append((item.obj, item))
+    else:
+        for obj in objects:
+            if rule.applies_to(obj):
+                out.extend((obj, item) for item in rule.check(obj, rctx))
+    return out
+
+
+def to_violation(rule: Rule, level: str, obj: dict | None, item: Finding | NotChecked,
+                 source: str | None = None) -> Violation:
+    note = isinstance(item, NotChecked)
+    return Violation(rule=rule.id, level=NOTE if note else level, severity=rule.severity,
+                     resource=resource_id(obj) if obj else STACK, path=item.path,
+                     message=item.reason if note else item.message, source=source)
+
+
 def run_rules(objects: list[dict], ctx: CheckContext, settings: Settings, rules: Iterable[Rule] = RULES,
-              sources: dict[int, str] | None = None) -> list[Violation]:
-    """Every violation, in rule order then object order."""
+              sources: dict[int, str] | None = None, context: list[dict] = ()) -> list[Violation]:
+    """Every violation (and note), in rule order then object order."""
     sources = sources or {}
-    ctx = replace(ctx, manifests=objects)
     out: list[Violation] = []
     for rule in rules:
         level = settings.level(rule)
         if level == DISABLED:
             continue
         rctx = replace(ctx, config=settings.config(rule))
-        if rule.is_stack_rule:
-            findings = [(f.obj or {}, f) for f in rule.check_stack(objects, rctx)]
-        else:
-            findings = [(obj, f) for obj in objects if rule.applies_to(obj) for f in rule.check(obj, rctx)]
-        for obj, finding in findings:
-            out.append(Violation(rule=rule.id, level=level, severity=rule.severity, resource=resource_id(obj),
-                                 path=finding.path, message=finding.message, source=sources.get(id(obj))))
+        for obj, item in evaluate(rule, objects, rctx, context):
+            out.append(to_violation(rule, level, obj, item, sources.get(id(obj)) if obj is not None else None))
     return out
 
 
@@ -126,4 +159,6 @@ def has_mandatory(violations: Iterable[Violation]) -> bool:
 def summary(name: str, violations: list[Violation], objects: int) -> str:
     mandatory = sum(v.level == MANDATORY for v in violations)
     advisory = sum(v.level == ADVISORY for v in violations)
-    return f"{name}: {mandatory} mandatory, {advisory} advisory violation(s) in {objects} object(s)"
+    notes = sum(v.level == NOTE for v in violations)
+    tail = f", {notes} not checked" if notes else ""
+    return f"{name}: {mandatory} mandatory, {advisory} advisory violation(s) in {objects} object(s){tail}"

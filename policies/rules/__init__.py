@@ -1,10 +1,20 @@
-"""Every rule of the pack, in the order reports list them."""
+"""Every rule of the pack, in the order reports and docs list them (mandatory first, as in the issue)."""
 from __future__ import annotations
 
 from ..framework import Rule
-from . import nccl, storage
+from . import autoscaling, hypernodes, nccl, requests, scheduler, security, storage, topology
 
-RULES: tuple[Rule, ...] = (
-    *storage.RULES,
-    *nccl.RULES,
+ORDER = (
+    "requests-required", "topology-tier-exists", "topology-satisfiable", "scheduler-plugin-enabled",
+    "scheduler-args-typed", "topology-source-exclusive", "hypernode-tree-valid", "nccl-env-valid",
+    "scheduler-name-volcano", "shared-claims-rwx-retained", "hpa-target-scalable", "image-pinned",
+    "host-network-opt-in", "no-secrets-in-configmaps", "rbac-no-wildcards",
+    "nccl-debug-production", "nccl-algo-override",
 )
+
+_ALL = {r.id: r for module in (requests, topology, scheduler, hypernodes, nccl, storage, autoscaling, security)
+        for r in module.RULES}
+assert set(_ALL) == set(ORDER), sorted(set(_ALL) ^ set(ORDER))
+
+RULES: tuple[Rule, ...] = tuple(_ALL[rule_id] for rule_id in ORDER)
+BY_ID: dict[str, Rule] = {r.id: r for r in RULES}

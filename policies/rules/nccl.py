@@ -1,52 +1,142 @@
-"""NCCL variables must be real NCCL settings with valid values."""
+"""NCCL variables must be real NCCL settings with valid values, and sane for production."""
 from __future__ import annotations
 
 from typing import Iterator
 
 from modules.nccl import variables
 
-from ..framework import MANDATORY, CheckContext, Finding, Rule, containers, pod_templates, where
+from ..framework import (ADVISORY, MANDATORY, CheckContext, Finding, Rule, as_dict, as_list, containers, labels,
+                         pod_templates, where)
+
+PROFILE_LABEL = "trainstack.io/nccl-profile"
 
 
-def _env_of_container(container: dict) -> dict[str, str]:
-    out = {}
-    for item in container.get("env") or []:
+def _env_of(items: object) -> dict[str, object]:
+    """Literal values of a container-style env list (valueFrom entries are not ours to judge)."""
+    out: dict[str, object] = {}
+    for item in as_list(items):
         if isinstance(item, dict) and "name" in item and "value" in item:
             out[str(item["name"])] = item["value"]
     return out
 
 
-def _nccl_env_valid(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
+def nccl_environments(obj: dict) -> Iterator[tuple[str, dict[str, object], bool]]:
+    """``(path, variables, is_configmap)`` for every place an object sets NCCL variables: NCCL
+    ConfigMaps, container env in every pod template, a TrainJob's trainer.env and runtimePatches."""
     if obj.get("kind") == "ConfigMap":
-        data = obj.get("data") or {}
-        if not isinstance(data, dict):
-            return
-        looks_nccl = any(str(k).startswith("NCCL_") or k in variables.NOT_SETTINGS for k in data)
-        if not looks_nccl:
-            return
-        for name, problem in variables.problems(data):
-            yield Finding(f"data.{name}", f"{where(obj, f'data.{name}')}: {problem}. NCCL ignores or rejects the value "
-                          "at run time without failing the pod; fix the value or remove the key.")
+        data = as_dict(obj.get("data"))
+        if PROFILE_LABEL in labels(obj) or any(str(k).startswith("NCCL_") or k in variables.NOT_SETTINGS for k in data):
+            yield "data", data, True
         return
     for template_path, template in pod_templates(obj):
         for path, container in containers(template, template_path):
-            env = _env_of_container(container)
-            for name, problem in variables.problems(env):
-                yield Finding(f"{path}.env.{name}", f"{where(obj, f'{path}.env')}: {problem}. Fix the value or "
-                              "remove the variable.")
+            yield f"{path}.env", _env_of(container.get("env")), False
     if obj.get("kind") == "TrainJob":
-        trainer = (obj.get("spec") or {}).get("trainer") or {}
-        env = _env_of_container(trainer if isinstance(trainer, dict) else {})
+        spec = as_dict(obj.get("spec"))
+        yield "spec.trainer.env", _env_of(as_dict(spec.get("trainer")).get("env")), False
+        for p, patch in enumerate(as_list(spec.get("runtimePatches"))):
+            jobs = as_list(as_dict(as_dict(as_dict(as_dict(patch).get("trainingRuntimeSpec")).get("template"))
+                                   .get("spec")).get("replicatedJobs"))
+            for j, rj in enumerate(jobs):
+                pod = as_dict(as_dict(as_dict(as_dict(as_dict(rj).get("template")).get("spec")).get("template"))
+                              .get("spec"))
+                for c, container in enumerate(as_list(pod.get("containers"))):
+                    path = (f"spec.runtimePatches[{p}].trainingRuntimeSpec.template.spec.replicatedJobs[{j}]"
+                            f".template.spec.template.spec.containers[{c}].env")
+                    yield path, _env_of(as_dict(container).get("env")), False
+
+
+def _at(path: str, name: str, configmap: bool) -> str:
+    return f"{path}.{name}" if configmap else f"{path}[{name}]"
+
+
+def _nccl_env_valid(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
+    for path, env, configmap in nccl_environments(obj):
         for name, problem in variables.problems(env):
-            yield Finding(f"spec.trainer.env.{name}", f"{where(obj, 'spec.trainer.env')}: {problem}.")
+            at = _at(path, name, configmap)
+            yield Finding(at, f"{where(obj, at)}: {problem}. NCCL ignores or replaces such a value at run time "
+                          "without failing the job (NCCL_NTHREADS=4 silently becomes 512), so the setting only hides "
+                          "a mistake. Fix the value or remove the variable (see reference/nccl.md; trainstack:nccl "
+                          "renders valid profiles).")
+
+
+def _nccl_debug_production(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
+    if not ctx.production:
+        return
+    flagged = {str(level).upper() for level in ctx.config.get("levels") or ("INFO", "TRACE")}
+    for path, env, configmap in nccl_environments(obj):
+        value = env.get("NCCL_DEBUG")
+        if value is not None and str(value).strip().upper() in flagged:
+            at = _at(path, "NCCL_DEBUG", configmap)
+            yield Finding(at, f"{where(obj, at)}: NCCL_DEBUG={value} in a production stack: every rank logs its "
+                          "topology detection, every connection and (with TRACE) every call, which floods logs "
+                          "at thousands of ranks and slows start-up. Use WARN in production (trainstack:nccl.debug) "
+                          "and raise it only while debugging one job.")
+
+
+def _forces_tree_for_all(value: str) -> bool:
+    """NCCL_ALGO that leaves Tree (or only tree-like algorithms) for every collective."""
+    for part in value.split(";"):
+        func, sep, body = part.rpartition(":")
+        if sep:
+            continue   # per-function forms only affect the named collective
+        names = {t.strip().lower() for t in body.split(",") if t.strip()}
+        if not body.strip().startswith("^") and names and names <= {"tree", "collnetchain", "nvlstree"}:
+            return True
+    return False
+
+
+def _nccl_algo_override(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
+    if ctx.config.get("productionOnly") and not ctx.production:
+        return
+    for path, env, configmap in nccl_environments(obj):
+        for name in ("NCCL_ALGO", "NCCL_PROTO"):
+            if name not in env:
+                continue
+            value = str(env[name])
+            at = _at(path, name, configmap)
+            tree = name == "NCCL_ALGO" and _forces_tree_for_all(value)
+            specific = ("With Tree forced, AllGather and ReduceScatter (the tensor- and sequence-parallel "
+                        "collectives) find no algorithm and fail with \"No algorithm/protocol available\" "
+                        "(ncclInvalidUsage): they only run on Ring, PAT, NVLS or CollnetDirect. ") if tree else ""
+            yield Finding(at, f"{where(obj, at)}: {name}={value} forces NCCL's "
+                          f"{'algorithm' if name == 'NCCL_ALGO' else 'protocol'} "
+                          f"{'for the named collectives' if ':' in value else 'for every collective'}, a debugging "
+                          f"setting NVIDIA says not to use in production. {specific}Forcing Tree or LL also disables "
+                          "NVLS on NVSwitch nodes and caps bandwidth far below NVLink. Remove it and let NCCL tune, "
+                          "or restrict it to one collective (e.g. allreduce:ring) while debugging.")
 
 
 RULES = (
     Rule(
         id="nccl-env-valid",
-        description="NCCL variables in ConfigMaps and pod environments are real NCCL settings with values NCCL accepts.",
+        description="NCCL variables in ConfigMaps, pod environments and TrainJobs are real NCCL settings with values "
+                    "NCCL accepts.",
         why="NCCL silently ignores unknown variables and falls back on invalid values (NCCL_NTHREADS=4 logs at INFO "
             "and uses 512), and names like nrings, crossNic or socketTimeout are not settings at all.",
         fix="Use the variable names and ranges listed in reference/nccl.md, or set them through trainstack:nccl.",
         severity="high", enforcement=MANDATORY, check=_nccl_env_valid),
+    Rule(
+        id="nccl-debug-production",
+        description="NCCL_DEBUG is not INFO or TRACE in a production stack (trainstack:environment prod).",
+        why="At INFO every rank logs topology detection and every connection, at TRACE every call; at thousands "
+            "of ranks that floods the logging pipeline and slows communicator start-up.",
+        fix="Set trainstack:nccl.debug to WARN for production and raise it per job while debugging.",
+        severity="low", enforcement=ADVISORY, check=_nccl_debug_production,
+        config_schema={"levels": {
+            "type": "array", "items": {"type": "string", "enum": ["VERSION", "WARN", "INFO", "TRACE"]},
+            "default": ["INFO", "TRACE"], "description": "NCCL_DEBUG levels flagged in production."}},
+        config_defaults={"levels": ["INFO", "TRACE"]}),
+    Rule(
+        id="nccl-algo-override",
+        description="NCCL_ALGO and NCCL_PROTO are not forced.",
+        why="Forced algorithms are debugging settings: with Tree forced, AllGather and ReduceScatter find no "
+            "algorithm and fail with ncclInvalidUsage (they support only PAT, Ring, NVLS and CollnetDirect), "
+            "Tree/LL caps bandwidth far below NVLink, and it disables NVLS on NVSwitch nodes.",
+        fix="Remove NCCL_ALGO/NCCL_PROTO, or restrict the override to one collective (allreduce:ring) while "
+            "debugging.",
+        severity="medium", enforcement=ADVISORY, check=_nccl_algo_override,
+        config_schema={"productionOnly": {
+            "type": "boolean", "default": False, "description": "Flag the override only in production stacks."}},
+        config_defaults={"productionOnly": False}),
 )

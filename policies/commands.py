@@ -1,0 +1,93 @@
+"""`trainstack preview`: the Pulumi program under mocks, checked by the real policy pack over gRPC.
+
+What `pulumi preview --policy-pack policies --policy-pack-config policies/config.<stack>.json`
+does, without the Pulumi CLI, a backend, cloud credentials or a cluster: the program registers its
+resources with a mock monitor, and every registration goes to the pack started as the engine
+starts it. Reports and exit codes are those of `trainstack check`.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from modules.core.commands import add_stack_args, load_manifests, stacks_from
+from modules.core.config import Project, load_stack, pulumi_config_map
+from modules.core.errors import ConfigError
+
+from .framework import Violation
+from .runner import config_path, has_mandatory
+
+EXIT_PACK_FAILED = 3
+
+
+def program_resources(project: Project, stack_name: str, config: dict[str, str]):
+    """The program's registrations as the engine would describe them to an analyzer."""
+    from modules.core.mocks import run_program
+
+    from .driver import Resource, stack_urn
+
+    root = stack_urn(stack_name, project.name)
+    out = [Resource(type="pulumi:pulumi:Stack", name=f"{project.name}-{stack_name}", urn=root, properties={},
+                    custom=False)]
+    by_urn: dict[str, Resource] = {}
+    for reg in run_program(project.root, stack_name, config):
+        resource = Resource(type=reg.type, name=reg.name, urn=reg.urn, properties=reg.inputs, custom=reg.custom,
+                            parent=reg.parent or root, dependencies=list(reg.dependencies),
+                            provider=by_urn.get(reg.provider))
+        by_urn[reg.urn] = resource
+        out.append(resource)
+    return out
+
+
+def preview_stack(project: Project, stack_name: str, user: list[dict] = (),
+                  sources: dict[int, str] | None = None) -> tuple[list[Violation], int]:
+    from modules.core.render import render
+
+    from .driver import Pack, analyze, manifest_resources, stack_urn
+    from .pack import PACK_DIR
+
+    stack = load_stack(project, stack_name)
+    render(stack)                      # a broken stack is a ConfigError (exit 2), not a failed program
+    config = pulumi_config_map(stack)
+    resources = program_resources(project, stack_name, config)
+    resources += manifest_resources(list(user), stack_name, project.name, stack_urn(stack_name, project.name),
+                                    sources, taken=[r.urn for r in resources])
+    path = config_path(stack_name)
+    data, shown = None, f"policies/{path.name}"
+    if path.is_file():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ConfigError(shown, f"line {exc.lineno}, column {exc.colno}", f"invalid JSON: {exc.msg}") from None
+    root = None if project.root == PACK_DIR.parent else project.root
+    with Pack(stack_name, project.name, config, project_root=root) as pack:
+        outcome = analyze(pack, resources, data, shown)
+    return outcome.violations, outcome.objects
+
+
+def cmd_preview(args: argparse.Namespace, project: Project) -> int:
+    from .driver import PackError
+    from .report import FORMATS
+
+    user, sources = load_manifests(args.manifests or [])
+    results = {}
+    for name in stacks_from(args, project):
+        try:
+            results[name] = preview_stack(project, name, user, sources)
+        except PackError as err:
+            print(f"error: {name}: {err}", file=sys.stderr)
+            return EXIT_PACK_FAILED
+    sys.stdout.write(FORMATS[args.format](results))
+    return 1 if any(has_mandatory(v) for v, _ in results.values()) else 0
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    from .report import FORMATS
+
+    p = sub.add_parser("preview", parents=[common],
+                       help="run the Pulumi program under mocks and check it with the real policy pack over gRPC")
+    add_stack_args(p)
+    p.add_argument("--manifests", nargs="+", metavar="PATH", help="also send these YAML files or folders to the pack")
+    p.add_argument("--format", default="text", choices=sorted(FORMATS), help="report format")
+    p.set_defaults(run=cmd_preview)

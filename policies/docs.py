@@ -1,0 +1,127 @@
+"""Generate docs/policies.md from the rules: ``python -m policies.docs`` writes it, ``--check``
+exits 1 when it is stale (the test suite runs the check)."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from .framework import MANDATORY, Rule
+from .pack import PACK_NAME
+from .rules import RULES
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "policies.md"
+
+INTRO = """\
+# Policies
+
+<!-- Generated from policies/rules/ by `python -m policies.docs`; edit the rules, not this file. -->
+
+trainstack's policy pack checks what generic Kubernetes linters cannot see: the pod templates inside
+PyTorchJobs, TrainJobs (merged with their runtime), (Cluster)TrainingRuntimes and Volcano Jobs; Volcano's
+network-topology constraints against the stack's fabric; the scheduler configuration; NCCL settings.
+Rules are pure functions over manifests (`policies/rules/`), and one rule set runs three ways:
+
+| runner | command | sees |
+|---|---|---|
+| in-process | `trainstack check STACK\\|--all [--manifests PATH ...] [--format text\\|json\\|sarif\\|junit]` | the rendered bundle plus your manifests |
+| CrossGuard pack | `pulumi preview -s STACK --policy-pack policies --policy-pack-config policies/config.STACK.json` | what the program registers |
+| pack without the CLI | `trainstack preview STACK\\|--all [--manifests PATH ...] [--format ...]` | the program under mocks, sent to the real pack over gRPC |
+
+All three report the same violations. Exit codes: `0` no mandatory violation, `1` at least one
+mandatory violation, `2` a configuration error (stack file, manifest or policy config), `3` (preview)
+the pack could not be started.
+
+**Checking your own jobs against a stack.** `trainstack check prod --manifests my-trainjob.yaml`
+checks your objects together with the prod bundle: a TrainJob's `runtimeRef` resolves against the
+stack's ClusterTrainingRuntimes, tiers and capacity come from the prod fabric, and the scheduler
+configuration of the stack's Volcano release counts for `scheduler-plugin-enabled`. The pack does the
+same: it rebuilds the stack from the engine's environment (`PULUMI_STACK`, `PULUMI_CONFIG`) and
+consults the rendered bundle while judging the resources it is sent.
+
+**Messages** say what is wrong, where (`Kind/namespace/name at field.path`) and how to fix it. A rule
+that cannot check something says so as a note (`not checked`; the pack reports it as "not
+applicable"): for example capacity on a label-defined fabric, whose nodes only Volcano's discoverer
+knows.
+
+**Reports.** `--format sarif` writes SARIF 2.1.0 (one run per stack, `automationDetails.id`
+`trainstack/<stack>/`, rules with help text, results with the source file of user manifests and a
+logical location `Kind/namespace/name:path`); upload it with `github/codeql-action/upload-sarif`.
+`--format junit` writes one testsuite per stack, one testcase per rule and one `<failure>` per
+violation (`type` is the level).
+
+## Per-stack configuration
+
+`policies/config.<stack>.json` uses Pulumi's policy-pack-config format: keys are policy names or
+`all`; a value is a level (`mandatory`, `advisory`, `disabled`) or an object with `enforcementLevel`
+and the rule's settings. Settings are validated against each rule's schema (below) by `trainstack
+check`, by `trainstack preview` and by the Pulumi engine.
+
+```json
+{"all": "mandatory", "nccl-debug-production": {"enforcementLevel": "advisory", "levels": ["INFO", "TRACE"]}}
+```
+
+## The pack and its virtual environment
+
+`policies/` is a Python CrossGuard pack (`PulumiPolicy.yaml`, `__main__.py`, `requirements.txt`).
+`runtime.options.virtualenv` is `../.venv`, the project's own environment (relative to the pack
+folder): `make setup` creates it with pulumi, pulumi-policy and trainstack installed, and Pulumi never
+creates a pack's virtualenv itself, so run `make setup` before `pulumi preview --policy-pack policies`.
+The pack imports the rules from the project (the pack folder's parent); set `TRAINSTACK_PROJECT_DIR`
+to point it at another checkout.
+"""
+
+
+def _settings(rule: Rule) -> list[str]:
+    if not rule.config_schema:
+        return ["No settings."]
+    lines = ["| setting | type | default | description |", "|---|---|---|---|"]
+    for name, schema in rule.config_schema.items():
+        kind = schema.get("type", "any")
+        if kind == "array" and isinstance(schema.get("items"), dict):
+            inner = schema["items"]
+            kind = "list of " + (" \\| ".join(f"`{v}`" for v in inner["enum"]) if "enum" in inner
+                                 else inner.get("type", "any"))
+        default = rule.config_defaults.get(name, schema.get("default"))
+        shown = f"`{json.dumps(default)}`" if default is not None or "default" in schema else "—"
+        description = " ".join(str(schema.get("description", "")).split()).replace("|", "\\|")
+        lines.append(f"| `{name}` | {kind} | {shown} | {description} |")
+    return lines
+
+
+def render() -> str:
+    out = [INTRO, "## Rules", "",
+           "| id | default level | severity | checks | what it catches |", "|---|---|---|---|---|"]
+    for rule in RULES:
+        scope = "the whole stack" if rule.is_stack_rule else "each object"
+        description = rule.description.replace("|", "\\|")
+        out.append(f"| [`{rule.id}`](#{rule.id}) | {rule.enforcement} | {rule.severity} | {scope} | {description} |")
+    for rule in RULES:
+        kind = "StackValidationPolicy" if rule.is_stack_rule else "ResourceValidationPolicy"
+        level = "**mandatory**" if rule.enforcement == MANDATORY else rule.enforcement
+        out += ["", f"### {rule.id}", "",
+                f"Default level {level}; severity {rule.severity}; in the pack `{PACK_NAME}` a {kind}.", "",
+                f"**What it catches.** {rule.description}", "",
+                f"**Why.** {rule.why}", "",
+                f"**How to fix.** {rule.fix}", "",
+                "**Settings.**", "", *_settings(rule)]
+    return "\n".join(out) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    text = render()
+    if "--check" in argv:
+        current = DOC.read_text(encoding="utf-8") if DOC.is_file() else ""
+        if current != text:
+            print(f"{DOC} is stale; run `python -m policies.docs`", file=sys.stderr)
+            return 1
+        return 0
+    DOC.parent.mkdir(parents=True, exist_ok=True)
+    DOC.write_text(text, encoding="utf-8")
+    print(f"wrote {DOC}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,326 @@
+"""Drive the real policy pack over the Analyzer gRPC protocol, as the Pulumi engine does
+(reference/pulumi.md §2.2-2.3): start it as a subprocess, read its port from stdout,
+ConfigureStack, GetAnalyzerInfo, Configure with every policy's level, Remediate + Analyze each
+custom resource, AnalyzeStack once with all of them. Used by ``trainstack preview`` and the tests.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import grpc
+import jsonschema
+from google.protobuf import empty_pb2, json_format, struct_pb2
+from pulumi.runtime.proto import analyzer_pb2 as apb
+from pulumi.runtime.proto import analyzer_pb2_grpc
+
+from modules.core.errors import ConfigError, show
+
+from .framework import ADVISORY, DISABLED, LEVELS, MANDATORY, NOTE, Violation, resource_id
+from .pack import NOTE_SEPARATOR, PACK_DIR, PROJECT_ENV, manifest
+from .rules import RULES
+
+_LEVEL = {apb.ADVISORY: ADVISORY, apb.MANDATORY: MANDATORY, apb.DISABLED: DISABLED, apb.REMEDIATE: MANDATORY}
+_TO_ENUM = {ADVISORY: apb.ADVISORY, MANDATORY: apb.MANDATORY, DISABLED: apb.DISABLED, "remediate": apb.REMEDIATE}
+_SEVERITY = {apb.POLICY_SEVERITY_LOW: "low", apb.POLICY_SEVERITY_MEDIUM: "medium", apb.POLICY_SEVERITY_HIGH: "high",
+             apb.POLICY_SEVERITY_CRITICAL: "critical"}
+_MAX_MESSAGE = 400 * 1024 * 1024
+
+
+class PackError(Exception):
+    """The pack could not be started or answered badly (not a user mistake)."""
+
+
+@dataclass
+class Resource:
+    """One resource as the engine describes it to analyzers."""
+
+    type: str
+    name: str
+    urn: str
+    properties: dict
+    custom: bool = True
+    parent: str = ""
+    dependencies: list[str] = field(default_factory=list)
+    provider: "Resource | None" = None
+    source: str | None = None     # the user's file, for reports
+
+    def struct(self) -> struct_pb2.Struct:
+        out = struct_pb2.Struct()
+        out.update(json.loads(json.dumps(self.properties, default=str)))
+        return out
+
+    def provider_message(self) -> apb.AnalyzerProviderResource | None:
+        if self.provider is None:
+            return None
+        return apb.AnalyzerProviderResource(type=self.provider.type, name=self.provider.name,
+                                            urn=self.provider.urn, properties=self.provider.struct())
+
+
+def urn(stack: str, project: str, type_: str, name: str) -> str:
+    return f"urn:pulumi:{stack}::{project}::{type_}::{name}"
+
+
+class Pack:
+    """A running pack process and a stub to talk to it. Always ``close()`` it (or use ``with``)."""
+
+    def __init__(self, stack: str, project: str, config: dict[str, str], pack_dir: Path = PACK_DIR,
+                 project_root: Path | None = None, organization: str = "organization", dry_run: bool = True,
+                 python: str = sys.executable, timeout: float = 60):
+        self.stack, self.project, self.organization, self.dry_run = stack, project, organization, dry_run
+        self.config = dict(config)
+        env = dict(os.environ, PULUMI_PROJECT=project, PULUMI_STACK=stack, PULUMI_ORGANIZATION=organization,
+                   PULUMI_DRY_RUN="true" if dry_run else "false", PULUMI_CONFIG=json.dumps(self.config))
+        env.pop("PULUMI_CONFIG_SECRET_KEYS", None)
+        if project_root is not None:
+            env[PROJECT_ENV] = str(Path(project_root).resolve())
+        self._stderr = tempfile.TemporaryFile(mode="w+b")
+        # The engine's address is never dialled by a Python pack; pass a placeholder as the engine does.
+        self.process = subprocess.Popen([python, "-u", "-m", "pulumi.policy", "127.0.0.1:0", str(pack_dir)],
+                                        cwd=str(pack_dir), env=env, stdout=subprocess.PIPE,
+                                        stderr=self._stderr, stdin=subprocess.DEVNULL)
+        self.channel = None
+        try:
+            port = self._read_port(timeout)
+            self.channel = grpc.insecure_channel(f"127.0.0.1:{port}", options=[
+                ("grpc.max_receive_message_length", _MAX_MESSAGE), ("grpc.max_send_message_length", _MAX_MESSAGE)])
+            grpc.channel_ready_future(self.channel).result(timeout=timeout)
+            self.stub = analyzer_pb2_grpc.AnalyzerStub(self.channel)
+        except BaseException:
+            self.close()
+            raise
+
+    def _read_port(self, timeout: float) -> int:
+        line: list[bytes] = []
+        reader = threading.Thread(target=lambda: line.append(self.process.stdout.readline()), daemon=True)
+        reader.start()
+        reader.join(timeout)
+        text = line[0].decode(errors="replace").strip() if line else ""
+        if not text.isdigit() or not 1 <= int(text) <= 65535:
+            what = "no port" if not text else f"an invalid port {text!r}"
+            raise PackError(f"the policy pack wrote {what} to stdout; its stderr ends with:\n{self.stderr()[-2000:]}")
+        return int(text)
+
+    def stderr(self) -> str:
+        self._stderr.seek(0)
+        return self._stderr.read().decode(errors="replace")
+
+    def close(self) -> None:
+        if self.channel is not None:
+            self.channel.close()
+            self.channel = None
+        if self.process.poll() is None:
+            self.process.terminate()     # the pack never exits by itself
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if self.process.stdout:
+            self.process.stdout.close()
+        self._stderr.close()
+
+    def __enter__(self) -> "Pack":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # --- the RPCs, in the engine's order ----------------------------------------------------
+    def configure_stack(self, stack: str | None = None, config: dict[str, str] | None = None) -> None:
+        if stack is not None:
+            self.stack = stack
+        if config is not None:
+            self.config = dict(config)
+        self.stub.ConfigureStack(apb.AnalyzerStackConfigureRequest(
+            stack=self.stack, project=self.project, organization=self.organization, dry_run=self.dry_run,
+            config=self.config))
+
+    def info(self) -> apb.AnalyzerInfo:
+        return self.stub.GetAnalyzerInfo(empty_pb2.Empty())
+
+    def configure(self, policy_config: dict[str, tuple[str, dict]]) -> None:
+        request = apb.ConfigureAnalyzerRequest()
+        for name, (level, properties) in policy_config.items():
+            config = apb.PolicyConfig(enforcementLevel=_TO_ENUM[level])
+            if properties:
+                config.properties.update(properties)
+            request.policyConfig[name].CopyFrom(config)
+        self.stub.Configure(request)
+
+    def _request(self, resource: Resource) -> apb.AnalyzeRequest:
+        request = apb.AnalyzeRequest(type=resource.type, name=resource.name, urn=resource.urn,
+                                     properties=resource.struct(),
+                                     options=apb.AnalyzerResourceOptions(parent=resource.parent))
+        provider = resource.provider_message()
+        if provider is not None:
+            request.provider.CopyFrom(provider)
+        return request
+
+    def analyze(self, resource: Resource) -> apb.AnalyzeResponse:
+        request = self._request(resource)
+        self.stub.Remediate(request)   # acts only on remediate-level policies; ours never are
+        return self.stub.Analyze(request)
+
+    def analyze_stack(self, resources: Iterable[Resource]) -> apb.AnalyzeResponse:
+        items = []
+        for r in resources:
+            item = apb.AnalyzerResource(type=r.type, name=r.name, urn=r.urn, properties=r.struct(), parent=r.parent,
+                                        dependencies=r.dependencies,
+                                        options=apb.AnalyzerResourceOptions(parent=r.parent))
+            provider = r.provider_message()
+            if provider is not None:
+                item.provider.CopyFrom(provider)
+            items.append(item)
+        return self.stub.AnalyzeStack(apb.AnalyzeStackRequest(resources=items))
+
+
+# --- policy configuration, reconciled as the engine does ---------------------------------------
+
+def policy_config(info: apb.AnalyzerInfo, data: Any = None, file: str = "policy config"
+                  ) -> dict[str, tuple[str, dict]]:
+    """Every policy's level and properties: pack defaults, then schema defaults, then the pack's
+    initialConfig, then the file (``all`` first, then per policy), validated against each schema."""
+    out: dict[str, tuple[str, dict]] = {}
+    schemas: dict[str, dict] = {}
+    for p in info.policies:
+        schema = json_format.MessageToDict(p.configSchema) if p.HasField("configSchema") else {}
+        props = schema.get("properties", {})
+        schemas[p.name] = {"type": "object", "properties": props, "required": schema.get("required", []),
+                           "additionalProperties": False}
+        out[p.name] = (_LEVEL.get(p.enforcementLevel, ADVISORY),
+                       {k: v["default"] for k, v in props.items() if isinstance(v, dict) and "default" in v})
+    for name, config in info.initialConfig.items():
+        if name in out:
+            level = _LEVEL.get(config.enforcementLevel, out[name][0]) if config.enforcementLevel else out[name][0]
+            out[name] = (level, {**out[name][1], **json_format.MessageToDict(config.properties)})
+    if data is not None:
+        if not isinstance(data, dict):
+            raise ConfigError(file, "(document)", f"expected a JSON object keyed by policy name, got {show(data)}")
+        if "all" in data:
+            if data["all"] not in LEVELS:
+                raise ConfigError(file, "all", f"expected one of {', '.join(LEVELS)}, got {show(data['all'])}")
+            out = {name: (data["all"], props) for name, (_, props) in out.items()}
+        for name, value in data.items():
+            if name == "all":
+                continue
+            if name not in out:
+                raise ConfigError(file, name, f"the pack has no policy {name!r}")
+            if isinstance(value, str):
+                value = {"enforcementLevel": value}
+            if not isinstance(value, dict):
+                raise ConfigError(file, name, f"expected a level or an object with enforcementLevel, got {show(value)}")
+            level = value.get("enforcementLevel", out[name][0])
+            if level not in LEVELS:
+                raise ConfigError(file, f"{name}.enforcementLevel", f"expected one of {', '.join(LEVELS)}, "
+                                  f"got {show(level)}")
+            out[name] = (level, {**out[name][1], **{k: v for k, v in value.items() if k != "enforcementLevel"}})
+    for name, (_, props) in out.items():
+        errors = sorted(jsonschema.Draft202012Validator(schemas[name]).iter_errors(props), key=lambda e: list(e.path))
+        if errors:
+            sub = ".".join(str(p) for p in errors[0].absolute_path)
+            raise ConfigError(file, f"{name}.{sub}" if sub else name, errors[0].message)
+    return out
+
+
+# --- diagnostics -> violations ------------------------------------------------------------------
+
+_AT = re.compile(r"^(?P<resource>\S+) at (?P<path>\S+?)(?=: | \()")
+
+
+def _message(description: str, message: str) -> str:
+    """The SDK prefixes every violation with the policy's description and a newline."""
+    prefix = description + "\n"
+    return message[len(prefix):] if message.startswith(prefix) else message
+
+
+def _path_of(message: str) -> str:
+    match = _AT.match(message)
+    return match.group("path") if match else ""
+
+
+@dataclass
+class Outcome:
+    violations: list[Violation]
+    policies: list[str]          # names GetAnalyzerInfo listed
+    objects: int                 # Kubernetes objects analyzed
+
+
+def analyze(pack: Pack, resources: list[Resource], policy_file_data: Any = None,
+            policy_file: str = "policy config") -> Outcome:
+    """The engine's sequence over ``resources`` (in order); returns violations in rule order,
+    then resource order, like ``trainstack check``."""
+    pack.configure_stack()
+    info = pack.info()
+    config = policy_config(info, policy_file_data, policy_file)
+    pack.configure(config)
+    severity = {p.name: _SEVERITY.get(p.severity, "medium") for p in info.policies}
+    by_urn = {r.urn: r for r in resources}
+    objects = {r.urn: manifest(r.type, r.properties, r.name) for r in resources}
+    order = {r.urn: i for i, r in enumerate(resources)}
+    rule_order = {r.id: i for i, r in enumerate(RULES)}
+    found: list[tuple[tuple, Violation]] = []
+
+    def collect(response: apb.AnalyzeResponse, subject: Resource | None) -> None:
+        for d in response.diagnostics:
+            target = subject if subject is not None else by_urn.get(d.urn)
+            obj = objects.get(target.urn) if target is not None else None
+            message = _message(d.description, d.message)
+            v = Violation(rule=d.policyName, level=_LEVEL.get(d.enforcementLevel, ADVISORY),
+                          severity=severity.get(d.policyName, "medium"),
+                          resource=resource_id(obj) if obj else "stack", path=_path_of(message), message=message,
+                          source=target.source if target is not None else None)
+            found.append(((rule_order.get(v.rule, 99), order.get(target.urn, -1) if target else -1, len(found)), v))
+        for na in response.not_applicable:
+            if na.reason.startswith("Policy does not implement"):
+                continue
+            for reason in na.reason.split(NOTE_SEPARATOR):
+                v = Violation(rule=na.policy_name, level=NOTE, severity=severity.get(na.policy_name, "medium"),
+                              resource=resource_id(objects[subject.urn]) if subject is not None and objects.get(
+                                  subject.urn) else "stack", path="", message=reason,
+                              source=subject.source if subject is not None else None)
+                found.append(((rule_order.get(v.rule, 99), order.get(subject.urn, -1) if subject else -1,
+                               len(found)), v))
+
+    for resource in resources:
+        if resource.custom:
+            collect(pack.analyze(resource), resource)
+    collect(pack.analyze_stack(resources), None)
+    found.sort(key=lambda item: item[0])
+    return Outcome([v for _, v in found], [p.name for p in info.policies],
+                   sum(1 for o in objects.values() if o is not None))
+
+
+def manifest_resources(objects: list[dict], stack: str, project: str, parent: str = "",
+                       sources: dict[int, str] | None = None, taken: Iterable[str] = ()) -> list[Resource]:
+    """User manifests as the resources a program registering them would produce. URNs are unique:
+    an object that replaces one of the program's (same kind, namespace and name) gets a suffix."""
+    from modules.core.bundle import object_key
+
+    from .pack import resource_type
+
+    used = set(taken)
+    out = []
+    for obj in objects:
+        type_ = resource_type(obj)
+        name = base = object_key(obj)
+        n = 1
+        while urn(stack, project, type_, name) in used:
+            n += 1
+            name = f"{base}#{n}"
+        used.add(urn(stack, project, type_, name))
+        out.append(Resource(type=type_, name=name, urn=urn(stack, project, type_, name), properties=obj,
+                            parent=parent, source=(sources or {}).get(id(obj))))
+    return out
+
+
+def stack_urn(stack: str, project: str) -> str:
+    return urn(stack, project, "pulumi:pulumi:Stack", f"{project}-{stack}")

@@ -1,0 +1,335 @@
+"""The CrossGuard pack: every rule as a Pulumi policy, run on the engine's property bags.
+
+The engine starts the pack as ``python -u -m pulumi.policy <engine> <packDir>`` with cwd = pack
+dir and the stack in the environment (PULUMI_STACK, PULUMI_CONFIG with the ``trainstack:*`` keys;
+reference/pulumi.md §2.2). From that the pack rebuilds what ``trainstack check`` has: the
+StackConfig (``build_stack``), the fabric and the rendered bundle. Rules then judge the resources
+the engine sends and consult the bundle as context, so a user's TrainJob resolves its runtime
+and a Volcano Job is checked against the stack's scheduler configuration and fabric, exactly as
+``trainstack check STACK --manifests`` does.
+
+Importable without side effects; ``policies/__main__.py`` calls ``serve()``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from modules.core.bundle import object_key
+from modules.core.errors import ConfigError
+
+from .framework import CheckContext, Finding, NotChecked, Rule
+from .rules import RULES
+from .runner import bundle_objects, evaluate, schema_defaults
+
+PACK_NAME = "trainstack"
+PACK_DIR = Path(__file__).resolve().parent
+PROJECT_ENV = "TRAINSTACK_PROJECT_DIR"    # overrides "the pack folder's parent" (tests, --project)
+NAMESPACE = "trainstack"
+NOTE_SEPARATOR = "\n"     # several "not checked" reasons travel in one not_applicable reason
+
+# Pulumi types that are components or plumbing, not Kubernetes objects a rule can judge.
+_COMPONENTS = ("kubernetes:helm.sh/v4:Chart", "kubernetes:yaml/v2:", "kubernetes:kustomize/v2:",
+               "kubernetes:yaml:", "kubernetes:helm.sh/v3:Chart", "kubernetes:kustomize:")
+UNKNOWNS = frozenset({
+    "04da6b54-80e4-46f7-96ec-b56ff0331ba9", "1c4a061d-8072-4f0a-a4cb-0ff528b18fe7",
+    "3eeb2bf0-c639-47a8-9e75-3b44932eb421", "6a19a0b0-7e62-4c92-b797-7f8e31da9cc2",
+    "030794c1-ac77-496b-92df-f27374a8bd58", "e48ece36-62e2-4504-bad9-02848725956a",
+    "dd056dcd-154b-4c76-9bd3-c8f88648b5ff"})
+
+
+def log(message: str) -> None:
+    """stdout is the port channel: anything printed there before the port breaks the engine."""
+    print(f"trainstack policy pack: {message}", file=sys.stderr, flush=True)
+
+
+# --- property bags -> manifests ---------------------------------------------------------------
+
+def plain(value: Any) -> Any:
+    """A property bag as plain JSON-like data: the SDK's unknown-checking proxies unwrapped (without
+    touching unknowns), integral floats back to ints (the wire has only floats)."""
+    target = None
+    if isinstance(value, Mapping) and not isinstance(value, dict):
+        target = value["__target"]
+    elif isinstance(value, Sequence) and not isinstance(value, (str, bytes, list, tuple)):
+        target = value["__target"]
+    if target is not None:
+        return plain(target)
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def unknown_path(value: Any, path: str = "") -> str | None:
+    """The first property path holding an unknown (preview) value, or None."""
+    if isinstance(value, str) and value in UNKNOWNS:
+        return path or "(value)"
+    if isinstance(value, dict):
+        for k, v in value.items():
+            found = unknown_path(v, f"{path}.{k}" if path else str(k))
+            if found:
+                return found
+    if isinstance(value, list):
+        for i, v in enumerate(value):
+            found = unknown_path(v, f"{path}[{i}]")
+            if found:
+                return found
+    return None
+
+
+def release_manifest(props: dict, name: str) -> dict:
+    """A ``kubernetes:helm.sh/v3:Release`` as rules see releases (policies.runner.release_object)."""
+    chart = str(props.get("chart") or "")
+    repository = (props.get("repositoryOpts") or {}).get("repo") if isinstance(props.get("repositoryOpts"), dict) \
+        else None
+    if not repository and chart.startswith("oci://"):
+        repository, _, chart = chart.rpartition("/")
+    metadata = {"name": props.get("name") or name}
+    if props.get("namespace"):
+        metadata["namespace"] = props["namespace"]
+    return {"apiVersion": "helm.sh/v3", "kind": "Release", "metadata": metadata,
+            "spec": {"chart": chart, "repository": repository or "", "version": props.get("version"),
+                     "values": props.get("values") or {}}}
+
+
+def manifest(resource_type: str, props: Any, name: str = "") -> dict | None:
+    """The Kubernetes object a Pulumi resource stands for, or None (providers, components, other clouds)."""
+    if not resource_type.startswith("kubernetes:") or resource_type.startswith(_COMPONENTS):
+        return None
+    bag = plain(props)
+    if not isinstance(bag, dict):
+        return None
+    if resource_type == "kubernetes:helm.sh/v3:Release":
+        return release_manifest(bag, name)
+    parts = resource_type.split(":")
+    if len(parts) != 3 or "/" not in parts[1]:
+        return None
+    group, _, version = parts[1].rpartition("/")
+    obj = dict(bag)
+    obj.setdefault("apiVersion", version if group == "core" else f"{group}/{version}")
+    obj.setdefault("kind", parts[2])
+    return obj
+
+
+def resource_type(obj: dict) -> str:
+    """The Pulumi type token of a manifest (``kubernetes:core/v1:ConfigMap``)."""
+    group, _, version = str(obj.get("apiVersion", "")).rpartition("/")
+    return f"kubernetes:{group or 'core'}/{version}:{obj.get('kind')}"
+
+
+# --- the stack's context ----------------------------------------------------------------------
+
+@dataclass
+class StackContext:
+    """What the pack knows about the stack being deployed."""
+
+    name: str = ""
+    stack: Any = None             # StackConfig
+    fabric: Any = None
+    bundle: list[dict] = field(default_factory=list)
+    problem: str = ""             # why the stack could not be loaded, if it could not
+
+
+def project_root() -> Path:
+    configured = os.environ.get(PROJECT_ENV)
+    return Path(configured).resolve() if configured else PACK_DIR.parent
+
+
+def load_context(stack_name: str, config: Mapping[str, str], root: Path | None = None) -> StackContext:
+    """Rebuild the stack from the engine's config map; fall back to the stack file when the map
+    carries no ``trainstack:`` keys (a driver that sets only PULUMI_STACK)."""
+    from modules.core.config import _decode_pulumi_value, build_stack, load_project, load_stack, stack_schema
+    from modules.core.context import RenderContext
+    from modules.core.render import render
+
+    ctx = StackContext(name=stack_name)
+    if not stack_name:
+        ctx.problem = "PULUMI_STACK is not set"
+        return ctx
+    try:
+        project = load_project(root or project_root())
+        ours = {k: v for k, v in config.items() if k.partition(":")[0] in (NAMESPACE, project.name)}
+        if ours:
+            known = stack_schema()["properties"]
+            flat: dict[str, Any] = {}
+            for key, value in config.items():
+                ns, _, key_name = key.partition(":")
+                if ns in (NAMESPACE, project.name) and key_name in known and isinstance(value, str):
+                    flat[key] = _decode_pulumi_value(value, known[key_name])
+                else:
+                    flat[key] = value
+            stack = build_stack(project, stack_name, flat, project.show(project.stack_file(stack_name)))
+        elif project.stack_file(stack_name).is_file():
+            stack = load_stack(project, stack_name)
+        else:
+            ctx.problem = f"no trainstack:* config for stack {stack_name!r} and no stack file"
+            return ctx
+        ctx.stack = stack
+        try:
+            bundle = render(stack)
+            ctx.fabric, ctx.bundle = bundle.fabric, bundle_objects(bundle)
+        except ConfigError as err:   # the program fails the same way; keep what can be had
+            ctx.problem = str(err)
+            from modules.fabric.model import build_fabric
+            ctx.fabric = build_fabric(RenderContext(stack))
+    except ConfigError as err:
+        ctx.problem = ctx.problem or str(err)
+    return ctx
+
+
+def _env_config() -> dict[str, str]:
+    raw = os.environ.get("PULUMI_CONFIG") or "{}"
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        log("PULUMI_CONFIG is not JSON; ignoring it")
+        return {}
+    return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in data.items()} if isinstance(data, dict) \
+        else {}
+
+
+class PackState:
+    """The stack context plus every object analyzed so far in this process (a TrainJob analyzed
+    after its runtime finds it, as in ``trainstack check``)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.context = StackContext()
+        self.seen: dict[str, dict] = {}
+
+    def configure(self, stack_name: str, config: Mapping[str, str]) -> None:
+        context = load_context(stack_name, config)
+        if context.problem:
+            log(f"stack {stack_name!r}: {context.problem}; rules that need the stack or fabric say so")
+        with self.lock:
+            self.context = context
+            self.seen = {}
+
+    def remember(self, obj: dict) -> None:
+        with self.lock:
+            self.seen[object_key(obj)] = obj
+
+    def context_for(self, judged: list[dict]) -> list[dict]:
+        """Objects rules may consult besides ``judged``: the stack's bundle and what was analyzed
+        before. A bundle object the engine sent unchanged is not repeated; one a user replaced
+        with different content stays, as in ``trainstack check --manifests`` (both are there)."""
+        sent: dict[str, list[dict]] = {}
+        for obj in judged:
+            sent.setdefault(object_key(obj), []).append(obj)
+        with self.lock:
+            extra = [o for k, o in self.seen.items() if k not in sent]
+            base = [o for o in self.context.bundle
+                    if not any(o == s for s in sent.get(object_key(o), ())) and object_key(o) not in self.seen]
+        return base + extra
+
+    def check_context(self, rule: Rule, config: Mapping[str, Any] | None) -> CheckContext:
+        settings = {**schema_defaults(rule), **(plain(dict(config)) if config else {})}
+        return CheckContext(stack=self.context.stack, fabric=self.context.fabric, config=settings)
+
+
+STATE = PackState()
+
+
+# --- rules as policies ------------------------------------------------------------------------
+
+def _not_checked(args: Any, notes: list[str]) -> None:
+    if notes:
+        args.not_applicable(NOTE_SEPARATOR.join(dict.fromkeys(notes)))
+
+
+def resource_validation(rule: Rule):
+    def validate(args, report_violation) -> None:
+        obj = manifest(args.resource_type, args.props, args.name)
+        if obj is None:
+            return
+        STATE.remember(obj)
+        if not rule.applies_to(obj):
+            return
+        items = evaluate(rule, [obj], STATE.check_context(rule, args.get_config()), STATE.context_for([obj]))
+        findings = [item for _, item in items if isinstance(item, Finding)]
+        unknown = unknown_path(obj) if findings else None
+        if unknown:   # the SDK's own way of saying "can't run this policy during preview"
+            from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError
+            raise UnknownValueError(UNKNOWN_STRING_VALUE, unknown.split("."))
+        for finding in findings:
+            report_violation(finding.message)
+        _not_checked(args, [item.reason for _, item in items if isinstance(item, NotChecked)])
+    return validate
+
+
+def stack_validation(rule: Rule):
+    def validate(args, report_violation) -> None:
+        objects, urns = [], {}
+        for resource in args.resources:
+            obj = manifest(resource.resource_type, resource.props, resource.name)
+            if obj is not None:
+                objects.append(obj)
+                urns[id(obj)] = resource.urn
+        items = evaluate(rule, objects, STATE.check_context(rule, args.get_config()), STATE.context_for(objects))
+        notes = []
+        for obj, item in items:
+            if isinstance(item, NotChecked):
+                notes.append(item.reason)
+            elif obj is not None and unknown_path(obj):
+                notes.append(f"{urns.get(id(obj))}: not checked during preview: {unknown_path(obj)} is unknown")
+            else:
+                report_violation(item.message, urns.get(id(obj)) if obj is not None else None)
+        _not_checked(args, notes)
+    return validate
+
+
+def policies() -> list:
+    from pulumi_policy import (EnforcementLevel, PolicyConfigSchema, ResourceValidationPolicy, Severity,
+                               StackValidationPolicy)
+
+    out = []
+    for rule in RULES:
+        common = dict(name=rule.id, description=rule.description,
+                      enforcement_level=EnforcementLevel(rule.enforcement), severity=Severity(rule.severity),
+                      config_schema=PolicyConfigSchema(properties=rule.config_schema) if rule.config_schema else None,
+                      remediation_steps=rule.fix)
+        if rule.is_stack_rule:
+            out.append(StackValidationPolicy(validate=stack_validation(rule), **common))
+        else:
+            out.append(ResourceValidationPolicy(validate=resource_validation(rule), **common))
+    return out
+
+
+def _hook_configure_stack() -> None:
+    """A driver without the CLI's proxy sends the stack over ``ConfigureStack``: rebuild from it.
+    (Through the CLI the proxy takes that call and passes the same data in the environment.)"""
+    from pulumi_policy import policy as sdk
+
+    servicer = getattr(sdk, "_PolicyAnalyzerServicer", None)
+    original = getattr(servicer, "ConfigureStack", None)
+    if original is None:
+        return
+
+    def configure_stack(self, request, context):
+        config = dict(request.config)
+        if request.stack and (config or request.stack != STATE.context.name):
+            STATE.configure(request.stack, config or _env_config())
+        return original(self, request, context)
+
+    servicer.ConfigureStack = configure_stack
+
+
+def serve() -> None:
+    """Build the context from the environment and serve the pack (prints the port, never returns)."""
+    from pulumi_policy import EnforcementLevel, PolicyPack
+
+    STATE.configure(os.environ.get("PULUMI_STACK", ""), _env_config())
+    _hook_configure_stack()
+    PolicyPack(name=PACK_NAME, policies=policies(), enforcement_level=EnforcementLevel.MANDATORY,
+               description="trainstack: resource requests, network-topology constraints, NCCL and safety for "
+                           "distributed training on Kubernetes (Volcano, Kubeflow Trainer).")

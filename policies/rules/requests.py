@@ -1,0 +1,144 @@
+"""Every training pod asks for what it uses: CPU and memory requests, extended resources exact."""
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..framework import (MANDATORY, CheckContext, Finding, NotChecked, Rule, as_dict, as_list, pod_templates,
+                         where)
+from ..k8s import CORE_RESOURCES, is_extended, quantity, resources_of
+from ..workloads import effective_node_pod, find_runtime, node_container_index, runtime_ref_name
+
+RULE = "requests-required"
+
+
+def _missing(container: dict, allow_limits: bool) -> list[str]:
+    requests, limits = resources_of(container)
+    return [r for r in CORE_RESOURCES if r not in requests and not (allow_limits and r in limits)]
+
+
+def _best_effort(pod_spec: dict) -> bool:
+    """No container asks for or is limited in CPU or memory: Kubernetes QoS class BestEffort."""
+    for field_name in ("initContainers", "containers"):
+        for c in as_list(pod_spec.get(field_name)):
+            requests, limits = resources_of(as_dict(c))
+            if any(r in requests or r in limits for r in CORE_RESOURCES):
+                return False
+    return True
+
+
+def _quantities(obj: dict, path: str, requests: dict, limits: dict) -> Iterator[Finding]:
+    """Values must be quantities; extended resources (GPUs, RDMA devices) must request what they limit."""
+    for part, values in (("requests", requests), ("limits", limits)):
+        for name, value in values.items():
+            if quantity(value) is None:
+                yield Finding(f"{path}.{part}.{name}", f"{where(obj, f'{path}.{part}.{name}')}: {value!r} is not a "
+                              "Kubernetes quantity; the API server rejects the object. Use a number or a quantity "
+                              "such as 500m, 64Gi or 8.")
+    for name in sorted(set(requests) | set(limits), key=str):
+        if not is_extended(str(name)):
+            continue
+        request, limit = quantity(requests.get(name)), quantity(limits.get(name))
+        if name in requests and name not in limits:
+            yield Finding(f"{path}.limits.{name}", f"{where(obj, f'{path}.limits')}: {name} is requested "
+                          f"({requests[name]}) without a limit; extended resources such as GPUs and RDMA devices "
+                          "cannot be overcommitted and the API server rejects a request without an equal limit. "
+                          f"Set limits.{name} to {requests[name]} (or set only the limit).")
+        elif request is not None and limit is not None and request != limit:
+            yield Finding(f"{path}.requests.{name}", f"{where(obj, f'{path}.requests.{name}')}: {name} request "
+                          f"{requests[name]} differs from its limit {limits[name]}; extended resources such as GPUs "
+                          "and RDMA devices must request exactly their limit (the API server rejects anything "
+                          "else). Make requests and limits equal.")
+
+
+def _check_container(obj: dict, path: str, container: dict, allow_limits: bool, check_core: bool,
+                     subject: str | None = None) -> Iterator[Finding]:
+    """``path`` is the container's ``resources`` field (a TrainJob's trainer.resourcesPerNode)."""
+    requests, limits = resources_of(container)
+    yield from _quantities(obj, path, requests, limits)
+    if not check_core:
+        return
+    missing = _missing(container, allow_limits)
+    if missing:
+        name = container.get("name", "?")
+        what = " and ".join(missing)
+        example = {"cpu": "cpu: \"8\"", "memory": "memory: 64Gi"}
+        yield Finding(f"{path}.requests",
+                      f"{where(obj, f'{path}.requests')}: {subject or f'container {name!r}'} sets no "
+                      f"{what} request, so the scheduler and Volcano's gang accounting (minResources) treat "
+                      f"the pod as needing no {what} and may pack it onto a node that cannot run it. Set "
+                      f"resources.requests {{{', '.join(example[m] for m in missing)}}} sized for the workload.")
+
+
+def _check_template(obj: dict, template_path: str, template: dict, allow_limits: bool) -> Iterator[Finding]:
+    pod_spec = as_dict(template.get("spec"))
+    base = f"{template_path}.spec" if template_path else "spec"
+    best_effort = _best_effort(pod_spec) and bool(as_list(pod_spec.get("containers")))
+    if best_effort:
+        yield Finding(base, f"{where(obj, base)}: the pod template requests no CPU or memory in any container, so "
+                      "its pods are BestEffort: Volcano's allocate action, which enforces network-topology "
+                      "constraints and gangs, skips BestEffort pods (only backfill places them), and they are "
+                      "the first evicted under node pressure. Set resources.requests.cpu and .memory on every "
+                      "container.")
+    for field_name in ("initContainers", "containers"):
+        for i, container in enumerate(as_list(pod_spec.get(field_name))):
+            container = as_dict(container)
+            path = f"{base}.{field_name}[{i}]"
+            # init containers run one at a time before the others; only regular ones must request CPU/memory
+            yield from _check_container(obj, f"{path}.resources", container, allow_limits,
+                                        check_core=field_name == "containers" and not best_effort)
+
+
+def _check_trainjob(obj: dict, ctx: CheckContext, allow_limits: bool) -> Iterator[Finding | NotChecked]:
+    trainer = as_dict(as_dict(obj.get("spec")).get("trainer"))
+    per_node = as_dict(trainer.get("resourcesPerNode"))
+    path = "spec.trainer.resourcesPerNode"
+    runtime = find_runtime(obj, ctx.manifests)
+    if runtime is None:
+        yield from _quantities(obj, path, as_dict(per_node.get("requests")), as_dict(per_node.get("limits")))
+        if _missing({"resources": per_node}, allow_limits):
+            yield NotChecked(f"{where(obj, path)}: its runtime {runtime_ref_name(obj)} is not in the stack or the "
+                             "given manifests, so whether its node pods request CPU and memory cannot be told; "
+                             "pass the runtime with --manifests or set resourcesPerNode.requests")
+        return
+    effective = effective_node_pod(obj, runtime)
+    if effective is None:
+        return
+    pod_spec, runtime_path = effective
+    c = node_container_index(pod_spec)
+    if c is None:
+        return
+    container = as_dict(pod_spec["containers"][c])
+    rname = f"{runtime.get('kind')} {(runtime.get('metadata') or {}).get('name')!r}"
+    yield from _check_container(
+        obj, path, container, allow_limits, check_core=True,
+        subject=f"the node container (runtime {rname} {runtime_path} merged with {path})")
+
+
+def _requests_required(obj: dict, ctx: CheckContext) -> Iterator[Finding | NotChecked]:
+    allow_limits = bool(ctx.config.get("allowLimitsAsRequests", False))
+    for template_path, template in pod_templates(obj):
+        yield from _check_template(obj, template_path, template, allow_limits)
+    if obj.get("kind") == "TrainJob" and str(obj.get("apiVersion", "")).startswith("trainer.kubeflow.org/"):
+        yield from _check_trainjob(obj, ctx, allow_limits)
+
+
+RULES = (
+    Rule(
+        id=RULE,
+        description="Every pod template (Deployments, StatefulSets, Jobs, PyTorchJob/TFJob/MPIJob replicas, Volcano "
+                    "Job tasks, (Cluster)TrainingRuntimes, and TrainJobs merged with their runtime) requests CPU "
+                    "and memory, and requests exactly the GPUs and RDMA devices it limits.",
+        why="Pods without requests are packed blindly and their gang's minResources undercounts, so a job "
+            "starts on nodes that cannot run it; BestEffort pods are skipped by Volcano's allocate action, which "
+            "is where topology constraints and gangs are enforced; extended resources cannot be overcommitted "
+            "and the API server rejects a GPU request that differs from its limit. Kyverno, Checkov and "
+            "kube-linter never look inside PyTorchJob, TrainJob or Volcano Job templates.",
+        fix="Set resources.requests.cpu and .memory on every container (in the runtime's node container or the "
+            "TrainJob's trainer.resourcesPerNode), and give GPUs and RDMA devices equal requests and limits.",
+        severity="high", enforcement=MANDATORY, check=_requests_required,
+        config_schema={"allowLimitsAsRequests": {
+            "type": "boolean", "default": False,
+            "description": "Accept a CPU/memory limit without a request (Kubernetes copies the limit into the "
+                           "request); by default requests must be written out."}},
+        config_defaults={"allowLimitsAsRequests": False}),
+)

@@ -1,0 +1,229 @@
+"""Safety rules every platform bundle needs: pinned images, host networking only on purpose, no
+secrets in ConfigMaps, no wildcard RBAC."""
+from __future__ import annotations
+
+import fnmatch
+import re
+from typing import Any, Iterator
+
+from ..framework import (MANDATORY, CheckContext, Finding, Rule, annotations, as_dict, as_list, meta,
+                         pod_templates, where)
+from ..k8s import image_reference, images_of
+
+IMAGE_PINNED = "image-pinned"
+HOST_NETWORK = "host-network-opt-in"
+NO_SECRETS = "no-secrets-in-configmaps"
+RBAC = "rbac-no-wildcards"
+HOST_NETWORK_ANNOTATION = "trainstack.io/host-network"
+
+
+# --- image-pinned -----------------------------------------------------------------------------
+
+def _exempt(image: str, patterns: list) -> bool:
+    return any(isinstance(p, str) and (fnmatch.fnmatchcase(image, p) or image.startswith(p.rstrip("*")) and
+                                       p.endswith("*")) for p in patterns)
+
+
+def _tag_values(values: Any, path: str) -> Iterator[tuple[str, str]]:
+    """Chart values whose key is an image tag (tag, imageTag, image_tag_version, ...)."""
+    if isinstance(values, dict):
+        for key, value in values.items():
+            sub = f"{path}.{key}"
+            if isinstance(value, str) and re.search(r"tag", str(key), re.IGNORECASE) and not \
+                    re.search(r"tags$", str(key), re.IGNORECASE):
+                yield sub, value
+            else:
+                yield from _tag_values(value, sub)
+    elif isinstance(values, list):
+        for i, value in enumerate(values):
+            yield from _tag_values(value, f"{path}[{i}]")
+
+
+def _image_pinned(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
+    exempt = list(ctx.config.get("exemptImages") or [])
+    for path, image in images_of(obj, pod_templates(obj)):
+        if not image.strip() or _exempt(image, exempt):
+            continue
+        tag, digest = image_reference(image)
+        if digest:
+            continue
+        if tag is None:
+            problem = "has no tag, which means :latest"
+        elif tag == "latest":
+            problem = "is tagged :latest"
+        else:
+            continue
+        yield Finding(path, f"{where(obj, path)}: image {image!r} {problem}; a moving tag runs different code on "
+                      "different nodes of one job and after every restart, and nothing records what ran. Pin a "
+                      "version tag or a digest (image@sha256:...).")
+    if obj.get("kind") == "Release" and str(obj.get("apiVersion", "")).startswith("helm.sh/"):
+        for path, value in _tag_values(as_dict(obj.get("spec")).get("values"), "spec.values"):
+            if value.strip().lower() in ("latest", "v-latest"):
+                yield Finding(path, f"{where(obj, path)}: chart value {value!r} deploys the :latest images of the "
+                              "chart; a moving tag changes the scheduler or operator under running jobs. Pin the "
+                              "version (or leave it empty so the chart uses its own appVersion).")
+
+
+# --- host-network-opt-in ----------------------------------------------------------------------
+
+def _host_network_opt_in(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
+    exempt_namespaces = set(ctx.config.get("exemptNamespaces") or [])
+    namespace = str(meta(obj).get("namespace"))
+    for template_path, template in pod_templates(obj):
+        pod_spec = as_dict(template.get("spec"))
+        if pod_spec.get("hostNetwork") is not True:
+            continue
+        base = f"{template_path}.spec" if template_path else "spec"
+        opted = any(str(annotations(o).get(HOST_NETWORK_ANNOTATION, "")).lower() == "true"
+                    for o in (obj, template)) or namespace in exempt_namespaces
+        if not opted:
+            yield Finding(f"{base}.hostNetwork", f"{where(obj, f'{base}.hostNetwork')}: hostNetwork: true without an "
+                          "explicit opt-in; host-network pods share the node's ports (two trainer pods on one node "
+                          "collide on 29500/23456, kubeflow/trainer#2282) and see every host interface. Prefer "
+                          "SR-IOV/Multus for RDMA; if host networking is really needed, annotate the object or its "
+                          f"pod template with {HOST_NETWORK_ANNOTATION}: \"true\".")
+        if pod_spec.get("dnsPolicy") != "ClusterFirstWithHostNet":
+            got = pod_spec.get("dnsPolicy") or "unset (ClusterFirst)"
+            yield Finding(f"{base}.dnsPolicy", f"{where(obj, f'{base}.dnsPolicy')}: dnsPolicy is {got} with "
+                          "hostNetwork: true, so the pods use the node's resolver and cannot resolve cluster "
+                          "Services such as the rendezvous address <job>-node-0-0.<job>. Set dnsPolicy: "
+                          "ClusterFirstWithHostNet.")
+
+
+# --- no-secrets-in-configmaps -----------------------------------------------------------------
+
+_SECRET_WORDS = {"password", "passwd", "pwd", "secret", "token", "apikey", "credential", "credentials",
+                 "privatekey", "accesskey", "secretkey", "passphrase", "bearer"}
+_SECRET_PAIRS = {("api", "key"), ("private", "key"), ("access", "key"), ("secret", "key"), ("client", "secret"),
+                 ("auth", "token"), ("pass", "word")}
+_VALUE_PATTERNS = [
+    (re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----"), "a PEM private key"),
+    (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), "an AWS access key id"),
+    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,}\b"), "a GitHub token"),
+    (re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"), "a Slack token"),
+    (re.compile(r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]+@"), "credentials in a URL"),
+    (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+"), "a JSON Web Token"),
+]
+_REFERENCE = re.compile(r"^\s*(?:$|[{$/<]|\"?\$\{|.*(?:secretRef|secretKeyRef|SecretName|valueFrom))")
+_LINE = re.compile(r"(?im)^[\s\"'-]*([A-Za-z0-9_.-]+)[\"']?\s*[:=]\s*(.+?)\s*$")
+
+
+def _words(key: str) -> list[str]:
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", key)
+    return [w.lower() for w in re.split(r"[^A-Za-z0-9]+", spaced) if w]
+
+
+def secret_like_key(key: str) -> bool:
+    words = _words(key)
+    return bool(set(words) & _SECRET_WORDS) or any(pair in _SECRET_PAIRS for pair in zip(words, words[1:])) \
+        or "".join(words) in _SECRET_WORDS
+
+
+def _secret_in(key: str, value: str) -> str | None:
+    for pattern, what in _VALUE_PATTERNS:
+        if pattern.search(value):
+            return what
+    if secret_like_key(key) and value.strip() and not _REFERENCE.match(value) and "\n" not in value.strip():
+        return f"a literal value for {key!r}"
+    for name, inner in _LINE.findall(value) if "\n" in value else []:
+        if secret_like_key(name) and not _REFERENCE.match(inner) and inner.strip("\"'") not in ("", "null", "~"):
+            return f"a literal {name!r} inside it"
+    return None
+
+
+def _no_secrets(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
+    allowed = set(ctx.config.get("allowKeys") or [])
+    for part in ("data", "binaryData"):
+        for key, value in as_dict(obj.get(part)).items():
+            if key in allowed or not isinstance(value, str):
+                continue
+            what = _secret_in(str(key), value) if part == "data" else (
+                f"binary data under {key!r}" if secret_like_key(str(key)) else None)
+            if what:
+                path = f"{part}.{key}"
+                yield Finding(path, f"{where(obj, path)}: looks like a secret ({what}); ConfigMaps are readable by "
+                              "anyone who can read the namespace, are not encrypted at rest and end up in GitOps "
+                              "repositories. Move it to a Secret and reference it (secretKeyRef / a mounted Secret); "
+                              "if it is not a secret, list the key in the rule's allowKeys.")
+
+
+# --- rbac-no-wildcards ------------------------------------------------------------------------
+
+def _rbac_no_wildcards(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
+    if str(meta(obj).get("name")) in set(ctx.config.get("exemptNames") or []):
+        return
+    kind = obj.get("kind")
+    if kind in ("RoleBinding", "ClusterRoleBinding"):
+        ref = as_dict(obj.get("roleRef"))
+        if ref.get("kind") == "ClusterRole" and ref.get("name") == "cluster-admin":
+            yield Finding("roleRef.name", f"{where(obj, 'roleRef.name')}: binds cluster-admin, which grants every verb "
+                          "on every resource. Bind a role that lists the resources and verbs the subject needs.")
+        return
+    if kind == "ClusterRole" and obj.get("aggregationRule"):
+        return   # the controller fills its rules from other roles
+    for i, rule in enumerate(as_list(obj.get("rules"))):
+        rule = as_dict(rule)
+        for field_name in ("apiGroups", "resources", "verbs", "nonResourceURLs"):
+            values = as_list(rule.get(field_name))
+            if any(isinstance(v, str) and (v == "*" or v.endswith("/*")) for v in values):
+                path = f"rules[{i}].{field_name}"
+                yield Finding(path, f"{where(obj, path)}: {field_name} contains a wildcard ({values}); it also grants "
+                              "whatever resources and verbs are added to the cluster later (CRDs of every operator). "
+                              f"List the {field_name} explicitly.")
+
+
+RULES = (
+    Rule(
+        id=IMAGE_PINNED,
+        description="Container images (pod templates of every workload kind, TrainJob trainer.image) and chart "
+                    "image tags are pinned: no :latest, no untagged images.",
+        why="A moving tag runs different code on different nodes of one distributed job and after every restart; "
+            "Volcano's own git chart even defaults its images to latest.",
+        fix="Use a version tag or a digest (image@sha256:...), and exact chart versions.",
+        severity="medium", enforcement=MANDATORY, check=_image_pinned,
+        config_schema={"exemptImages": {
+            "type": "array", "items": {"type": "string", "minLength": 1}, "default": [],
+            "description": "Image patterns (shell-style, e.g. registry.local/dev/*) that may float."}},
+        config_defaults={"exemptImages": []}),
+    Rule(
+        id=HOST_NETWORK,
+        description=f"Pods use hostNetwork only with an explicit opt-in (annotation {HOST_NETWORK_ANNOTATION}: "
+                    "\"true\" on the object or its pod template) and always with dnsPolicy ClusterFirstWithHostNet.",
+        why="Kubeflow's operators have fixed rendezvous ports (29500 in v2, 23456 in v1), so two host-network "
+            "pods on a node collide; host-network pods with the default DNS policy cannot resolve cluster "
+            "Services, so the rendezvous address never resolves.",
+        fix=f"Prefer SR-IOV/Multus for RDMA. Where host networking is intended, annotate with "
+            f"{HOST_NETWORK_ANNOTATION}: \"true\", set dnsPolicy: ClusterFirstWithHostNet, and run one such pod per node.",
+        severity="medium", enforcement=MANDATORY, check=_host_network_opt_in,
+        config_schema={"exemptNamespaces": {
+            "type": "array", "items": {"type": "string", "minLength": 1}, "default": ["kube-system"],
+            "description": "Namespaces whose pods may use host networking without the annotation (CNI, device "
+                           "plugins)."}},
+        config_defaults={"exemptNamespaces": ["kube-system"]}),
+    Rule(
+        id=NO_SECRETS,
+        description="ConfigMaps hold no secrets: no secret-named keys with literal values, no private keys, "
+                    "cloud keys, tokens or credentials in URLs, also inside embedded configuration files.",
+        why="ConfigMaps are readable by every reader of the namespace, are not encrypted at rest and are "
+            "committed to GitOps repositories by `trainstack render`.",
+        fix="Keep the value in a Kubernetes Secret and reference it by name (trainstack never decrypts secure "
+            "config values).",
+        severity="high", enforcement=MANDATORY, check=_no_secrets, kinds=frozenset({"ConfigMap"}),
+        config_schema={"allowKeys": {
+            "type": "array", "items": {"type": "string", "minLength": 1}, "default": [],
+            "description": "ConfigMap keys that look like secrets but are not."}},
+        config_defaults={"allowKeys": []}),
+    Rule(
+        id=RBAC,
+        description="Roles and ClusterRoles name their API groups, resources and verbs (no \"*\"), and no binding "
+                    "grants cluster-admin.",
+        why="A wildcard grants every resource and verb added later, including the CRDs of every operator in "
+            "the cluster; operator installs are where such grants slip in.",
+        fix="List the exact apiGroups, resources and verbs; bind a narrower role than cluster-admin.",
+        severity="high", enforcement=MANDATORY, check=_rbac_no_wildcards,
+        kinds=frozenset({"Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"}),
+        config_schema={"exemptNames": {
+            "type": "array", "items": {"type": "string", "minLength": 1}, "default": [],
+            "description": "Role or binding names allowed to use wildcards."}},
+        config_defaults={"exemptNames": []}),
+)

@@ -1,0 +1,191 @@
+"""The CrossGuard pack started as the engine starts it and driven over gRPC: what it lists, how it
+reads the engine's property bags (floats, secrets, unknowns, Helm releases) and the stack context."""
+from __future__ import annotations
+
+import json
+
+import pulumi
+import pytest
+from google.protobuf import struct_pb2
+from pulumi.runtime.proto import analyzer_pb2 as apb
+
+from modules.core.bundle import ChartRelease
+from modules.core.config import load_project, load_stack, pulumi_config_map
+from modules.core.errors import ConfigError
+from policies.driver import Pack, Resource, analyze, manifest_resources, policy_config, stack_urn, urn
+from policies.pack import manifest, plain, unknown_path
+from policies.rules import BY_ID, RULES
+from policies.runner import release_object
+from tests.support.cli import ROOT
+
+SECRET_SIG = "4dabf18193072939515e22adb298388d"
+SECRET_VALUE = "1b47061264138c4ac30d75fd1eb44270"
+UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+
+
+def config_of(stack: str) -> dict[str, str]:
+    return pulumi_config_map(load_stack(load_project(ROOT), stack))
+
+
+@pytest.fixture(scope="module")
+def pack():
+    with Pack("prod", "trainstack", config_of("prod")) as running:
+        yield running
+
+
+def resource(obj: dict, stack: str = "prod") -> Resource:
+    return manifest_resources([obj], stack, "trainstack", stack_urn(stack, "trainstack"))[0]
+
+
+GPU = {"name": "w", "image": "registry.example.com/w:1.0",
+       "resources": {"requests": {"cpu": "96", "memory": "900Gi", "nvidia.com/gpu": 8},
+                     "limits": {"nvidia.com/gpu": 8}}}
+
+
+def volcano_job(tier, pods=40) -> dict:
+    return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "j", "namespace": "training"},
+            "spec": {"minAvailable": pods, "schedulerName": "volcano",
+                     "networkTopology": {"mode": "hard", "highestTierAllowed": tier},
+                     "tasks": [{"name": "w", "replicas": pods, "template": {"spec": {"containers": [GPU]}}}]}}
+
+
+def test_lists_every_rule_with_its_level_kind_and_schema(pack):
+    info = pack.info()
+    assert [p.name for p in info.policies] == [r.id for r in RULES]
+    for p in info.policies:
+        rule = BY_ID[p.name]
+        assert p.enforcementLevel == (apb.MANDATORY if rule.enforcement == "mandatory" else apb.ADVISORY)
+        assert p.policy_type == (apb.POLICY_TYPE_STACK if rule.is_stack_rule else apb.POLICY_TYPE_RESOURCE)
+        assert p.description == rule.description
+        schema = dict(p.configSchema.properties) if p.HasField("configSchema") else {}
+        assert set(schema) == set(rule.config_schema)
+    assert info.name == "trainstack" and info.supportsConfig
+
+
+def test_numbers_arrive_as_floats_and_still_count_as_integers(pack):
+    pack.configure_stack("prod", config_of("prod"))
+    outcome = analyze(pack, [resource(volcano_job(1))])        # Struct turns 1 and 40 into 1.0 and 40.0
+    rules = {v.rule for v in outcome.violations}
+    assert "topology-satisfiable" in rules and "topology-tier-exists" not in rules
+    fits = analyze(pack, [resource(volcano_job(2))])
+    assert "topology-satisfiable" not in {v.rule for v in fits.violations}
+
+
+def test_secrets_are_unwrapped_and_unknowns_defer_to_the_update(pack):
+    pack.configure_stack("prod", config_of("prod"))
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "nccl", "namespace": "training"},
+          "data": {"NCCL_NTHREADS": {SECRET_SIG: SECRET_VALUE, "value": "4"}}}
+    result = analyze(pack, [resource(cm)])
+    assert [v.rule for v in result.violations] == ["nccl-env-valid"]
+    assert "got '4'" in result.violations[0].message
+
+    unknown = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "nccl", "namespace": "training"},
+               "data": {"NCCL_NTHREADS": "4", "NCCL_SOCKET_IFNAME": UNKNOWN}}
+    result = analyze(pack, [resource(unknown)])
+    assert [v.level for v in result.violations if v.rule == "nccl-env-valid"] == ["advisory"]
+    assert "can't be known during preview" in result.violations[0].message
+
+
+def test_helm_release_is_normalized_like_in_process(pack):
+    """A Volcano release without the plugin, as the program registers it (helm.v3.Release inputs)."""
+    pack.configure_stack("prod", config_of("prod"))
+    conf = "actions: \"enqueue, allocate, backfill\"\ntiers:\n- plugins: [{name: gang}, {name: predicates}]\n"
+    props = {"chart": "volcano", "version": "1.15.1", "name": "volcano", "namespace": "volcano-system",
+             "repositoryOpts": {"repo": "https://volcano-sh.github.io/helm-charts"}, "compat": "true",
+             "values": {"custom": {"scheduler_config_override": conf}}}
+    release = Resource(type="kubernetes:helm.sh/v3:Release", name="release/volcano-system/volcano",
+                       urn=urn("prod", "trainstack", "kubernetes:helm.sh/v3:Release", "release/volcano-system/volcano"),
+                       properties=props)
+    outcome = analyze(pack, [release, resource(volcano_job(2))])
+    hits = [v for v in outcome.violations if v.rule == "scheduler-plugin-enabled"]
+    assert len(hits) == 1 and hits[0].resource == "Release/volcano-system/volcano"
+    assert hits[0].path == "spec.values.custom.scheduler_config_override"
+
+
+def test_configure_stack_switches_the_stack_context(pack):
+    debug = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "n", "namespace": "training"},
+             "data": {"NCCL_DEBUG": "INFO"}}
+    pack.stack, pack.config = "dev", config_of("dev")
+    assert analyze(pack, [resource(debug, "dev")]).violations == []
+    pack.stack, pack.config = "prod", config_of("prod")
+    assert [v.rule for v in analyze(pack, [resource(debug)]).violations] == ["nccl-debug-production"]
+
+
+def test_every_policy_is_configured_and_a_disabled_one_is_silent(pack):
+    pack.configure_stack("prod", config_of("prod"))
+    job = volcano_job(1)
+    job["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["image"] = "img:latest"
+    outcome = analyze(pack, [resource(job)], {"image-pinned": "disabled", "topology-satisfiable": "advisory"})
+    levels = {v.rule: v.level for v in outcome.violations}
+    assert "image-pinned" not in levels and levels["topology-satisfiable"] == "advisory"
+
+
+def test_policy_config_is_validated_against_the_schemas(pack):
+    info = pack.info()
+    config = policy_config(info, {"all": "advisory", "requests-required": {"allowLimitsAsRequests": True}})
+    assert set(config) == {r.id for r in RULES} and {lvl for lvl, _ in config.values()} == {"advisory"}
+    assert config["requests-required"][1] == {"allowLimitsAsRequests": True}
+    assert config["image-pinned"][1] == {"exemptImages": []}       # schema defaults filled in
+    for bad, where in (({"image-pinned": {"exemptImages": "x"}}, "image-pinned.exemptImages"),
+                       ({"image-pinnned": "advisory"}, "image-pinnned"),
+                       ({"rbac-no-wildcards": "warn"}, "rbac-no-wildcards.enforcementLevel"),
+                       ({"requests-required": {"nope": 1}}, "requests-required")):
+        with pytest.raises(ConfigError) as err:
+            policy_config(info, bad, "policies/config.x.json")
+        assert err.value.path == where
+
+
+def test_pack_reads_the_stack_from_the_environment_or_the_stack_file():
+    debug = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "n", "namespace": "training"},
+             "data": {"NCCL_DEBUG": "TRACE"}}
+    request = apb.AnalyzeRequest(type="kubernetes:core/v1:ConfigMap", name="n",
+                                 urn=urn("prod", "trainstack", "kubernetes:core/v1:ConfigMap", "n"))
+    props = struct_pb2.Struct()
+    props.update(debug)
+    request.properties.CopyFrom(props)
+    # No ConfigureStack at all and no trainstack config: the pack falls back to stacks/Pulumi.prod.yaml.
+    with Pack("prod", "trainstack", {}) as bare:
+        bare.configure({p.name: (("mandatory" if p.enforcementLevel else "advisory"), {})
+                        for p in bare.info().policies})
+        names = [d.policyName for d in bare.stub.Analyze(request).diagnostics]
+        process = bare.process
+    assert names == ["nccl-debug-production"]
+    assert process.poll() is not None, "the pack process must be terminated"
+
+
+def test_release_normalization_matches_what_the_program_registers():
+    """helm.v3.Release inputs, captured under mocks, normalize to runner.release_object."""
+    from modules.core.pulumi_adapter import register_release
+
+    captured = {}
+
+    class Mocks(pulumi.runtime.Mocks):
+        def new_resource(self, args):
+            captured[args.typ] = plain(dict(args.inputs))
+            return f"{args.name}-id", dict(args.inputs)
+
+        def call(self, args):
+            return {}
+
+    for release in (ChartRelease(module="volcano", name="volcano", chart="volcano", version="1.15.1",
+                                 repository="https://volcano-sh.github.io/helm-charts", namespace="volcano-system",
+                                 values={"custom": {"scheduler_name": "volcano"}}),
+                    ChartRelease(module="trainer", name="kubeflow-trainer", chart="kubeflow-trainer", version="2.3.0",
+                                 repository="oci://ghcr.io/kubeflow/charts", namespace="kubeflow-system",
+                                 values={"jobset": {"install": True}})):
+        captured.clear()
+        pulumi.runtime.set_mocks(Mocks(), project="trainstack", stack="dev", preview=True)
+        pulumi.runtime.test(lambda: register_release(release, pulumi.ResourceOptions()))()
+        props = captured["kubernetes:helm.sh/v3:Release"]
+        assert manifest("kubernetes:helm.sh/v3:Release", props, release.key) == release_object(release)
+
+
+def test_plain_and_unknown_helpers():
+    assert plain({"a": [1.0, 2.5, {"b": 3.0}], "c": True}) == {"a": [1, 2.5, {"b": 3}], "c": True}
+    assert unknown_path({"spec": {"x": [1, UNKNOWN]}}) == "spec.x[1]"
+    assert unknown_path({"spec": {"x": 1}}) is None
+    assert manifest("pulumi:providers:kubernetes", {}) is None
+    assert manifest("kubernetes:helm.sh/v4:Chart", {"chart": "x"}) is None
+    assert manifest("kubernetes:core/v1:ConfigMap", {"metadata": {"name": "a"}})["apiVersion"] == "v1"
+    assert manifest("kubernetes:batch.volcano.sh/v1alpha1:Job", {})["apiVersion"] == "batch.volcano.sh/v1alpha1"
+    assert json.dumps(plain({"n": 1.0})) == '{"n": 1}'
