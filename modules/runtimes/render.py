@@ -84,7 +84,10 @@ def runtime(ctx: RenderContext, i: int, cfg: dict, default_image: str) -> Runtim
     if host_network:
         pod_labels[pods.HOST_NETWORK_LABEL] = "true"
     container = pods.container("node", image, shape, profile)
-    pod = {"metadata": {"labels": pod_labels},
+    pod_meta: dict = {"labels": pod_labels}
+    if host_network:   # the explicit opt-in the host-network-opt-in policy looks for
+        pod_meta["annotations"] = {pods.HOST_NETWORK_LABEL: "true"}
+    pod = {"metadata": pod_meta,
            "spec": pods.pod_spec(shape, [container], host_network=host_network, priority_class=priority,
                                  node_selector=cfg["nodeSelector"])}
     annotations = {}

@@ -57,7 +57,9 @@ def _scheduler_plugin_enabled(objects: list[dict], ctx: CheckContext) -> Iterato
     configuration is only context (the pack judging a user's job against the stack), on the job."""
     every = ctx.manifests or objects
     judged = {id(o) for o in objects}
-    constrained = [(obj, found[0].path) for obj in every if (found := constraints(obj))]
+    # Sorted and de-duplicated by object, so every runner words the finding the same way.
+    unique = {resource_id(obj): (obj, found[0].path) for obj in every if (found := constraints(obj))}
+    constrained = [unique[key] for key in sorted(unique)]
     hypernodes = [obj for obj in every if is_kind(obj, "HyperNode", TOPOLOGY)]
     if not constrained and not hypernodes:
         return
