@@ -7,4 +7,7 @@ MODULES: tuple[str, ...] = (
     "fabric",
     "nccl",
     "storage",
+    "probe",
+    "monitoring",
+    "autoscaling",
 )
