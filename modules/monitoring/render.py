@@ -19,7 +19,7 @@ MODULE = "monitoring"
 API_VERSION = "monitoring.coreos.com/v1"
 # dcgm-exporter renamed Hostname to hostname (NVIDIA/dcgm-exporter #655); group by both.
 GPU_LABELS = "Hostname, hostname, gpu, UUID, modelName"
-NVLINK_SOFT = "DCGM_FI_DEV_NVLINK_(CRC_FLIT|CRC_DATA|REPLAY)_ERROR_COUNT_TOTAL"
+NVLINK_SOFT = ("CRC_FLIT", "CRC_DATA", "REPLAY")   # DCGM_FI_DEV_NVLINK_<x>_ERROR_COUNT_TOTAL counters
 BANDWIDTH_BOUND_BYTES = 256 << 20   # below this the peak busbw is latency-bound, not the link's
 
 
@@ -84,8 +84,13 @@ ALERTS: dict[str, Alert] = {
 }
 
 
+def runbook_url_for(values: dict, alert: str) -> str:
+    """``<runbookBaseUrl>/<page>.md`` for a stack's validated values."""
+    return f"{values[MODULE]['runbookBaseUrl'].rstrip('/')}/{ALERTS[alert].page}.md"
+
+
 def runbook_url(ctx: RenderContext, alert: str) -> str:
-    return f"{ctx.section(MODULE)['runbookBaseUrl'].rstrip('/')}/{ALERTS[alert].page}.md"
+    return runbook_url_for(ctx.stack.values, alert)
 
 
 def rule(ctx: RenderContext, alert: str, expr: str, for_: str, labels: dict | None = None) -> dict:
@@ -118,10 +123,10 @@ def probe_thresholds(ctx: RenderContext) -> dict[str, float]:
     """Tier name -> minimum peak busbw in GB/s (an override, else fraction x the link bandwidth)."""
     cfg = ctx.section(MODULE)["probe"]
     tiers = probe.probed_tiers(ctx)
-    names = {t.name for t in tiers}
+    names = [t.name for t in probe.available_tiers(ctx.fabric)]
     for name in cfg["minBusbwGBps"]:
         if name not in names:
-            raise ctx.expected(f"monitoring.probe.minBusbwGBps.{name}", "a probed tier: " + ", ".join(sorted(names)), name)
+            raise ctx.expected(f"monitoring.probe.minBusbwGBps.{name}", "a tier of the fabric: " + ", ".join(names), name)
     return {t.name: float(cfg["minBusbwGBps"].get(t.name, round(cfg["bandwidthFraction"]
                                                                   * ctx.fabric.link(t.number).bandwidth_gbps, 1)))
             for t in tiers}
@@ -158,13 +163,15 @@ def gpu_group(ctx: RenderContext) -> dict | None:
         return None
     xid = "DCGM_FI_DEV_XID_ERRORS"
     critical = " or ".join(f"{xid} == {code}" for code in sorted(cfg["criticalXids"]))
+    # increase() drops the metric name; tag each counter so their series stay distinct before summing
+    nvlink_soft = " or ".join(f'label_replace(increase(DCGM_FI_DEV_NVLINK_{c}_ERROR_COUNT_TOTAL[15m]), '
+                              f'"counter", "{c.lower()}", "", "")' for c in NVLINK_SOFT)
     return {"name": "trainstack-gpu", "rules": [
         # The XID field is a gauge holding the last XID code, not a count.
         rule(ctx, "GPUXidCritical", f"max by ({GPU_LABELS}) ({critical})", "0m"),
         rule(ctx, "GPUXidError",
              f"max by ({GPU_LABELS}) ({xid} > 0 and changes({xid}[1h]) > 0 unless ({critical}))", "0m"),
-        rule(ctx, "GPUNVLinkErrors",
-             f'sum by ({GPU_LABELS}) (increase({{__name__=~"{NVLINK_SOFT}"}}[15m])) > {cfg["nvlinkErrorsPer15m"]}', "0m"),
+        rule(ctx, "GPUNVLinkErrors", f'sum by ({GPU_LABELS}) ({nvlink_soft}) > {cfg["nvlinkErrorsPer15m"]}', "0m"),
         rule(ctx, "GPUNVLinkRecoveryErrors",
              f"sum by ({GPU_LABELS}) (increase(DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL[15m])) > 0", "0m"),
     ]}
