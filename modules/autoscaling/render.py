@@ -133,9 +133,11 @@ def hpa(ctx: RenderContext, i: int, item: dict) -> dict:
         scale_down["policies"] = [{"type": "Pods", "value": 1, "periodSeconds": 300}]
         annotations = {"trainstack.io/elastic-note": "the PyTorchJob must not set elasticPolicy.metrics: the "
                        "Training Operator would create a second HPA named after the job"}
-    name = item.get("name") or target["name"]
-    if target["kind"] == "PyTorchJob" and name == target["name"]:
-        name = f"{name}-hpa"   # the operator owns an HPA named like the job when elasticPolicy.metrics is set
+    elastic = target["kind"] == "PyTorchJob"
+    name = item.get("name") or (f"{target['name']}-hpa" if elastic else target["name"])
+    if elastic and name == target["name"]:
+        raise ctx.error(f"{where}.name", f"expected a name other than the job's ({name}): the Training Operator "
+                        "owns an HPA named like the job when elasticPolicy.metrics is set")
     return {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
             "metadata": ctx.metadata(MODULE, name, item["namespace"], annotations=annotations),
             "spec": {"scaleTargetRef": target, "minReplicas": item["minReplicas"],

@@ -337,6 +337,10 @@ class Layout:
     reasons: list[str]
 
 
+def params_text(params: float) -> str:
+    return f"{params / 1e12:g}T" if params >= 1e12 else f"{params / 1e9:g}B"
+
+
 def parse_model_size(text: str) -> float:
     match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([kKmMbBtT]?)\s*", str(text))
     if not match:
@@ -410,7 +414,8 @@ def choose_layout(fabric: Fabric, pool: NodePool, job: Job, models: dict[int, Ti
             candidates.append((p, dp_group(fabric, g, job.gpus, tp, p)))
         p *= 2
     if not candidates:
-        raise ValueError(f"{job.gpus} GPUs cannot be split into TP={tp} x PP>={pp_mem}")
+        raise ValueError(f"{params_text(job.params)} parameters need TP={tp} x PP>={pp_mem} GPUs by this estimate "
+                         f"(bf16 weights under {WEIGHT_SHARE:.0%} of each GPU's memory), more than {job.gpus}")
     best = max(network_bw(s) for _, s in candidates)
     first = candidates[0][1]
     for p, dp_span in candidates:
@@ -516,7 +521,10 @@ def recommend(stack, fabric: Fabric, records: list[dict], model_size: str, gpus:
     memory, memory_why = gpu_memory(pool, gpu_memory_gb)
     job = Job(params, BYTES_PER[grad_dtype], gpus, memory, memory_why)
     models, notes = tier_models(fabric, records)
-    layout = choose_layout(fabric, pool, job, models)
+    try:
+        layout = choose_layout(fabric, pool, job, models)
+    except ValueError as exc:   # the model does not fit these GPUs
+        raise ConfigError("trainstack recommend", "--gpus", f"{exc}; give more GPUs or a smaller --model-size") from None
     g = pool.gpus
     dp_span = dp_group(fabric, g, gpus, layout.tp, layout.pp)
     share = max(1, min(layout.tp, g))
