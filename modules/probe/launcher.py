@@ -44,7 +44,7 @@ class Api:
 
 
 def run_id(template_name: str, now: float) -> str:
-    """A label value unique to this run, e.g. ``leaf-20260101t030000``."""
+    """A label value unique to this run, e.g. ``probe-leaf-20260101t030000``."""
     stamp = time.strftime("%Y%m%dt%H%M%S", time.gmtime(now))
     return f"{template_name}-{stamp}"[-63:].lstrip("-.")
 
@@ -73,7 +73,8 @@ def launch(api: Api, namespace: str, template_text: str, run: str, timeout: floa
             return FINISHED[phase]
         time.sleep(poll)
     log(f"Job {name} did not finish within {timeout:.0f}s (last phase {phase or 'unknown'}); deleting it")
-    api.call("DELETE", f"{path}/{name}", {"propagationPolicy": "Background"})
+    api.call("DELETE", f"{path}/{name}", {"kind": "DeleteOptions", "apiVersion": "v1",
+                                          "propagationPolicy": "Background"})
     return False
 
 

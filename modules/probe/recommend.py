@@ -507,6 +507,9 @@ def recommend(stack, fabric: Fabric, records: list[dict], model_size: str, gpus:
         params = parse_model_size(model_size)
     except ValueError as exc:
         raise ConfigError("trainstack recommend", "--model-size", str(exc)) from None
+    if not fabric.switches:
+        raise ConfigError(stack.file, "trainstack:fabric", "recommend needs the fabric's switches and nodes to size "
+                          "its domains; a label-defined fabric has no static inventory")
     pools = [p for p in fabric.pools.values() if p.gpus]
     if not pools:
         raise ConfigError(stack.file, "trainstack:fabric.nodePools", "expected a pool with GPUs to recommend a layout for")

@@ -208,13 +208,12 @@ def _affinity_term(key: str, run: str) -> dict:
 def pod_template(ctx: RenderContext, plan: Placement, task: str, rank: int, run: str, pool: NodePool) -> dict:
     cfg = ctx.section(MODULE)
     nccl = ctx.section("nccl")["transport"]
-    env = [{"name": "JOB_NAME", "valueFrom": {"fieldRef": {"fieldPath": f"metadata.labels['{JOB_NAME_LABEL}']"}}},
-           {"name": "NODE_RANK", "value": str(rank)},
-           {"name": "MASTER_ADDR", "value": "$(JOB_NAME)-a-0.$(JOB_NAME)"},
-           {"name": "OMP_NUM_THREADS", "value": "1"},
-           {"name": "PYTHONUNBUFFERED", "value": "1"}]
-    if plan.pods == 1:
-        env = env[3:]
+    env = []
+    if plan.pods > 1:   # rank 0 runs in task a; its pod is <job>-a-0, resolvable as <job>-a-0.<job> (svc plugin)
+        env = [{"name": "JOB_NAME", "valueFrom": {"fieldRef": {"fieldPath": f"metadata.labels['{JOB_NAME_LABEL}']"}}},
+               {"name": "NODE_RANK", "value": str(rank)},
+               {"name": "MASTER_ADDR", "value": "$(JOB_NAME)-a-0.$(JOB_NAME)"}]
+    env += [{"name": "OMP_NUM_THREADS", "value": "1"}, {"name": "PYTHONUNBUFFERED", "value": "1"}]
     spec: dict = {
         "restartPolicy": "Never",
         "activeDeadlineSeconds": cfg["timeoutSeconds"],

@@ -201,7 +201,7 @@ class Probe:
             part = count // n
             send, out = self._full(part, rank + 1.0), self._full(part * n, 0.0)
             ranks = torch.arange(1, n + 1, dtype=torch.float32, device=self.device).view(n, 1)
-            gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor   # renamed in 2.13
+            gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor   # older torch: old name
             return (lambda: gather(out, send)), \
                 (lambda: bool(torch.all(out.view(n, part) == ranks))), [send, out]
         if collective == "reduce_scatter":
