@@ -168,6 +168,17 @@ def test_label_fabric_uses_pod_affinity_on_the_tier_labels():
     leaf = probe.placement(fabric, tiers[1], fabric.pools["h100"], 64)
     assert leaf.apart_on == "kubernetes.io/hostname" and leaf.together_on is None
     assert tiers[2].slug == "example-com-spine"
+    job = probe.volcano_job(RenderContext(stack("dev"), fabric), spine, fabric.pools["h100"],
+                            "fabric-probe-example-com-spine", "run-1", scheduled=False)
+    crds.validate_cr(job)
+    assert job["spec"]["networkTopology"] == {"mode": "hard", "highestTierAllowed": 2}
+    for task in job["spec"]["tasks"]:
+        affinity = task["template"]["spec"]["affinity"]
+        assert "nodeAffinity" not in affinity
+        (apart,) = affinity["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        (together,) = affinity["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        assert (apart["topologyKey"], together["topologyKey"]) == ("example.com/leaf", "example.com/spine")
+        assert apart["labelSelector"] == {"matchLabels": {probe.RUN_LABEL: "run-1"}}
 
 
 # --- configuration errors -----------------------------------------------------------------------
