@@ -13,6 +13,7 @@ from modules.core.errors import ConfigError
 COMMANDS = (
     "modules.core.commands",
     "policies.commands",
+    "modules.probe.commands",
 )
 
 

@@ -11,6 +11,13 @@ if TYPE_CHECKING:  # the fabric model is built once per render and shared by eve
     from modules.fabric.model import Fabric
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "trainstack", "app.kubernetes.io/part-of": "trainstack"}
+# Objects that must outlive `pulumi destroy` and GitOps pruning (claims and the namespaces holding
+# them): Argo CD and Flux honour the first two; Helm's keep policy documents the intent for the rest.
+KEEP_ANNOTATIONS = {
+    "argocd.argoproj.io/sync-options": "Delete=false",
+    "kustomize.toolkit.fluxcd.io/prune": "disabled",
+    "helm.sh/resource-policy": "keep",
+}
 
 
 @dataclass

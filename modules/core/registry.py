@@ -11,4 +11,7 @@ MODULES: tuple[str, ...] = (
     "trainer",
     "runtimes",
     "workloads",
+    "probe",
+    "monitoring",
+    "autoscaling",
 )

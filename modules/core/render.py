@@ -8,7 +8,7 @@ import importlib
 
 from .bundle import Bundle, ChartRelease, Item, Overlay, Resource, namespace_key
 from .config import StackConfig
-from .context import RenderContext
+from .context import KEEP_ANNOTATIONS, RenderContext
 from .registry import MODULES
 
 ORDER = ("core",) + MODULES
@@ -30,11 +30,17 @@ def render(stack: StackConfig) -> Bundle:
 
 
 def _namespaces(ctx: RenderContext, items: list[Item]) -> list[Resource]:
-    """A Namespace for every namespace the bundle uses, unless a module rendered it already."""
+    """A Namespace for every namespace the bundle uses, unless a module rendered it already.
+
+    They are retained: deleting a namespace deletes everything in it, retained claims included, and
+    some (monitoring, inference) are shared with other teams. `pulumi destroy` and GitOps pruning
+    leave them; removing one is a deliberate, manual step.
+    """
     present = {i.key for i in items}
     used = sorted({i.namespace for i in items if i.namespace and not isinstance(i, Overlay)})  # overlays bring theirs
     return [Resource(module="core", obj={"apiVersion": "v1", "kind": "Namespace",
-                                         "metadata": ctx.metadata("core", ns)})
+                                         "metadata": ctx.metadata("core", ns, annotations=KEEP_ANNOTATIONS)},
+                     retain=True)
             for ns in used if namespace_key(ns) not in present]
 
 

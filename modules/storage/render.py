@@ -3,16 +3,10 @@ and carry the annotations that stop Argo CD and Flux from pruning them."""
 from __future__ import annotations
 
 from modules.core.bundle import Resource
-from modules.core.context import RenderContext
+from modules.core.context import KEEP_ANNOTATIONS, RenderContext
 
 MODULE = "storage"
 SHARED_LABEL = "trainstack.io/shared-data"
-# Argo CD and Flux honour these; Helm's keep policy documents the intent for everyone else.
-KEEP_ANNOTATIONS = {
-    "argocd.argoproj.io/sync-options": "Delete=false",
-    "kustomize.toolkit.fluxcd.io/prune": "disabled",
-    "helm.sh/resource-policy": "keep",
-}
 
 
 def render(ctx: RenderContext) -> list[Resource]:

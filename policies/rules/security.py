@@ -119,13 +119,22 @@ def secret_like_key(key: str) -> bool:
         or "".join(words) in _SECRET_WORDS
 
 
+# Scripts shipped in ConfigMaps: there `token = read_token()` is code, and only a quoted string
+# literal assigned to a secret-like name is a literal secret.
+_SOURCE_SUFFIXES = (".py", ".sh", ".bash", ".js", ".ts", ".rb", ".pl", ".lua")
+_QUOTED = re.compile(r"""^[rbuf]?(["']).+\1[,;]?$""")
+
+
 def _secret_in(key: str, value: str) -> str | None:
     for pattern, what in _VALUE_PATTERNS:
         if pattern.search(value):
             return what
     if secret_like_key(key) and value.strip() and not _REFERENCE.match(value) and "\n" not in value.strip():
         return f"a literal value for {key!r}"
+    source = key.endswith(_SOURCE_SUFFIXES)
     for name, inner in _LINE.findall(value) if "\n" in value else []:
+        if source and not _QUOTED.match(inner):
+            continue
         if secret_like_key(name) and not _REFERENCE.match(inner) and inner.strip("\"'") not in ("", "null", "~"):
             return f"a literal {name!r} inside it"
     return None

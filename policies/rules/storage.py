@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from modules.storage.render import KEEP_ANNOTATIONS, SHARED_LABEL
+from modules.core.context import KEEP_ANNOTATIONS
+from modules.storage.render import SHARED_LABEL
 
 from ..framework import MANDATORY, CheckContext, Finding, Rule, as_dict, as_list, labels, meta, where
 

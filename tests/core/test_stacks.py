@@ -94,7 +94,7 @@ def test_releases_are_pinned(rendered):
 def test_claims_and_crds_are_retained(rendered):
     _, bundle = rendered
     for resource in bundle.resources:
-        if resource.kind in ("PersistentVolumeClaim", "CustomResourceDefinition"):
+        if resource.kind in ("PersistentVolumeClaim", "CustomResourceDefinition", "Namespace"):
             assert resource.retain, resource.key
 
 

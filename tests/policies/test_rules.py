@@ -243,3 +243,11 @@ def test_tiers_helper_reports_known_names():
     tiers.add(1, "leaf", "x")
     tiers.add(2, "spine", "x")
     assert tiers.describe() == "leaf (tier 1), spine (tier 2)" and tiers.tier_of("spine") == 2
+
+
+def test_scripts_in_configmaps_flag_quoted_literals_not_code():
+    from policies.rules.security import _secret_in
+
+    assert _secret_in("launch.py", 'x = 1\nself.token = read_token(path)\n') is None
+    assert "API_TOKEN" in _secret_in("launch.py", 'x = 1\nAPI_TOKEN = "s3cr3t-value"\n')
+    assert "API_TOKEN" in _secret_in("app.env", "x=1\nAPI_TOKEN=s3cr3t-value\n")

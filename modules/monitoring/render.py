@@ -1,0 +1,251 @@
+"""PrometheusRules per stack: one object per rule group, labelled for kube-prometheus-stack.
+
+The groups are built once (``rule_groups``) as the plain ``groups:`` document that promtool reads;
+each PrometheusRule's ``spec`` is one of those groups, unchanged. Thresholds come from the stack:
+probe bandwidth from the fabric's per-tier links, claims from `trainstack:storage`, namespaces from
+`trainstack:trainingNamespaces`, GPUs per task from the fabric's node pools.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from modules.core.bundle import Resource
+from modules.core.context import RenderContext
+from modules.probe import render as probe
+from modules.probe import runtime
+
+MODULE = "monitoring"
+API_VERSION = "monitoring.coreos.com/v1"
+# dcgm-exporter renamed Hostname to hostname (NVIDIA/dcgm-exporter #655); group by both.
+GPU_LABELS = "Hostname, hostname, gpu, UUID, modelName"
+NVLINK_SOFT = ("CRC_FLIT", "CRC_DATA", "REPLAY")   # DCGM_FI_DEV_NVLINK_<x>_ERROR_COUNT_TOTAL counters
+BANDWIDTH_BOUND_BYTES = 256 << 20   # below this the peak busbw is latency-bound, not the link's
+
+
+@dataclass(frozen=True)
+class Alert:
+    page: str          # docs/runbooks/<page>.md
+    severity: str
+    summary: str
+    description: str
+
+
+ALERTS: dict[str, Alert] = {
+    "FabricProbeBandwidthLow": Alert(
+        "fabric-probe-bandwidth-low", "warning",
+        "Fabric probe busbw on tier {{ $labels.tier }} is below its threshold",
+        "The last probe of tier {{ $labels.tier }} peaked at {{ $value | printf \"%.1f\" }} GB/s busbw, below the "
+        "threshold derived from the stack's link bandwidth. Jobs crossing this tier run slower."),
+    "FabricProbeResultsStale": Alert(
+        "fabric-probe-results-stale", "warning",
+        "No recent fabric probe results for tier {{ $labels.tier }}",
+        "The probe of tier {{ $labels.tier }} has not reported successfully within the expected interval; "
+        "bandwidth alerts for it are blind."),
+    "GPUXidCritical": Alert(
+        "gpu-xid-critical", "critical",
+        "GPU {{ $labels.gpu }} on {{ $labels.hostname }}{{ $labels.Hostname }} reported XID {{ $value }}",
+        "The last XID of this GPU is one that needs the node drained and the GPU reset or replaced. The "
+        "gauge holds the last XID code until another XID occurs, so the alert stays until the GPU is reset."),
+    "GPUXidError": Alert(
+        "gpu-xid-error", "warning",
+        "GPU {{ $labels.gpu }} on {{ $labels.hostname }}{{ $labels.Hostname }} reported XID {{ $value }}",
+        "A new XID appeared within the last hour. Codes outside the critical list are usually application "
+        "faults (for example 13, 31, 43); repeated ones point at a bad job or a failing GPU."),
+    "GPUNVLinkErrors": Alert(
+        "gpu-nvlink-errors", "warning",
+        "NVLink CRC/replay errors rising on GPU {{ $labels.gpu }} of {{ $labels.hostname }}{{ $labels.Hostname }}",
+        "{{ $value | printf \"%.0f\" }} NVLink CRC or replay errors in 15 minutes. The link still works but "
+        "retransmits; all-reduce bandwidth inside the node drops."),
+    "GPUNVLinkRecoveryErrors": Alert(
+        "gpu-nvlink-recovery-errors", "critical",
+        "NVLink recovery errors on GPU {{ $labels.gpu }} of {{ $labels.hostname }}{{ $labels.Hostname }}",
+        "An NVLink had to be recovered {{ $value | printf \"%.0f\" }} times in 15 minutes; NCCL jobs on this "
+        "node are likely to hang or fail."),
+    "VolcanoTasksUnschedulable": Alert(
+        "volcano-tasks-unschedulable", "warning",
+        "Volcano job {{ $labels.job_id }} has unschedulable tasks",
+        "{{ $value }} tasks of job {{ $labels.job_id }} could not be scheduled for a while."),
+    "VolcanoJobPendingOnTopology": Alert(
+        "volcano-job-pending-on-topology", "warning",
+        "Volcano job {{ $labels.job_id }} waits although the cluster has idle GPUs",
+        "Job {{ $labels.job_id }} needs about {{ $value }} GPUs that are idle in the cluster, yet it stays "
+        "unschedulable: the free GPUs are spread over HyperNodes its networkTopology (hard, highest tier "
+        "allowed) does not let it span."),
+    "TrainingPodRestarting": Alert(
+        "training-pod-restarting", "warning",
+        "Training pod {{ $labels.namespace }}/{{ $labels.pod }} keeps restarting",
+        "{{ $value | printf \"%.0f\" }} container restarts recently. A gang-scheduled job usually restarts "
+        "every rank when one fails (NCCL errors, OOM, a bad node)."),
+    "TrainingClaimNearlyFull": Alert(
+        "training-claim-nearly-full", "warning",
+        "Claim {{ $labels.namespace }}/{{ $labels.persistentvolumeclaim }} is {{ $value | humanizePercentage }} full",
+        "A shared training-data or checkpoint claim is nearly full; checkpoints will fail to write."),
+}
+
+
+def runbook_url_for(values: dict, alert: str) -> str:
+    """``<runbookBaseUrl>/<page>.md`` for a stack's validated values."""
+    return f"{values[MODULE]['runbookBaseUrl'].rstrip('/')}/{ALERTS[alert].page}.md"
+
+
+def runbook_url(ctx: RenderContext, alert: str) -> str:
+    return runbook_url_for(ctx.stack.values, alert)
+
+
+def rule(ctx: RenderContext, alert: str, expr: str, for_: str, labels: dict | None = None) -> dict:
+    meta = ALERTS[alert]
+    return {
+        "alert": alert,
+        "expr": expr,
+        "for": for_,
+        "labels": {"severity": meta.severity, **ctx.section(MODULE)["labels"], **(labels or {})},
+        "annotations": {"summary": meta.summary, "description": meta.description,
+                        "runbook_url": runbook_url(ctx, alert)},
+    }
+
+
+def _regex(values) -> str:
+    """An alternation of literal values inside a double-quoted PromQL string (RE2 escapes, then
+    the string's own backslash escaping)."""
+    def literal(value: str) -> str:
+        return "".join("\\\\" + c if c in ".^$*+?()[]{}|\\" else c for c in value)
+    return "|".join(literal(str(v)) for v in values)
+
+
+def _quote(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+# --- groups -------------------------------------------------------------------------------------
+
+def probe_thresholds(ctx: RenderContext) -> dict[str, float]:
+    """Tier name -> minimum peak busbw in GB/s (an override, else fraction x the link bandwidth)."""
+    cfg = ctx.section(MODULE)["probe"]
+    tiers = probe.probed_tiers(ctx)
+    names = [t.name for t in probe.available_tiers(ctx.fabric)]
+    for name in cfg["minBusbwGBps"]:
+        if name not in names:
+            raise ctx.expected(f"monitoring.probe.minBusbwGBps.{name}", "a tier of the fabric: " + ", ".join(names), name)
+    return {t.name: float(cfg["minBusbwGBps"].get(t.name, round(cfg["bandwidthFraction"]
+                                                                  * ctx.fabric.link(t.number).bandwidth_gbps, 1)))
+            for t in tiers}
+
+
+def probe_group(ctx: RenderContext) -> dict | None:
+    if not ctx.section("probe")["enabled"]:
+        return None
+    cfg = ctx.section(MODULE)["probe"]
+    sizes = runtime.parse_sizes(ctx.section("probe")["sizes"])
+    if max(sizes) < BANDWIDTH_BOUND_BYTES:
+        ctx.warn(f"{ctx.stack.file}: trainstack:probe.sizes: the largest size is {runtime.format_size(max(sizes))}; "
+                 f"the bandwidth alerts compare peak busbw, which small messages do not reach (probe up to 256MiB or more)")
+    rules = []
+    for tier, threshold in probe_thresholds(ctx).items():
+        selector = f'{{collective="{cfg["collective"]}",tier={_quote(tier)}}}'
+        rules.append(rule(ctx, "FabricProbeBandwidthLow",
+                          f"max by (tier) (trainstack_probe_busbw_gbps{selector}) < {threshold:g}", cfg["for"],
+                          {"tier": tier, "threshold_gbps": f"{threshold:g}"}))
+    if ctx.section("probe")["schedule"]:
+        stale = _seconds(cfg["staleAfter"])
+        for tier in probe_thresholds(ctx):
+            metric = f"trainstack_probe_last_success_timestamp_seconds{{tier={_quote(tier)}}}"
+            rules.append(rule(ctx, "FabricProbeResultsStale", f"time() - max by (tier) ({metric}) > {stale}", "0m",
+                              {"tier": tier, "reason": "stale"}))
+            rules.append(rule(ctx, "FabricProbeResultsStale", f"absent({metric})", cfg["staleAfter"],
+                              {"tier": tier, "reason": "missing"}))
+    return {"name": "trainstack-fabric-probe", "rules": rules}
+
+
+def gpu_group(ctx: RenderContext) -> dict | None:
+    cfg = ctx.section(MODULE)["gpu"]
+    if not cfg["enabled"]:
+        return None
+    xid = "DCGM_FI_DEV_XID_ERRORS"
+    critical = " or ".join(f"{xid} == {code}" for code in sorted(cfg["criticalXids"]))
+    # increase() drops the metric name; tag each counter so their series stay distinct before summing
+    nvlink_soft = " or ".join(f'label_replace(increase(DCGM_FI_DEV_NVLINK_{c}_ERROR_COUNT_TOTAL[15m]), '
+                              f'"counter", "{c.lower()}", "", "")' for c in NVLINK_SOFT)
+    return {"name": "trainstack-gpu", "rules": [
+        # The XID field is a gauge holding the last XID code, not a count.
+        rule(ctx, "GPUXidCritical", f"max by ({GPU_LABELS}) ({critical})", "0m"),
+        rule(ctx, "GPUXidError",
+             f"max by ({GPU_LABELS}) ({xid} > 0 and changes({xid}[1h]) > 0 unless ({critical}))", "0m"),
+        rule(ctx, "GPUNVLinkErrors", f'sum by ({GPU_LABELS}) ({nvlink_soft}) > {cfg["nvlinkErrorsPer15m"]}', "0m"),
+        rule(ctx, "GPUNVLinkRecoveryErrors",
+             f"sum by ({GPU_LABELS}) (increase(DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL[15m])) > 0", "0m"),
+    ]}
+
+
+def gpu_resource_label(resource: str) -> str:
+    """kube-state-metrics sanitises resource names: nvidia.com/gpu -> nvidia_com_gpu."""
+    return re.sub(r"[^a-zA-Z0-9_]", "_", resource)
+
+
+def scheduling_group(ctx: RenderContext) -> dict:
+    cfg = ctx.section(MODULE)["scheduling"]
+    pools = [p for p in ctx.fabric.pools.values() if p.gpus]
+    rules = [rule(ctx, "VolcanoTasksUnschedulable",
+                  "sum by (job_id) (volcano_unschedule_task_count) > 0", cfg["unschedulableFor"])]
+    if pools:
+        per_task = cfg["gpusPerTask"] or max(p.gpus for p in pools)
+        resources = sorted({gpu_resource_label(p.gpu_resource) for p in pools})
+        res = f'resource=~"{_regex(resources)}"' if len(resources) > 1 else f'resource="{resources[0]}"'
+        idle = (f"sum(kube_node_status_allocatable{{{res}}}) - sum(kube_pod_container_resource_requests{{{res}}}"
+                f' and on (namespace, pod) (kube_pod_status_phase{{phase="Running"}} == 1))')
+        rules.append(rule(ctx, "VolcanoJobPendingOnTopology",
+                          f"(sum by (job_id) (volcano_unschedule_task_count) > 0) * {per_task}"
+                          f" <= on () group_left () ({idle})", cfg["topologyPendingFor"]))
+    return {"name": "trainstack-scheduling", "rules": rules}
+
+
+def training_group(ctx: RenderContext) -> dict:
+    cfg = ctx.section(MODULE)["training"]
+    namespaces = ctx.stack.values["trainingNamespaces"]
+    rules = [rule(ctx, "TrainingPodRestarting",
+                  f'sum by (namespace, pod) (increase(kube_pod_container_status_restarts_total{{namespace=~"{_regex(namespaces)}"}}'
+                  f'[{cfg["restartWindow"]}])) >= {cfg["restarts"]}', "0m")]
+    claims = shared_claims(ctx)
+    if claims:
+        def select(metric: str) -> str:
+            parts = [f'{metric}{{namespace="{ns}",persistentvolumeclaim=~"{_regex(names)}"}}'
+                     for ns, names in claims.items()]
+            # kubelets on every node mounting a claim report it; take one value per claim
+            return f"max by (namespace, persistentvolumeclaim) ({' or '.join(parts)})"
+        rules.append(rule(ctx, "TrainingClaimNearlyFull",
+                          f"{select('kubelet_volume_stats_used_bytes')} / {select('kubelet_volume_stats_capacity_bytes')}"
+                          f" > {cfg['claimFullRatio']:g}", "15m"))
+    return {"name": "trainstack-training", "rules": rules}
+
+
+def shared_claims(ctx: RenderContext) -> dict[str, list[str]]:
+    """Namespace -> names of the stack's shared claims (training data, checkpoints)."""
+    out: dict[str, list[str]] = {}
+    default_ns = ctx.stack.values["trainingNamespaces"][0]
+    for claim in ctx.section("storage")["claims"]:
+        if claim.get("shared", True):
+            out.setdefault(claim.get("namespace") or default_ns, []).append(claim["name"])
+    return {ns: sorted(names) for ns, names in sorted(out.items())}
+
+
+def rule_groups(ctx: RenderContext) -> list[dict]:
+    """The ``groups:`` document: what the PrometheusRules hold and what promtool checks."""
+    groups = [probe_group(ctx), gpu_group(ctx), scheduling_group(ctx), training_group(ctx)]
+    return [g for g in groups if g and g["rules"]]
+
+
+def _seconds(duration: str) -> int:
+    units = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
+    return int(sum(int(n) * units[u] for n, u in re.findall(r"([0-9]+)(ms|[smhdwy])", duration)))
+
+
+def render(ctx: RenderContext) -> list[Resource]:
+    cfg = ctx.section(MODULE)
+    if not cfg["enabled"]:
+        return []
+    out = []
+    for group in rule_groups(ctx):
+        meta = ctx.metadata(MODULE, group["name"], cfg["namespace"], labels={"release": cfg["release"]})
+        out.append(Resource(MODULE, {"apiVersion": API_VERSION, "kind": "PrometheusRule", "metadata": meta,
+                                     "spec": {"groups": [group]}}))
+    return out

@@ -1,0 +1,102 @@
+"""`trainstack probe` (run the fabric probe on this machine) and `trainstack recommend`."""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from modules.core.config import Project, load_stack
+from modules.core.context import RenderContext
+from modules.core.errors import ConfigError
+
+from . import recommend, runtime
+
+RUNTIME = Path(runtime.__file__).resolve()
+INSTALL_HINT = "pip install 'trainstack[probe]' (or pip install torch)"
+
+
+def _sizes(text: str) -> str:
+    try:
+        runtime.parse_sizes(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def _collectives(text: str) -> str:
+    try:
+        return ",".join(runtime._collectives(text))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def cmd_probe(args: argparse.Namespace, project: Project) -> int:
+    if importlib.util.find_spec("torch") is None:
+        print(f"error: trainstack probe needs PyTorch, which is not installed: {INSTALL_HINT}", file=sys.stderr)
+        return 2
+    if args.nproc < 2:
+        raise ConfigError("trainstack probe", "--nproc", f"expected at least 2 ranks, got {args.nproc}")
+    # torchrun, as in the cluster: one process per rank on this machine, over loopback.
+    command = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc-per-node", str(args.nproc),
+               "--master-addr", "127.0.0.1", "--master-port", str(_free_port()), "--monitor-interval", "0.1",
+               str(RUNTIME), "--backend", args.backend, "--collectives", args.collectives, "--sizes", args.sizes,
+               "--iters", str(args.iters), "--warmup", str(args.warmup), "--tier", args.tier]
+    for flag in ("json", "prom", "pushgateway"):
+        if getattr(args, flag):
+            command += [f"--{flag}", getattr(args, flag)]
+    env = dict(os.environ, MASTER_ADDR="127.0.0.1", GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1")
+    return subprocess.run(command, env=env).returncode
+
+
+def cmd_recommend(args: argparse.Namespace, project: Project) -> int:
+    from modules.fabric.model import build_fabric
+
+    stack = load_stack(project, args.stack)
+    fabric = build_fabric(RenderContext(stack))
+    records = [r for path in args.probe for r in recommend.load_results(path)]
+    result = recommend.recommend(stack, fabric, records, args.model_size, args.gpus, args.grad_dtype,
+                                 args.gpu_memory_gb)
+    sys.stdout.write(recommend.json_report(result) if args.format == "json" else recommend.text_report(result))
+    return 0
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("probe", parents=[common], help="measure collective bandwidth with N local ranks (torchrun)",
+                       description="Run the fabric probe on this machine: N ranks over loopback, the same code the "
+                                   "cluster's probe Jobs run. busbw/algbw follow nccl-tests' formulas.")
+    p.add_argument("--nproc", type=int, default=2, help="ranks to start (default 2)")
+    p.add_argument("--backend", choices=("gloo", "nccl"), default="gloo", help="gloo (CPU, default) or nccl (GPUs)")
+    p.add_argument("--collectives", type=_collectives, default=",".join(runtime.DEFAULT_COLLECTIVES),
+                   help=f"comma list of {', '.join(runtime.COLLECTIVES)}")
+    p.add_argument("--sizes", type=_sizes, default="1MiB-1GiB",
+                   help="comma list (1MiB,64MiB) or power-of-two range (default 1MiB-1GiB)")
+    p.add_argument("--iters", type=int, default=0, help="timed iterations per size (default: about 1 s each, at most 20)")
+    p.add_argument("--warmup", type=int, default=runtime.DEFAULT_WARMUP, help="warm-up iterations per size")
+    p.add_argument("--tier", default="node", help="tier label of the results (default node: one machine)")
+    p.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    p.add_argument("--prom", metavar="FILE", help="write Prometheus exposition text")
+    p.add_argument("--pushgateway", metavar="URL", help="also PUT the exposition to this Pushgateway")
+    p.set_defaults(run=cmd_probe)
+
+    p = sub.add_parser("recommend", parents=[common], help="fit probe results and recommend a layout and NCCL settings",
+                       description="Fit per-tier latency and bandwidth to probe results, predict collective times on "
+                                   "the stack's fabric and recommend TP/PP/DP and NCCL settings.")
+    p.add_argument("stack", help="stack name (stacks/Pulumi.<stack>.yaml)")
+    p.add_argument("--probe", action="append", required=True, metavar="RESULTS",
+                   help="probe results: JSON from `trainstack probe --json`, or Prometheus text (repeatable)")
+    p.add_argument("--model-size", default="70B", help="parameters, e.g. 7B, 70B, 405B (default 70B)")
+    p.add_argument("--gpus", type=int, help="GPUs of the job (default: the fabric's largest domain)")
+    p.add_argument("--grad-dtype", choices=sorted(recommend.BYTES_PER), default="bf16", help="gradient dtype (default bf16)")
+    p.add_argument("--gpu-memory-gb", type=float, help="GPU memory, if the pool's gpuType is not known")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.set_defaults(run=cmd_recommend)
