@@ -98,14 +98,12 @@ def assemble(ctx: "RenderContext", source: str, raws: list[RawSwitch], error_at:
                                f"{raw.name!r}; a HyperNode may have only one (Volcano stops all "
                                "topology scheduling otherwise)")
             parent[child] = raw.name
+    _check_cycles(switches, parent, error_at)
+    for raw in raws:
         if raw.children and raw.blocks:
             raise error_at(raw.blocks[0].where, f"switch {raw.name!r} has both child switches and "
                            "nodes; Volcano finds nodes only in the lowest tier, so nodes must hang off "
                            "leaf switches (give them a leaf switch of their own)")
-        if raw.selector is not None and raw.children:
-            raise error_at(f"{raw.where}.selector", f"switch {raw.name!r} has child switches; a label "
-                           "selector chooses nodes and belongs on a leaf switch only")
-    _check_cycles(switches, parent, error_at)
 
     # Nodes: each in exactly one leaf, each a valid Kubernetes node name.
     leaf_of: dict[str, str | None] = {}
@@ -148,6 +146,9 @@ def assemble(ctx: "RenderContext", source: str, raws: list[RawSwitch], error_at:
     hypernode_names: dict[str, str] = {}
     for raw in kept:
         hn = k8s_name(raw.name)
+        if not hn:
+            raise error_at(raw.where, f"switch name {raw.name!r} has no letters or digits to make a "
+                           "HyperNode name from; rename it")
         if hn in hypernode_names:
             raise error_at(raw.where, f"switches {hypernode_names[hn]!r} and {raw.name!r} both become "
                            f"HyperNode {hn!r}; rename one")
@@ -226,7 +227,8 @@ def _check_cycles(switches: dict[str, RawSwitch], parent: dict[str, str], error_
             current = parent.get(current)
         if current is not None and state.get(current) == 1 and current in chain:
             loop = chain[chain.index(current):] + [current]
-            raise error_at(switches[current].where, "switches form a cycle: " + " -> ".join(reversed(loop)))
+            raise error_at(switches[current].where, "switches form a cycle (parent -> child): "
+                           + " -> ".join(reversed(loop)))
         for name in chain:
             state[name] = 2
 
@@ -304,6 +306,9 @@ def parse_compact(switch_map: dict, prefix: str, error_at: ErrorAt) -> list[RawS
             raise error_at(f"{where}.domain", "a domain names the accelerator domain of the switch's "
                            "`nodes`; this switch lists none")
         selector = spec.get("selector")
+        if selector is not None and spec.get("switches"):
+            raise error_at(f"{where}.selector", f"switch {name!r} has child switches; a label selector "
+                           "chooses nodes and belongs on a leaf switch only")
         if selector is not None and not blocks:
             raise error_at(f"{where}.selector", "a leaf chosen by labels must still list its nodes "
                            "(trainstack plans capacity with them); add `nodes`")
@@ -542,6 +547,9 @@ def load_topograph(ctx: "RenderContext", section: dict) -> Fabric:
         nodes = []
         for host in hosts:
             node = k8s_name(host)
+            if not node:
+                raise error_at(f"{where}.nodes", f"host name {host!r} has no letters or digits to make a "
+                               "Kubernetes node name from")
             if renamed.setdefault(node, host) != host:
                 raise error_at(f"{where}.nodes", f"host names {renamed[node]!r} and {host!r} both become "
                                f"Kubernetes node {node!r}; rename one")

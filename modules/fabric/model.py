@@ -46,7 +46,7 @@ def k8s_name(raw: str) -> str:
     if is_k8s_name(raw):
         return raw
     parts = [_LABEL_BAD.sub("-", part).strip("-") for part in raw.lower().split(".")]
-    name = ".".join(p for p in parts if p) or "x"
+    name = ".".join(p for p in parts if p)    # "" when nothing usable is left: callers report it
     if len(name) > 253:
         digest = hashlib.sha256(raw.encode()).hexdigest()[:10]
         name = name[:242].rstrip("-.") + "-" + digest

@@ -23,8 +23,9 @@ def check(ctx: "RenderContext", fabric: Fabric) -> None:
         return          # the discoverer builds the tree at run time; there is nothing static to check
     if not fabric.switches:
         where = "fabric" if fabric.declared_in_stack else "switches"
-        raise fabric.error(where, "no switch has nodes below it; HyperNodes without nodes schedule nothing "
-                           "(attach nodes to leaf switches)")
+        loose = f" ({len(fabric.nodes)} node(s) are declared, none under a switch)" if fabric.nodes else ""
+        raise fabric.error(where, f"no switch has nodes below it{loose}; HyperNodes without nodes schedule "
+                           "nothing (attach nodes to leaf switches)")
     _check_depth(ctx, fabric)
     _check_selectors(fabric)
 
