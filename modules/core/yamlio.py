@@ -43,9 +43,11 @@ def _check_duplicates(node: yaml.Node, path: str, file: str) -> None:
                     raise ConfigError(file, join_path(where, key),
                                       f"duplicate key {key!r} (line {mark.line + 1}); each key may appear once")
                 keys.add(key)
-                stack.append((value_node, join_path(where, key)))
-        elif isinstance(current, yaml.SequenceNode):
-            stack.extend((item, join_path(where, i)) for i, item in enumerate(current.value))
+                if not isinstance(value_node, yaml.ScalarNode):
+                    stack.append((value_node, join_path(where, key)))
+        elif isinstance(current, yaml.SequenceNode):  # scalars hold no keys: skip them (long node lists)
+            stack.extend((item, join_path(where, i)) for i, item in enumerate(current.value)
+                         if not isinstance(item, yaml.ScalarNode))
 
 
 def loads(text: str, file: str, loader_class: type = _Loader) -> Any:

@@ -135,6 +135,21 @@ def numbered_range(names: list[str]) -> NumberedRange | None:
     return NumberedRange(prefix, len(digits), suffix, lo, hi)
 
 
+_SINGLE = re.compile(r"([^\[\]]*)\[(\d+)-(\d+)\]([^\[\]]*)")
+
+
+def single_range(expression: str) -> NumberedRange | None:
+    """The range one expression such as ``gpu-[0001-0032]`` stands for, when its names all have
+    the same width (``[1-10]`` does not), else None. ``expand`` gives the same names."""
+    match = _SINGLE.fullmatch(expression)
+    if match is None:
+        return None
+    prefix, lo, hi, suffix = match.groups()
+    if len(lo) != len(hi) or int(lo) > int(hi):
+        return None
+    return NumberedRange(prefix, len(lo), suffix, int(lo), int(hi))
+
+
 def compress(names: list[str]) -> list[str]:
     """Host-list expressions for names in order, merging runs of consecutive numbers."""
     out: list[str] = []

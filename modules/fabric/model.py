@@ -28,6 +28,8 @@ from modules.core.quantity import parse_quantity
 if TYPE_CHECKING:
     from modules.core.context import RenderContext
 
+    from .hostlist import NumberedRange
+
 _LABEL_BAD = re.compile(r"[^a-z0-9-]")
 DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
@@ -100,6 +102,7 @@ class Switch:
     hypernode: str = ""            # the normalized HyperNode name
     where: str = ""                # path of its declaration in ``Fabric.file``, for messages
     selector: dict | None = None   # leaf defined by node labels: a Kubernetes LabelSelector
+    numbered: "NumberedRange | None" = None   # the leaf's nodes are exactly this range (from its source)
 
     @property
     def is_leaf(self) -> bool:

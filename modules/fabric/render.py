@@ -28,7 +28,7 @@ def leaf_members(switch: Switch) -> list[dict]:
     if switch.selector is not None:
         return [{"type": "Node", "selector": {"labelMatch": dict(switch.selector)}}]
     if len(switch.nodes) > 1:
-        numbered = hostlist.numbered_range(switch.nodes)
+        numbered = switch.numbered or hostlist.numbered_range(switch.nodes)
         if numbered is not None:
             return [{"type": "Node", "selector": {"regexMatch": {"pattern": numbered.regex()}}}]
     return [{"type": "Node", "selector": {"exactMatch": {"name": n}}} for n in switch.nodes]
