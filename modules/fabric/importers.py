@@ -7,6 +7,8 @@ one leaf, tiers increasing upward) and reports mistakes with the file and path o
 """
 from __future__ import annotations
 
+import copy
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
@@ -324,6 +326,12 @@ def parse_compact(switch_map: dict, prefix: str, error_at: ErrorAt) -> list[RawS
         if selector is not None and spec.get("switches"):
             raise error_at(f"{where}.selector", f"switch {name!r} has child switches; a label selector "
                            "chooses nodes and belongs on a leaf switch only")
+        for i, expr in enumerate((selector or {}).get("matchExpressions", [])):
+            wants_values = expr["operator"] in ("In", "NotIn")
+            if wants_values != bool(expr.get("values")):
+                raise error_at(f"{where}.selector.matchExpressions[{i}].values",
+                               f"operator {expr['operator']} needs " + ("a non-empty list of values" if wants_values
+                                                                        else "no values"))
         if selector is not None and not blocks:
             raise error_at(f"{where}.selector", "a leaf chosen by labels must still list its nodes "
                            "(trainstack plans capacity with them); add `nodes`")
@@ -333,8 +341,17 @@ def parse_compact(switch_map: dict, prefix: str, error_at: ErrorAt) -> list[RawS
     return raws
 
 
+@functools.lru_cache(maxsize=None)
 def _compact_schema() -> dict:
-    props = module_schema("fabric")["properties"]
+    """The file's schema, from the stack schema's ``switches`` and ``nodes``. Name lists are only
+    checked as lists here: ``_expand`` checks every entry (jsonschema per entry is slow on big
+    files) and names the entry that is wrong."""
+    props = copy.deepcopy(module_schema("fabric")["properties"])
+    switch = props["switches"]["additionalProperties"]["properties"]
+    for key in ("switches", "nodes"):
+        del switch[key]["items"]
+    del switch["domains"]["additionalProperties"]["items"]
+    del props["nodes"]["items"]
     return {"type": "object", "additionalProperties": False, "required": ["switches"],
             "x-expected": "a fabric file: a mapping with tierNames, switches and nodes",
             "properties": {"tierNames": props["tierNames"], "switches": {**props["switches"], "minProperties": 1},

@@ -104,10 +104,17 @@ CASES = [
     ("same selector twice", own("switches:\n  s: {switches: [a, b]}\n  a: {nodes: [n1], selector: {matchLabels: {r: x}}}\n"
                                 "  b: {nodes: [n2], selector: {matchLabels: {r: x}}}\n"),
      FILE, "switches.b.selector", "select nodes with the same labels"),
+    ("selector expression without values", own("switches:\n  l:\n    nodes: [n1]\n    selector:\n"
+                                               "      matchExpressions: [{key: rack, operator: In}]\n"),
+     FILE, "switches.l.selector.matchExpressions[0].values", "operator In needs a non-empty list of values"),
     ("domain without nodes", own("switches:\n  s: {switches: [l]}\n  l: {domain: nvl1, domains: {nvl2: [n1]}}\n"),
      FILE, "switches.l.domain", "this switch lists none"),
     ("wrong type", own("switches:\n  l: {nodes: 5}\n"), FILE, "switches.l.nodes", "expected a list of node names"),
     ("unknown switch key", own("switches:\n  l: {node: [n1]}\n"), FILE, "switches.l.node", "did you mean 'nodes'?"),
+    ("switch name not a string", own("switches:\n  1: {nodes: [n1]}\n"), FILE, "switches",
+     "expected switch names as strings, got 1"),
+    ("node name not a string", own("switches:\n  l: {nodes: [0101]}\n"), FILE, "switches.l.nodes[0]",
+     "expected a non-empty name or range"),
     ("invalid node name", own("switches:\n  l: {nodes: [GPU-1]}\n"), FILE, "switches.l.nodes",
      "node name 'GPU-1' is not a valid Kubernetes node name"),
     ("tier names in two places", own("tierNames: [a, b]\nswitches:\n  l: {nodes: [n1]}\n", tierNames=["x"]),
