@@ -77,7 +77,7 @@ class NodePool:
         return out
 
 
-@dataclass(slots=True)
+@dataclass(slots=True)            # slots: fabrics hold tens of thousands of nodes
 class Node:
     name: str                      # the Kubernetes node name
     leaf: str | None               # the switch the node hangs off; None: under no switch (no HyperNode)
@@ -91,7 +91,7 @@ class Node:
         return self.pool.gpus
 
 
-@dataclass(slots=True)
+@dataclass
 class Switch:
     name: str                      # as the source names it
     tier: int

@@ -45,3 +45,12 @@ def test_regex_matches_exactly_the_range(width, data):
         assert bool(rx.search(name)) == (lo <= number <= hi), (rng, name)
     assert not rx.search(f"gpu-{lo:0{width + 1}d}.rack") and not rx.search(f"xgpu-{lo:0{width}d}.rack")
     assert list(rng.names()) == expand(rng.expression())
+
+
+def test_single_range_agrees_with_expand():
+    from modules.fabric.hostlist import single_range
+
+    for expr in ("gpu-[0001-0032]", "n[1-9]", "[1101-1102]", "rack[07-12].dc", "x[5-5]"):
+        assert list(single_range(expr).names()) == expand(expr)
+    for expr in ("n[1-10]", "n[5-2]", "n[1,3]", "a[1-2]b[3-4]", "plain"):
+        assert single_range(expr) is None
