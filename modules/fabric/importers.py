@@ -499,7 +499,7 @@ _TOPOGRAPH_SCHEMA = {
                 "additionalProperties": False,
                 "required": ["nodes"],
                 "properties": {
-                    "switch": {"type": "string", "minLength": 1, "x-expected": "a switch name"},
+                    "switch": {"type": ["string", "null"], "minLength": 1, "x-expected": "a switch name"},
                     "nodes": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1},
                               "x-expected": "a non-empty list of node names or ranges such as node[01-08]"},
                     "labels": _STRING_MAP,
@@ -542,8 +542,7 @@ def _topograph_shape_ok(data: object) -> bool:
             return False
         for block in blocks:
             if not (isinstance(block, dict) and set(block) <= {"switch", "nodes", "labels", "annotations"}
-                    and (block.get("switch") is None and "switch" not in block or
-                         isinstance(block.get("switch"), str) and block["switch"])
+                    and (block.get("switch") is None or isinstance(block["switch"], str) and block["switch"])
                     and names(block.get("nodes"), False)
                     and str_map(block.get("labels")) and str_map(block.get("annotations"))):
                 return False
