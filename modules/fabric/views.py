@@ -113,17 +113,15 @@ def tree_text(fabric: Fabric, stack: str, depth: int | None = None) -> str:
     lines.append("")
     for root in fabric.roots():
         lines.append(_line(fabric, root))
-        stack_: list[tuple[str, str, int]] = [(c, "", 1) for c in reversed(root.children)]
-        last_of = {root.children[-1]} if root.children else set()
-        while stack_:
-            name, indent, level = stack_.pop()
+        # (switch, indent of its line, is it its parent's last child, level below the root)
+        todo = [(c, "", c == root.children[-1], 1) for c in reversed(root.children)]
+        while todo:
+            name, indent, last, level = todo.pop()
             switch = fabric.switches[name]
-            last = name in last_of
             lines.append(f"{indent}{'└── ' if last else '├── '}{_line(fabric, switch)}")
             if switch.children and (depth is None or level < depth):
-                child_indent = indent + ("    " if last else "│   ")
-                last_of.add(switch.children[-1])
-                stack_.extend((c, child_indent, level + 1) for c in reversed(switch.children))
+                inner = indent + ("    " if last else "│   ")
+                todo.extend((c, inner, c == switch.children[-1], level + 1) for c in reversed(switch.children))
     return "\n".join(lines) + "\n"
 
 
