@@ -14,6 +14,7 @@ COMMANDS = (
     "modules.core.commands",
     "policies.commands",
     "modules.probe.commands",
+    "modules.fabric.commands",
 )
 
 

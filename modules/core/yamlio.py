@@ -43,14 +43,19 @@ def _check_duplicates(node: yaml.Node, path: str, file: str) -> None:
                     raise ConfigError(file, join_path(where, key),
                                       f"duplicate key {key!r} (line {mark.line + 1}); each key may appear once")
                 keys.add(key)
-                stack.append((value_node, join_path(where, key)))
-        elif isinstance(current, yaml.SequenceNode):
-            stack.extend((item, join_path(where, i)) for i, item in enumerate(current.value))
+                if not isinstance(value_node, yaml.ScalarNode):
+                    stack.append((value_node, join_path(where, key)))
+        elif isinstance(current, yaml.SequenceNode):  # scalars hold no keys: skip them (long node lists)
+            stack.extend((item, join_path(where, i)) for i, item in enumerate(current.value)
+                         if not isinstance(item, yaml.ScalarNode))
 
 
-def loads(text: str, file: str) -> Any:
-    """Parse one YAML document. Syntax errors and duplicate keys raise ConfigError."""
-    loader = _Loader(text)
+def loads(text: str, file: str, loader_class: type = _Loader) -> Any:
+    """Parse one YAML document. Syntax errors and duplicate keys raise ConfigError.
+
+    ``loader_class`` lets a reader of a foreign format resolve scalars its own way (a subclass of
+    the C safe loader with other implicit resolvers)."""
+    loader = loader_class(text)
     try:
         node = loader.get_single_node()
         if node is None:
@@ -68,7 +73,7 @@ def loads(text: str, file: str) -> Any:
         loader.dispose()
 
 
-def load_file(path: Path, shown_as: str) -> Any:
+def load_file(path: Path, shown_as: str, loader_class: type = _Loader) -> Any:
     """Read and parse a YAML file; a missing or unreadable file is a ConfigError too."""
     try:
         text = path.read_text(encoding="utf-8")
@@ -76,7 +81,7 @@ def load_file(path: Path, shown_as: str) -> Any:
         raise ConfigError(shown_as, "", "file not found") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(shown_as, "", f"cannot read file: {exc.__class__.__name__}") from None
-    return loads(text, shown_as)
+    return loads(text, shown_as, loader_class)
 
 
 def load_all(text: str, file: str) -> list[Any]:

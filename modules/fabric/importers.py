@@ -1,25 +1,49 @@
-"""Fabric sources -> one assembled, validated ``Fabric``.
+"""Fabric sources -> one assembled ``Fabric``.
 
-Every source produces ``RawSwitch`` records and hands them to ``assemble``, which checks what
-Volcano does not (one parent per switch, no cycles, each node under one leaf, tiers increasing
-upward) and reports mistakes with the file and path where the switch was declared.
+Every static source turns its input into ``RawSwitch`` and ``RawBlock`` records and hands them to
+``assemble``, which checks what Volcano does not (one parent per switch, no cycles, each node under
+one leaf, tiers increasing upward) and reports mistakes with the file and path of the declaration.
+``labels`` has no tree: it becomes Volcano label-discoverer configuration (``Fabric.discovery``).
 """
 from __future__ import annotations
 
+import copy
+import functools
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
+import yaml
+
+from modules.core import schema as schemas
 from modules.core import yamlio
-from modules.core.errors import ConfigError, show
+from modules.core.config import module_schema
+from modules.core.errors import ConfigError
 
 from . import hostlist
-from .model import Fabric, Node, Switch, build_links, build_pools, k8s_name, pool_for
+from .model import Fabric, Node, Switch, build_links, build_pools, is_k8s_name, k8s_name
 
 if TYPE_CHECKING:
     from modules.core.context import RenderContext
 
 ErrorAt = Callable[[str, str], ConfigError]
 DEFAULT_TIER_NAMES = ("leaf", "spine", "core")
+# Options that only one source reads; giving one with another source is a mistake worth naming.
+SOURCE_OPTIONS = {"path": ("topograph", "file"), "generated": ("generated",), "switches": ("inline",),
+                  "nodes": ("inline",), "labels": ("labels",)}
+
+
+@dataclass
+class RawBlock:
+    """Nodes declared together (a topograph block, a leaf's node list, one accelerator domain)."""
+
+    where: str                          # path of the declaration, for messages
+    nodes: list[str]
+    domain: str | None = None
+    subdomain: str | None = None
+    labels: dict = field(default_factory=dict)   # node labels, shared by the block's nodes
+    checked: bool = False               # names are known to be valid Kubernetes names
+    numbered: hostlist.NumberedRange | None = None   # the nodes are exactly this range
 
 
 @dataclass
@@ -28,9 +52,9 @@ class RawSwitch:
     where: str                          # path of its declaration, for messages
     tier: int | None = None
     children: list[str] = field(default_factory=list)
-    nodes: list[str] = field(default_factory=list)
+    blocks: list[RawBlock] = field(default_factory=list)
     labels: dict = field(default_factory=dict)
-    domain: str | None = None           # accelerator domain of the nodes listed here
+    selector: dict | None = None        # leaf members chosen by node labels (labelMatch)
 
 
 def tier_names_for(section: dict, tiers: list[int]) -> dict[int, str]:
@@ -46,8 +70,16 @@ def tier_names_for(section: dict, tiers: list[int]) -> dict[int, str]:
     return names
 
 
+# --- assembling a tree ----------------------------------------------------------------------
+
 def assemble(ctx: "RenderContext", source: str, raws: list[RawSwitch], error_at: ErrorAt,
-             section: dict) -> Fabric:
+             section: dict, file: str, unattached: list[RawBlock] = (),
+             inventory: list[RawBlock] | None = None) -> Fabric:
+    """Check the declared tree and build the Fabric.
+
+    ``unattached``: nodes the source declares under no switch. ``inventory``: every node the
+    cluster has, when the source lists them; nodes under leaves must be in it.
+    """
     switches: dict[str, RawSwitch] = {}
     for raw in raws:
         if raw.name in switches:
@@ -57,52 +89,135 @@ def assemble(ctx: "RenderContext", source: str, raws: list[RawSwitch], error_at:
 
     parent: dict[str, str] = {}
     for raw in raws:
-        for child in raw.children:
+        for i, child in enumerate(raw.children):
+            where = f"{raw.where}.switches[{i}]"
             if child not in switches:
-                raise error_at(f"{raw.where}.switches", f"child switch {child!r} is not declared")
+                raise error_at(where, f"child switch {child!r} is not declared")
             if child == raw.name:
-                raise error_at(f"{raw.where}.switches", f"switch {raw.name!r} lists itself as a child (a cycle)")
+                raise error_at(where, f"switch {raw.name!r} lists itself as a child (a cycle)")
             if child in parent:
-                raise error_at(f"{raw.where}.switches", f"switch {child!r} has two parents, "
-                               f"{parent[child]!r} and {raw.name!r}; a HyperNode may have only one "
-                               "(Volcano stops all topology scheduling otherwise)")
+                if parent[child] == raw.name:
+                    raise error_at(where, f"switch {child!r} is listed twice under {raw.name!r}")
+                raise error_at(where, f"switch {child!r} has two parents, {parent[child]!r} and "
+                               f"{raw.name!r}; a HyperNode may have only one (Volcano stops all "
+                               "topology scheduling otherwise)")
             parent[child] = raw.name
-        if raw.children and raw.nodes:
-            raise error_at(raw.where, f"switch {raw.name!r} has both child switches and nodes; nodes "
-                           "must hang off leaf switches only (put them under a leaf of their own)")
-
     _check_cycles(switches, parent, error_at)
-    tiers = _assign_tiers(switches, parent, error_at)
-
-    leaf_of: dict[str, str] = {}
-    domains: dict[str, str | None] = {}
     for raw in raws:
-        for node in raw.nodes:
-            if node in leaf_of:
-                raise error_at(f"{raw.where}.nodes", f"node {node!r} is under two leaves, "
-                               f"{leaf_of[node]!r} and {raw.name!r}; each node must be in exactly one")
-            leaf_of[node] = raw.name
-            domains[node] = raw.domain
+        if raw.children and raw.blocks:
+            raise error_at(raw.blocks[0].where, f"switch {raw.name!r} has both child switches and "
+                           "nodes; Volcano finds nodes only in the lowest tier, so nodes must hang off "
+                           "leaf switches (give them a leaf switch of their own)")
 
-    tier_names = tier_names_for(section, sorted(set(tiers.values())) or [1])
-    pools = build_pools(ctx, section)
-    nodes = {name: Node(name=name, leaf=leaf, pool=pool_for(ctx, pools, name), domain=domains[name])
-             for name, leaf in leaf_of.items()}
+    # Nodes: each in exactly one leaf, each a valid Kubernetes node name. One dictionary entry per
+    # node, shared by its whole block, keeps this loop cheap on 65k-node fabrics.
+    owner_of: dict[str, tuple[str | None, RawBlock]] = {}
+    for owner, blocks in [(raw.name, raw.blocks) for raw in raws] + [(None, list(unattached))]:
+        for block in blocks:
+            entry = (owner, block)
+            before = len(owner_of)
+            for node in block.nodes:
+                other = owner_of.setdefault(node, entry)
+                if other is not entry:
+                    raise error_at(block.where, _twice_message(node, owner, *other))
+            if len(owner_of) - before != len(block.nodes):
+                twice = next(n for i, n in enumerate(block.nodes) if n in block.nodes[:i])
+                raise error_at(block.where, _twice_message(twice, owner, owner, block))
+            if not block.checked:
+                bad = next((n for n in block.nodes if not is_k8s_name(n)), None)
+                if bad is not None:
+                    raise error_at(block.where, f"node name {bad!r} is not a valid Kubernetes node name "
+                                   "(lower-case letters, digits, '-' and '.', at most 253 characters)")
+    if inventory is not None:
+        listed = {node for block in inventory for node in block.nodes}
+        for node, (owner, block) in owner_of.items():
+            if node not in listed:
+                raise error_at(block.where, f"node {node!r} is under switch {owner!r} but not in "
+                               "the node list; list every node or leave the node list out")
+        for block in inventory:
+            if not block.checked:
+                bad = next((n for n in block.nodes if not is_k8s_name(n)), None)
+                if bad is not None:
+                    raise error_at(block.where, f"node name {bad!r} is not a valid Kubernetes node name")
+            for node in block.nodes:
+                owner_of.setdefault(node, (None, block))
 
-    out: dict[str, Switch] = {}
+    order = _children_first(switches, parent)
+    counts: dict[str, int] = {}
+    for name in order:
+        raw = switches[name]
+        counts[name] = sum(len(b.nodes) for b in raw.blocks) + sum(counts[c] for c in raw.children)
+    tiers = _assign_tiers(switches, order, counts, error_at)
+
+    kept = [raw for raw in raws if counts[raw.name]]
     hypernode_names: dict[str, str] = {}
-    for raw in raws:
+    for raw in kept:
         hn = k8s_name(raw.name)
+        if not hn:
+            raise error_at(raw.where, f"switch name {raw.name!r} has no letters or digits to make a "
+                           "HyperNode name from; rename it")
         if hn in hypernode_names:
             raise error_at(raw.where, f"switches {hypernode_names[hn]!r} and {raw.name!r} both become "
                            f"HyperNode {hn!r}; rename one")
         hypernode_names[hn] = raw.name
+
+    out: dict[str, Switch] = {}
+    for raw in kept:
         out[raw.name] = Switch(name=raw.name, tier=tiers[raw.name], parent=parent.get(raw.name),
-                               children=list(raw.children), nodes=list(raw.nodes),
-                               labels=dict(raw.labels), hypernode=hn)
+                               children=[c for c in raw.children if counts[c]],
+                               nodes=[n for b in raw.blocks for n in b.nodes], labels=dict(raw.labels),
+                               hypernode=k8s_name(raw.name), where=raw.where, selector=raw.selector,
+                               numbered=raw.blocks[0].numbered if len(raw.blocks) == 1 else None)
+
+    _check_coverage(ctx, section, owner_of, error_at)
+    tier_names = tier_names_for(section, sorted({s.tier for s in out.values()}))
+    pools = build_pools(ctx, section)
+    nodes = _make_nodes(ctx, pools, owner_of)
     return Fabric(source=source, tier_names=tier_names, switches=out, nodes=nodes,
                   pools={p.name: p for p in pools}, mixed_depth=section.get("allowMixedDepth", False),
-                  links=build_links(section))
+                  links=build_links(section), file=file, declared_in_stack=file == ctx.stack.file,
+                  empty_switches=[raw.name for raw in raws if not counts[raw.name]])
+
+
+def _check_coverage(ctx: "RenderContext", section: dict, owner_of: dict, error_at: ErrorAt) -> None:
+    loose = [node for node, (owner, _) in owner_of.items() if owner is None]
+    if not loose:
+        return
+    ranges = hostlist.compress(loose)
+    shown = ", ".join(ranges[:3]) + (", ..." if len(ranges) > 3 else "")
+    message = (f"{len(loose)} node(s) hang off no leaf switch ({shown}); they are in no HyperNode, so "
+               "only jobs without a hard network topology can use them")
+    where = owner_of[loose[0]][1].where
+    if section["fullCoverage"]:
+        raise error_at(where, message + " (trainstack:fabric.fullCoverage is on)")
+    ctx.warn(str(error_at(where, message)))
+
+
+def _twice_message(node: str, owner: str | None, other: str | None, other_block: RawBlock) -> str:
+    if owner is not None and owner == other:
+        return f"node {node!r} is listed twice under switch {owner!r}"
+    if owner is not None and other is not None:
+        return (f"node {node!r} is under two leaves, {other!r} and {owner!r}; each node must be in "
+                "exactly one (Volcano picks one at random otherwise)")
+    return f"node {node!r} is declared twice (also at {other_block.where})"
+
+
+def _make_nodes(ctx: "RenderContext", pools, owner_of: dict) -> dict[str, Node]:
+    # The hot loop of big fabrics: one pool matching everything needs no regular expression.
+    only = pools[0] if len(pools) == 1 and pools[0].match.pattern in (".*", ".+") else None
+    nodes: dict[str, Node] = {}
+    for name, (leaf, block) in owner_of.items():
+        pool = only or _pool_for(ctx, pools, name)
+        nodes[name] = Node(name, leaf, pool, block.domain, block.labels, block.subdomain)
+    return nodes
+
+
+def _pool_for(ctx: "RenderContext", pools, node: str):
+    for pool in pools:
+        if pool.match.fullmatch(node):
+            return pool
+    raise ctx.error("fabric.nodePools", f"node {node!r} matches no node pool; add a pool whose "
+                    "`match` covers it (a pool with match '.*' catches every node)")
 
 
 def _check_cycles(switches: dict[str, RawSwitch], parent: dict[str, str], error_at: ErrorAt) -> None:
@@ -117,86 +232,161 @@ def _check_cycles(switches: dict[str, RawSwitch], parent: dict[str, str], error_
             current = parent.get(current)
         if current is not None and state.get(current) == 1 and current in chain:
             loop = chain[chain.index(current):] + [current]
-            raise error_at(switches[current].where, "switches form a cycle: " + " -> ".join(reversed(loop)))
+            raise error_at(switches[current].where, "switches form a cycle (parent -> child): "
+                           + " -> ".join(reversed(loop)))
         for name in chain:
             state[name] = 2
 
 
-def _assign_tiers(switches: dict[str, RawSwitch], parent: dict[str, str], error_at: ErrorAt) -> dict[str, int]:
-    """Explicit tiers are kept; missing ones are inferred bottom-up (leaf 1, parent = child + 1)."""
-    tiers: dict[str, int] = {}
-
-    def tier_of(name: str) -> int:
-        stack = [name]
+def _children_first(switches: dict[str, RawSwitch], parent: dict[str, str]) -> list[str]:
+    """Every switch after all of its children (iterative post-order from the roots)."""
+    order: list[str] = []
+    for root in (name for name in switches if name not in parent):
+        stack = [(root, False)]
         while stack:
-            current = stack[-1]
-            if current in tiers:
-                stack.pop()
+            name, expanded = stack.pop()
+            if expanded:
+                order.append(name)
                 continue
-            raw = switches[current]
-            pending = [c for c in raw.children if c not in tiers]
-            if pending:
-                stack.extend(pending)
-                continue
-            inferred = 1 + max((tiers[c] for c in raw.children), default=0)
-            tiers[current] = raw.tier if raw.tier is not None else inferred
-            stack.pop()
-        return tiers[name]
+            stack.append((name, True))
+            stack.extend((c, False) for c in reversed(switches[name].children))
+    return order
 
-    for name in switches:
-        tier_of(name)
-    for name, raw in switches.items():
-        for child in raw.children:
-            if tiers[name] <= tiers[child]:
+
+def _assign_tiers(switches: dict[str, RawSwitch], order: list[str], counts: dict[str, int],
+                  error_at: ErrorAt) -> dict[str, int]:
+    """Explicit tiers are kept; missing ones are inferred bottom-up: a leaf is tier 1, a parent one
+    above its highest child that has nodes. Bottom-up puts every leaf at tier 1, the only tier where
+    Volcano looks for nodes (top-down numbering would strand a shallow rack's nodes above it)."""
+    tiers: dict[str, int] = {}
+    for name in order:
+        raw = switches[name]
+        if raw.tier is not None:
+            tiers[name] = raw.tier
+            continue
+        below = [tiers[c] for c in raw.children if counts[c]] or [tiers[c] for c in raw.children]
+        tiers[name] = 1 + max(below, default=0)
+    for name in order:
+        raw = switches[name]
+        if not counts[name]:
+            continue
+        for i, child in enumerate(raw.children):
+            if counts[child] and tiers[name] <= tiers[child]:
                 raise error_at(raw.where, f"switch {name!r} is at tier {tiers[name]} but its child "
                                f"{child!r} is at tier {tiers[child]}; a parent's tier must be above "
                                "its children's")
     return tiers
 
 
-# --- sources --------------------------------------------------------------------------------
+# --- compact format (source inline and file) ------------------------------------------------
 
-def _stack_error_at(ctx: "RenderContext") -> ErrorAt:
-    return lambda where, message: ctx.error(where, message)
-
-
-def load_generated(ctx: "RenderContext", section: dict) -> Fabric:
-    """Spine-leaf (2 tiers) or three-tier fat-tree from a few numbers and name patterns."""
-    gen = section["generated"]
-    where = "fabric.generated"
-    topology = gen["topology"]
-    pods = gen["pods"] if topology == "fat-tree" else 1
-    raws: list[RawSwitch] = []
-    node_index = 0
-    leaf_index = 0
-
-    def fmt(pattern_key: str, **values: int) -> str:
-        pattern = gen[pattern_key]
+def _expand(exprs: object, where: str, error_at: ErrorAt) -> list[str]:
+    if isinstance(exprs, str):
+        exprs = [exprs]
+    out: list[str] = []
+    for i, expr in enumerate(exprs):
         try:
-            return pattern.format(**values)
-        except (KeyError, IndexError, ValueError) as exc:
-            raise ctx.expected(f"{where}.{pattern_key}", "a name pattern using only "
-                               + ", ".join("{" + k + "}" for k in values), pattern) from None
+            out.extend(hostlist.expand(expr))
+        except hostlist.HostlistError as exc:
+            raise error_at(f"{where}[{i}]", str(exc)) from None
+    return out
 
-    spine_names = []
-    for pod in range(1, pods + 1):
-        leaf_names = []
-        for _ in range(gen["leavesPerPod"] if topology == "fat-tree" else gen["leaves"]):
-            leaf_index += 1
-            nodes = []
-            for i in range(1, gen["nodesPerLeaf"] + 1):
-                node_index += 1
-                nodes.append(fmt("nodeName", n=node_index, leaf=leaf_index, pod=pod, i=i))
-            leaf = fmt("leafName", leaf=leaf_index, pod=pod)
-            leaf_names.append(leaf)
-            raws.append(RawSwitch(name=leaf, where=f"{where}.leafName", tier=1, nodes=nodes,
-                                  domain=leaf if gen["nvlinkPerLeaf"] else None))
-        spine = fmt("spineName", pod=pod)
-        spine_names.append(spine)
-        raws.append(RawSwitch(name=spine, where=f"{where}.spineName", tier=2, children=leaf_names))
-    if topology == "fat-tree":
-        raws.append(RawSwitch(name=gen["coreName"], where=f"{where}.coreName", tier=3, children=spine_names))
-    return assemble(ctx, "generated", raws, _stack_error_at(ctx), section)
+
+def _expand_block(exprs: object, where: str, error_at: ErrorAt) -> tuple[list[str], hostlist.NumberedRange | None]:
+    """Names of a node list, and the numbered range they are when the list is one range expression
+    (``gpu-[0001-0032]``): then the leaf's regex needs no second look at every name."""
+    if isinstance(exprs, str):
+        exprs = [exprs]
+    if len(exprs) == 1 and isinstance(exprs[0], str):
+        numbered = hostlist.single_range(exprs[0])
+        if numbered is not None:
+            return list(numbered.names()), numbered
+    return _expand(exprs, where, error_at), None
+
+
+def parse_compact(switch_map: dict, prefix: str, error_at: ErrorAt) -> list[RawSwitch]:
+    """Switch records from a structurally valid compact switch map (see README)."""
+    raws = []
+    for name, spec in switch_map.items():
+        where = f"{prefix}.{name}"
+        spec = spec or {}
+        blocks = []
+        if "nodes" in spec:
+            nodes, numbered = _expand_block(spec["nodes"], f"{where}.nodes", error_at)
+            if nodes:
+                blocks.append(RawBlock(f"{where}.nodes", nodes, domain=spec.get("domain"), numbered=numbered))
+        for domain, exprs in (spec.get("domains") or {}).items():
+            nodes = _expand(exprs, f"{where}.domains.{domain}", error_at)
+            if nodes:
+                blocks.append(RawBlock(f"{where}.domains.{domain}", nodes, domain=str(domain)))
+        if "domain" in spec and "nodes" not in spec:
+            raise error_at(f"{where}.domain", "a domain names the accelerator domain of the switch's "
+                           "`nodes`; this switch lists none")
+        selector = spec.get("selector")
+        if selector is not None and spec.get("switches"):
+            raise error_at(f"{where}.selector", f"switch {name!r} has child switches; a label selector "
+                           "chooses nodes and belongs on a leaf switch only")
+        for i, expr in enumerate((selector or {}).get("matchExpressions", [])):
+            wants_values = expr["operator"] in ("In", "NotIn")
+            if wants_values != bool(expr.get("values")):
+                raise error_at(f"{where}.selector.matchExpressions[{i}].values",
+                               f"operator {expr['operator']} needs " + ("a non-empty list of values" if wants_values
+                                                                        else "no values"))
+        if selector is not None and not blocks:
+            raise error_at(f"{where}.selector", "a leaf chosen by labels must still list its nodes "
+                           "(trainstack plans capacity with them); add `nodes`")
+        children = _expand(spec.get("switches", []), f"{where}.switches", error_at)
+        raws.append(RawSwitch(name=str(name), where=where, tier=spec.get("tier"), children=children,
+                              blocks=blocks, labels=dict(spec.get("labels") or {}), selector=selector))
+    return raws
+
+
+@functools.lru_cache(maxsize=None)
+def _compact_schema() -> dict:
+    """The file's schema, from the stack schema's ``switches`` and ``nodes``. Name lists are only
+    checked as lists here: ``_expand`` checks every entry (jsonschema per entry is slow on big
+    files) and names the entry that is wrong."""
+    props = copy.deepcopy(module_schema("fabric")["properties"])
+    switch = props["switches"]["additionalProperties"]["properties"]
+    for key in ("switches", "nodes"):
+        del switch[key]["items"]
+    del switch["domains"]["additionalProperties"]["items"]
+    del props["nodes"]["items"]
+    return {"type": "object", "additionalProperties": False, "required": ["switches"],
+            "x-expected": "a fabric file: a mapping with tierNames, switches and nodes",
+            "properties": {"tierNames": props["tierNames"], "switches": {**props["switches"], "minProperties": 1},
+                           "nodes": props["nodes"]}}
+
+
+def _file_path(parts: list) -> str:
+    path = ""
+    for part in parts:
+        path = yamlio.join_path(path, part)
+    return path or "(document)"
+
+
+def load_inline(ctx: "RenderContext", section: dict) -> Fabric:
+    """Switches listed in the stack file (``trainstack:fabric.switches``)."""
+    def error_at(where: str, message: str) -> ConfigError:
+        return ctx.error(where, message)
+
+    if not section["switches"]:
+        raise ctx.error("fabric.switches", "missing: source inline needs its switches here "
+                        "(name -> {switches: [...]} or {nodes: [...]})")
+    raws = parse_compact(section["switches"], "fabric.switches", error_at)
+    inventory = _inventory(section["nodes"], "fabric.nodes", error_at) if section["nodes"] else None
+    return assemble(ctx, "inline", raws, error_at, section, ctx.stack.file, inventory=inventory)
+
+
+def _inventory(exprs: list, where: str, error_at: ErrorAt) -> list[RawBlock]:
+    """One block per entry of a node list, so messages can name the entry."""
+    out = []
+    for i, expr in enumerate(exprs):
+        try:
+            out.append(RawBlock(f"{where}[{i}]", hostlist.expand(expr)))
+        except hostlist.HostlistError as exc:
+            raise error_at(f"{where}[{i}]", str(exc)) from None
+    return out
 
 
 def load_file(ctx: "RenderContext", section: dict) -> Fabric:
@@ -208,65 +398,314 @@ def load_file(ctx: "RenderContext", section: dict) -> Fabric:
     def error_at(where: str, message: str) -> ConfigError:
         return ConfigError(shown, where, message)
 
-    if not isinstance(data, dict):
-        raise ConfigError(shown, "(document)", f"expected a mapping with 'switches', got {show(data)}")
-    unknown = sorted(set(data) - {"tierNames", "switches"})
-    if unknown:
-        raise error_at(str(unknown[0]), f"unknown key {unknown[0]!r}; expected tierNames or switches")
-    switches = data.get("switches")
-    if not isinstance(switches, dict) or not switches:
-        raise error_at("switches", f"expected a mapping of switch name -> switch, got {show(switches)}")
+    schemas.validate(_compact_schema(), data, shown, _file_path)
     if "tierNames" in data:
-        names = data["tierNames"]
-        if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
-            raise error_at("tierNames", f"expected a list of tier names (tier 1 first), got {show(names)}")
-        section = {**section, "tierNames": names}
-    raws = []
-    for name, spec in switches.items():
-        where = f"switches.{name}"
-        if not isinstance(name, str) or not name:
-            raise error_at("switches", f"expected switch names as strings, got {show(name)}")
-        if spec is None:
-            spec = {}
-        if not isinstance(spec, dict):
-            raise error_at(where, f"expected a mapping with switches/nodes/tier, got {show(spec)}")
-        extra = sorted(set(spec) - {"tier", "switches", "nodes", "domain", "labels"})
-        if extra:
-            raise error_at(f"{where}.{extra[0]}", f"unknown key {extra[0]!r}; expected tier, switches, "
-                           "nodes, domain or labels")
-        tier = spec.get("tier")
-        if tier is not None and (not isinstance(tier, int) or isinstance(tier, bool) or tier < 1):
-            raise error_at(f"{where}.tier", f"expected an integer >= 1, got {show(tier)}")
-        children = _names(spec.get("switches", []), f"{where}.switches", error_at)
-        nodes = _names(spec.get("nodes", []), f"{where}.nodes", error_at)
-        domain = spec.get("domain")
-        if domain is not None and not isinstance(domain, str):
-            raise error_at(f"{where}.domain", f"expected a domain name, got {show(domain)}")
-        labels = spec.get("labels", {})
-        if not isinstance(labels, dict):
-            raise error_at(f"{where}.labels", f"expected a mapping, got {show(labels)}")
-        raws.append(RawSwitch(name=name, where=where, tier=tier, children=children, nodes=nodes,
-                              labels=labels, domain=domain))
-    return assemble(ctx, "file", raws, error_at, section)
+        if ctx.stack.given.get("fabric", {}).get("tierNames") not in (None, data["tierNames"]):
+            raise ctx.error("fabric.tierNames", f"the fabric file {shown} names the tiers already; "
+                            "set tierNames in one place")
+        section = {**section, "tierNames": data["tierNames"]}
+    raws = parse_compact(data["switches"], "switches", error_at)
+    inventory = _inventory(data["nodes"], "nodes", error_at) if data.get("nodes") else None
+    return assemble(ctx, "file", raws, error_at, section, shown, inventory=inventory)
 
 
-def _names(value: object, where: str, error_at: ErrorAt) -> list[str]:
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list):
-        raise error_at(where, f"expected a list of names or ranges such as gpu-[001-032], got {show(value)}")
-    out = []
-    for i, expr in enumerate(value):
+# --- generated ------------------------------------------------------------------------------
+
+def load_generated(ctx: "RenderContext", section: dict) -> Fabric:
+    """Spine-leaf (2 tiers) or three-tier fat-tree from a few numbers and name patterns."""
+    gen = section["generated"]
+    where = "fabric.generated"
+    topology = gen["topology"]
+    pods = gen["pods"] if topology == "fat-tree" else 1
+    leaves_per_pod = gen["leavesPerPod"] if topology == "fat-tree" else gen["leaves"]
+    per_leaf = gen["nodesPerLeaf"]
+
+    def fmt(pattern_key: str, **values: int) -> str:
+        pattern = gen[pattern_key]
         try:
-            out.extend(hostlist.expand(expr))
-        except hostlist.HostlistError as exc:
-            raise error_at(f"{where}[{i}]", f"{exc}") from None
-    return out
+            return pattern.format(**values)
+        except (KeyError, IndexError, ValueError, AttributeError):
+            raise ctx.expected(f"{where}.{pattern_key}", "a name pattern using only "
+                               + ", ".join("{" + k + "}" for k in values), pattern) from None
+
+    fmt("nodeName", n=1, leaf=1, pod=1, i=1)           # report a bad pattern once, up front
+    node_pattern = gen["nodeName"]
+    raws: list[RawSwitch] = []
+    spine_names = []
+    leaf_index = 0
+    for pod in range(1, pods + 1):
+        leaf_names = []
+        for _ in range(leaves_per_pod):
+            leaf_index += 1
+            first = (leaf_index - 1) * per_leaf
+            nodes = [node_pattern.format(n=first + i, leaf=leaf_index, pod=pod, i=i)
+                     for i in range(1, per_leaf + 1)]
+            leaf = fmt("leafName", leaf=leaf_index, pod=pod)
+            leaf_names.append(leaf)
+            block = RawBlock(f"{where}.nodeName", nodes, domain=leaf if gen["nvlinkPerLeaf"] else None)
+            raws.append(RawSwitch(name=leaf, where=f"{where}.leafName", tier=1, blocks=[block]))
+        spine = fmt("spineName", pod=pod)
+        spine_names.append(spine)
+        raws.append(RawSwitch(name=spine, where=f"{where}.spineName", tier=2, children=leaf_names))
+    if topology == "fat-tree":
+        raws.append(RawSwitch(name=gen["coreName"], where=f"{where}.coreName", tier=3, children=spine_names))
+    return assemble(ctx, "generated", raws, lambda w, m: ctx.error(w, m), section, ctx.stack.file)
 
 
-SOURCES = {"generated": load_generated, "file": load_file}
+# --- topograph ------------------------------------------------------------------------------
+
+class _TopographLoader(yaml.CSafeLoader):
+    """Every scalar stays a string, as topograph decodes them into Go strings (``0101`` is a
+    name, not octal 65); only null is null."""
+
+
+    _NULLS = frozenset(("", "~", "null", "Null", "NULL"))
+
+    def resolve(self, kind, value, implicit):     # called once per node: keep it short
+        if kind is yaml.ScalarNode and implicit[0]:
+            return "tag:yaml.org,2002:null" if value in self._NULLS else "tag:yaml.org,2002:str"
+        return super().resolve(kind, value, implicit)
+
+_STRING_MAP = {"type": ["object", "null"], "additionalProperties": {"type": ["string", "null"]},
+               "x-expected": "a mapping of keys to string values"}
+_TOPOGRAPH_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "x-expected": "a topograph model: a mapping with switches and blocks",
+    "properties": {
+        "switches": {
+            "type": ["object", "null"],
+            "x-expected": "a mapping of switch name -> switch",
+            "propertyNames": {"type": "string", "minLength": 1, "x-expected": "switch names as strings"},
+            "additionalProperties": {
+                "type": "object",
+                "x-expected": "a switch with labels, annotations or switches (topograph rejects an empty "
+                              "definition; leave leaf switches out instead)",
+                "additionalProperties": False,
+                "properties": {
+                    "name": {"type": "string"},
+                    "labels": _STRING_MAP,
+                    "annotations": _STRING_MAP,
+                    "switches": {"type": ["array", "null"], "items": {"type": "string", "minLength": 1},
+                                 "x-expected": "a list of child switch names"},
+                },
+            },
+        },
+        "blocks": {
+            "type": ["array", "null"],
+            "x-expected": "a list of blocks (switch, nodes, labels, annotations)",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["nodes"],
+                "properties": {
+                    "switch": {"type": ["string", "null"], "minLength": 1, "x-expected": "a switch name"},
+                    "nodes": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1},
+                              "x-expected": "a non-empty list of node names or ranges such as node[01-08]"},
+                    "labels": _STRING_MAP,
+                    "annotations": _STRING_MAP,
+                },
+            },
+        },
+    },
+}
+DOMAIN_KEYS = ("accelerator.topology.test/domain", "accelerator.topograph.run/domain")
+SUBDOMAIN_KEYS = ("accelerator.topology.test/sub-domain", "accelerator.topograph.run/sub-domain")
+
+
+def _topograph_shape_ok(data: object) -> bool:
+    """A fast, conservative check of ``_TOPOGRAPH_SCHEMA`` for big models: True only when the data
+    certainly matches it. When False, jsonschema runs and reports the first mistake precisely."""
+    def str_map(value: object) -> bool:
+        return value is None or (isinstance(value, dict) and all(v is None or isinstance(v, str)
+                                                                 for v in value.values()))
+
+    def names(value: object, empty_ok: bool) -> bool:
+        return (value is None and empty_ok) or (isinstance(value, list) and (empty_ok or value) and
+                                                all(isinstance(v, str) and v for v in value))
+
+    if not isinstance(data, dict) or not set(data) <= {"switches", "blocks"}:
+        return False
+    switches, blocks = data.get("switches"), data.get("blocks")
+    if switches is not None:
+        if not isinstance(switches, dict):
+            return False
+        for name, spec in switches.items():
+            if not (isinstance(name, str) and name and isinstance(spec, dict)
+                    and set(spec) <= {"name", "labels", "annotations", "switches"}
+                    and (spec.get("name") is None or isinstance(spec["name"], str))
+                    and str_map(spec.get("labels")) and str_map(spec.get("annotations"))
+                    and names(spec.get("switches"), True)):
+                return False
+    if blocks is not None:
+        if not isinstance(blocks, list):
+            return False
+        for block in blocks:
+            if not (isinstance(block, dict) and set(block) <= {"switch", "nodes", "labels", "annotations"}
+                    and (block.get("switch") is None or isinstance(block["switch"], str) and block["switch"])
+                    and names(block.get("nodes"), False)
+                    and str_map(block.get("labels")) and str_map(block.get("annotations"))):
+                return False
+    return True
+
+
+def _pick(maps: tuple[dict, ...], keys: tuple[str, ...]) -> str | None:
+    for mapping in maps:
+        for key in keys:
+            if mapping.get(key):
+                return mapping[key]
+    return None
+
+
+def load_topograph(ctx: "RenderContext", section: dict) -> Fabric:
+    """An NVIDIA topograph model (tests/models format): ``switches`` (a map of switches with child
+    ``switches``, ``labels``, ``annotations``) and ``blocks`` that attach node ranges to a switch.
+
+    Follows topograph's rules: leaf switches named only as children exist implicitly, a block's
+    ``switch`` is optional (its nodes hang off no switch), labels and annotations are inherited
+    down the switch path and overridden by the block's, and host names become Kubernetes node
+    names as topograph's ``kwok-nodes`` makes them (``I21`` -> ``i21``).
+    """
+    path = ctx.stack.resolve("fabric.path", section.get("path"))
+    shown = ctx.stack.project.show(path)
+    data = yamlio.load_file(path, shown, _TopographLoader)
+
+    def error_at(where: str, message: str) -> ConfigError:
+        return ConfigError(shown, where, message)
+
+    if not _topograph_shape_ok(data):
+        schemas.validate(_TOPOGRAPH_SCHEMA, data, shown, _file_path)   # names the first mistake
+    declared = data.get("switches") or {}
+    raws: dict[str, RawSwitch] = {}
+    annotations: dict[str, dict] = {}
+    for name, spec in declared.items():
+        where = f"switches.{name}"
+        if spec.get("name") not in (None, name):
+            raise error_at(f"{where}.name", f"switch key {name!r} does not match its name {spec['name']!r}")
+        raws[name] = RawSwitch(name=name, where=where, children=list(spec.get("switches") or []),
+                               labels={k: v or "" for k, v in (spec.get("labels") or {}).items()})
+        annotations[name] = {k: v or "" for k, v in (spec.get("annotations") or {}).items()}
+    for raw in list(raws.values()):              # leaf switches may be named only as children
+        for i, child in enumerate(raw.children):
+            if child not in raws:
+                raws[child] = RawSwitch(name=child, where=f"{raw.where}.switches[{i}]")
+                annotations[child] = {}
+
+    parent: dict[str, str] = {}
+    for raw in raws.values():
+        for child in raw.children:
+            parent.setdefault(child, raw.name)
+
+    def inherited(switch: str) -> tuple[dict, dict]:
+        """Labels and annotations from the root down to ``switch`` (lower ones win)."""
+        path, seen, current = [], set(), switch
+        while current is not None and current not in seen:   # cycles are reported by assemble
+            seen.add(current)
+            path.append(current)
+            current = parent.get(current)
+        labels: dict = {}
+        notes: dict = {}
+        for name in reversed(path):
+            labels.update(raws[name].labels)
+            notes.update(annotations[name])
+        return labels, notes
+
+    unattached: list[RawBlock] = []
+    renamed: dict[str, tuple[str, str]] = {}     # Kubernetes node name -> (host name, where), when they differ
+    kept: set[str] = set()                       # host names that are Kubernetes names already
+    for i, block in enumerate(data.get("blocks") or []):
+        where = f"blocks[{i}]"
+        hosts, numbered = _expand_block(block["nodes"], f"{where}.nodes", error_at)
+        if numbered is not None and is_k8s_name(hosts[0]) and is_k8s_name(hosts[-1]):
+            nodes = hosts                        # the names in between differ only in digits
+            kept.update(nodes)
+        else:
+            numbered, nodes = None, []
+            for host in hosts:
+                node = k8s_name(host)
+                if not node:
+                    raise error_at(f"{where}.nodes", f"host name {host!r} has no letters or digits to make "
+                                   "a Kubernetes node name from")
+                if node == host:
+                    kept.add(node)
+                elif renamed.setdefault(node, (host, where))[0] != host:
+                    raise error_at(f"{where}.nodes", f"host names {renamed[node][0]!r} and {host!r} both "
+                                   f"become Kubernetes node {node!r}; rename one")
+                nodes.append(node)
+        switch = block.get("switch")
+        labels, notes = inherited(switch) if switch in raws else ({}, {})
+        labels.update({k: v or "" for k, v in (block.get("labels") or {}).items()})
+        notes.update({k: v or "" for k, v in (block.get("annotations") or {}).items()})
+        raw_block = RawBlock(where=f"{where}.nodes", nodes=nodes, domain=_pick((notes, labels), DOMAIN_KEYS),
+                             subdomain=_pick((notes, labels), SUBDOMAIN_KEYS), labels=labels, checked=True,
+                             numbered=numbered)
+        if switch is None:
+            unattached.append(raw_block)
+        elif switch not in raws:
+            raise error_at(f"{where}.switch", f"block attaches nodes to switch {switch!r}, which the "
+                           "model does not declare (not under switches, nor a child of one)")
+        else:
+            raws[switch].blocks.append(raw_block)
+    for node, (host, where) in renamed.items():
+        if node in kept:
+            raise error_at(f"{where}.nodes", f"host names {host!r} and {node!r} both become Kubernetes "
+                           f"node {node!r}; rename one")
+    return assemble(ctx, "topograph", list(raws.values()), error_at, section, shown, unattached=unattached)
+
+
+# --- labels ---------------------------------------------------------------------------------
+
+_LABEL_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
+
+
+def _is_label_key(key: str) -> bool:
+    prefix, _, name = key.rpartition("/")
+    if prefix and not is_k8s_name(prefix):
+        return False
+    return len(name) <= 63 and _LABEL_NAME.fullmatch(name) is not None
+
+
+def load_labels(ctx: "RenderContext", section: dict) -> Fabric:
+    """No static tree: configure Volcano's label discoverer from ordered node-label levels.
+
+    The discoverer reverses the list and drops the node-level entry, so the label just above the
+    node becomes tier 1; each HyperNode it creates has ``tierName`` = the label key, which is
+    therefore the tier name here too (``highestTierName`` must use it).
+    """
+    cfg = section["labels"]
+    where = "fabric.labels"
+    levels = list(cfg["levels"])
+    for i, key in enumerate(levels + [cfg["nodeLevel"]]):
+        path = f"{where}.levels[{i}]" if i < len(levels) else f"{where}.nodeLevel"
+        if not _is_label_key(key):
+            raise ctx.expected(path, "a node-label key such as fabric.topograph.run/tier-0", key)
+        if key in levels[:i]:
+            raise ctx.error(path, f"label {key!r} is listed twice; the discoverer ignores a type with "
+                            "duplicate keys")
+    if section.get("tierNames") and list(section["tierNames"]) != levels[::-1]:
+        raise ctx.error("fabric.tierNames", "the label discoverer names each tier after its label key "
+                        f"({', '.join(levels[::-1])}, tier 1 first); leave tierNames out")
+    tier_names = {tier: key for tier, key in enumerate(reversed(levels), start=1)}
+    entry = {"source": "label", "enabled": True, "config": {"networkTopologyTypes": {
+        cfg["typeName"]: [{"nodeLabel": key} for key in levels] + [{"nodeLabel": cfg["nodeLevel"]}]}}}
+    return Fabric(source="labels", tier_names=tier_names, switches={}, nodes={},
+                  pools={p.name: p for p in build_pools(ctx, section)}, discovery=[entry],
+                  mixed_depth=section["allowMixedDepth"], links=build_links(section), file=ctx.stack.file)
+
+
+SOURCES = {"inline": load_inline, "generated": load_generated, "topograph": load_topograph,
+           "file": load_file, "labels": load_labels}
 
 
 def load(ctx: "RenderContext") -> Fabric:
     section = ctx.section("fabric")
-    return SOURCES[section["source"]](ctx, section)
+    source = section["source"]
+    given = ctx.stack.given.get("fabric") or {}
+    for option, sources in SOURCE_OPTIONS.items():
+        if option in given and source not in sources:
+            raise ctx.error(f"fabric.{option}", f"is read only with source {' or '.join(sources)}, "
+                            f"not {source}; remove it")
+    if source in ("topograph", "file") and "path" not in given:
+        raise ctx.error("fabric.path", f"missing: source {source} needs the path of its fabric file, "
+                        "relative to the stacks folder")
+    return SOURCES[source](ctx, section)
