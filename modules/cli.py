@@ -12,6 +12,7 @@ from modules.core.errors import ConfigError
 # Modules that define `register(subparsers, common_parser)`; their parsers set `run(args, project)`.
 COMMANDS = (
     "modules.core.commands",
+    "modules.simulate.commands",
 )
 
 
