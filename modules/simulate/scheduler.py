@@ -168,7 +168,7 @@ class TopologyAware:
         c = self.cluster
         if self.lower_bound:
             cons = effective(job.topology, c.tiers, self.tier_names)
-            return cons if cons.kind != "any" else Constraint("domain", c.top_tier, "smallest domain anywhere")
+            return cons if cons.kind != "any" else Constraint("domain", c.top_tier, cons.note)
         if not self.settings.enforce_topology:
             return Constraint("any", None, "the scheduler conf lacks network-topology-aware: no constraint")
         return effective(job.topology, c.tiers, self.tier_names)
