@@ -200,23 +200,44 @@ class Cluster:
             cache[tier] = out
         return cache[tier]
 
-    def node_order(self, root: int, remaining: list[int]) -> Iterator[int]:
+    def holds(self, g: int, remaining: list[int], gpus: int, pods: int) -> bool:
+        """Could ``g`` take everything still to place? Idle resources, and for equal GPU pods the
+        free GPUs node by node (fragmented idle GPUs do not hold whole-node pods)."""
+        alloc, used = self.g_alloc[g], self.g_used[g]
+        if any(alloc[r] - used[r] < amount for r, amount in enumerate(remaining) if amount > 0):
+            return False
+        return not gpus or self.gpu_slots(g, gpus) >= pods
+
+    def node_holds(self, node: int, remaining: list[int]) -> bool:
+        alloc, used = self.node_alloc[node], self.node_used[node]
+        return all(alloc[r] - used[r] >= amount for r, amount in enumerate(remaining) if amount > 0)
+
+    def node_order(self, root: int, remaining: list[int], gpus: int = 0, left: list[int] | None = None) -> Iterator[int]:
         """Nodes of ``root`` in binpack order, depth first, so a gang stays as close together as it can.
 
-        At each level, children whose idle resources hold everything still to place (``remaining``,
-        read when the level is reached) come first, the fullest first; then the others, fullest
-        first. Inside a leaf, the fullest nodes first, then fabric order.
+        At each level, the children that can take everything still to place (``remaining``;
+        ``left[0]`` pods of ``gpus`` GPUs each when they are all alike), read when the level is
+        reached, come first, the fullest first (binpack). Then the other HyperNodes, fullest
+        first; inside a leaf, the other nodes emptiest first, so a gang that spans nodes uses as
+        few as it can and leaves no node with a sliver of its ranks (a node running 2 of its 8 GPUs
+        drives 2 of its 8 NICs and slows the whole ring). Ties by name, fabric order for nodes.
         """
+        pods = left if left is not None else [0]
         stack = [root]
         while stack:
             g = stack.pop()
             if self.g_nodes[g]:
-                yield from sorted(self.g_nodes[g], key=lambda n: (-self.node_packing(n), n))
+                keyed = []
+                for n in self.g_nodes[g]:
+                    packing = self.node_packing(n)
+                    keyed.append((0, -packing, n) if self.node_holds(n, remaining) else (1, packing, n))
+                keyed.sort()
+                yield from (n for *_, n in keyed)
                 continue
             rest = [(r, a) for r, a in enumerate(remaining) if a > 0]
             keyed = []
             for c in self.g_children[g]:
-                fits = self.idle_fits(c, rest)
+                fits = self.holds(c, remaining, gpus, pods[0])
                 keyed.append((0 if fits else 1, -self.binpack(c, rest if fits else []), self.g_name[c], c))
             keyed.sort()
             stack.extend(c for *_, c in reversed(keyed))

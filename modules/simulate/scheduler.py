@@ -115,8 +115,10 @@ def fill(cluster: Cluster, root: int, pods: list[int], prep: Prepared, txn: list
     later in the same dry-run, because usage only grows during it.
     """
     remaining = total([prep.needs[i] for i in pods], len(cluster.resources))
+    gpus = uniform_gpus(cluster, [prep.needs[i] for i in pods])
+    left = [len(pods)]
     order: list[int] = []
-    nodes = cluster.node_order(root, remaining)
+    nodes = cluster.node_order(root, remaining, gpus, left)
     cursor: dict[tuple, int] = {}
     exhausted: set[tuple] = set()
     placed: dict[int, int] = {}
@@ -142,6 +144,7 @@ def fill(cluster: Cluster, root: int, pods: list[int], prep: Prepared, txn: list
         cluster.apply(node, need)
         txn.append((node, need))
         placed[i] = node
+        left[0] -= 1
         for r, amount in need:
             remaining[r] -= amount
     return placed

@@ -282,3 +282,16 @@ def test_requests_for_resources_no_node_offers_are_pending_forever():
     _, aware, _ = run(TWO_LEAVES, [bad, ignored])
     assert aware["rdma"].status == "pending" and "no node offers example.com/rdma" in aware["rdma"].reason
     assert aware["disk"].status == "placed"
+
+
+def test_where_binpack_loses_to_first_fit_fractional_gangs_in_a_fragmented_leaf():
+    """Documented limit (README): the plugin's binpack picks the fuller leaf, which holds the gang
+    only by splitting it unevenly; first-fit lands on whole empty nodes. A node running 2 of its
+    8 GPUs drives 2 of 8 NICs, so the uneven placement's ring is slower."""
+    fabric = {"spine": {"leaf-a": 3, "leaf-b": 4}}
+    usage = {"n004": {"nvidia.com/gpu": Decimal(6)}, "n005": {"nvidia.com/gpu": Decimal(2)}}
+    result, aware, nodes = run(fabric, [job("a", 12, None, gpu=2)], usage=usage)
+    oblivious = result.outcomes["oblivious"][0]
+    assert aware["a"].hypernode == "leaf-b" and len(set(nodes(aware["a"]))) == 4
+    assert oblivious.hypernode == "leaf-a" and len(set(nodes(oblivious))) == 3
+    assert aware["a"].allreduce_s > oblivious.allreduce_s
