@@ -288,8 +288,8 @@ def test_where_binpack_loses_to_first_fit_fractional_gangs_in_a_fragmented_leaf(
     """Documented limit (README): the plugin's binpack picks the fuller leaf, which holds the gang
     only by splitting it unevenly; first-fit lands on whole empty nodes. A node running 2 of its
     8 GPUs drives 2 of 8 NICs, so the uneven placement's ring is slower."""
-    fabric = {"spine": {"leaf-a": 3, "leaf-b": 4}}
-    usage = {"n004": {"nvidia.com/gpu": Decimal(6)}, "n005": {"nvidia.com/gpu": Decimal(2)}}
+    fabric = {"spine": {"leaf-a": 4, "leaf-b": 4}}
+    usage = {"n005": {"nvidia.com/gpu": Decimal(6)}, "n006": {"nvidia.com/gpu": Decimal(2)}}
     result, aware, nodes = run(fabric, [job("a", 12, None, gpu=2)], usage=usage)
     oblivious = result.outcomes["oblivious"][0]
     assert aware["a"].hypernode == "leaf-b" and len(set(nodes(aware["a"]))) == 4
