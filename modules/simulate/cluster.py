@@ -42,10 +42,11 @@ class Cluster:
         self.node_names = list(fabric.nodes)
         self.node_index = {n: i for i, n in enumerate(self.node_names)}
         self.gpu = self.rindex.get(gpu_resource) if gpu_resource else None
-        self.node_alloc: list[list[int]] = []
-        for name in self.node_names:
-            alloc = fabric.nodes[name].pool.allocatable()
-            self.node_alloc.append([units(r, alloc.get(r, Decimal(0)), round_up=False) for r in self.resources])
+        by_pool: dict[str, list[int]] = {}
+        for pool in fabric.pools.values():
+            alloc = pool.allocatable()
+            by_pool[pool.name] = [units(r, alloc.get(r, Decimal(0)), round_up=False) for r in self.resources]
+        self.node_alloc = [by_pool[fabric.nodes[name].pool.name] for name in self.node_names]   # shared, read-only
         self.node_used = [[0] * width for _ in self.node_names]
         self.offered = {r for i, r in enumerate(self.resources) if any(a[i] > 0 for a in self.node_alloc)}
 
@@ -87,16 +88,21 @@ class Cluster:
             self.g_children[g] = [gid[c] for c in s.children if c in gid and self.g_reach[gid[c]]]
         self.g_children[TOP] = [gid[s.name] for s in rendered if s.parent is None and self.g_reach[gid[s.name]]]
         self.g_children[TOP] += self.orphans
-        for name, i in self.node_index.items():
-            leaf = fabric.nodes[name].leaf
-            if gid[leaf] in self.orphans:
-                chain = (gid[leaf], TOP)
-            else:
-                chain = tuple(gid[sw.name] for sw in fabric.ancestors(leaf)) + (TOP,)
-            self.node_chain[i] = chain
-            for g in chain:
-                row = self.g_alloc[g]
-                for r, amount in enumerate(self.node_alloc[i]):
+        chains: dict[str, tuple[int, ...]] = {}
+        for s in rendered:                           # each leaf's sums go up its chain once
+            if not s.nodes:
+                continue
+            g = gid[s.name]
+            chain = (g, TOP) if g in self.orphans else tuple(gid[sw.name] for sw in fabric.ancestors(s.name)) + (TOP,)
+            chains[s.name] = chain
+            sums = [0] * width
+            for n in self.g_nodes[g]:
+                self.node_chain[n] = chain
+                for r, amount in enumerate(self.node_alloc[n]):
+                    sums[r] += amount
+            for up in chain:
+                row = self.g_alloc[up]
+                for r, amount in enumerate(sums):
                     row[r] += amount
         self.candidates_at = {t: [gid[s.name] for s in rendered if s.tier == t and self.g_reach[gid[s.name]]]
                               for t in self.tiers}
@@ -106,9 +112,18 @@ class Cluster:
         self.max_gpus = max((a[self.gpu] for a in self.node_alloc), default=0) if self.gpu is not None else 0
         self.g_hist = [[0] * (self.max_gpus + 1) for _ in range(count)]
         if self.gpu is not None:
-            for i, alloc in enumerate(self.node_alloc):
-                for g in self.node_chain[i]:
-                    self.g_hist[g][alloc[self.gpu]] += 1
+            for name, chain in chains.items():
+                counts: dict[int, int] = {}
+                for n in self.g_nodes[chain[0]]:
+                    free = self.node_alloc[n][self.gpu]
+                    counts[free] = counts.get(free, 0) + 1
+                for up in chain:
+                    for free, k in counts.items():
+                        self.g_hist[up][free] += k
+        # A group's state (used resources, free-GPU histogram) as a hashable key, refreshed only
+        # after an allocation touched it: HyperNodes in the same state share eligibility and score.
+        self.g_fixed = [tuple(row) for row in self.g_alloc]
+        self.g_key: list[tuple | None] = [None] * count
 
         self.weights = [(self.rindex[r], w) for r, w in sorted(weights.items()) if r in self.rindex and w > 0]
 
@@ -129,10 +144,12 @@ class Cluster:
         for r, amount in need:
             used[r] += sign * amount
         chain = self.node_chain[node]
+        keys = self.g_key
         for g in chain:
             row = self.g_used[g]
             for r, amount in need:
                 row[r] += sign * amount
+            keys[g] = None
         if gpu is not None:
             after = self.node_alloc[node][gpu] - used[gpu]
             if after != before:
@@ -147,6 +164,12 @@ class Cluster:
         txn.clear()
 
     # --- group questions ------------------------------------------------------------------
+    def state_key(self, g: int) -> tuple:
+        key = self.g_key[g]
+        if key is None:
+            key = self.g_key[g] = (self.g_fixed[g], tuple(self.g_used[g]), tuple(self.g_hist[g]))
+        return key
+
     def idle_fits(self, g: int, need: Need) -> bool:
         """Volcano's eligibility: the gang's minResources <= the HyperNode's idle resources."""
         alloc, used = self.g_alloc[g], self.g_used[g]

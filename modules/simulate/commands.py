@@ -34,14 +34,15 @@ def cmd_simulate(args: argparse.Namespace, project: Project) -> int:
     bundle = render(stack)
     fabric = bundle.fabric
     runtimes = runtimes_in(r.obj for r in bundle.resources)
-    jobs = load_workloads(Path(args.workloads), args.workloads, fabric, runtimes, stack.name)
+    warnings = list(bundle.warnings)
+    jobs = load_workloads(Path(args.workloads), args.workloads, fabric, runtimes, stack.name, warnings)
     usage = load_usage(Path(args.usage), args.usage, fabric) if args.usage else {}
     links = dict(fabric.links)
     if args.probe:
         links.update(fit_links(load_probe(Path(args.probe), args.probe)))
     result = simulate(fabric, jobs, usage=usage, settings=settings_from_bundle(bundle), links=links,
                       gradient_bytes=nbytes)
-    for warning in bundle.warnings:
+    for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if args.format == "json":
         sys.stdout.write(json_report(result))

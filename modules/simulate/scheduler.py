@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Iterator, Mapping
 
 from .cluster import TOP, Cluster, Need
 from .jobs import Constraint, Job, Partition, effective, tier_label
@@ -185,17 +185,29 @@ class TopologyAware:
             out.append([TOP])
         return out
 
-    def choose(self, cands: list[int], min_need: Need, score_need: Need, gang: int, gpus: int) -> list[int]:
-        """Eligible HyperNodes of one gradient, best binpack score first, then name."""
+    def choose(self, cands: list[int], min_need: Need, score_need: Need, gang: int, gpus: int) -> Iterator[int]:
+        """Eligible HyperNodes of one gradient, best binpack score first, then name.
+
+        HyperNodes in the same state (same size, same usage) are judged once per call.
+        """
         c = self.cluster
+        memo: dict[tuple, tuple[bool, float]] = {}
         scored = []
         for g in cands:
-            if not c.idle_fits(g, min_need) or (gpus and c.gpu_slots(g, gpus) < gang):
-                continue
-            score = c.binpack(g, score_need) if self.settings.plugin_weight else 0.0
-            scored.append((-score, c.g_name[g], g))
+            key = c.state_key(g)
+            judged = memo.get(key)
+            if judged is None:
+                ok = c.idle_fits(g, min_need) and not (gpus and c.gpu_slots(g, gpus) < gang)
+                score = c.binpack(g, score_need) if ok and self.settings.plugin_weight else 0.0
+                judged = memo[key] = (ok, score)
+            if judged[0]:
+                scored.append((-judged[1], c.g_name[g], g))
+        if not scored:
+            return
+        best = min(scored)
+        yield best[2]                       # usually the dry-run succeeds here: no need to sort
         scored.sort()
-        return [g for *_, g in scored]
+        yield from (g for *_, g in scored if g != best[2])
 
     def place(self, job: Job, prep: Prepared) -> Outcome:
         c = self.cluster

@@ -287,8 +287,9 @@ def _trainer_job(jobs: list) -> int | None:
 
 # --- files --------------------------------------------------------------------------------------
 
-def load_workloads(path: Path, shown: str, fabric: Fabric, runtimes: Mapping, stack: str) -> list[Job]:
-    """Every Volcano Job and TrainJob in the file, in order."""
+def load_workloads(path: Path, shown: str, fabric: Fabric, runtimes: Mapping, stack: str,
+                   warnings: list[str] | None = None) -> list[Job]:
+    """Every Volcano Job and TrainJob in the file, in order; other objects are skipped with a warning."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -301,7 +302,7 @@ def load_workloads(path: Path, shown: str, fabric: Fabric, runtimes: Mapping, st
     seen: dict[str, str] = {}
     for i, obj in enumerate(docs, start=1):
         where = f"document {i}"
-        if not isinstance(obj, dict):
+        if not isinstance(obj, dict) or not isinstance(obj.get("kind"), str):
             raise ConfigError(shown, where, f"expected a Volcano Job or a TrainJob, got {show(obj)}")
         kind, api = obj.get("kind"), str(obj.get("apiVersion", ""))
         label = (obj.get("metadata") or {}).get("name") if isinstance(obj.get("metadata"), dict) else None
@@ -311,15 +312,18 @@ def load_workloads(path: Path, shown: str, fabric: Fabric, runtimes: Mapping, st
         elif kind == "TrainJob" and api.startswith(TRAINER_GROUP + "/"):
             job = train_job(doc, obj, runtimes, gpu_resources, stack)
         else:
-            raise ConfigError(shown, where, f"expected a Volcano Job ({VOLCANO_GROUP}/v1alpha1) or a TrainJob "
-                              f"({TRAINER_GROUP}/v1alpha1), got {show(api)} {show(kind)}")
+            if warnings is not None:
+                warnings.append(f"{shown}: {where}: skipped {api} {kind}: only Volcano Jobs ({VOLCANO_GROUP}) "
+                                f"and TrainJobs ({TRAINER_GROUP}) are simulated")
+            continue
         if job.name in seen:
             raise doc.error("metadata.name", f"job {job.name!r} is already defined in {seen[job.name]}; "
                             "give each job its own name")
         seen[job.name] = where
         jobs.append(job)
     if not jobs:
-        raise ConfigError(shown, "", "no Volcano Job or TrainJob in the file")
+        raise ConfigError(shown, "", f"no Volcano Job ({VOLCANO_GROUP}/v1alpha1) or TrainJob "
+                          f"({TRAINER_GROUP}/v1alpha1) in the file")
     return jobs
 
 

@@ -178,8 +178,6 @@ BAD = [
      "spec.minAvailable: 6 is more than the 5 replicas"),
     ("no-containers", _edit(VCJOB, "spec.tasks.0.template.spec.containers", []),
      "spec.tasks[0].template.spec.containers: expected a non-empty list of containers"),
-    ("kind", {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "x"}},
-     'document 1: expected a Volcano Job (batch.volcano.sh/v1alpha1) or a TrainJob'),
     ("runtime", _edit(TRAINJOB, "spec.runtimeRef.name", "nope"),
      "document 1 (TrainJob ddp): spec.runtimeRef.name: no ClusterTrainingRuntime 'nope' in stack test "
      "(it has: torch-volcano-tier1)"),
@@ -202,11 +200,22 @@ def test_bad_documents_name_the_document_and_path(tmp_path, doc, message):
 @pytest.mark.parametrize("text, message", [
     ("kind: [unclosed", "jobs.yaml: line 2, column 1: invalid YAML"),
     ("- just\n- a list\n", "document 1: expected a Volcano Job or a TrainJob"),
-    ("", "no Volcano Job or TrainJob in the file"),
+    ("", "no Volcano Job (batch.volcano.sh/v1alpha1) or TrainJob"),
+    ("apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\n", "no Volcano Job (batch.volcano.sh/v1alpha1)"),
 ])
 def test_bad_files(tmp_path, text, message):
     with pytest.raises(ConfigError, match=message.replace("(", r"\(")):
         load(write(tmp_path, text=text))
+
+
+def test_other_objects_are_skipped_with_a_warning(tmp_path):
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "training"}}
+    warnings: list[str] = []
+    jobs = load_workloads(write(tmp_path, namespace, VCJOB), "jobs.yaml", FABRIC, runtimes_in([RUNTIME]), "test",
+                          warnings)
+    assert [j.name for j in jobs] == ["llm"]
+    assert warnings == ["jobs.yaml: document 1: skipped v1 Namespace: only Volcano Jobs (batch.volcano.sh) and "
+                        "TrainJobs (trainer.kubeflow.org) are simulated"]
 
 
 def test_second_document_is_named(tmp_path):
