@@ -1,4 +1,5 @@
 """Reading what-if files: Volcano Jobs, TrainJobs resolved against runtimes, usage, and bad input."""
+import re
 from decimal import Decimal
 from pathlib import Path
 
@@ -204,7 +205,7 @@ def test_bad_documents_name_the_document_and_path(tmp_path, doc, message):
     ("apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\n", "no Volcano Job (batch.volcano.sh/v1alpha1)"),
 ])
 def test_bad_files(tmp_path, text, message):
-    with pytest.raises(ConfigError, match=message.replace("(", r"\(")):
+    with pytest.raises(ConfigError, match=re.escape(message)):
         load(write(tmp_path, text=text))
 
 
