@@ -16,8 +16,9 @@
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
-from typing import Iterator, Mapping
+from typing import Iterable, Iterator, Mapping
 
 from .cluster import TOP, Cluster, Need
 from .jobs import Constraint, Job, Partition, effective, tier_label
@@ -185,8 +186,10 @@ class TopologyAware:
             out.append([TOP])
         return out
 
-    def choose(self, cands: list[int], min_need: Need, score_need: Need, gang: int, gpus: int) -> Iterator[int]:
-        """Eligible HyperNodes of one gradient, best binpack score first, then name.
+    def choose(self, cands: list[int], min_need: Need, score_need: Need, gang: int, gpus: int,
+               placed: Iterable[int] = ()) -> Iterator[int]:
+        """Eligible HyperNodes of one gradient, best binpack score first, then the task count (how
+        many of the job's pods, ``placed`` on these nodes, each already holds), then name.
 
         HyperNodes in the same state (same size, same usage) are judged once per call.
         """
@@ -201,13 +204,16 @@ class TopologyAware:
                 score = c.binpack(g, score_need) if ok and self.settings.plugin_weight else 0.0
                 judged = memo[key] = (ok, score)
             if judged[0]:
-                scored.append((-judged[1], c.g_name[g], g))
+                scored.append((-judged[1], 0, c.g_name[g], g))
+        if placed and scored:                  # taskNum: only a later SubJob of a job has pods placed
+            tasks = Counter(g for node in placed for g in c.node_chain[node])
+            scored = [(score, -tasks[g], name, g) for score, _, name, g in scored]
         if not scored:
             return
-        best = min(scored)
-        yield best[2]                       # usually the dry-run succeeds here: no need to sort
+        best = min(scored)[-1]
+        yield best                          # usually the dry-run succeeds here: no need to sort
         scored.sort()
-        yield from (g for *_, g in scored if g != best[2])
+        yield from (g for *_, g in scored if g != best)
 
     def place(self, job: Job, prep: Prepared) -> Outcome:
         c = self.cluster
@@ -239,10 +245,11 @@ class TopologyAware:
             if kind == "pods":
                 placed.update(fill(self.cluster, g, unit, prep, txn))
             else:
-                placed.update(self._place_partition(g, job, unit, prep, txn))
+                placed.update(self._place_partition(g, job, unit, prep, txn, placed.values()))
         return placed
 
-    def _place_partition(self, g: int, job: Job, part: Partition, prep: Prepared, txn: list) -> dict[int, int]:
+    def _place_partition(self, g: int, job: Job, part: Partition, prep: Prepared, txn: list,
+                         near: Iterable[int]) -> dict[int, int]:
         """One SubJob gang inside the job's HyperNode ``g``: all its pods or none."""
         c = self.cluster
         pods = list(part.pods)
@@ -265,7 +272,7 @@ class TopologyAware:
         needs = [prep.needs[i] for i in pods]
         need = sparse(total(needs, len(c.resources)))
         for cands in self.gradients(g, cons.tier):
-            for h in self.choose(cands, need, need, len(pods), uniform_gpus(c, needs)):
+            for h in self.choose(cands, need, need, len(pods), uniform_gpus(c, needs), list(near)):
                 placed = fill(c, h, pods, prep, sub_txn)
                 if len(placed) == len(pods):
                     txn.extend(sub_txn)

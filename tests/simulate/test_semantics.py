@@ -295,3 +295,21 @@ def test_where_binpack_loses_to_first_fit_fractional_gangs_in_a_fragmented_leaf(
     assert aware["a"].hypernode == "leaf-b" and len(set(nodes(aware["a"]))) == 4
     assert oblivious.hypernode == "leaf-a" and len(set(nodes(oblivious))) == 3
     assert aware["a"].allreduce_s > oblivious.allreduce_s
+
+
+def test_equal_scores_go_to_the_hypernode_already_holding_the_job():
+    """Volcano's taskNum tie-break (§4.5b), used for a job's later SubJobs: among HyperNodes with the
+    same binpack score, the one holding more of the job's pods wins, before the name."""
+    from modules.simulate.engine import build_cluster, resource_names
+    from modules.simulate.scheduler import TopologyAware
+
+    fabric = tree(TWO_LEAVES)
+    settings = Settings()
+    usage = full(["n001", "n005"])                         # leaf-1 and leaf-2 in the same state
+    cluster = build_cluster(fabric, resource_names(fabric, [], usage), settings, usage)
+    aware = TopologyAware(cluster, settings)
+    leaves = cluster.candidates_at[1]
+    need = cluster.need(gpus(8))
+    assert [cluster.g_name[g] for g in aware.choose(leaves, need, need, 1, 8)] == ["leaf-1", "leaf-2"]
+    holding = [cluster.node_index["n005"]]                 # the job already has a pod on n005
+    assert [cluster.g_name[g] for g in aware.choose(leaves, need, need, 1, 8, holding)] == ["leaf-2", "leaf-1"]
