@@ -222,7 +222,7 @@ class TopologyAware:
             return Outcome(job.name, "pending", f"{cons.note}: Pending forever")
         if prep.missing:
             return Outcome(job.name, "pending", f"no node offers {', '.join(prep.missing)}: Pending forever")
-        gang = job.min_available
+        gang = max(job.min_available, 1)         # minAvailable 0 still needs one pod to run anything
         min_need = sparse(total(prep.needs[:gang], len(c.resources)))
         all_need = sparse(total(prep.needs, len(c.resources)))
         gpus = uniform_gpus(c, prep.needs)
@@ -339,10 +339,10 @@ class Oblivious:
             c.apply(p, need)
             txn.append((p, need))
             placed[i] = p
-        if len(placed) < job.min_available:
+        if len(placed) < max(job.min_available, 1):
             c.rollback(txn)
             return Outcome(job.name, "pending", f"first-fit by node found room for {len(placed)} of the "
-                           f"{job.min_available} pods the gang needs")
+                           f"{max(job.min_available, 1)} pods the gang needs")
         reason = None
         if len(placed) < len(job.pods):
             reason = (f"{len(job.pods) - len(placed)} of {len(job.pods)} pods beyond minAvailable "

@@ -192,6 +192,8 @@ def volcano_job(doc: Doc, obj: dict, gpu_resources: set[str]) -> Job:
             topology = topology_of(doc, topo, f"{where}.networkTopology") if topo is not None else None
             partitions.extend(Partition(f"{task_name}-{k}", tuple(range(first + k * size, first + (k + 1) * size)),
                                         topology) for k in range(count))
+    if not pods:
+        raise doc.error("spec.tasks", "the job has no pods: every task has replicas 0")
     min_available = doc.integer(spec, "minAvailable", "spec", 0, "an integer >= 0", len(pods))
     if min_available > len(pods):
         raise doc.error("spec.minAvailable", f"{min_available} is more than the {len(pods)} replicas of all "

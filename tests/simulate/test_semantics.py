@@ -175,6 +175,12 @@ def test_pods_beyond_min_available_are_placed_when_they_fit():
     assert "2 of 6 pods beyond minAvailable (4)" in aware["a"].reason
 
 
+def test_min_available_zero_still_needs_one_pod():
+    usage = full([f"n00{i}" for i in range(1, 9)])
+    _, aware, _ = run(TWO_LEAVES, [job("a", 2, None, min_available=0)], usage=usage)
+    assert aware["a"].status == "pending"
+
+
 def test_small_pods_pack_onto_nodes():
     _, aware, nodes = run(TWO_LEAVES, [job("a", 4, gpu=4), job("b", 1, gpu=2), job("c", 1, gpu=4)])
     assert nodes(aware["a"]) == ["n001", "n001", "n002", "n002"]

@@ -175,6 +175,9 @@ BAD = [
      "spec.networkTopology.highestTierAllowed: expected an integer >= 0, got true"),
     ("partitions", _edit(VCJOB, "spec.tasks.1.partitionPolicy.partitionSize", 3),
      "totalPartitions x partitionSize (2 x 3) must equal the task's replicas (4)"),
+    ("no-pods", _edit(VCJOB, "spec.tasks", [{"name": "w", "replicas": 0, "template": {"spec": {"containers": [
+        {"name": "w", "image": "x"}]}}}]),
+     "spec.tasks: the job has no pods: every task has replicas 0"),
     ("min-available", _edit(VCJOB, "spec.minAvailable", 6),
      "spec.minAvailable: 6 is more than the 5 replicas"),
     ("no-containers", _edit(VCJOB, "spec.tasks.0.template.spec.containers", []),
