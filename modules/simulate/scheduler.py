@@ -293,7 +293,8 @@ class TopologyAware:
 
     def _why_pending(self, job: Job, cons: Constraint) -> str:
         c = self.cluster
-        what = f"{job.min_available} pods ({job.gpus_for(job.min_available)} GPUs)"
+        gang = max(job.min_available, 1)
+        what = f"{gang} pods ({job.gpus_for(gang)} GPUs)"
         if job.partitions:
             what += f" in partitions of {len(job.partitions[0].pods)}"
         if cons.kind == "any" or cons.tier >= c.top_tier:
@@ -301,8 +302,7 @@ class TopologyAware:
         else:
             where = f"any HyperNode at tier <= {tier_label(cons.tier, self.tier_names, c.top_tier)}"
         if self.lower_bound:
-            return f"{cons.note}: {what} fit in no HyperNode allowed, even on the empty fabric: Pending forever" \
-                if where != "the cluster" else f"{cons.note}: {what} do not fit {where}, even empty: Pending forever"
+            return f"{cons.note}: {what} do not fit in {where}, even on the empty fabric: Pending forever"
         return f"{cons.note}: {what} do not fit in {where} now"
 
 
