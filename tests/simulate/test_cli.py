@@ -214,3 +214,29 @@ def test_trainjobs_on_the_stacks_own_runtimes(tmp_path):
     assert result.code == 0, result.err
     for job in json.loads(result.out)["strategies"]["topology-aware"]["jobs"]:
         assert job["status"] == "placed", job
+
+
+def test_mixed_depth_file_fabric_end_to_end(tmp_path):
+    """A `file` fabric with a leaf at tier 2 (allowMixedDepth): hard jobs never reach its nodes,
+    soft jobs do through the cluster-top."""
+    (tmp_path / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
+    stacks = tmp_path / "stacks"
+    (stacks / "fabrics").mkdir(parents=True)
+    (stacks / "fabrics" / "mixed.yaml").write_text(
+        "tierNames: [leaf, rack, spine]\n"
+        "switches:\n"
+        "  spine: {tier: 3, switches: [leaf-1, rack-x]}\n"
+        "  leaf-1: {tier: 1, nodes: ['gpu-[01-02]']}\n"
+        "  rack-x: {tier: 2, nodes: ['gpu-[03-04]']}\n")
+    (stacks / "Pulumi.mixed.yaml").write_text(
+        "config:\n  trainstack:fabric: {source: file, path: fabrics/mixed.yaml, allowMixedDepth: true}\n")
+    jobs = tmp_path / "jobs.yaml"
+    jobs.write_text(yaml.safe_dump_all([vcjob("hard", 3, {"mode": "hard", "highestTierAllowed": 3}),
+                                        vcjob("soft", 3, {"mode": "soft"})], sort_keys=False))
+    result = run("simulate", "mixed", "--workloads", str(jobs), "--format", "json", "--project", str(tmp_path))
+    assert result.code == 0, result.err
+    assert "allowMixedDepth" not in result.err or "warning" in result.err
+    aware = {j["name"]: j for j in json.loads(result.out)["strategies"]["topology-aware"]["jobs"]}
+    assert aware["hard"]["status"] == "pending" and "Pending forever" in aware["hard"]["reason"]
+    assert (aware["soft"]["hypernode"], aware["soft"]["tier"]) == ("<cluster-top>", 4)
+    assert {p["node"] for p in aware["soft"]["pods"]} & {"gpu-03", "gpu-04"}
