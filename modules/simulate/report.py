@@ -76,6 +76,13 @@ def constraint_label(job: Job) -> str:
     return label
 
 
+def size(nbytes: int) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if nbytes >= scale and nbytes % scale == 0:
+            return f"{nbytes // scale} {unit}"
+    return f"{nbytes:,} bytes"
+
+
 def ms(seconds: float | None) -> str:
     return "-" if seconds is None else f"{seconds * 1e3:.3f} ms"
 
@@ -109,7 +116,7 @@ def text_report(result: Result, stack: str, compare: bool) -> str:
     console.print(f"scheduler: {result.settings.source}")
     links = "; ".join(f"tier {t}: {link_for(result.links, t).bandwidth_gbps:g} GB/s, "
                       f"{link_for(result.links, t).latency_us:g} us" for t in [0] + c.tiers)
-    console.print(f"all-reduce: {result.gradient_bytes:,} bytes per rank, two-level alpha-beta model ({links})")
+    console.print(f"all-reduce: {size(result.gradient_bytes)} per rank, two-level alpha-beta model ({links})")
     if result.usage:
         console.print(f"existing usage on {len(result.usage)} nodes (not in the lower bound)")
 
