@@ -16,6 +16,7 @@ import argparse
 import platform
 import random
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -125,8 +126,8 @@ def run_random(count: int, stack_name: str, jobs: int, fractional: bool, fragmen
 
     stack, bundle = load(stack_name)
     worse, worst = [], (0.0, None)
-    tmp = ROOT / "benchmarks" / "workloads" / ".random-trace.yaml"
-    try:
+    with tempfile.TemporaryDirectory() as folder:
+        tmp = Path(folder) / "trace.yaml"
         for seed in range(count):
             tmp.write_text(yaml.safe_dump_all(trace(seed, jobs, fractional), sort_keys=False))
             loaded = load_workloads(tmp, "random", bundle.fabric, {}, stack.name)
@@ -138,8 +139,6 @@ def run_random(count: int, stack_name: str, jobs: int, fractional: bool, fragmen
             if aware > oblivious:
                 worse.append(seed)
                 worst = max(worst, (aware / oblivious - 1, seed))
-    finally:
-        tmp.unlink(missing_ok=True)
     kind = "fractional-GPU " if fractional else ""
     start = f", {fragment} nodes partly used at the start" if fragment else ""
     print(f"{count} random {kind}traces of {jobs} jobs on {stack_name}{start}: topology-aware total worse than oblivious in "
