@@ -15,6 +15,7 @@ COMMANDS = (
     "policies.commands",
     "modules.probe.commands",
     "modules.fabric.commands",
+    "modules.simulate.commands",
 )
 
 

@@ -3,6 +3,10 @@
 
 A pod fits on a node when every resource it requests is available there; a gang fits in a
 HyperNode (switch) when the nodes below it can hold all its pods, packing several per node.
+
+Volcano finds a node's HyperNode only among the lowest-tier HyperNodes (reference/volcano.md
+§4.2): in a mixed-depth tree, nodes under a leaf that sits at a higher tier belong to no HyperNode
+and are reachable only through the virtual cluster-top. ``reachable_only=True`` applies that rule.
 """
 from __future__ import annotations
 
@@ -18,38 +22,63 @@ def requests_of(resources: Mapping[str, object]) -> dict[str, Decimal]:
     return {str(name): parse_quantity(value) for name, value in resources.items()}
 
 
-def pods_per_node(pool: NodePool, per_pod: Mapping[str, Decimal],
-                  used: Mapping[str, Decimal] | None = None) -> int:
-    """How many such pods one node of the pool can hold (after ``used`` is taken)."""
-    allocatable = pool.allocatable()
+def count_fitting(free: Mapping[str, Decimal], per_pod: Mapping[str, Decimal]) -> int:
+    """How many pods with ``per_pod`` requests fit into ``free`` (the rule every fit check uses)."""
     best: int | None = None
     for name, amount in per_pod.items():
         if amount <= 0:
             continue
-        free = allocatable.get(name, Decimal(0)) - Decimal((used or {}).get(name, 0))
-        count = int(free // amount) if free > 0 else 0
+        have = Decimal(free.get(name, 0))
+        count = int(have // amount) if have > 0 else 0
         best = count if best is None else min(best, count)
     return best if best is not None else 1_000_000   # requests nothing: only pod limits would bound it
 
 
-def pods_fitting(fabric: Fabric, switch: str, per_pod: Mapping[str, Decimal]) -> int:
+def pods_per_node(pool: NodePool, per_pod: Mapping[str, Decimal],
+                  used: Mapping[str, Decimal] | None = None) -> int:
+    """How many such pods one node of the pool can hold (after ``used`` is taken)."""
+    allocatable = pool.allocatable()
+    free = {name: allocatable.get(name, Decimal(0)) - Decimal((used or {}).get(name, 0)) for name in per_pod}
+    return count_fitting(free, per_pod)
+
+
+def reachable_leaf_tier(fabric: Fabric) -> int | None:
+    """The tier whose HyperNodes Volcano searches for nodes: the lowest tier that has nodes below it."""
+    tiers = [s.tier for s in fabric.switches.values() if fabric.node_count(s.name)]
+    return min(tiers) if tiers else None
+
+
+def reachable_pool_counts(fabric: Fabric, switch: str) -> dict[str, int]:
+    """Nodes of each pool below ``switch`` that Volcano reaches through the lowest tier."""
+    lowest = reachable_leaf_tier(fabric)
+    counts: dict[str, int] = {}
+    for name in fabric.nodes_under(switch):
+        node = fabric.nodes[name]
+        if fabric.switches[node.leaf].tier == lowest:
+            counts[node.pool.name] = counts.get(node.pool.name, 0) + 1
+    return counts
+
+
+def pods_fitting(fabric: Fabric, switch: str, per_pod: Mapping[str, Decimal], *,
+                 reachable_only: bool = False) -> int:
     """Pods with these requests that the empty nodes below ``switch`` can hold."""
-    return sum(count * pods_per_node(fabric.pools[pool], per_pod)
-               for pool, count in fabric.pool_counts(switch).items())
+    counts = reachable_pool_counts(fabric, switch) if reachable_only else fabric.pool_counts(switch)
+    return sum(count * pods_per_node(fabric.pools[pool], per_pod) for pool, count in counts.items())
 
 
 def smallest_fitting_domain(fabric: Fabric, pods: int, per_pod: Mapping[str, Decimal],
-                            highest_tier: int) -> Domain | None:
+                            highest_tier: int, *, reachable_only: bool = False) -> Domain | None:
     """The tightest HyperNode at tier <= ``highest_tier`` that holds the whole gang on empty nodes.
 
     Lowest tier first, as Volcano's gradient search does; within a tier the one with the fewest
     GPUs, then the name. None means a hard-mode job with this tier stays Pending forever.
+    ``reachable_only`` counts only nodes Volcano reaches through the lowest tier (mixed-depth trees).
     """
     for tier in fabric.tiers:
         if tier > highest_tier:
             break
         fits = [s for s in fabric.at_tier(tier) if fabric.node_count(s.name)
-                and pods_fitting(fabric, s.name, per_pod) >= pods]
+                and pods_fitting(fabric, s.name, per_pod, reachable_only=reachable_only) >= pods]
         if fits:
             best = min(fits, key=lambda s: (fabric.gpu_count(s.name), s.name))
             return Domain(best.name, tier, fabric.node_count(best.name), fabric.gpu_count(best.name))

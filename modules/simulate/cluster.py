@@ -1,0 +1,270 @@
+"""The simulated cluster: what each node can allocate and has in use, with per-HyperNode aggregates
+kept up to date on every allocation, so choosing a HyperNode costs O(HyperNodes at a tier), not
+O(nodes).
+
+Resources are integer vectors (CPU in millicores, everything else in base units). Groups are the
+HyperNodes Volcano sees: index 0 is the virtual cluster-top (every node), then one per switch with
+nodes below it. A switch's aggregates count only the nodes Volcano reaches through the lowest tier
+(reference/volcano.md §4.2): a leaf that sits at a higher tier in a mixed-depth tree is an
+"orphan", reachable only from the cluster-top.
+"""
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+from typing import Iterator, Mapping, Sequence
+
+from modules.fabric.model import Fabric
+
+from .jobs import TOP_NAME
+
+TOP = 0
+Need = list[tuple[int, int]]          # sparse request vector: (resource index, amount), amounts > 0
+
+
+def units(resource: str, amount: Decimal, *, round_up: bool) -> int:
+    """A quantity in the integer unit the cluster counts in (millicores for CPU)."""
+    scaled = amount * 1000 if resource == "cpu" else amount
+    return math.ceil(scaled) if round_up else math.floor(scaled)
+
+
+class Cluster:
+    """Allocatable and used resources per node and per HyperNode (incrementally aggregated)."""
+
+    def __init__(self, fabric: Fabric, resources: Sequence[str], weights: Mapping[str, int],
+                 gpu_resource: str | None):
+        self.fabric = fabric
+        self.resources = list(resources)
+        self.rindex = {r: i for i, r in enumerate(self.resources)}
+        width = len(self.resources)
+
+        # --- nodes, in fabric order --------------------------------------------------------
+        self.node_names = list(fabric.nodes)
+        self.node_index = {n: i for i, n in enumerate(self.node_names)}
+        self.gpu = self.rindex.get(gpu_resource) if gpu_resource else None
+        by_pool: dict[str, list[int]] = {}
+        for pool in fabric.pools.values():
+            alloc = pool.allocatable()
+            by_pool[pool.name] = [units(r, alloc.get(r, Decimal(0)), round_up=False) for r in self.resources]
+        self.node_alloc = [by_pool[fabric.nodes[name].pool.name] for name in self.node_names]   # shared, read-only
+        self.node_used = [[0] * width for _ in self.node_names]
+        self.offered = {r for i, r in enumerate(self.resources) if any(a[i] > 0 for a in self.node_alloc)}
+
+        # --- groups (HyperNodes) -----------------------------------------------------------
+        rendered = [s for s in fabric.switches.values() if fabric.node_count(s.name)]
+        self.lowest_tier = min((s.tier for s in rendered), default=1)
+        self.tiers = sorted({s.tier for s in rendered})
+        self.top_tier = (max(self.tiers) + 1) if self.tiers else 1
+        self.g_name = [TOP_NAME]
+        self.g_tier = [self.top_tier]
+        self.g_switch: list[str | None] = [None]
+        gid = {}
+        for s in rendered:
+            gid[s.name] = len(self.g_name)
+            self.g_name.append(s.hypernode or s.name)
+            self.g_tier.append(s.tier)
+            self.g_switch.append(s.name)
+        count = len(self.g_name)
+        self.g_nodes: list[list[int]] = [[] for _ in range(count)]      # leaves: their nodes
+        self.g_children: list[list[int]] = [[] for _ in range(count)]   # reachable child groups
+        self.g_reach = [0] * count                                        # reachable nodes below
+        self.g_alloc = [[0] * width for _ in range(count)]
+        self.g_used = [[0] * width for _ in range(count)]
+        self.node_chain: list[tuple[int, ...]] = [()] * len(self.node_names)
+        self.orphans: list[int] = []                                      # leaves above the lowest tier
+
+        for s in rendered:
+            g = gid[s.name]
+            self.g_nodes[g] = [self.node_index[n] for n in s.nodes]
+            if s.nodes and s.tier != self.lowest_tier:
+                self.orphans.append(g)
+        for s in rendered:                           # reachable node counts, leaves first
+            if s.nodes and s.tier == self.lowest_tier:
+                for sw in fabric.ancestors(s.name):
+                    self.g_reach[gid[sw.name]] += len(s.nodes)
+        self.g_reach[TOP] = len(self.node_names)
+        for s in rendered:
+            g = gid[s.name]
+            self.g_children[g] = [gid[c] for c in s.children if c in gid and self.g_reach[gid[c]]]
+        self.g_children[TOP] = [gid[s.name] for s in rendered if s.parent is None and self.g_reach[gid[s.name]]]
+        self.g_children[TOP] += self.orphans
+        chains: dict[str, tuple[int, ...]] = {}
+        for s in rendered:                           # each leaf's sums go up its chain once
+            if not s.nodes:
+                continue
+            g = gid[s.name]
+            chain = (g, TOP) if g in self.orphans else tuple(gid[sw.name] for sw in fabric.ancestors(s.name)) + (TOP,)
+            chains[s.name] = chain
+            sums = [0] * width
+            for n in self.g_nodes[g]:
+                self.node_chain[n] = chain
+                for r, amount in enumerate(self.node_alloc[n]):
+                    sums[r] += amount
+            for up in chain:
+                row = self.g_alloc[up]
+                for r, amount in enumerate(sums):
+                    row[r] += amount
+        self.candidates_at = {t: [gid[s.name] for s in rendered if s.tier == t and self.g_reach[gid[s.name]]]
+                              for t in self.tiers}
+        self._below: dict[int, dict[int, list[int]]] = {}
+
+        # --- free-GPU histograms: how many nodes below each group have k GPUs free ------------
+        self.max_gpus = max((a[self.gpu] for a in self.node_alloc), default=0) if self.gpu is not None else 0
+        self.g_hist = [[0] * (self.max_gpus + 1) for _ in range(count)]
+        if self.gpu is not None:
+            for name, chain in chains.items():
+                counts: dict[int, int] = {}
+                for n in self.g_nodes[chain[0]]:
+                    free = self.node_alloc[n][self.gpu]
+                    counts[free] = counts.get(free, 0) + 1
+                for up in chain:
+                    for free, k in counts.items():
+                        self.g_hist[up][free] += k
+        # A group's state (used resources, free-GPU histogram) as a hashable key, refreshed only
+        # after an allocation touched it: HyperNodes in the same state share eligibility and score.
+        self.g_fixed = [tuple(row) for row in self.g_alloc]
+        self.g_key: list[tuple | None] = [None] * count
+
+        self.weights = [(self.rindex[r], w) for r, w in sorted(weights.items()) if r in self.rindex and w > 0]
+
+    # --- state ------------------------------------------------------------------------------
+    def need(self, requests: Mapping[str, Decimal]) -> Need:
+        return [(self.rindex[r], units(r, amount, round_up=True)) for r, amount in sorted(requests.items())
+                if amount > 0]
+
+    def fits(self, node: int, need: Need) -> bool:
+        alloc, used = self.node_alloc[node], self.node_used[node]
+        return all(alloc[r] - used[r] >= amount for r, amount in need)
+
+    def apply(self, node: int, need: Need, sign: int = 1) -> None:
+        """Take (sign 1) or give back (sign -1) ``need`` on ``node`` and every group above it."""
+        used = self.node_used[node]
+        gpu = self.gpu
+        before = self.node_alloc[node][gpu] - used[gpu] if gpu is not None else 0
+        for r, amount in need:
+            used[r] += sign * amount
+        chain = self.node_chain[node]
+        keys = self.g_key
+        for g in chain:
+            row = self.g_used[g]
+            for r, amount in need:
+                row[r] += sign * amount
+            keys[g] = None
+        if gpu is not None:
+            after = self.node_alloc[node][gpu] - used[gpu]
+            if after != before:
+                lo, hi = min(max(before, 0), self.max_gpus), min(max(after, 0), self.max_gpus)
+                for g in chain:
+                    self.g_hist[g][lo] -= 1
+                    self.g_hist[g][hi] += 1
+
+    def rollback(self, txn: list[tuple[int, Need]]) -> None:
+        for node, need in reversed(txn):
+            self.apply(node, need, -1)
+        txn.clear()
+
+    # --- group questions ------------------------------------------------------------------
+    def state_key(self, g: int) -> tuple:
+        key = self.g_key[g]
+        if key is None:
+            key = self.g_key[g] = (self.g_fixed[g], tuple(self.g_used[g]), tuple(self.g_hist[g]))
+        return key
+
+    def idle_fits(self, g: int, need: Need) -> bool:
+        """Volcano's eligibility: the gang's minResources <= the HyperNode's idle resources."""
+        alloc, used = self.g_alloc[g], self.g_used[g]
+        return all(alloc[r] - used[r] >= amount for r, amount in need)
+
+    def gpu_slots(self, g: int, per_pod: int) -> int:
+        """Pods asking ``per_pod`` GPUs that the free GPUs below ``g`` could hold, node by node (a bound)."""
+        hist = self.g_hist[g]
+        return sum(nodes * (free // per_pod) for free, nodes in enumerate(hist) if nodes and free >= per_pod)
+
+    def binpack(self, g: int, need: Need) -> float:
+        """The plugin's HyperNode binpack score (volcano.md §4.5c): 0 if any weighted resource overflows."""
+        req = dict(need)
+        alloc, used = self.g_alloc[g], self.g_used[g]
+        total = weight_sum = 0.0
+        for r, w in self.weights:
+            want = used[r] + req.get(r, 0)
+            if alloc[r] <= 0:
+                if want > 0:
+                    return 0.0
+                continue
+            if want > alloc[r]:
+                return 0.0
+            total += w * want / alloc[r]
+            weight_sum += w
+        return total / weight_sum if weight_sum else 0.0
+
+    def node_packing(self, node: int) -> float:
+        """How full a node is under the same weights (binpack node order: fuller first)."""
+        alloc, used = self.node_alloc[node], self.node_used[node]
+        total = weight_sum = 0.0
+        for r, w in self.weights:
+            if alloc[r] > 0:
+                total += w * used[r] / alloc[r]
+                weight_sum += w
+        return total / weight_sum if weight_sum else 0.0
+
+    def below(self, g: int, tier: int) -> list[int]:
+        """Candidate groups at ``tier`` inside ``g`` (``g`` itself at its own tier)."""
+        if g == TOP:
+            return self.candidates_at.get(tier, [])
+        cache = self._below.setdefault(g, {})
+        if tier not in cache:
+            out, stack = [], [g]
+            while stack:
+                current = stack.pop()
+                if self.g_tier[current] == tier:
+                    out.append(current)
+                elif self.g_tier[current] > tier:
+                    stack.extend(reversed(self.g_children[current]))
+            cache[tier] = out
+        return cache[tier]
+
+    def holds(self, g: int, remaining: list[int], gpus: int, pods: int) -> bool:
+        """Could ``g`` take everything still to place? Idle resources, and for equal GPU pods the
+        free GPUs node by node (fragmented idle GPUs do not hold whole-node pods)."""
+        alloc, used = self.g_alloc[g], self.g_used[g]
+        if any(alloc[r] - used[r] < amount for r, amount in enumerate(remaining) if amount > 0):
+            return False
+        return not gpus or self.gpu_slots(g, gpus) >= pods
+
+    def node_holds(self, node: int, remaining: list[int]) -> bool:
+        alloc, used = self.node_alloc[node], self.node_used[node]
+        return all(alloc[r] - used[r] >= amount for r, amount in enumerate(remaining) if amount > 0)
+
+    def node_order(self, root: int, remaining: list[int], gpus: int = 0, left: list[int] | None = None) -> Iterator[int]:
+        """Nodes of ``root`` in binpack order, depth first, so a gang stays as close together as it can.
+
+        At each level, the children that can take everything still to place (``remaining``;
+        ``left[0]`` pods of ``gpus`` GPUs each when they are all alike), read when the level is
+        reached, come first, the fullest first (binpack). Then the other HyperNodes, fullest
+        first; inside a leaf, the other nodes emptiest first, so a gang that spans nodes uses as
+        few as it can and leaves no node with a sliver of its ranks (a node running 2 of its 8 GPUs
+        drives 2 of its 8 NICs and slows the whole ring). Ties by name, fabric order for nodes.
+        """
+        pods = left if left is not None else [0]
+        stack = [root]
+        while stack:
+            g = stack.pop()
+            if self.g_nodes[g]:
+                keyed = []
+                for n in self.g_nodes[g]:
+                    packing = self.node_packing(n)
+                    keyed.append((0, -packing, n) if self.node_holds(n, remaining) else (1, packing, n))
+                keyed.sort()
+                yield from (n for *_, n in keyed)
+                continue
+            rest = [(r, a) for r, a in enumerate(remaining) if a > 0]
+            keyed = []
+            for c in self.g_children[g]:
+                fits = self.holds(c, remaining, gpus, pods[0])
+                keyed.append((0 if fits else 1, -self.binpack(c, rest if fits else []), self.g_name[c], c))
+            keyed.sort()
+            stack.extend(c for *_, c in reversed(keyed))
+
+    # --- reporting ------------------------------------------------------------------------
+    def node_gpus(self, node: int) -> int:
+        return self.node_alloc[node][self.gpu] if self.gpu is not None else 0

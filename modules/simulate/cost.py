@@ -1,0 +1,121 @@
+"""Modeled all-reduce time of a placed job: the two-level alpha-beta model of reference/nccl.md §5.
+
+A job's ranks are its GPUs (one per pod for GPU-less pods). With g ranks on each of m nodes:
+
+  T = 2(g-1)·(α₀ + n/(g·B₀))                       intra-node reduce-scatter + all-gather (NVLink, tier 0)
+    + 2(m-1)·α_L + 2(m-1)/m · n/(B_L · g/G)          inter-node all-reduce of the shards over g rails
+
+run sequentially (the conservative variant). n is the gradient size in bytes, L the tier of the
+lowest common ancestor switch of the job's nodes (the bottleneck link), B_L that tier's bus
+bandwidth per node and G the node's GPU count: a node that runs g of its G GPUs drives g of its G
+rail NICs. Uneven placements take the largest g for the intra step and the smallest g/G for the
+inter step, i.e. the slowest node.
+
+Links come from the stack (``trainstack:fabric.links``, tier 0 = inside a node) or from probe
+results fitted per tier (``fit_links``): the interface is a ``{tier: Link}`` mapping.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from modules.core.errors import ConfigError, show
+from modules.fabric.model import Link
+
+
+def link_for(links: Mapping[int, Link], tier: int) -> Link:
+    """The link crossing ``tier``; tiers beyond the table reuse its last entry (as Fabric.link does)."""
+    if tier in links:
+        return links[tier]
+    known = [t for t in links if t <= tier] or sorted(links)
+    return links[max(known)]
+
+
+def allreduce_seconds(links: Mapping[int, Link], span_tier: int, ranks: Sequence[int],
+                      node_gpus: Sequence[int], nbytes: float) -> float:
+    """Modeled time of one all-reduce of ``nbytes`` per rank.
+
+    ``ranks[i]`` ranks run on node i, which has ``node_gpus[i]`` GPUs (0: a CPU node, full NIC
+    bandwidth per rank); ``span_tier`` is the tier of the LCA of the nodes (0 for one node).
+    """
+    if sum(ranks) <= 1:
+        return 0.0
+    g = max(ranks)
+    seconds = 0.0
+    if g > 1:
+        node = link_for(links, 0)
+        seconds += 2 * (g - 1) * (node.latency_us * 1e-6 + nbytes / (g * node.bandwidth_gbps * 1e9))
+    m = len(ranks)
+    if m > 1:
+        share = min((r / gpus if gpus and r < gpus else 1.0) for r, gpus in zip(ranks, node_gpus))
+        link = link_for(links, span_tier)
+        seconds += 2 * (m - 1) * link.latency_us * 1e-6
+        seconds += 2 * (m - 1) / m * nbytes / (link.bandwidth_gbps * 1e9 * share)
+    return seconds
+
+
+# --- probe results -------------------------------------------------------------------------------
+
+def load_probe(path: Path, shown: str) -> list[dict]:
+    """Probe records: a JSON list, or an object with a ``results`` list (one record per measurement)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(shown, "", "file not found") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(shown, "", f"expected JSON probe results: {exc}") from None
+    records = data.get("results") if isinstance(data, dict) else data
+    if not isinstance(records, list):
+        raise ConfigError(shown, "", f"expected a list of probe records (or {{\"results\": [...]}}), got {show(data)}")
+    for i, rec in enumerate(records):
+        if not isinstance(rec, dict):
+            raise ConfigError(shown, f"[{i}]", f"expected a record object, got {show(rec)}")
+        for key in ("bytes", "world_size", "time_s"):
+            value = rec.get(key)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+                raise ConfigError(shown, f"[{i}].{key}", f"expected a positive number, got {show(value)}")
+        tier = rec.get("tier")
+        if tier is not None and (isinstance(tier, bool) or not isinstance(tier, int) or tier < 0):
+            raise ConfigError(shown, f"[{i}].tier", f"expected an integer >= 0 (0 = inside a node), got {show(tier)}")
+    return records
+
+
+def fit_links(records: list[dict]) -> dict[int, Link]:
+    """Fit α (latency per step) and β (1/bandwidth) per tier to all_reduce records with a ``tier``.
+
+    Ring model, as nccl-tests reports busbw: T = 2(p-1)·α + 2(p-1)/p·n·β, least squares over the
+    tier's records (α clamped at 0). Records of other collectives or without a tier are skipped.
+    """
+    by_tier: dict[int, list[tuple[float, float, float]]] = {}
+    for rec in records:
+        if str(rec.get("collective", "all_reduce")).replace("-", "_") not in ("all_reduce", "allreduce"):
+            continue
+        if rec.get("tier") is None:
+            continue
+        p, n, t = float(rec["world_size"]), float(rec["bytes"]), float(rec["time_s"])
+        if p < 2:
+            continue
+        by_tier.setdefault(int(rec["tier"]), []).append((2 * (p - 1), 2 * (p - 1) / p * n, t))
+    out = {}
+    for tier, rows in sorted(by_tier.items()):
+        alpha, beta = _least_squares(rows)
+        if beta > 0:
+            out[tier] = Link(bandwidth_gbps=1 / beta / 1e9, latency_us=alpha * 1e6)
+    return out
+
+
+def _least_squares(rows: list[tuple[float, float, float]]) -> tuple[float, float]:
+    sxx = sum(a * a for a, _, _ in rows)
+    syy = sum(b * b for _, b, _ in rows)
+    sxy = sum(a * b for a, b, _ in rows)
+    sxt = sum(a * t for a, _, t in rows)
+    syt = sum(b * t for _, b, t in rows)
+    det = sxx * syy - sxy * sxy
+    if abs(det) > 1e-12 * max(sxx * syy, 1e-300):
+        alpha = (sxt * syy - syt * sxy) / det
+        beta = (syt * sxx - sxt * sxy) / det
+        if alpha >= 0 and beta > 0:
+            return alpha, beta
+    # One message size, or a negative intercept: bandwidth only.
+    return 0.0, (syt / syy if syy else 0.0)

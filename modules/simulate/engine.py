@@ -1,0 +1,163 @@
+"""Run a sequence of jobs through the three strategies and cost every placement.
+
+Totals: ``total_allreduce_s`` of a strategy sums the modeled all-reduce time over the jobs that
+*every* strategy placed, so the three totals always cover the same jobs and compare like with
+like. A job Pending under any strategy adds to no total (its per-strategy times are still listed).
+Summing each strategy's own placed jobs instead would reward a strategy for leaving the hardest
+jobs Pending (an oblivious first-fit that cannot fit a big gang looks cheaper, not worse).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Mapping
+
+from modules.fabric.model import Fabric, Link
+
+from .cluster import Cluster
+from .cost import allreduce_seconds
+from .jobs import TOP_NAME, Job
+from .scheduler import Oblivious, Outcome, Settings, TopologyAware, prepare
+
+STRATEGIES = ("topology-aware", "oblivious", "lower-bound")
+GIB = 2**30
+
+
+@dataclass
+class Result:
+    fabric: Fabric
+    cluster: Cluster                      # the topology-aware cluster, after every job
+    jobs: list[Job]
+    outcomes: dict[str, list[Outcome]]    # strategy -> one outcome per job, in job order
+    common: list[str]                     # jobs every strategy placed (what the totals cover)
+    totals: dict[str, float]
+    settings: Settings
+    links: dict[int, Link]
+    gradient_bytes: int
+    usage: dict[str, dict[str, Decimal]] = field(default_factory=dict)
+
+
+def gpu_resource_of(fabric: Fabric) -> str | None:
+    """The GPU resource most nodes offer (the one the free-GPU histograms track)."""
+    counts = Counter(n.pool.gpu_resource for n in fabric.nodes.values() if n.pool.gpus)
+    return min(counts, key=lambda r: (-counts[r], r)) if counts else None
+
+
+def resource_names(fabric: Fabric, jobs: list[Job], usage: Mapping[str, Mapping[str, Decimal]]) -> list[str]:
+    names = set()
+    for pool in fabric.pools.values():
+        names.update(pool.allocatable())
+    for job in jobs:
+        for pod in job.pods:
+            names.update(pod.requests)
+    for used in usage.values():
+        names.update(used)
+    return ["cpu", "memory"] + sorted(names - {"cpu", "memory"})
+
+
+def build_cluster(fabric: Fabric, resources: list[str], settings: Settings,
+                  usage: Mapping[str, Mapping[str, Decimal]] | None = None) -> Cluster:
+    cluster = Cluster(fabric, resources, settings.weights, gpu_resource_of(fabric))
+    for node, used in (usage or {}).items():
+        cluster.apply(cluster.node_index[node], cluster.need(used))
+    return cluster
+
+
+def simulate(fabric: Fabric, jobs: list[Job], *, usage: Mapping[str, Mapping[str, Decimal]] | None = None,
+             settings: Settings | None = None, links: Mapping[int, Link] | None = None,
+             gradient_bytes: int = GIB) -> Result:
+    """Place ``jobs`` in order under each strategy; existing ``usage`` applies to all but the lower bound."""
+    settings = settings or Settings()
+    usage = dict(usage or {})
+    resources = resource_names(fabric, jobs, usage)
+    aware_cluster = build_cluster(fabric, resources, settings, usage)
+    aware = TopologyAware(aware_cluster, settings)
+    oblivious = Oblivious(build_cluster(fabric, resources, settings, usage))
+    bound = TopologyAware(build_cluster(fabric, resources, settings), settings, lower_bound=True)
+
+    outcomes: dict[str, list[Outcome]] = {name: [] for name in STRATEGIES}
+    for job in jobs:
+        prep = prepare(job, aware_cluster)
+        best = bound.place(job, prep)
+        placed = aware.place(job, prep)
+        if not placed.placed:
+            placed.reason = _pending_reason(placed, best)
+        outcomes["topology-aware"].append(placed)
+        outcomes["oblivious"].append(oblivious.place(job, prep))
+        outcomes["lower-bound"].append(best)
+
+    span = Spans(fabric, aware_cluster)
+    table = dict(links or fabric.links)
+    for name in STRATEGIES:
+        for job, outcome in zip(jobs, outcomes[name]):
+            if outcome.placed:
+                span.describe(job, outcome, table, gradient_bytes)
+    common = [job.name for i, job in enumerate(jobs) if all(outcomes[s][i].placed for s in STRATEGIES)]
+    in_common = set(common)
+    totals = {name: round(sum(o.allreduce_s for o in outcomes[name] if o.job in in_common), 9)
+              for name in STRATEGIES}
+    return Result(fabric, aware_cluster, jobs, outcomes, common, totals, settings, table, gradient_bytes, usage)
+
+
+def _pending_reason(aware: Outcome, best: Outcome) -> str:
+    if not best.placed:
+        return best.reason or aware.reason or "Pending"
+    return f"{aware.reason} (alone on the empty fabric it fits in {best.hypernode}, tier {best.tier})"
+
+
+class Spans:
+    """Where a placement sits in the switch tree, and what its all-reduce costs."""
+
+    def __init__(self, fabric: Fabric, cluster: Cluster):
+        self.fabric = fabric
+        self.cluster = cluster
+        self.chains: dict[str, list[str]] = {}
+
+    def chain(self, leaf: str) -> list[str]:
+        if leaf not in self.chains:
+            self.chains[leaf] = [s.name for s in self.fabric.ancestors(leaf)]
+        return self.chains[leaf]
+
+    def lca(self, leaves: list[str]) -> str | None:
+        """The lowest switch above every leaf, or None when they hang off different roots."""
+        first = self.chain(leaves[0])
+        position = {name: i for i, name in enumerate(first)}
+        highest = 0
+        for leaf in leaves[1:]:
+            for name in self.chain(leaf):
+                if name in position:
+                    highest = max(highest, position[name])
+                    break
+            else:
+                return None
+        return first[highest]
+
+    def describe(self, job: Job, outcome: Outcome, links: Mapping[int, Link], nbytes: int) -> None:
+        c = self.cluster
+        names = c.node_names
+        leaves = list(dict.fromkeys(self.fabric.nodes[names[n]].leaf for _, n in outcome.pods))
+        outcome.leaves = len(leaves)
+        if outcome.hypernode is None:              # where it landed: the smallest HyperNode holding it
+            holder = self.lca(leaves) if leaves else None
+            if holder is None:
+                outcome.hypernode, outcome.tier = TOP_NAME, c.top_tier
+            else:
+                sw = self.fabric.switches[holder]
+                outcome.hypernode, outcome.tier = sw.hypernode or sw.name, sw.tier
+        gpus = {pod.name: pod.gpus for pod in job.pods}
+        uses_gpus = any(gpus[p] for p, _ in outcome.pods)
+        ranks: dict[int, int] = {}
+        for pod, node in outcome.pods:
+            count = gpus[pod] if uses_gpus else 1
+            if count:
+                ranks[node] = ranks.get(node, 0) + count
+        nodes = list(ranks)
+        if len(nodes) <= 1:
+            outcome.span_tier = 0
+        else:
+            holder = self.lca(list(dict.fromkeys(self.fabric.nodes[names[n]].leaf for n in nodes)))
+            outcome.span_tier = self.fabric.switches[holder].tier if holder else c.top_tier
+        node_gpus = [c.node_gpus(n) if uses_gpus else 0 for n in nodes]
+        outcome.allreduce_s = round(allreduce_seconds(links, outcome.span_tier, [ranks[n] for n in nodes],
+                                                      node_gpus, nbytes), 9)

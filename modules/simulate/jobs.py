@@ -1,0 +1,111 @@
+"""Jobs as the simulator sees them: gangs of pods with requests and a network-topology constraint,
+and how Volcano v1.15 turns a ``networkTopology`` spec into an effective constraint
+(``Session.adjustNetworkTopologySpec``, reference/volcano.md §4.3).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Mapping
+
+TOP_NAME = "<cluster-top>"   # Volcano's virtual HyperNode above every root; it holds every node
+
+
+@dataclass(frozen=True)
+class Topology:
+    """A ``networkTopology`` spec as written: mode and at most one of the two tier fields."""
+
+    mode: str = "hard"                # hard | soft
+    tier: int | None = None           # highestTierAllowed
+    tier_name: str | None = None      # highestTierName
+
+
+@dataclass(frozen=True)
+class Pod:
+    name: str
+    requests: Mapping[str, Decimal]   # effective pod requests (containers summed, limits as defaults)
+    gpus: int = 0                     # GPUs the pod asks for (any pool's GPU resource)
+
+
+@dataclass(frozen=True)
+class Partition:
+    """A SubJob gang: ``pods`` (indices into the job's pods) placed together in one HyperNode."""
+
+    name: str
+    pods: tuple[int, ...]
+    topology: Topology | None          # None: the job's own constraint
+
+
+@dataclass
+class Job:
+    name: str
+    kind: str                          # Job (Volcano) or TrainJob
+    pods: list[Pod]
+    min_available: int                 # the gang: this many pods or none
+    topology: Topology | None          # None: no networkTopology at all
+    partitions: list[Partition] = field(default_factory=list)
+    where: str = ""                    # where it was declared, for messages
+
+    @property
+    def gpus(self) -> int:
+        return sum(p.gpus for p in self.pods)
+
+    def gpus_for(self, count: int) -> int:
+        """GPUs of the first ``count`` pods (the gang Volcano must place at once)."""
+        return sum(p.gpus for p in self.pods[:count])
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """What the scheduler enforces.
+
+    kind ``domain``: every pod in one HyperNode of tier <= ``tier`` (the cluster-top's tier for soft);
+    ``any``: no placement constraint (scoring only); ``never``: nothing is eligible, Pending forever.
+    """
+
+    kind: str
+    tier: int | None
+    note: str
+
+
+def tier_label(tier: int, tier_names: Mapping[int, str], top: int) -> str:
+    if tier >= top:
+        return f"{top} ({TOP_NAME})"
+    name = tier_names.get(tier)
+    return f"{tier} ({name})" if name else str(tier)
+
+
+def effective(topology: Topology | None, tiers: list[int], tier_names: Mapping[int, str],
+              bound: int | None = None) -> Constraint:
+    """The constraint Volcano enforces for ``topology`` on a fabric whose real tiers are ``tiers``.
+
+    ``bound`` is the enclosing job's tier when ``topology`` belongs to a SubJob (a partition): a
+    soft SubJob becomes hard up to the job's tier.
+    """
+    top = (max(tiers) + 1) if tiers else 1
+    lowest = min(tiers) if tiers else 1
+    if topology is None:
+        return Constraint("any", None, "no networkTopology: no placement constraint")
+    if topology.mode == "soft":
+        limit = top if bound is None else bound
+        return Constraint("domain", limit, f"soft: smallest domain up to tier {tier_label(limit, tier_names, top)}")
+    if topology.tier_name is not None:
+        for tier, name in sorted(tier_names.items()):
+            if name == topology.tier_name:
+                return _hard(tier, lowest, top, tier_names, f"hard, highestTierName {topology.tier_name}")
+        return Constraint("any", None, f"hard, highestTierName {topology.tier_name!r} matches no tierName "
+                          f"({', '.join(tier_names[t] for t in sorted(tier_names))}): Volcano ignores the "
+                          "constraint (scoring only)")
+    if topology.tier is None:
+        return Constraint("any", None, "hard without highestTierAllowed/highestTierName: no constraint in "
+                          "Volcano (scoring only)")
+    return _hard(topology.tier, lowest, top, tier_names, "hard")
+
+
+def _hard(tier: int, lowest: int, top: int, tier_names: Mapping[int, str], what: str) -> Constraint:
+    if tier < lowest:
+        return Constraint("never", tier, f"{what}, tier <= {tier}: below the lowest tier ({lowest}), no "
+                          "HyperNode is ever eligible")
+    if tier >= top:
+        return Constraint("domain", top, f"{what}, tier <= {tier}: at or above the cluster-top, like soft")
+    return Constraint("domain", tier, f"{what}, tier <= {tier_label(tier, tier_names, top)}")

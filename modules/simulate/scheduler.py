@@ -1,0 +1,403 @@
+"""Three ways to place a sequence of gangs on a cluster.
+
+* ``TopologyAware``: Volcano v1.15's allocate action with the network-topology-aware plugin
+  (reference/volcano.md §4.3-4.5). The effective constraint decides the gradient: HyperNodes grouped
+  by tier, lowest first, up to the allowed tier (the virtual cluster-top last for soft jobs). In a
+  gradient, HyperNodes whose idle resources hold the gang's minResources are eligible; they are
+  tried in order of the plugin's binpack score (then name: Volcano's task-count tie-break is equal
+  for a job with no pods placed yet) and the first whose dry-run places the gang wins, which is the
+  best-scored successful dry-run. Inside the chosen HyperNode pods go first-fit over a binpack
+  node order (see ``Cluster.node_order``). Jobs without an effective constraint take the same node
+  order from the cluster-top, so their pods gather as the plugin's node scores pull them together.
+  Partitions (SubJobs) run their own gradient inside the job's HyperNode, one gang each.
+* ``Oblivious``: first-fit by node in fabric order, as a default scheduler packs, all-or-nothing.
+* ``LowerBound`` (a ``TopologyAware`` on an always-empty cluster): each job alone in the smallest
+  domain that fits it under its own constraint; jobs without one get the smallest domain anywhere.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator, Mapping
+
+from .cluster import TOP, Cluster, Need
+from .jobs import Constraint, Job, Partition, effective, tier_label
+
+BASELINE_WEIGHTS = {"cpu": 1, "memory": 1, "nvidia.com/gpu": 5}   # reference/volcano.md §3 baseline conf
+# Node resources the fabric does not model: requests for them are not held against nodes.
+UNMODELLED = ("ephemeral-storage", "hugepages-", "pods")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the stack's scheduler configuration says about topology-aware allocation."""
+
+    weights: Mapping[str, int] = field(default_factory=lambda: dict(BASELINE_WEIGHTS))
+    enforce_topology: bool = True        # False: the conf lacks network-topology-aware (§3)
+    plugin_weight: int = 1               # 0 zeroes every HyperNode score
+    source: str = "baseline weights (no Volcano scheduler conf in the stack)"
+
+
+@dataclass
+class Outcome:
+    """Where one job landed under one strategy."""
+
+    job: str
+    status: str                                   # placed | pending
+    reason: str | None = None
+    hypernode: str | None = None                  # the HyperNode that holds every pod
+    tier: int | None = None
+    pods: list[tuple[str, int]] = field(default_factory=list)   # (pod name, node index)
+    allreduce_s: float | None = None
+    span_tier: int | None = None                  # tier of the LCA of its nodes (0: one node)
+    leaves: int = 0                               # distinct leaf switches under its pods
+
+    @property
+    def placed(self) -> bool:
+        return self.status == "placed"
+
+
+@dataclass
+class Prepared:
+    """A job's pods as request vectors of one cluster layout (shared by the three clusters)."""
+
+    needs: list[Need]
+    keys: list[tuple]
+    missing: list[str]          # resources asked for that no node offers
+    units: list[tuple[str, object]]   # ("pods", [indices]) or ("partition", Partition), in pod order
+
+
+def prepare(job: Job, cluster: Cluster) -> Prepared:
+    needs, keys, missing = [], [], set()
+    offered = cluster.offered
+    for pod in job.pods:
+        requests = {}
+        for name, amount in pod.requests.items():
+            if name not in offered:
+                if name.startswith(UNMODELLED) or amount <= 0:
+                    continue
+                missing.add(name)
+            requests[name] = amount
+        need = cluster.need(requests)
+        needs.append(need)
+        keys.append(tuple(need))
+    partition_of = {i: part for part in job.partitions for i in part.pods}
+    units: list[tuple[str, object]] = []
+    seen: set[int] = set()
+    for i in range(len(job.pods)):
+        part = partition_of.get(i)
+        if part is None:
+            if units and units[-1][0] == "pods":
+                units[-1][1].append(i)
+            else:
+                units.append(("pods", [i]))
+        elif id(part) not in seen:
+            seen.add(id(part))
+            units.append(("partition", part))
+    return Prepared(needs, keys, sorted(missing), units)
+
+
+def total(needs: list[Need], width: int) -> list[int]:
+    out = [0] * width
+    for need in needs:
+        for r, amount in need:
+            out[r] += amount
+    return out
+
+
+def sparse(vector: list[int]) -> Need:
+    return [(r, a) for r, a in enumerate(vector) if a > 0]
+
+
+def fill(cluster: Cluster, root: int, pods: list[int], prep: Prepared, txn: list) -> dict[int, int]:
+    """First-fit ``pods`` over ``root``'s binpack node order; returns pod index -> node for those placed.
+
+    One cursor per distinct request vector: a node that cannot take a request now never can
+    later in the same dry-run, because usage only grows during it.
+    """
+    remaining = total([prep.needs[i] for i in pods], len(cluster.resources))
+    gpus = uniform_gpus(cluster, [prep.needs[i] for i in pods])
+    left = [len(pods)]
+    order: list[int] = []
+    nodes = cluster.node_order(root, remaining, gpus, left)
+    cursor: dict[tuple, int] = {}
+    exhausted: set[tuple] = set()
+    placed: dict[int, int] = {}
+    for i in pods:
+        key, need = prep.keys[i], prep.needs[i]
+        if key in exhausted:
+            continue
+        p = cursor.get(key, 0)
+        while True:
+            if p == len(order):
+                nxt = next(nodes, None)
+                if nxt is None:
+                    break
+                order.append(nxt)
+            if cluster.fits(order[p], need):
+                break
+            p += 1
+        cursor[key] = p
+        if p == len(order):
+            exhausted.add(key)
+            continue
+        node = order[p]
+        cluster.apply(node, need)
+        txn.append((node, need))
+        placed[i] = node
+        left[0] -= 1
+        for r, amount in need:
+            remaining[r] -= amount
+    return placed
+
+
+def uniform_gpus(cluster: Cluster, needs: list[Need]) -> int:
+    """The per-pod GPU request when every pod asks the same (0 when they differ or ask none)."""
+    if cluster.gpu is None or not needs:
+        return 0
+    asks = {dict(n).get(cluster.gpu, 0) for n in needs}
+    return asks.pop() if len(asks) == 1 else 0
+
+
+class TopologyAware:
+    name = "topology-aware"
+
+    def __init__(self, cluster: Cluster, settings: Settings, *, lower_bound: bool = False):
+        self.cluster = cluster
+        self.settings = settings
+        self.lower_bound = lower_bound
+        self.tier_names = cluster.fabric.tier_names
+
+    def constraint(self, job: Job) -> Constraint:
+        c = self.cluster
+        if self.lower_bound:
+            cons = effective(job.topology, c.tiers, self.tier_names)
+            return cons if cons.kind != "any" else Constraint("domain", c.top_tier, cons.note)
+        if not self.settings.enforce_topology:
+            return Constraint("any", None, "the scheduler conf lacks network-topology-aware: no constraint")
+        return effective(job.topology, c.tiers, self.tier_names)
+
+    def gradients(self, root: int, limit: int) -> list[list[int]]:
+        """Candidate HyperNodes inside ``root``, grouped by tier, lowest first, up to ``limit``."""
+        c = self.cluster
+        top = min(limit, c.g_tier[root])
+        out = [c.below(root, t) for t in c.tiers if t <= top]
+        if root == TOP and limit >= c.top_tier:
+            out.append([TOP])
+        return out
+
+    def choose(self, cands: list[int], min_need: Need, score_need: Need, gang: int, gpus: int,
+               placed: Iterable[int] = ()) -> Iterator[int]:
+        """Eligible HyperNodes of one gradient, best binpack score first, then the task count (how
+        many of the job's pods, ``placed`` on these nodes, each already holds), then name.
+
+        HyperNodes in the same state (same size, same usage) are judged once per call.
+        """
+        c = self.cluster
+        memo: dict[tuple, tuple[bool, float]] = {}
+        scored = []
+        for g in cands:
+            key = c.state_key(g)
+            judged = memo.get(key)
+            if judged is None:
+                ok = c.idle_fits(g, min_need) and not (gpus and c.gpu_slots(g, gpus) < gang)
+                score = c.binpack(g, score_need) if ok and self.settings.plugin_weight else 0.0
+                judged = memo[key] = (ok, score)
+            if judged[0]:
+                scored.append((-judged[1], 0, c.g_name[g], g))
+        if placed and scored:                  # taskNum: only a later SubJob of a job has pods placed
+            tasks = Counter(g for node in placed for g in c.node_chain[node])
+            scored = [(score, -tasks[g], name, g) for score, _, name, g in scored]
+        if not scored:
+            return
+        best = min(scored)[-1]
+        yield best                          # usually the dry-run succeeds here: no need to sort
+        scored.sort()
+        yield from (g for *_, g in scored if g != best)
+
+    def place(self, job: Job, prep: Prepared) -> Outcome:
+        c = self.cluster
+        cons = self.constraint(job)
+        if cons.kind == "never":
+            return Outcome(job.name, "pending", f"{cons.note}: Pending forever")
+        if prep.missing:
+            return Outcome(job.name, "pending", f"no node offers {', '.join(prep.missing)}: Pending forever")
+        gang = max(job.min_available, 1)         # minAvailable 0 still needs one pod to run anything
+        min_need = sparse(total(prep.needs[:gang], len(c.resources)))
+        all_need = sparse(total(prep.needs, len(c.resources)))
+        gpus = uniform_gpus(c, prep.needs)
+        roots = [[TOP]] if cons.kind == "any" else self.gradients(TOP, cons.tier)
+        txn: list = []
+        for cands in roots:
+            for g in self.choose(cands, min_need, all_need, gang, gpus):
+                placed = self._dry_run(g, job, prep, txn)
+                if len(placed) >= gang:
+                    outcome = self._outcome(job, g, placed, cons)
+                    if self.lower_bound:
+                        c.rollback(txn)
+                    return outcome
+                c.rollback(txn)
+        return Outcome(job.name, "pending", self._why_pending(job, cons))
+
+    def _dry_run(self, g: int, job: Job, prep: Prepared, txn: list) -> dict[int, int]:
+        placed: dict[int, int] = {}
+        for kind, unit in prep.units:
+            if kind == "pods":
+                placed.update(fill(self.cluster, g, unit, prep, txn))
+            else:
+                placed.update(self._place_partition(g, job, unit, prep, txn, placed.values()))
+        return placed
+
+    def _place_partition(self, g: int, job: Job, part: Partition, prep: Prepared, txn: list,
+                         near: Iterable[int]) -> dict[int, int]:
+        """One SubJob gang inside the job's HyperNode ``g``: all its pods or none."""
+        c = self.cluster
+        pods = list(part.pods)
+        if part.topology is None:
+            cons = Constraint("any", None, "the job's constraint")
+        elif self.lower_bound or self.settings.enforce_topology:
+            cons = effective(part.topology, c.tiers, self.tier_names, bound=c.g_tier[g])
+        else:
+            cons = Constraint("any", None, "not enforced")
+        if cons.kind == "never":
+            return {}
+        sub_txn: list = []
+        if cons.kind == "any":
+            placed = fill(c, g, pods, prep, sub_txn)
+            if len(placed) == len(pods):
+                txn.extend(sub_txn)
+                return placed
+            c.rollback(sub_txn)
+            return {}
+        needs = [prep.needs[i] for i in pods]
+        need = sparse(total(needs, len(c.resources)))
+        for cands in self.gradients(g, cons.tier):
+            for h in self.choose(cands, need, need, len(pods), uniform_gpus(c, needs), list(near)):
+                placed = fill(c, h, pods, prep, sub_txn)
+                if len(placed) == len(pods):
+                    txn.extend(sub_txn)
+                    return placed
+                c.rollback(sub_txn)
+        return {}
+
+    def _outcome(self, job: Job, g: int, placed: dict[int, int], cons: Constraint) -> Outcome:
+        c = self.cluster
+        pods = [(job.pods[i].name, placed[i]) for i in sorted(placed)]
+        reason = None
+        if len(placed) < len(job.pods):
+            reason = (f"{len(job.pods) - len(placed)} of {len(job.pods)} pods beyond minAvailable "
+                      f"({job.min_available}) did not fit and stay Pending")
+        if cons.kind == "any" and not self.lower_bound:
+            return Outcome(job.name, "placed", reason, pods=pods)     # where: the smallest HyperNode holding it
+        return Outcome(job.name, "placed", reason, c.g_name[g], c.g_tier[g], pods)
+
+    def _why_pending(self, job: Job, cons: Constraint) -> str:
+        c = self.cluster
+        gang = max(job.min_available, 1)
+        what = f"{gang} pods ({job.gpus_for(gang)} GPUs)"
+        if job.partitions:
+            what += f" in partitions of {len(job.partitions[0].pods)}"
+        if cons.kind == "any" or cons.tier >= c.top_tier:
+            where = "the cluster"
+        else:
+            where = f"any HyperNode at tier <= {tier_label(cons.tier, self.tier_names, c.top_tier)}"
+        if self.lower_bound:
+            return f"{cons.note}: {what} do not fit in {where}, even on the empty fabric: Pending forever"
+        return f"{cons.note}: {what} do not fit in {where} now"
+
+
+class Oblivious:
+    """First-fit by node in fabric order, the gang all-or-nothing; topology ignored."""
+
+    name = "oblivious"
+
+    def __init__(self, cluster: Cluster):
+        self.cluster = cluster
+        self.cursor: dict[tuple, int] = {}    # per request vector: nodes before it are too full
+
+    def place(self, job: Job, prep: Prepared) -> Outcome:
+        c = self.cluster
+        if prep.missing:
+            return Outcome(job.name, "pending", f"no node offers {', '.join(prep.missing)}: Pending forever")
+        count = len(c.node_names)
+        local: dict[tuple, int] = {}
+        for key, need in zip(prep.keys, prep.needs):      # advance on committed state only
+            if key not in local:
+                p = self.cursor.get(key, 0)
+                while p < count and not c.fits(p, need):
+                    p += 1
+                self.cursor[key] = local[key] = p
+        txn: list = []
+        placed: dict[int, int] = {}
+        for i, (key, need) in enumerate(zip(prep.keys, prep.needs)):
+            p = local[key]
+            while p < count and not c.fits(p, need):
+                p += 1
+            local[key] = p
+            if p == count:
+                continue
+            c.apply(p, need)
+            txn.append((p, need))
+            placed[i] = p
+        if len(placed) < max(job.min_available, 1):
+            c.rollback(txn)
+            return Outcome(job.name, "pending", f"first-fit by node found room for {len(placed)} of the "
+                           f"{max(job.min_available, 1)} pods the gang needs")
+        reason = None
+        if len(placed) < len(job.pods):
+            reason = (f"{len(job.pods) - len(placed)} of {len(job.pods)} pods beyond minAvailable "
+                      f"({job.min_available}) did not fit and stay Pending")
+        return Outcome(job.name, "placed", reason, pods=[(job.pods[i].name, placed[i]) for i in sorted(placed)])
+
+
+# --- the stack's scheduler configuration ----------------------------------------------------------
+
+PLUGIN = "network-topology-aware"
+
+
+def settings_from_conf(text: str, source: str) -> Settings:
+    """Binpack weights from a ``volcano-scheduler.conf``, parsed the way Volcano parses arguments
+    (reference/volcano.md §4.1): ints only as YAML ints (a quoted "5" is ignored), negative -> 1,
+    ``hypernode.binpack.resources`` a comma-separated string. A conf without the plugin enforces
+    no network topology at all (§3).
+    """
+    import yaml
+
+    try:
+        conf = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return Settings(source=f"{source} does not parse; baseline weights assumed")
+    plugins = [p for tier in (conf or {}).get("tiers") or [] if isinstance(tier, dict)
+               for p in tier.get("plugins") or [] if isinstance(p, dict)] if isinstance(conf, dict) else []
+    plugin = next((p for p in plugins if p.get("name") == PLUGIN), None)
+    if plugin is None:
+        return Settings(enforce_topology=False,
+                        source=f"{source} lacks {PLUGIN}: hard topology constraints are not enforced")
+    args = plugin.get("arguments") or {}
+
+    def int_arg(key: str, default: int) -> int:
+        value = args.get(key)
+        if isinstance(value, bool) or not isinstance(value, int):
+            return default
+        return default if value < 0 else value
+
+    weights = {"cpu": int_arg("hypernode.binpack.cpu", 1), "memory": int_arg("hypernode.binpack.memory", 1)}
+    listed = args.get("hypernode.binpack.resources")
+    if isinstance(listed, str):
+        for name in (n.strip() for n in listed.split(",")):
+            if name:
+                weights[name] = int_arg(f"hypernode.binpack.resources.{name}", 1)
+    weight = args.get("weight")
+    plugin_weight = weight if isinstance(weight, int) and not isinstance(weight, bool) and weight >= 0 else 1
+    described = ", ".join(f"{k} {v}" for k, v in weights.items())
+    return Settings(weights=weights, plugin_weight=plugin_weight, source=f"{source} (binpack weights: {described})")
+
+
+def settings_from_bundle(bundle) -> Settings:
+    """Read the Volcano chart release's ``custom.scheduler_config_override``, if the stack renders one."""
+    for release in getattr(bundle, "releases", []):
+        custom = release.values.get("custom") if isinstance(release.values, dict) else None
+        text = custom.get("scheduler_config_override") if isinstance(custom, dict) else None
+        if isinstance(text, str) and text.strip():
+            return settings_from_conf(text, f"the scheduler conf of release {release.name}")
+    return Settings()
