@@ -14,12 +14,16 @@ _SUFFIX = {
 _QUANTITY = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$")
 
 
+# Kubernetes stores quantities as int64 (scaled); anything larger is no real resource amount.
+MAX_QUANTITY = Decimal(2**63 - 1)
+
+
 def parse_quantity(value: object) -> Decimal:
     """Return the quantity as a Decimal in base units; raise ValueError if it is not one."""
     if isinstance(value, bool):
         raise ValueError("not a quantity")
     if isinstance(value, (int, float)):
-        return Decimal(str(value))
+        value = str(value)
     if not isinstance(value, str):
         raise ValueError("not a quantity")
     match = _QUANTITY.match(value)
@@ -31,8 +35,15 @@ def parse_quantity(value: object) -> Decimal:
     except InvalidOperation:
         raise ValueError(f"not a quantity: {value!r}") from None
     if suffix and suffix[0] in "eE":
-        return base * (Decimal(10) ** int(suffix[1:]))
-    return base * Decimal(_SUFFIX[suffix or ""])
+        exponent = int(suffix[1:])
+        if abs(exponent) > 40:
+            raise ValueError(f"quantity out of range: {value!r}")
+        result = base * (Decimal(10) ** exponent)
+    else:
+        result = base * Decimal(_SUFFIX[suffix or ""])
+    if abs(result) > MAX_QUANTITY:
+        raise ValueError(f"quantity out of range: {value!r}")
+    return result
 
 
 def is_quantity(value: object) -> bool:

@@ -22,16 +22,20 @@ def requests_of(resources: Mapping[str, object]) -> dict[str, Decimal]:
     return {str(name): parse_quantity(value) for name, value in resources.items()}
 
 
+UNBOUNDED = 1_000_000          # a pod that requests nothing: only pod limits would bound it
+_SMALLEST = Decimal("1e-9")    # Kubernetes rounds quantities up to 1n
+
+
 def count_fitting(free: Mapping[str, Decimal], per_pod: Mapping[str, Decimal]) -> int:
     """How many pods with ``per_pod`` requests fit into ``free`` (the rule every fit check uses)."""
-    best: int | None = None
+    best = UNBOUNDED
     for name, amount in per_pod.items():
         if amount <= 0:
             continue
         have = Decimal(free.get(name, 0))
-        count = int(have // amount) if have > 0 else 0
-        best = count if best is None else min(best, count)
-    return best if best is not None else 1_000_000   # requests nothing: only pod limits would bound it
+        count = int(min(have // max(amount, _SMALLEST), UNBOUNDED)) if have > 0 else 0
+        best = min(best, count)
+    return best
 
 
 def pods_per_node(pool: NodePool, per_pod: Mapping[str, Decimal],

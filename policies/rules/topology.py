@@ -4,7 +4,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Iterator
 
-from modules.simulate.capacity import pods_per_node, smallest_fitting_domain
+from modules.simulate.capacity import pods_per_node, reachable_pool_counts, smallest_fitting_domain
 
 from ..framework import (MANDATORY, CheckContext, Finding, NotChecked, Rule, annotations, as_dict, as_int,
                          as_list, meta, resource_id, where)
@@ -120,7 +120,8 @@ def _fits_in(fabric, switch: str, sets: tuple[PodSet, ...]) -> bool:
     (first fit decreasing, with the simulator's per-node arithmetic)."""
     remaining = [[s.count, s.requests] for s in sorted(sets, key=lambda s: sorted(s.requests.items()), reverse=True)
                  if s.count > 0]
-    for pool_name, count in sorted(fabric.pool_counts(switch).items()):
+    # Only nodes whose leaf sits at the lowest tier: Volcano finds no others for a hard job.
+    for pool_name, count in sorted(reachable_pool_counts(fabric, switch).items()):
         pool = fabric.pools[pool_name]
         for _ in range(count):
             if all(item[0] <= 0 for item in remaining):
@@ -140,7 +141,7 @@ def fitting_domain(fabric, gang: Gang, highest_tier: int):
     """The tightest HyperNode at tier <= highest_tier holding the whole gang, as (switch, tier) or None."""
     if gang.homogeneous:
         per_pod = next((s.requests for s in gang.sets if s.count), {})
-        domain = smallest_fitting_domain(fabric, gang.pods, per_pod, highest_tier)
+        domain = smallest_fitting_domain(fabric, gang.pods, per_pod, highest_tier, reachable_only=True)
         return (domain.switch, domain.tier) if domain else None
     for tier in fabric.tiers:
         if tier > highest_tier:
