@@ -16,7 +16,7 @@ from modules.core.config import Project, load_stack, pulumi_config_map
 from modules.core.errors import ConfigError
 
 from .framework import Violation
-from .runner import config_path, has_mandatory
+from .runner import config_path, has_mandatory, load_settings, render_error_violation
 
 EXIT_PACK_FAILED = 3
 
@@ -78,6 +78,11 @@ def cmd_preview(args: argparse.Namespace, project: Project) -> int:
         except PackError as err:
             print(f"error: {name}: {err}", file=sys.stderr)
             return EXIT_PACK_FAILED
+        except ConfigError as err:   # as in `check`: a mistake a rule also catches is that rule's violation
+            violation = render_error_violation(err, load_settings(name))
+            if violation is None:
+                raise
+            results[name] = ([violation], 0)
     sys.stdout.write(FORMATS[args.format](results))
     return 1 if any(has_mandatory(v) for v, _ in results.values()) else 0
 

@@ -152,6 +152,18 @@ def run_rules(objects: list[dict], ctx: CheckContext, settings: Settings, rules:
     return out
 
 
+def render_error_violation(err: ConfigError, settings: Settings, rules: Iterable[Rule] = RULES) -> Violation | None:
+    """A stack the renderer refuses for a mistake a rule also catches (an invalid NCCL value, a tier
+    the fabric lacks, a gang that can never fit) is reported as that rule's violation, so `check`
+    and `preview` give the rule id and exit 1 while `render` exits 2. None for other errors."""
+    rule = next((r for r in rules if r.id == err.rule), None)
+    if rule is None or settings.level(rule) == DISABLED:
+        return None
+    return Violation(rule=rule.id, level=settings.level(rule), severity=rule.severity, resource="stack",
+                     path=err.path, message=f"{err} (the stack does not render until this is fixed)",
+                     source=err.file)
+
+
 def has_mandatory(violations: Iterable[Violation]) -> bool:
     return any(v.level == MANDATORY for v in violations)
 

@@ -92,16 +92,23 @@ def load_manifests(paths: list[str]) -> tuple[list[dict], dict[int, str]]:
 def cmd_check(args: argparse.Namespace, project: Project) -> int:
     from policies.framework import CheckContext
     from policies.report import FORMATS
-    from policies.runner import bundle_objects, has_mandatory, load_settings, run_rules
+    from policies.runner import bundle_objects, has_mandatory, load_settings, render_error_violation, run_rules
 
     user, sources = load_manifests(args.manifests or [])
     results = {}
     for name in stacks_from(args, project):
         stack = load_stack(project, name)
-        bundle = render(stack)
+        settings = load_settings(name)
+        try:
+            bundle = render(stack)
+        except ConfigError as err:   # a mistake a rule also catches is reported as that rule
+            violation = render_error_violation(err, settings)
+            if violation is None:
+                raise
+            results[name] = ([violation], 0)
+            continue
         objects = bundle_objects(bundle) + user
-        violations = run_rules(objects, CheckContext(stack=stack, fabric=bundle.fabric), load_settings(name),
-                               sources=sources)
+        violations = run_rules(objects, CheckContext(stack=stack, fabric=bundle.fabric), settings, sources=sources)
         results[name] = (violations, len(objects))
     sys.stdout.write(FORMATS[args.format](results))
     return 1 if any(has_mandatory(v) for v, _ in results.values()) else 0

@@ -145,12 +145,12 @@ class StackConfig:
         value = self.other.get("kubernetes:context")
         return value if isinstance(value, str) else None
 
-    def error(self, path: str, message: str) -> ConfigError:
+    def error(self, path: str, message: str, rule: str | None = None) -> ConfigError:
         """An error at ``path`` (dotted, below ``trainstack:``, e.g. ``storage.claims[0].size``)."""
-        return ConfigError(self.file, f"{NAMESPACE}:{path}", message)
+        return ConfigError(self.file, f"{NAMESPACE}:{path}", message, rule=rule)
 
-    def expected(self, path: str, what: str, got: object) -> ConfigError:
-        return self.error(path, f"expected {what}, got {show(got)}")
+    def expected(self, path: str, what: str, got: object, rule: str | None = None) -> ConfigError:
+        return self.error(path, f"expected {what}, got {show(got)}", rule=rule)
 
     def resolve(self, path: str, relative: str) -> Path:
         """A file referenced from the stack file, relative to the stacks folder; must exist."""

@@ -34,11 +34,12 @@ class RenderContext:
         if message not in self.warnings:
             self.warnings.append(message)
 
-    def error(self, path: str, message: str) -> ConfigError:
-        return self.stack.error(path, message)
+    def error(self, path: str, message: str, rule: str | None = None) -> ConfigError:
+        """A ConfigError at ``path``; ``rule`` names the policy rule that catches the same mistake."""
+        return self.stack.error(path, message, rule=rule)
 
-    def expected(self, path: str, what: str, got: object) -> ConfigError:
-        return self.stack.expected(path, what, got)
+    def expected(self, path: str, what: str, got: object, rule: str | None = None) -> ConfigError:
+        return self.stack.expected(path, what, got, rule=rule)
 
     def metadata(self, module: str, name: str, namespace: str | None = None,
                  labels: dict | None = None, annotations: dict | None = None) -> dict[str, Any]:

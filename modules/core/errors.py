@@ -11,10 +11,13 @@ class ConfigError(Exception):
     The CLI prints ``str(error)`` on one line and exits 2; nothing else catches it.
     """
 
-    def __init__(self, file: str | Path, path: str, message: str):
+    def __init__(self, file: str | Path, path: str, message: str, rule: str | None = None):
         self.file = str(file)
         self.path = path
         self.message = " ".join(str(message).split())  # always one line
+        # The policy rule that catches the same mistake in manifests: `trainstack check` and
+        # `preview` report the error as a violation of it (exit 1); render and validate exit 2.
+        self.rule = rule
         super().__init__(str(self))
 
     def __str__(self) -> str:

@@ -61,7 +61,7 @@ def _check(ctx: RenderContext, env: dict[str, str]) -> None:
     cfg = ctx.section(MODULE)
     for name, problem in variables.problems(env):
         where = f"nccl.env.{name}" if name in cfg["env"] else "nccl"
-        raise ctx.error(where, problem)
+        raise ctx.error(where, problem, rule="nccl-env-valid")
     for name in ("NCCL_ALGO", "NCCL_PROTO"):
         if name in env:
             ctx.warn(f"{ctx.stack.file}: trainstack:nccl.env.{name}: {name}={env[name]}: "

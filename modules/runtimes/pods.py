@@ -143,7 +143,8 @@ def check_image(ctx: "RenderContext", path: str, image: str) -> str:
     last = image.rsplit("/", 1)[-1]
     tag = last.split(":", 1)[1] if ":" in last else ""
     if not tag or tag == "latest":
-        raise ctx.expected(path, "a pinned image (repository:tag, not latest, or @sha256:digest)", image)
+        raise ctx.expected(path, "a pinned image (repository:tag, not latest, or @sha256:digest)", image,
+                           rule="image-pinned")
     return image
 
 

@@ -98,7 +98,8 @@ def resolve(ctx: "RenderContext", path: str, spec: Mapping, allow_name: bool = T
         if name not in tiers.by_name:
             known = ", ".join(sorted(tiers.by_name)) or "none"
             raise ctx.expected(f"{path}.highestTierName", f"one of the fabric's tier names ({known}); "
-                               "Volcano ignores an unknown name and applies no constraint", name)
+                               "Volcano ignores an unknown name and applies no constraint", name,
+                               rule="topology-tier-exists")
         return tiers.by_name[name]
     if number is None:
         if mode == "hard":
@@ -108,7 +109,7 @@ def resolve(ctx: "RenderContext", path: str, spec: Mapping, allow_name: bool = T
     if not tiers.lowest <= number <= tiers.highest:
         raise ctx.expected(f"{path}.highestTierAllowed", f"a tier of this fabric ({tiers.describe()}); "
                            "below it a hard job is Pending forever, above it there is no constraint",
-                           number)
+                           number, rule="topology-tier-exists")
     return number
 
 
@@ -121,7 +122,7 @@ def check_fits(ctx: "RenderContext", path: str, pods: int, per_pod: Mapping[str,
     if largest is not None and largest < pods:
         raise ctx.error(path, f"{what} needs {pods} pods in one tier-{tier} domain, but the largest "
                         f"holds {largest}; Volcano would keep it Pending forever (raise the tier or "
-                        "shrink the gang)")
+                        "shrink the gang)", rule="topology-satisfiable")
 
 
 def pods_in(ctx: "RenderContext", switch: str, per_pod: Mapping[str, Decimal], one_per_node: bool = False) -> int:
@@ -179,4 +180,4 @@ def check_partitions_fit(ctx: "RenderContext", path: str, needed: int, size: int
         where = f"one tier-{job_tier} domain" if job_tier is not None else "the fabric"
         each = f", each within tier {partition_tier}" if partition_tier is not None else ""
         raise ctx.error(path, f"needs {needed} partitions of {size} pods{each}, inside {where}, but at most "
-                        f"{best} fit; Volcano would keep it Pending forever")
+                        f"{best} fit; Volcano would keep it Pending forever", rule="topology-satisfiable")
