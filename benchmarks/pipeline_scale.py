@@ -75,7 +75,7 @@ def measure(nodes: int, preview: bool) -> dict:
         out["render_write_s"] = t3 - t0
         out["ratio_to_floor"] = out["render_write_s"] / floor if floor else None
         if preview:
-            from policies.preview import preview_stack   # added with the policy pack
+            from policies.commands import preview_stack
 
             t5 = time.perf_counter()
             preview_stack(load_project(folder), "bench")

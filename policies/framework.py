@@ -43,6 +43,13 @@ class CheckContext:
     fabric: Any = None                # modules.fabric.model.Fabric, when the stack has one
     manifests: list[dict] = field(default_factory=list)   # every object rules may consult
     config: dict = field(default_factory=dict)             # this rule's settings (set per rule)
+    memo: dict = field(default_factory=dict, compare=False, repr=False)   # per evaluation, see remember()
+
+    def remember(self, key: str, compute: Callable[[], Any]) -> Any:
+        """A fact about ``manifests`` computed once per rule evaluation, not once per object."""
+        if key not in self.memo:
+            self.memo[key] = compute()
+        return self.memo[key]
 
     @property
     def production(self) -> bool:

@@ -255,7 +255,8 @@ def resource_validation(rule: Rule):
         STATE.remember(obj)
         if not rule.applies_to(obj):
             return
-        items = evaluate(rule, [obj], STATE.check_context(rule, args.get_config()), STATE.context_for([obj]))
+        items = evaluate(rule, [obj], STATE.check_context(rule, args.get_config()),
+                         lambda: STATE.context_for([obj]))
         findings = [item for _, item in items if isinstance(item, Finding)]
         unknown = unknown_path(obj) if findings else None
         if unknown:   # the SDK's own way of saying "can't run this policy during preview"

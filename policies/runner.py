@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable
@@ -109,13 +110,41 @@ def load_settings(stack: str) -> Settings:
 STACK = "stack"   # the resource named by a finding that concerns the whole stack
 
 
-def evaluate(rule: Rule, objects: list[dict], ctx: CheckContext, context: list[dict] = ()
+class LazyObjects(Sequence):
+    """The objects a rule may consult, built on first use: most rules never look beyond the object
+    they judge, and building the stack's context for every object would make the pack quadratic."""
+
+    def __init__(self, build: Callable[[], list[dict]]):
+        self._build, self._items = build, None
+
+    def _get(self) -> list[dict]:
+        if self._items is None:
+            self._items = self._build()
+        return self._items
+
+    def __getitem__(self, index):
+        return self._get()[index]
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+    def __iter__(self):
+        return iter(self._get())
+
+    def __bool__(self) -> bool:
+        return bool(self._get())
+
+
+def evaluate(rule: Rule, objects: list[dict], ctx: CheckContext,
+             context: "list[dict] | Callable[[], list[dict]]" = ()
              ) -> list[tuple[dict | None, Finding | NotChecked]]:
     """Run one rule. ``objects`` are judged; ``context`` objects (e.g. the stack's bundle when the
-    pack checks a user's manifests) are only consulted, and findings on them are dropped.
+    pack checks a user's manifests; a callable to build them only if a rule asks) are only
+    consulted, and findings on them are dropped.
     Returns ``(object or None, finding or note)`` in the order the rule produced them."""
-    every = list(objects) + [o for o in context]
-    rctx = replace(ctx, manifests=every)
+    build = context if callable(context) else (lambda: list(context))
+    every = LazyObjects(lambda: list(objects) + build())
+    rctx = replace(ctx, manifests=every, memo={})
     out: list[tuple[dict | None, Finding | NotChecked]] = []
     if rule.is_stack_rule:
         judged = {id(o) for o in objects}

@@ -150,6 +150,8 @@ class Fabric:
         self._node_count: dict[str, int] = {}
         self._gpu_count: dict[str, int] = {}
         self._pool_counts: dict[str, dict[str, int]] = {}
+        self._reachable_counts: dict[str, dict[str, int]] = {}
+        self._reachable_tier: int | None | bool = False   # False: not computed yet
         self._compute_aggregates()
 
     def error(self, where: str, message: str) -> ConfigError:
@@ -273,6 +275,31 @@ class Fabric:
             return self.links[tier]
         known = [t for t in self.links if t <= tier] or sorted(self.links)
         return self.links[max(known)]
+
+    @property
+    def reachable_leaf_tier(self) -> int | None:
+        """The tier Volcano searches for nodes: the lowest tier that has nodes below it."""
+        if self._reachable_tier is False:
+            tiers = [s.tier for s in self.switches.values() if self._node_count[s.name]]
+            self._reachable_tier = min(tiers) if tiers else None
+        return self._reachable_tier
+
+    def reachable_pool_counts(self, switch: str) -> dict[str, int]:
+        """Like pool_counts, but only nodes whose leaf sits at the reachable tier: Volcano finds no
+        other node for a hard-mode job (a mixed-depth tree's higher leaves are invisible to it)."""
+        cached = self._reachable_counts.get(switch)
+        if cached is None:
+            s = self.switches[switch]
+            counts: dict[str, int] = {}
+            if s.tier == self.reachable_leaf_tier:
+                for n in s.nodes:
+                    pool = self.nodes[n].pool.name
+                    counts[pool] = counts.get(pool, 0) + 1
+            for child in s.children:
+                for pool, k in self.reachable_pool_counts(child).items():
+                    counts[pool] = counts.get(pool, 0) + k
+            cached = self._reachable_counts[switch] = counts
+        return cached
 
     def pool_counts(self, switch: str) -> dict[str, int]:
         """Nodes of each pool below a switch (capacity questions are asked per pool)."""

@@ -48,19 +48,12 @@ def pods_per_node(pool: NodePool, per_pod: Mapping[str, Decimal],
 
 def reachable_leaf_tier(fabric: Fabric) -> int | None:
     """The tier whose HyperNodes Volcano searches for nodes: the lowest tier that has nodes below it."""
-    tiers = [s.tier for s in fabric.switches.values() if fabric.node_count(s.name)]
-    return min(tiers) if tiers else None
+    return fabric.reachable_leaf_tier
 
 
 def reachable_pool_counts(fabric: Fabric, switch: str) -> dict[str, int]:
-    """Nodes of each pool below ``switch`` that Volcano reaches through the lowest tier."""
-    lowest = reachable_leaf_tier(fabric)
-    counts: dict[str, int] = {}
-    for name in fabric.nodes_under(switch):
-        node = fabric.nodes[name]
-        if fabric.switches[node.leaf].tier == lowest:
-            counts[node.pool.name] = counts.get(node.pool.name, 0) + 1
-    return counts
+    """Nodes of each pool below ``switch`` that Volcano reaches through the lowest tier (cached per fabric)."""
+    return fabric.reachable_pool_counts(switch)
 
 
 def pods_fitting(fabric: Fabric, switch: str, per_pod: Mapping[str, Decimal], *,

@@ -1,6 +1,8 @@
 """HyperNode trees Volcano can use, from any source, and one writer per node set."""
 from __future__ import annotations
 
+import bisect
+import functools
 import re
 from typing import Iterator
 
@@ -18,13 +20,19 @@ _NOT_RE2 = [(re.compile(r"\(\?<?[=!]"), "lookaround assertions"), (re.compile(r"
             (re.compile(r"(?<!\\)[*+?}]\+"), "possessive quantifiers"), (re.compile(r"\\Z"), "\\Z (RE2 has \\z)")]
 
 
+@functools.lru_cache(maxsize=65536)   # re's own cache holds 512 patterns; fabrics have thousands of leaves
+def _compiled(pattern: str) -> re.Pattern:
+    return re.compile(pattern)
+
+
+@functools.lru_cache(maxsize=65536)
 def re2_problem(pattern: str) -> str | None:
     """Why ``pattern`` does not compile as an RE2 (Go regexp) pattern, as far as we can tell."""
     for construct, what in _NOT_RE2:
         if construct.search(pattern):
             return f"uses {what}, which Go's RE2 does not support"
     try:
-        re.compile(pattern.replace("\\z", "\\Z"))
+        _compiled(pattern.replace("\\z", "\\Z"))
     except re.error as exc:
         return f"does not compile: {exc}"
     return None
@@ -46,9 +54,64 @@ def _selector(member: dict) -> dict:
     return as_dict(member.get("selector"))
 
 
-def _node_labels(fabric) -> dict[str, dict]:
+class Inventory(dict):
+    """Node name -> labels, with the names sorted once so regex members need not scan every node."""
+
+    def __init__(self, items):
+        super().__init__(items)
+        self.sorted_names = sorted(self)
+        self.labels_known = any(self.values())
+
+    def candidates(self, pattern: str) -> list[str]:
+        """Nodes a regex could match: for an anchored pattern, those sharing its literal prefix."""
+        prefix = _literal_prefix(pattern)
+        if not prefix:
+            return self.sorted_names
+        start = bisect.bisect_left(self.sorted_names, prefix)
+        end = bisect.bisect_left(self.sorted_names, prefix + "\U0010ffff")
+        return self.sorted_names[start:end]
+
+
+_META = set(".^$*+?{}[]\\|()")
+
+
+def _top_level_alternation(pattern: str) -> bool:
+    depth, in_class, escaped = 0, False, False
+    for ch in pattern:
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            return True
+    return False
+
+
+def _literal_prefix(pattern: str) -> str:
+    """The characters every match of ``^literal...`` starts with ('' when the pattern is not anchored)."""
+    if not pattern.startswith("^") or _top_level_alternation(pattern):
+        return ""
+    out = []
+    for i, ch in enumerate(pattern[1:], start=1):
+        if ch in _META:
+            if ch in "*?{" and out:   # the last literal is optional or repeated: not part of the prefix
+                out.pop()
+            break
+        out.append(ch)
+    return "".join(out)
+
+
+def _node_labels(fabric) -> Inventory:
     nodes = getattr(fabric, "nodes", None) or {}
-    return {name: dict(getattr(node, "labels", {}) or {}) for name, node in nodes.items()}
+    return Inventory((name, dict(getattr(node, "labels", {}) or {})) for name, node in nodes.items())
 
 
 def _label_selector_matches(selector: dict, node_labels: dict) -> bool:
@@ -74,7 +137,7 @@ def node_members(obj: dict, inventory: dict[str, dict]) -> tuple[set[str], bool]
     """The inventory nodes a HyperNode's Node members select, and whether that is fully known."""
     out: set[str] = set()
     known = True
-    labels_known = any(inventory.values())
+    labels_known = inventory.labels_known if isinstance(inventory, Inventory) else any(inventory.values())
     for _, member in _members(obj):
         if member.get("type") != "Node":
             continue
@@ -86,8 +149,9 @@ def node_members(obj: dict, inventory: dict[str, dict]) -> tuple[set[str], bool]
         elif "regexMatch" in sel:
             pattern = as_dict(sel["regexMatch"]).get("pattern")
             if isinstance(pattern, str) and pattern and re2_problem(pattern) is None:
-                compiled = re.compile(pattern)
-                out.update(n for n in inventory if compiled.search(n))   # Go's MatchString: a match anywhere
+                compiled = _compiled(pattern)
+                names = inventory.candidates(pattern) if isinstance(inventory, Inventory) else inventory
+                out.update(n for n in names if compiled.search(n))   # Go's MatchString: a match anywhere
         elif "labelMatch" in sel:
             if labels_known:
                 out.update(n for n, lab in inventory.items() if _label_selector_matches(as_dict(sel["labelMatch"]), lab))

@@ -190,11 +190,15 @@ def _volcano_pod_settings(template: dict) -> list[str]:
 
 
 def _scheduler_name_volcano(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
-    expected = ctx.config.get("schedulerName") or expected_scheduler_name(ctx.manifests)
     spec = as_dict(obj.get("spec"))
     volcano_job = is_kind(obj, "Job", BATCH)
     gang_runtime = obj.get("kind") in RUNTIME_KINDS and uses_volcano_gang(obj)
     owner_gang = MIN_MEMBER_ANNOTATION in annotations(obj)
+    if not (volcano_job or gang_runtime or owner_gang
+            or any(_volcano_pod_settings(template) for _, template in pod_templates(obj))):
+        return   # nothing here asks for Volcano
+    expected = ctx.config.get("schedulerName") or ctx.remember(
+        "scheduler-name", lambda: expected_scheduler_name(ctx.manifests))
     if volcano_job:
         name = spec.get("schedulerName")
         if name not in (None, "", expected):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import importlib
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from modules.core import docs
 from modules.core.config import MODULES_DIR, module_schema
@@ -17,6 +18,7 @@ def test_module_shape(name):
         assert (folder / part).is_file(), f"modules/{name}/{part} is missing"
     assert callable(importlib.import_module(f"modules.{name}.render").render)
     schema = module_schema(name)
+    Draft202012Validator.check_schema(schema)
     assert schema.get("type") == "object" and schema.get("additionalProperties") is False
 
 

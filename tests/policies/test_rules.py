@@ -251,3 +251,15 @@ def test_scripts_in_configmaps_flag_quoted_literals_not_code():
     assert _secret_in("launch.py", 'x = 1\nself.token = read_token(path)\n') is None
     assert "API_TOKEN" in _secret_in("launch.py", 'x = 1\nAPI_TOKEN = "s3cr3t-value"\n')
     assert "API_TOKEN" in _secret_in("app.env", "x=1\nAPI_TOKEN=s3cr3t-value\n")
+
+
+def test_regex_candidates_are_exact_for_anchored_literal_prefixes():
+    import re
+
+    from policies.rules.hypernodes import Inventory
+
+    inventory = Inventory({name: {} for name in ["gpu-0001", "gpu-0002", "gpu-0101", "xyz-1", "agpu-0001", "gpu"]})
+    for pattern in ["^gpu-00(0[1-9])$", "^gpu-0", "gpu-00", "^g?pu", "^gpu-0001|xyz", "^(gpu|xyz)-", "^gpu*"]:
+        compiled = re.compile(pattern)
+        everywhere = {n for n in inventory if compiled.search(n)}
+        assert {n for n in inventory.candidates(pattern) if compiled.search(n)} == everywhere, pattern
