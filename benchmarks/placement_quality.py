@@ -22,6 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import yaml  # noqa: E402
 
@@ -30,6 +31,7 @@ from modules.core.render import render  # noqa: E402
 from modules.simulate.engine import STRATEGIES, simulate  # noqa: E402
 from modules.simulate.scheduler import settings_from_bundle  # noqa: E402
 from modules.simulate.workloads import load_workloads, runtimes_in  # noqa: E402
+from traces import pick  # noqa: E402
 
 TRACE = ROOT / "benchmarks" / "workloads" / "prod-trace.yaml"
 
@@ -37,15 +39,6 @@ TRACE = ROOT / "benchmarks" / "workloads" / "prod-trace.yaml"
 SIZES = [(0.25, [1]), (0.30, [2, 3, 4]), (0.28, [8, 12, 16]), (0.13, [24, 32, 48, 64]), (0.04, [96, 128])]
 MODES = [(0.45, {"mode": "hard", "highestTierAllowed": 1}), (0.2, {"mode": "hard", "highestTierAllowed": 2}),
          (0.2, {"mode": "soft"}), (0.1, None), (0.05, {"mode": "hard", "highestTierName": "spine"})]
-
-
-def pick(rng: random.Random, table):
-    x, acc = rng.random(), 0.0
-    for share, value in table:
-        acc += share
-        if x < acc:
-            return value
-    return table[-1][1]
 
 
 def trace(seed: int, jobs: int, fractional: bool = False) -> list[dict]:

@@ -21,25 +21,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from modules.core.config import build_stack, load_project  # noqa: E402
 from modules.core.render import render  # noqa: E402
 from modules.simulate.engine import build_cluster, resource_names, simulate  # noqa: E402
 from modules.simulate.jobs import Job, Pod, Topology  # noqa: E402
 from modules.simulate.scheduler import Oblivious, Settings, TopologyAware, prepare  # noqa: E402
+from traces import pick  # noqa: E402
 
 SIZES = [(0.30, [1]), (0.25, [2, 4]), (0.25, [8, 16]), (0.15, [32, 64]), (0.05, [128, 256])]
 MODES = [(0.35, Topology("hard", 1)), (0.25, Topology("hard", 2)), (0.25, Topology("soft")), (0.10, None),
          (0.05, Topology("hard", tier_name="spine"))]
-
-
-def pick(rng: random.Random, table):
-    x, acc = rng.random(), 0.0
-    for share, value in table:
-        acc += share
-        if x < acc:
-            return value
-    return table[-1][1]
 
 
 def workload(seed: int, count: int, nodes_per_leaf: int) -> list[Job]:

@@ -8,7 +8,6 @@ starts it. Reports and exit codes are those of `trainstack check`.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from modules.core.commands import add_stack_args, load_manifests, stacks_from
@@ -16,7 +15,7 @@ from modules.core.config import Project, load_stack, pulumi_config_map
 from modules.core.errors import ConfigError
 
 from .framework import Violation
-from .runner import config_path, has_mandatory, load_settings, render_error_violation
+from .runner import has_mandatory, load_settings, read_settings_file, render_error_violation
 
 EXIT_PACK_FAILED = 3
 
@@ -53,13 +52,7 @@ def preview_stack(project: Project, stack_name: str, user: list[dict] = (),
     resources = program_resources(project, stack_name, config)
     resources += manifest_resources(list(user), stack_name, project.name, stack_urn(stack_name, project.name),
                                     sources, taken=[r.urn for r in resources])
-    path = config_path(stack_name)
-    data, shown = None, f"policies/{path.name}"
-    if path.is_file():
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ConfigError(shown, f"line {exc.lineno}, column {exc.colno}", f"invalid JSON: {exc.msg}") from None
+    data, shown = read_settings_file(stack_name)
     root = None if project.root == PACK_DIR.parent else project.root
     with Pack(stack_name, project.name, config, project_root=root) as pack:
         outcome = analyze(pack, resources, data, shown)

@@ -9,6 +9,7 @@ from typing import Iterable
 
 import jsonschema
 
+from modules.core import yamlio
 from modules.core.bundle import Bundle, ChartRelease, Resource
 from modules.core.errors import ConfigError, show
 
@@ -95,16 +96,21 @@ def parse_settings(data: object, file: str, rules: Iterable[Rule] = RULES) -> Se
     return settings
 
 
-def load_settings(stack: str) -> Settings:
+def read_settings_file(stack: str) -> tuple[object, str]:
+    """The raw JSON of ``policies/config.<stack>.json`` (None when there is none) and its shown name."""
     path = config_path(stack)
-    if not path.is_file():
-        return Settings()
     shown = f"policies/{path.name}"
+    if not path.is_file():
+        return None, shown
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(yamlio.read_text(path, shown)), shown
     except json.JSONDecodeError as exc:
         raise ConfigError(shown, f"line {exc.lineno}, column {exc.colno}", f"invalid JSON: {exc.msg}") from None
-    return parse_settings(data, shown)
+
+
+def load_settings(stack: str) -> Settings:
+    data, shown = read_settings_file(stack)
+    return Settings() if data is None else parse_settings(data, shown)
 
 
 STACK = "stack"   # the resource named by a finding that concerns the whole stack

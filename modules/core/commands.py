@@ -74,11 +74,7 @@ def load_manifests(paths: list[str]) -> tuple[list[dict], dict[int, str]]:
             raise ConfigError(raw, "", "no such file or folder")
         files = sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml")) if path.is_dir() else [path]
         for file in files:
-            try:
-                text = file.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                raise ConfigError(str(file), "", f"cannot read file: {exc.__class__.__name__}") from None
-            for i, doc in enumerate(yamlio.load_all(text, str(file))):
+            for i, doc in enumerate(yamlio.load_all(yamlio.read_text(file, str(file)), str(file))):
                 is_list = isinstance(doc, dict) and str(doc.get("kind", "")).endswith("List")
                 for obj in (doc.get("items") or []) if is_list else [doc]:
                     if not (isinstance(obj, dict) and obj.get("kind") and isinstance(obj.get("metadata"), dict)):

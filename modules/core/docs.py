@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 from .config import MODULES_DIR, module_schema
 from .registry import MODULES

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 from . import yamlio
-from .bundle import Bundle, ChartRelease, Overlay, Resource
+from .bundle import Bundle, Resource
 
 
 def header(bundle: Bundle, stack_file: str) -> str:

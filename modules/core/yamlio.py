@@ -73,15 +73,19 @@ def loads(text: str, file: str, loader_class: type = _Loader) -> Any:
         loader.dispose()
 
 
-def load_file(path: Path, shown_as: str, loader_class: type = _Loader) -> Any:
-    """Read and parse a YAML file; a missing or unreadable file is a ConfigError too."""
+def read_text(path: Path, shown_as: str) -> str:
+    """A user's file as text; a missing or unreadable file is a ConfigError naming it."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(shown_as, "", "file not found") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(shown_as, "", f"cannot read file: {exc.__class__.__name__}") from None
-    return loads(text, shown_as, loader_class)
+
+
+def load_file(path: Path, shown_as: str, loader_class: type = _Loader) -> Any:
+    """Read and parse a YAML file; a missing or unreadable file is a ConfigError too."""
+    return loads(read_text(path, shown_as), shown_as, loader_class)
 
 
 def load_all(text: str, file: str) -> list[Any]:

@@ -22,7 +22,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from modules.core.errors import ConfigError
 from modules.core.quantity import parse_quantity
@@ -287,33 +287,28 @@ class Fabric:
     def reachable_pool_counts(self, switch: str) -> dict[str, int]:
         """Like pool_counts, but only nodes whose leaf sits at the reachable tier: Volcano finds no
         other node for a hard-mode job (a mixed-depth tree's higher leaves are invisible to it)."""
-        cached = self._reachable_counts.get(switch)
+        return self._count_pools(switch, self._reachable_counts,
+                                 lambda s: s.tier == self.reachable_leaf_tier)
+
+    def pool_counts(self, switch: str) -> dict[str, int]:
+        """Nodes of each pool below a switch (capacity questions are asked per pool)."""
+        return self._count_pools(switch, self._pool_counts, lambda s: True)
+
+    def _count_pools(self, switch: str, cache: dict[str, dict[str, int]],
+                     counts_own_nodes: Callable[["Switch"], bool]) -> dict[str, int]:
+        """Pool -> node count below ``switch``, bottom-up and cached (each switch is summed once)."""
+        cached = cache.get(switch)
         if cached is None:
             s = self.switches[switch]
             counts: dict[str, int] = {}
-            if s.tier == self.reachable_leaf_tier:
+            if counts_own_nodes(s):
                 for n in s.nodes:
                     pool = self.nodes[n].pool.name
                     counts[pool] = counts.get(pool, 0) + 1
             for child in s.children:
-                for pool, k in self.reachable_pool_counts(child).items():
+                for pool, k in self._count_pools(child, cache, counts_own_nodes).items():
                     counts[pool] = counts.get(pool, 0) + k
-            cached = self._reachable_counts[switch] = counts
-        return cached
-
-    def pool_counts(self, switch: str) -> dict[str, int]:
-        """Nodes of each pool below a switch (capacity questions are asked per pool)."""
-        cached = self._pool_counts.get(switch)
-        if cached is None:
-            s = self.switches[switch]
-            counts: dict[str, int] = {}
-            for n in s.nodes:
-                pool = self.nodes[n].pool.name
-                counts[pool] = counts.get(pool, 0) + 1
-            for child in s.children:
-                for pool, k in self.pool_counts(child).items():
-                    counts[pool] = counts.get(pool, 0) + k
-            cached = self._pool_counts[switch] = counts
+            cached = cache[switch] = counts
         return cached
 
     def _compute_aggregates(self) -> None:

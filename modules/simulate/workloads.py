@@ -292,13 +292,7 @@ def _trainer_job(jobs: list) -> int | None:
 def load_workloads(path: Path, shown: str, fabric: Fabric, runtimes: Mapping, stack: str,
                    warnings: list[str] | None = None) -> list[Job]:
     """Every Volcano Job and TrainJob in the file, in order; other objects are skipped with a warning."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(shown, "", "file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(shown, "", f"cannot read file: {exc.__class__.__name__}") from None
-    docs = yamlio.load_all(text, shown)
+    docs = yamlio.load_all(yamlio.read_text(path, shown), shown)
     gpu_resources = {p.gpu_resource for p in fabric.pools.values()} | {"nvidia.com/gpu"}
     jobs: list[Job] = []
     seen: dict[str, str] = {}
