@@ -79,10 +79,16 @@ def write_tree(trees: dict[Path, dict[str, bytes]]) -> None:
             target.parent.mkdir(parents=True, exist_ok=True)
             tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-", dir=target.parent))
             staged.append((target, tmp))
-            for path, data in files.items():
-                out = tmp / path
-                out.parent.mkdir(parents=True, exist_ok=True)
-                out.write_bytes(data)
+            for folder in sorted({os.path.dirname(path) for path in files} - {""}):
+                os.makedirs(tmp / folder, exist_ok=True)   # once per folder, not per file
+            for path, data in files.items():   # plain system calls: thousands of small files
+                fd = os.open(tmp / path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                try:
+                    view = memoryview(data)
+                    while view:   # a write may be short; finish it
+                        view = view[os.write(fd, view):]
+                finally:
+                    os.close(fd)
             tmp.chmod(0o755)
         for target, tmp in staged:
             old = None

@@ -50,16 +50,68 @@ def _check_duplicates(node: yaml.Node, path: str, file: str) -> None:
                          if not isinstance(item, yaml.ScalarNode))
 
 
-def loads(text: str, file: str, loader_class: type = _Loader) -> Any:
+_STR, _NULL = "tag:yaml.org,2002:str", "tag:yaml.org,2002:null"
+_SEQ, _MAP = "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"
+
+
+class _NotPlain(Exception):
+    """The document uses something the plain-string builder leaves to PyYAML (tags, merge keys)."""
+
+
+def _build_plain(root: yaml.Node) -> Any:
+    """Objects from a node graph whose scalars all resolved to strings or null, in one pass.
+
+    PyYAML's generic constructor costs several times the C parse on large fabric models; this
+    handles the plain subset (aliases included) and raises _NotPlain for anything else. A
+    duplicate key also raises _NotPlain, so the careful path reports it with its dotted path.
+    """
+    built: dict[int, Any] = {}
+
+    def build(node: yaml.Node) -> Any:
+        if id(node) in built:
+            return built[id(node)]
+        if isinstance(node, yaml.ScalarNode):
+            if node.tag == _STR:
+                return node.value
+            if node.tag == _NULL:
+                return None
+            raise _NotPlain
+        if isinstance(node, yaml.SequenceNode) and node.tag == _SEQ:
+            items: list = []
+            built[id(node)] = items
+            items.extend(build(item) for item in node.value)
+            return items
+        if isinstance(node, yaml.MappingNode) and node.tag == _MAP:
+            mapping: dict = {}
+            built[id(node)] = mapping
+            for key_node, value_node in node.value:
+                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag != _STR or key_node.value == "<<":
+                    raise _NotPlain
+                if key_node.value in mapping:
+                    raise _NotPlain
+                mapping[key_node.value] = build(value_node)
+            return mapping
+        raise _NotPlain
+
+    return build(root)
+
+
+def loads(text: str, file: str, loader_class: type = _Loader, plain_strings: bool = False) -> Any:
     """Parse one YAML document. Syntax errors and duplicate keys raise ConfigError.
 
     ``loader_class`` lets a reader of a foreign format resolve scalars its own way (a subclass of
-    the C safe loader with other implicit resolvers)."""
+    the C safe loader with other implicit resolvers); ``plain_strings`` says that loader resolves
+    every scalar to a string or null, which allows a much faster way to build the objects."""
     loader = loader_class(text)
     try:
         node = loader.get_single_node()
         if node is None:
             return None
+        if plain_strings:
+            try:
+                return _build_plain(node)
+            except (_NotPlain, RecursionError):
+                pass   # the general path below handles it, and names any duplicate key
         _check_duplicates(node, "", file)
         return loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
@@ -83,9 +135,9 @@ def read_text(path: Path, shown_as: str) -> str:
         raise ConfigError(shown_as, "", f"cannot read file: {exc.__class__.__name__}") from None
 
 
-def load_file(path: Path, shown_as: str, loader_class: type = _Loader) -> Any:
+def load_file(path: Path, shown_as: str, loader_class: type = _Loader, plain_strings: bool = False) -> Any:
     """Read and parse a YAML file; a missing or unreadable file is a ConfigError too."""
-    return loads(read_text(path, shown_as), shown_as, loader_class)
+    return loads(read_text(path, shown_as), shown_as, loader_class, plain_strings)
 
 
 def load_all(text: str, file: str) -> list[Any]:

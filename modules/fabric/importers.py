@@ -568,7 +568,7 @@ def load_topograph(ctx: "RenderContext", section: dict) -> Fabric:
     """
     path = ctx.stack.resolve("fabric.path", section.get("path"))
     shown = ctx.stack.project.show(path)
-    data = yamlio.load_file(path, shown, _TopographLoader)
+    data = yamlio.load_file(path, shown, _TopographLoader, plain_strings=True)
 
     def error_at(where: str, message: str) -> ConfigError:
         return ConfigError(shown, where, message)

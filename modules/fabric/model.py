@@ -17,6 +17,7 @@ Two kinds of fabric:
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import hashlib
 import re
@@ -72,6 +73,11 @@ class NodePool:
     taints: tuple[dict, ...] = ()
 
     def allocatable(self) -> dict[str, Decimal]:
+        """Resource -> amount one node can allocate (a fresh dict: callers may change it)."""
+        return dict(self._allocatable)
+
+    @functools.cached_property
+    def _allocatable(self) -> dict[str, Decimal]:   # asked for once per node and candidate: build it once
         out = {"cpu": Decimal(self.cpu_milli) / 1000, "memory": Decimal(self.memory_bytes)}
         if self.gpus:
             out[self.gpu_resource] = Decimal(self.gpus)

@@ -1,6 +1,8 @@
 """The Volcano chart release (scheduler configuration, discovery), tenant Queues and PriorityClasses."""
 from __future__ import annotations
 
+from collections import Counter
+
 from modules.core.bundle import ChartRelease, Resource, release_key
 from modules.core.context import RenderContext
 from modules.core.quantity import parse_quantity
@@ -161,12 +163,13 @@ def priority_class(ctx: RenderContext, i: int, p: dict) -> Resource:
 
 def _check_guarantees(ctx: RenderContext, queues: list[dict]) -> None:
     """Guarantees are reservations: together they cannot exceed what the fabric's nodes have."""
-    if not ctx.fabric.nodes:   # label-defined fabric: the node inventory is not known here
-        return
+    if not ctx.fabric.nodes or not any(q["guarantee"] for q in queues):
+        return   # nothing reserved, or a label-defined fabric whose node inventory is not known here
+    per_pool = Counter(node.pool.name for node in ctx.fabric.nodes.values())
     totals: dict = {}
-    for node in ctx.fabric.nodes.values():
-        for resource, amount in node.pool.allocatable().items():
-            totals[resource] = totals.get(resource, 0) + amount
+    for pool_name, count in per_pool.items():
+        for resource, amount in ctx.fabric.pools[pool_name].allocatable().items():
+            totals[resource] = totals.get(resource, 0) + amount * count
     reserved: dict = {}
     for i, q in enumerate(queues):
         for resource, amount in sorted(q["guarantee"].items()):

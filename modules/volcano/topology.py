@@ -139,8 +139,13 @@ def max_pods(ctx: "RenderContext", per_pod: Mapping[str, Decimal], tier: int,
     """The biggest gang of such pods that one domain at tier <= `tier` holds (static fabrics)."""
     if not fabric_tiers(ctx.fabric).static:
         return None
-    return max((pods_in(ctx, s.name, per_pod, one_per_node) for s in ctx.fabric.switches.values()
-                if s.tier <= tier), default=0)
+    fabric = ctx.fabric
+    # What one node of each pool holds depends on the pool only: work it out once, not per switch.
+    per_node = {name: pods_per_node(pool, per_pod) for name, pool in fabric.pools.items()}
+    if one_per_node:
+        per_node = {name: min(1, k) for name, k in per_node.items()}
+    return max((sum(count * per_node[pool] for pool, count in fabric.pool_counts(s.name).items())
+                for s in fabric.switches.values() if s.tier <= tier), default=0)
 
 
 def _domains_under(fabric: "Fabric", switch: str, tier: int) -> list[str]:
