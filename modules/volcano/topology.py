@@ -125,15 +125,6 @@ def check_fits(ctx: "RenderContext", path: str, pods: int, per_pod: Mapping[str,
                         "shrink the gang)", rule="topology-satisfiable")
 
 
-def pods_in(ctx: "RenderContext", switch: str, per_pod: Mapping[str, Decimal], one_per_node: bool = False) -> int:
-    """Pods with these requests that the empty nodes below a switch hold (one per node for
-    host-network pods, which a required anti-affinity keeps apart)."""
-    if not one_per_node:
-        return pods_fitting(ctx.fabric, switch, per_pod)
-    return sum(count * min(1, pods_per_node(ctx.fabric.pools[pool], per_pod))
-               for pool, count in ctx.fabric.pool_counts(switch).items())
-
-
 def max_pods(ctx: "RenderContext", per_pod: Mapping[str, Decimal], tier: int,
              one_per_node: bool = False) -> int | None:
     """The biggest gang of such pods that one domain at tier <= `tier` holds (static fabrics)."""
@@ -168,13 +159,18 @@ def check_partitions_fit(ctx: "RenderContext", path: str, needed: int, size: int
     if not tiers.static or (partition_tier is None and job_tier is None) or needed <= 0:
         return
     fabric = ctx.fabric
+    per_node = {name: pods_per_node(pool, per_pod) for name, pool in fabric.pools.items()}   # once per pool
+    per_domain: dict[str, int] = {}
+
+    def partitions_of(domain: str) -> int:
+        if domain not in per_domain:
+            pods = sum(count * per_node[pool] for pool, count in fabric.pool_counts(domain).items())
+            per_domain[domain] = pods // size
+        return per_domain[domain]
 
     def partitions_in(tops: list[str]) -> int:
-        total = 0
-        for top in tops:
-            for domain in (_domains_under(fabric, top, partition_tier) if partition_tier else [top]):
-                total += pods_in(ctx, domain, per_pod) // size
-        return total
+        return sum(partitions_of(domain) for top in tops
+                   for domain in (_domains_under(fabric, top, partition_tier) if partition_tier else [top]))
 
     if job_tier is None:
         best = partitions_in([s.name for s in fabric.roots()])
