@@ -31,6 +31,8 @@ def program_resources(project: Project, stack_name: str, config: dict[str, str])
                     custom=False)]
     by_urn: dict[str, Resource] = {}
     for reg in run_program(project.root, stack_name, config):
+        if reg.read:   # prerequisites the program only reads (an existing CRD): nothing to analyze
+            continue
         resource = Resource(type=reg.type, name=reg.name, urn=reg.urn, properties=reg.inputs, custom=reg.custom,
                             parent=reg.parent or root, dependencies=list(reg.dependencies),
                             provider=by_urn.get(reg.provider))

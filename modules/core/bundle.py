@@ -123,7 +123,26 @@ class Overlay:
         return f"overlay/{self.name}"
 
 
-Item = Union[Resource, ChartRelease, Overlay]
+@dataclass(frozen=True)
+class Prerequisite:
+    """A CRD the cluster must already serve, installed by something outside this bundle (for
+    example kube-prometheus-stack serves monitoring.coreos.com). It is not applied: the Pulumi
+    program reads it, so a missing prerequisite fails `pulumi preview` instead of the end of
+    `pulumi up`, and custom resources of its group depend on it like on a chart's CRDs."""
+
+    module: str
+    crd: str                 # the CRD's name, e.g. prometheusrules.monitoring.coreos.com
+    installed_by: str        # who installs it, for reviewers and error messages
+    serves: tuple[str, ...] = ()
+    namespace: None = None
+    depends_on: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return f"CustomResourceDefinition/{self.crd}"
+
+
+Item = Union[Resource, ChartRelease, Overlay, Prerequisite]
 
 
 @dataclass
@@ -148,6 +167,10 @@ class Bundle:
     def overlays(self) -> list[Overlay]:
         return [i for i in self.items if isinstance(i, Overlay)]
 
+    @property
+    def prerequisites(self) -> list[Prerequisite]:
+        return [i for i in self.items if isinstance(i, Prerequisite)]
+
     def manifests(self) -> list[dict]:
         return [r.obj for r in self.resources]
 
@@ -168,7 +191,8 @@ class Bundle:
                 raise ConfigError(stack_file, "(bundle)", f"two objects are both {item.key} (from "
                                   f"modules {other.module} and {item.module}); give one another name")
             index[item.key] = item
-        served = {group: i.key for i in items if isinstance(i, (ChartRelease, Overlay)) for group in i.serves}
+        served = {group: i.key for i in items if isinstance(i, (ChartRelease, Overlay, Prerequisite))
+                  for group in i.serves}
         deps = {key: set(_implicit_deps(item, index, served)) | set(item.depends_on) for key, item in index.items()}
         for key, wanted in deps.items():
             missing = sorted(d for d in wanted if d not in index)
@@ -200,7 +224,9 @@ def _plural_guess(kind: str) -> str:
 
 
 def _sort_key(item: Item, modules: tuple[str, ...]) -> tuple:
-    if isinstance(item, (ChartRelease, Overlay)):
+    if isinstance(item, Prerequisite):
+        rank, kind = -1, "~prerequisite"   # checked before anything is applied
+    elif isinstance(item, (ChartRelease, Overlay)):
         rank = _RELEASE_RANK
         kind = "~release" if isinstance(item, ChartRelease) else "~overlay"
     else:

@@ -42,6 +42,7 @@ class Registration:
     provider: str = ""
     parent: str = ""
     retain_on_delete: bool = False
+    read: bool = False            # a `.get` of an existing resource (ReadResource), not a registration
 
 
 class _Mocks(pulumi.runtime.Mocks):
@@ -60,6 +61,15 @@ class _Monitor(MockMonitor):
     def __init__(self, mocks: _Mocks) -> None:
         super().__init__(mocks)
         self.records: list[Registration] = []
+
+    def ReadResource(self, request):  # noqa: N802 (gRPC name)
+        response = super().ReadResource(request)
+        self.records.append(Registration(
+            type=request.type, name=request.name, urn=engine_urn(response.urn), custom=True,
+            dependencies=[engine_urn(d) for d in request.dependencies],
+            provider=engine_urn(request.provider.rsplit("::", 1)[0]) if request.provider else "",
+            parent=engine_urn(request.parent), read=True))
+        return response
 
     def RegisterResource(self, request):  # noqa: N802 (gRPC name)
         response = super().RegisterResource(request)

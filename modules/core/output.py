@@ -47,9 +47,12 @@ def bundle_files(bundle: Bundle, stack_file: str) -> dict[str, bytes]:
                          "version": release.version, "namespace": release.namespace,
                          "valuesFile": values_file, "dependsOn": list(release.depends_on)})
         files[f"charts/{values_file}"] = (head + yamlio.dump(release.values)).encode()
+    document: dict = {"releases": releases}
+    if bundle.prerequisites:   # served from outside the bundle: install them first
+        document["prerequisites"] = [{"crd": p.crd, "installedBy": p.installed_by} for p in bundle.prerequisites]
     files["charts/releases.yaml"] = (
         head + "# Install these charts before applying kustomization.yaml (custom resources need\n"
-        "# their CRDs and webhooks); `pulumi up` does this in order.\n" + yamlio.dump({"releases": releases})
+        "# their CRDs and webhooks); `pulumi up` does this in order.\n" + yamlio.dump(document)
     ).encode()
     files["kustomization.yaml"] = (head + yamlio.dump(kustomization)).encode()
     return dict(sorted(files.items()))

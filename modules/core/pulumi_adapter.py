@@ -15,7 +15,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from .bundle import Bundle, ChartRelease, Overlay, Resource
+from .bundle import Bundle, ChartRelease, Overlay, Prerequisite, Resource
 from . import yamlio
 
 # API group -> pulumi_kubernetes sub-package holding its typed classes.
@@ -87,7 +87,10 @@ def register(bundle: Bundle, kube_context: str | None) -> dict[str, pulumi.Custo
     for item in bundle.items:
         needs = bundle.dependencies.get(item.key, item.depends_on)   # explicit and implicit (Namespace, CRD)
         opts = pulumi.ResourceOptions(provider=provider, depends_on=[done[d] for d in needs])
-        if isinstance(item, ChartRelease):
+        if isinstance(item, Prerequisite):   # read, never created or deleted by this stack
+            done[item.key] = k8s.apiextensions.v1.CustomResourceDefinition.get(
+                item.key, item.crd, opts=pulumi.ResourceOptions(provider=provider))
+        elif isinstance(item, ChartRelease):
             done[item.key] = register_release(item, opts)
         elif isinstance(item, Overlay):
             done[item.key] = register_overlay(item, opts)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from modules.core.bundle import Resource
+from modules.core.bundle import Prerequisite, Resource
 from modules.core.context import RenderContext
 from modules.probe import render as probe
 from modules.probe import runtime
@@ -239,11 +239,18 @@ def _seconds(duration: str) -> int:
     return int(sum(int(n) * units[u] for n, u in re.findall(r"([0-9]+)(ms|[smhdwy])", duration)))
 
 
-def render(ctx: RenderContext) -> list[Resource]:
+# kube-prometheus-stack (prometheus-operator) serves PrometheusRules; trainstack does not install the
+# cluster's Prometheus, so the rules wait on the CRD being there instead of on a release.
+PROMETHEUS_RULES_CRD = Prerequisite(MODULE, crd="prometheusrules.monitoring.coreos.com",
+                                    installed_by="kube-prometheus-stack (prometheus-operator)",
+                                    serves=("monitoring.coreos.com",))
+
+
+def render(ctx: RenderContext) -> list[Resource | Prerequisite]:
     cfg = ctx.section(MODULE)
     if not cfg["enabled"]:
         return []
-    out = []
+    out: list[Resource | Prerequisite] = [PROMETHEUS_RULES_CRD]
     for group in rule_groups(ctx):
         meta = ctx.metadata(MODULE, group["name"], cfg["namespace"], labels={"release": cfg["release"]})
         out.append(Resource(MODULE, {"apiVersion": API_VERSION, "kind": "PrometheusRule", "metadata": meta,

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from modules.core.bundle import ChartRelease, Overlay, Resource
+from modules.core.bundle import ChartRelease, Overlay, Prerequisite, Resource
 from modules.core.config import load_project, load_stack, pulumi_config_map
 from modules.core.mocks import run_program
 from modules.core.output import bundle_files, stale_files
@@ -100,7 +100,7 @@ def test_claims_and_crds_are_retained(rendered):
 
 def test_namespaces_come_first(rendered):
     _, bundle = rendered
-    kinds = [i.kind if isinstance(i, Resource) else "~" for i in bundle.items]
+    kinds = [i.key.split("/")[0] for i in bundle.items]   # prerequisites are keyed as the CRDs they read
     first_other = next(i for i, k in enumerate(kinds) if k not in ("CustomResourceDefinition", "Namespace"))
     assert "Namespace" not in kinds[first_other:]
 
@@ -114,9 +114,11 @@ def test_program_registers_exactly_the_rendered_objects(rendered):
     assert providers[0].inputs.get("enableServerSideApply") in (True, "true")   # provider config travels as strings
     stack_urn = f"urn:pulumi:{stack.name}::trainstack::pulumi:pulumi:Stack::trainstack-{stack.name}"
     assert {r.parent for r in registrations} == {stack_urn}
-    expected_names = {i.key for i in bundle.items}
-    registered = {r.name for r in registrations if r.type != "pulumi:providers:kubernetes"}
+    expected_names = {i.key for i in bundle.items if not isinstance(i, Prerequisite)}
+    registered = {r.name for r in registrations if r.type != "pulumi:providers:kubernetes" and not r.read}
     assert registered == expected_names
+    reads = {r.name: r for r in registrations if r.read}   # prerequisites are read, never created
+    assert set(reads) == {p.key for p in bundle.prerequisites}
     for item in bundle.items:
         record = by_name[item.key]
         assert record.provider == providers[0].urn
@@ -129,5 +131,7 @@ def test_program_registers_exactly_the_rendered_objects(rendered):
             assert record.inputs["name"] == item.name and record.inputs["namespace"] == item.namespace
         elif isinstance(item, Overlay):
             assert record.type.startswith("kubernetes:kustomize")
+        elif isinstance(item, Prerequisite):
+            assert record.read and record.type == "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
         wanted = {by_name[d].urn for d in bundle.dependencies[item.key]}
         assert set(record.dependencies) == wanted, item.key
