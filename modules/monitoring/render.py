@@ -191,8 +191,9 @@ def scheduling_group(ctx: RenderContext) -> dict:
         per_task = cfg["gpusPerTask"] or max(p.gpus for p in pools)
         resources = sorted({gpu_resource_label(p.gpu_resource) for p in pools})
         res = f'resource=~"{_regex(resources)}"' if len(resources) > 1 else f'resource="{resources[0]}"'
-        idle = (f"sum(kube_node_status_allocatable{{{res}}}) - sum(kube_pod_container_resource_requests{{{res}}}"
-                f' and on (namespace, pod) (kube_pod_status_phase{{phase="Running"}} == 1))')
+        # `or vector(0)`: with no GPU pod running the requests sum is empty, and so would be the alert.
+        idle = (f"sum(kube_node_status_allocatable{{{res}}}) - (sum(kube_pod_container_resource_requests{{{res}}}"
+                f' and on (namespace, pod) (kube_pod_status_phase{{phase="Running"}} == 1)) or vector(0))')
         rules.append(rule(ctx, "VolcanoJobPendingOnTopology",
                           f"(sum by (job_id) (volcano_unschedule_task_count) > 0) * {per_task}"
                           f" <= on () group_left () ({idle})", cfg["topologyPendingFor"]))
