@@ -181,9 +181,11 @@ def container(name: str, image: str, shape: Shape, profile: str, command: list[s
 
 def host_network_anti_affinity() -> dict:
     """At most one host-network training pod per node: they share the node's ports (Trainer v2
-    hard-codes the rendezvous port 29500), so two on one node collide."""
+    hard-codes the rendezvous port 29500), so two on one node collide. The empty namespaceSelector
+    makes the term count such pods of every namespace, not only the pod's own."""
     return {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
         {"labelSelector": {"matchLabels": {HOST_NETWORK_LABEL: "true"}},
+         "namespaceSelector": {},
          "topologyKey": "kubernetes.io/hostname"}]}}
 
 

@@ -100,6 +100,7 @@ def test_host_network_only_where_a_stack_asks():
             label = pod["metadata"]["labels"]["trainstack.io/host-network"]
             (term,) = spec["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
             assert term == {"labelSelector": {"matchLabels": {"trainstack.io/host-network": label}},
+                            "namespaceSelector": {},   # host-network pods of every namespace share the ports
                             "topologyKey": "kubernetes.io/hostname"}
     assert any(pod_of(rt)[1]["spec"].get("hostNetwork") for rt in runtimes_of("staging"))
 
