@@ -91,7 +91,8 @@ def test_jobs_validate_and_pods_are_well_formed(name):
             crds.validate_cr(job)
         else:   # a launcher template: valid once the API server fills in the name
             crds.validate_cr({**job, "metadata": {**job["metadata"], "name": "fabric-probe-x-abcde"}})
-        assert job["spec"]["schedulerName"] == "volcano" and job["spec"]["queue"] == "default"
+        queue = stack(name).values["probe"]["queue"]
+        assert job["spec"]["schedulerName"] == "volcano" and job["spec"]["queue"] == queue
         for task in job["spec"]["tasks"]:
             pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", **task["template"]["metadata"]},
                    "spec": task["template"]["spec"]}
