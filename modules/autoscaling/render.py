@@ -110,12 +110,13 @@ def scale_target(ctx: RenderContext, where: str, target: dict) -> dict:
     if kind not in SCALABLE:
         reason = WHY_NOT.get(kind, f"kind {kind} has no scale subresource trainstack knows of")
         raise ctx.error(f"{where}.kind", f"{reason}; an HPA can target Deployment, StatefulSet, ReplicaSet, "
-                        "or PyTorchJob with Training Operator v1")
+                        "or PyTorchJob with Training Operator v1", rule="hpa-target-scalable")
     if kind == "PyTorchJob":
         api = ctx.stack.values.get("trainer", {}).get("api", "v2")
         if api != "v1":
             raise ctx.error(f"{where}.kind", f"a PyTorchJob needs Training Operator v1 (trainstack:trainer.api v1); "
-                            f"this stack uses Kubeflow Trainer {api}, whose TrainJobs have no scale subresource")
+                            f"this stack uses Kubeflow Trainer {api}, whose TrainJobs have no scale subresource",
+                            rule="hpa-target-scalable")
     return {"apiVersion": SCALABLE[kind], "kind": kind, "name": target["name"]}
 
 
@@ -124,7 +125,7 @@ def hpa(ctx: RenderContext, i: int, item: dict) -> dict:
     target = scale_target(ctx, f"{where}.target", item["target"])
     if item["minReplicas"] > item["maxReplicas"]:
         raise ctx.error(f"{where}.minReplicas", f"expected at most maxReplicas ({item['maxReplicas']}), "
-                        f"got {item['minReplicas']}")
+                        f"got {item['minReplicas']}", rule="hpa-target-scalable")
     metrics = [hpa_metric(ctx, f"{where}.metrics[{j}]", m) for j, m in enumerate(item["metrics"])]
     scale_down: dict = {"stabilizationWindowSeconds": item["scaleDownStabilizationSeconds"]}
     annotations = None

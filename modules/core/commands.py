@@ -93,9 +93,9 @@ def cmd_check(args: argparse.Namespace, project: Project) -> int:
     user, sources = load_manifests(args.manifests or [])
     results = {}
     for name in stacks_from(args, project):
-        stack = load_stack(project, name)
         settings = load_settings(name)
         try:
+            stack = load_stack(project, name)
             bundle = render(stack)
         except ConfigError as err:   # a mistake a rule also catches is reported as that rule
             violation = render_error_violation(err, settings)

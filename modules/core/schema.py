@@ -152,13 +152,16 @@ def validate(schema: dict, value: Any, file: str, format_path: Callable[[list], 
         return
     error = _first(errors)
     where = list(error.absolute_path)
+    # `x-rule` names the policy rule that catches the same mistake in manifests (see ConfigError.rule).
+    rule = _rule_for(schema, where)
     if error.validator == "additionalProperties" and isinstance(error.instance, dict):
         allowed = list(error.schema.get("properties", {}))
         patterns = list(error.schema.get("patternProperties", {}))
         unknown = sorted(k for k in error.instance if k not in allowed
                          and not any(re.search(p, str(k)) for p in patterns))
         key = unknown[0] if unknown else "?"
-        raise ConfigError(file, format_path(where + [key]), f"unknown key {key!r}; {_did_you_mean(str(key), allowed)}")
+        raise ConfigError(file, format_path(where + [key]), f"unknown key {key!r}; {_did_you_mean(str(key), allowed)}",
+                          rule=rule)
     if error.validator == "required":
         missing = [k for k in error.validator_value if k not in error.instance][0]
         sub = error.schema.get("properties", {}).get(missing, {})
@@ -168,5 +171,22 @@ def validate(schema: dict, value: Any, file: str, format_path: Callable[[list], 
             detail = f" ({str(sub['description']).strip().rstrip('.')})"
         else:
             detail = ""
-        raise ConfigError(file, format_path(where + [missing]), f"missing required value{detail}")
-    raise ConfigError(file, format_path(where), f"expected {_expected_text(error)}, got {show(error.instance)}")
+        raise ConfigError(file, format_path(where + [missing]), f"missing required value{detail}", rule=rule)
+    raise ConfigError(file, format_path(where), f"expected {_expected_text(error)}, got {show(error.instance)}",
+                      rule=rule)
+
+
+def _rule_for(schema: dict, path: list) -> str | None:
+    """The innermost ``x-rule`` on the way from the root schema to ``path``."""
+    rule, node = schema.get("x-rule"), schema
+    for part in path:
+        if not isinstance(node, dict):
+            break
+        if isinstance(part, int):
+            node = node.get("items")
+        else:
+            props = node.get("properties", {})
+            node = props.get(part) if part in props else node.get("additionalProperties")
+        if isinstance(node, dict) and node.get("x-rule"):
+            rule = node["x-rule"]
+    return rule

@@ -34,3 +34,16 @@ def test_render_refuses_and_check_reports_the_rule(tmp_path, rule, section, frag
         assert [v["rule"] for v in violations] == [rule]
         assert fragment in violations[0]["message"] and violations[0]["level"] == "mandatory"
     assert not (tmp_path / "deploy").exists()
+
+
+SCHEMA_CASES = [   # mistakes the stack's schema refuses, tagged with the rule that catches them in manifests
+    ("scheduler-args-typed", "  trainstack:volcano: {networkTopologyAware: {weight: '10'}}\n", "weight"),
+    ("nccl-env-valid", "  trainstack:nccl: {nthreads: 4}\n", "nthreads"),
+    ("hpa-target-scalable", "  trainstack:autoscaling:\n    hpas: [{namespace: training, target: {kind: TrainJob, name: t}, "
+     "maxReplicas: 2, metrics: [{name: gpu_utilization, averageValue: 80}]}]\n", "scale subresource"),
+]
+
+
+@pytest.mark.parametrize("rule,section,fragment", SCHEMA_CASES, ids=[c[0] for c in SCHEMA_CASES])
+def test_schema_errors_carry_their_rule(tmp_path, rule, section, fragment):
+    test_render_refuses_and_check_reports_the_rule(tmp_path, rule, section, fragment)
