@@ -215,6 +215,11 @@ class PackState:
             self.context = context
             self.seen = {}
 
+    def forget(self) -> None:
+        """A run is over (or starts): objects of one preview never leak into the next."""
+        with self.lock:
+            self.seen = {}
+
     def remember(self, obj: dict) -> None:
         with self.lock:
             self.seen[object_key(obj)] = obj
@@ -306,23 +311,41 @@ def policies() -> list:
     return out
 
 
-def _hook_configure_stack() -> None:
-    """A driver without the CLI's proxy sends the stack over ``ConfigureStack``: rebuild from it.
-    (Through the CLI the proxy takes that call and passes the same data in the environment.)"""
+def _hook_servicer() -> None:
+    """Two things the SDK's servicer does not do for us.
+
+    A driver without the CLI's proxy sends the stack over ``ConfigureStack``: rebuild from it
+    (through the CLI the proxy takes that call and passes the same data in the environment).
+    And one run is ``Configure``, ``Analyze`` per resource, then ``AnalyzeStack`` once: the objects
+    remembered during a run (a TrainJob finds a runtime analyzed before it) are dropped at both
+    ends, so a driver that reuses one pack process for independent runs sees no leftovers.
+    """
     from pulumi_policy import policy as sdk
 
     servicer = getattr(sdk, "_PolicyAnalyzerServicer", None)
-    original = getattr(servicer, "ConfigureStack", None)
-    if original is None:
+    if servicer is None:
         return
+    configure_stack, configure, analyze_stack = servicer.ConfigureStack, servicer.Configure, servicer.AnalyzeStack
 
-    def configure_stack(self, request, context):
+    def on_configure_stack(self, request, context):
         config = dict(request.config)
         if request.stack and (config or request.stack != STATE.context.name):
             STATE.configure(request.stack, config or _env_config())
-        return original(self, request, context)
+        STATE.forget()
+        return configure_stack(self, request, context)
 
-    servicer.ConfigureStack = configure_stack
+    def on_configure(self, request, context):
+        STATE.forget()
+        return configure(self, request, context)
+
+    def on_analyze_stack(self, request, context):
+        try:
+            return analyze_stack(self, request, context)
+        finally:
+            STATE.forget()
+
+    servicer.ConfigureStack, servicer.Configure, servicer.AnalyzeStack = \
+        on_configure_stack, on_configure, on_analyze_stack
 
 
 def serve() -> None:
@@ -330,7 +353,7 @@ def serve() -> None:
     from pulumi_policy import EnforcementLevel, PolicyPack
 
     STATE.configure(os.environ.get("PULUMI_STACK", ""), _env_config())
-    _hook_configure_stack()
+    _hook_servicer()
     PolicyPack(name=PACK_NAME, policies=policies(), enforcement_level=EnforcementLevel.MANDATORY,
                description="trainstack: resource requests, network-topology constraints, NCCL and safety for "
                            "distributed training on Kubernetes (Volcano, Kubeflow Trainer).")

@@ -189,3 +189,20 @@ def test_plain_and_unknown_helpers():
     assert manifest("kubernetes:core/v1:ConfigMap", {"metadata": {"name": "a"}})["apiVersion"] == "v1"
     assert manifest("kubernetes:batch.volcano.sh/v1alpha1:Job", {})["apiVersion"] == "batch.volcano.sh/v1alpha1"
     assert json.dumps(plain({"n": 1.0})) == '{"n": 1}'
+
+
+def test_one_pack_process_serves_independent_runs_without_leftovers(pack):
+    """A driver may reuse one pack process: what one run analyzed must not count in the next."""
+    discovery = {"apiVersion": "v1", "kind": "ConfigMap",
+                 "metadata": {"name": "volcano-controller-configmap", "namespace": "volcano-system"},
+                 "data": {"volcano-controller.conf": json.dumps({"networkTopologyDiscovery": [{
+                     "source": "label", "enabled": True, "config": {"networkTopologyTypes": {"gpu": [
+                         {"nodeLabel": "example.com/spine"}, {"nodeLabel": "example.com/leaf"},
+                         {"nodeLabel": "kubernetes.io/hostname"}]}}}]})}}
+    leaf = {"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": {"name": "extra-leaf"},
+            "spec": {"tier": 1, "tierName": "leaf", "members": [{"type": "Node", "selector": {"exactMatch": {"name": "gpu-0001"}}}]}}
+    pack.configure_stack("prod", config_of("prod"))
+    first = analyze(pack, [resource(discovery)])
+    assert "topology-source-exclusive" in {v.rule for v in first.violations}   # discovery vs the stack's HyperNodes
+    second = analyze(pack, [resource(leaf)])
+    assert "topology-source-exclusive" not in {v.rule for v in second.violations}, second.violations
