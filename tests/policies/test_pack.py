@@ -202,7 +202,10 @@ def test_one_pack_process_serves_independent_runs_without_leftovers(pack):
     leaf = {"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": {"name": "extra-leaf"},
             "spec": {"tier": 1, "tierName": "leaf", "members": [{"type": "Node", "selector": {"exactMatch": {"name": "gpu-0001"}}}]}}
     pack.configure_stack("prod", config_of("prod"))
-    first = analyze(pack, [resource(discovery)])
-    assert "topology-source-exclusive" in {v.rule for v in first.violations}   # discovery vs the stack's HyperNodes
-    second = analyze(pack, [resource(leaf)])
-    assert "topology-source-exclusive" not in {v.rule for v in second.violations}, second.violations
+    levels = policy_config(pack.info())
+    for run, obj in ((1, discovery), (2, leaf)):   # Configure, Analyze, AnalyzeStack: as the engine runs one preview
+        pack.configure(levels)
+        pack.analyze(resource(obj))
+        names = {d.policyName for d in pack.analyze_stack([resource(obj)]).diagnostics}
+        # run 1: discovery next to the stack's HyperNodes; run 2 must not still see run 1's ConfigMap
+        assert ("topology-source-exclusive" in names) == (run == 1), (run, names)
