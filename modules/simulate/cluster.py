@@ -107,6 +107,7 @@ class Cluster:
         self.candidates_at = {t: [gid[s.name] for s in rendered if s.tier == t and self.g_reach[gid[s.name]]]
                               for t in self.tiers}
         self._below: dict[int, dict[int, list[int]]] = {}
+        self._nodes_below: dict[int, list[int]] = {}
 
         # --- free-GPU histograms: how many nodes below each group have k GPUs free ------------
         self.max_gpus = max((a[self.gpu] for a in self.node_alloc), default=0) if self.gpu is not None else 0
@@ -223,33 +224,92 @@ class Cluster:
             cache[tier] = out
         return cache[tier]
 
-    def holds(self, g: int, remaining: list[int], gpus: int, pods: int) -> bool:
-        """Could ``g`` take everything still to place? Idle resources, and for equal GPU pods the
-        free GPUs node by node (fragmented idle GPUs do not hold whole-node pods)."""
+    def nodes_below(self, g: int) -> list[int]:
+        """The nodes Volcano reaches through ``g`` (its reachable leaves' nodes), fabric order."""
+        nodes = self._nodes_below.get(g)
+        if nodes is None:
+            if g == TOP:
+                nodes = list(range(len(self.node_names)))
+            elif self.g_nodes[g]:
+                nodes = self.g_nodes[g]
+            else:
+                nodes = sorted(n for c in self.g_children[g] for n in self.nodes_below(c))
+            self._nodes_below[g] = nodes
+        return nodes
+
+    def node_slots(self, node: int, need: Need) -> int:
+        """How many more pods asking ``need`` fit on ``node`` (every resource counts)."""
+        alloc, used = self.node_alloc[node], self.node_used[node]
+        return min(((alloc[r] - used[r]) // amount for r, amount in need), default=0)
+
+    def holds_pods(self, g: int, need: Need, pods: int) -> bool:
+        """Do the nodes below ``g`` have room for ``pods`` pods asking ``need``, node by node?"""
+        gpus = dict(need).get(self.gpu, 0) if self.gpu is not None else 0
+        if gpus and self.gpu_slots(g, gpus) < pods:          # the cheap histogram bound first
+            return False
+        room = 0
+        for n in self.nodes_below(g):
+            room += max(self.node_slots(n, need), 0)
+            if room >= pods:
+                return True
+        return False
+
+    def holds(self, g: int, remaining: list[int], uniform: Need | None, pods: int) -> bool:
+        """Could ``g`` take everything still to place? Idle resources, and for alike pods the room
+        node by node (fragmented idle resources do not hold whole pods)."""
         alloc, used = self.g_alloc[g], self.g_used[g]
         if any(alloc[r] - used[r] < amount for r, amount in enumerate(remaining) if amount > 0):
             return False
-        return not gpus or self.gpu_slots(g, gpus) >= pods
+        return not uniform or self.holds_pods(g, uniform, pods)
 
     def node_holds(self, node: int, remaining: list[int]) -> bool:
         alloc, used = self.node_alloc[node], self.node_used[node]
         return all(alloc[r] - used[r] >= amount for r, amount in enumerate(remaining) if amount > 0)
 
-    def node_order(self, root: int, remaining: list[int], gpus: int = 0, left: list[int] | None = None) -> Iterator[int]:
+    def leaf_plan(self, nodes: list[int], need: Need, pods: int) -> list[int]:
+        """A leaf's nodes in the order ``pods`` alike pods should fill them: as few nodes as
+        possible, none left with a sliver of the gang's ranks (a node running 2 of its 8 GPUs
+        drives 2 of its 8 NICs and slows the whole ring).
+
+        The nodes with room for the most pods go first until the pods still to place fit on one
+        node; that one is the tightest such node (the fullest on ties: binpack). A node that holds
+        the whole gang is therefore the tightest one that does. The others follow, most room first.
+        """
+        room = {n: self.node_slots(n, need) for n in nodes}
+        packing = {n: self.node_packing(n) for n in nodes if room[n] > 0}
+        rest = sorted(packing, key=lambda n: (-room[n], -packing[n], n))
+        plan: list[int] = []
+        want = pods
+        while want > 0 and rest:
+            if room[rest[0]] < want:         # not even the roomiest node takes the rest: fill it
+                want -= room[rest[0]]
+                plan.append(rest.pop(0))
+                continue
+            tightest = min((n for n in rest if room[n] >= want), key=lambda n: (room[n], -packing[n], n))
+            plan.append(tightest)
+            rest.remove(tightest)
+            break
+        return plan + rest + [n for n in nodes if room[n] <= 0]
+
+    def node_order(self, root: int, remaining: list[int], uniform: Need | None = None,
+                   left: list[int] | None = None) -> Iterator[int]:
         """Nodes of ``root`` in binpack order, depth first, so a gang stays as close together as it can.
 
         At each level, the children that can take everything still to place (``remaining``;
-        ``left[0]`` pods of ``gpus`` GPUs each when they are all alike), read when the level is
+        ``left[0]`` pods asking ``uniform`` each when they are all alike), read when the level is
         reached, come first, the fullest first (binpack). Then the other HyperNodes, fullest
-        first; inside a leaf, the other nodes emptiest first, so a gang that spans nodes uses as
-        few as it can and leaves no node with a sliver of its ranks (a node running 2 of its 8 GPUs
-        drives 2 of its 8 NICs and slows the whole ring). Ties by name, fabric order for nodes.
+        first. Inside a leaf, alike pods follow ``leaf_plan``; unlike ones take the nodes that
+        hold everything still to place first (fullest first), then the others emptiest first.
+        Ties by name, fabric order for nodes.
         """
         pods = left if left is not None else [0]
         stack = [root]
         while stack:
             g = stack.pop()
             if self.g_nodes[g]:
+                if uniform:
+                    yield from self.leaf_plan(self.g_nodes[g], uniform, pods[0])
+                    continue
                 keyed = []
                 for n in self.g_nodes[g]:
                     packing = self.node_packing(n)
@@ -260,7 +320,7 @@ class Cluster:
             rest = [(r, a) for r, a in enumerate(remaining) if a > 0]
             keyed = []
             for c in self.g_children[g]:
-                fits = self.holds(c, remaining, gpus, pods[0])
+                fits = self.holds(c, remaining, uniform, pods[0])
                 keyed.append((0 if fits else 1, -self.binpack(c, rest if fits else []), self.g_name[c], c))
             keyed.sort()
             stack.extend(c for *_, c in reversed(keyed))

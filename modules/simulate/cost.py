@@ -11,6 +11,16 @@ bandwidth per node and G the node's GPU count: a node that runs g of its G GPUs 
 rail NICs. Uneven placements take the largest g for the intra step and the smallest g/G for the
 inter step, i.e. the slowest node.
 
+A job split into partitions (Volcano SubJobs) reduces hierarchically, the way partitions are
+meant to be used: the inter-node step runs inside each partition (m_p nodes, bottleneck L_p), and
+only the shards, n/m_p per node, cross between the P partitions at the job's tier L:
+
+  inter = max_p [2(m_p-1)·α_Lp + 2(m_p-1)/m_p · n/(B_Lp·g/G)] + 2(P-1)·α_L + 2(P-1)/P · (n/m_p)/(B_L·g/G)
+
+With P = 1 this is the flat formula; at equal tiers it moves the same bytes with fewer latency
+steps, so partitions never cost more than the flat ring, and a placement that keeps each
+partition inside its own leaf pays the high tier only for the shards.
+
 Links come from the stack (``trainstack:fabric.links``, tier 0 = inside a node) or from probe
 results fitted per tier (``fit_links``): the interface is a ``{tier: Link}`` mapping.
 """
@@ -32,12 +42,22 @@ def link_for(links: Mapping[int, Link], tier: int) -> Link:
     return links[max(known)]
 
 
+def ring_seconds(link: Link, members: int, nbytes: float, share: float) -> float:
+    """A ring all-reduce of ``nbytes`` per member over ``members`` nodes at ``share`` of the link."""
+    if members <= 1:
+        return 0.0
+    return (2 * (members - 1) * link.latency_us * 1e-6
+            + 2 * (members - 1) / members * nbytes / (link.bandwidth_gbps * 1e9 * share))
+
+
 def allreduce_seconds(links: Mapping[int, Link], span_tier: int, ranks: Sequence[int],
-                      node_gpus: Sequence[int], nbytes: float) -> float:
+                      node_gpus: Sequence[int], nbytes: float,
+                      partitions: Sequence[tuple[int, int]] = ()) -> float:
     """Modeled time of one all-reduce of ``nbytes`` per rank.
 
     ``ranks[i]`` ranks run on node i, which has ``node_gpus[i]`` GPUs (0: a CPU node, full NIC
     bandwidth per rank); ``span_tier`` is the tier of the LCA of the nodes (0 for one node).
+    ``partitions``, for a job split into two or more, holds each partition's (span tier, node count).
     """
     if sum(ranks) <= 1:
         return 0.0
@@ -49,9 +69,12 @@ def allreduce_seconds(links: Mapping[int, Link], span_tier: int, ranks: Sequence
     m = len(ranks)
     if m > 1:
         share = min((r / gpus if gpus and r < gpus else 1.0) for r, gpus in zip(ranks, node_gpus))
-        link = link_for(links, span_tier)
-        seconds += 2 * (m - 1) * link.latency_us * 1e-6
-        seconds += 2 * (m - 1) / m * nbytes / (link.bandwidth_gbps * 1e9 * share)
+        if len(partitions) > 1:
+            seconds += max(ring_seconds(link_for(links, tier), count, nbytes, share) for tier, count in partitions)
+            shard = nbytes / max(min(count for _, count in partitions), 1)
+            seconds += ring_seconds(link_for(links, span_tier), len(partitions), shard, share)
+        else:
+            seconds += ring_seconds(link_for(links, span_tier), m, nbytes, share)
     return seconds
 
 

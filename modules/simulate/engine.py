@@ -74,7 +74,14 @@ def simulate(fabric: Fabric, jobs: list[Job], *, usage: Mapping[str, Mapping[str
     aware_cluster = build_cluster(fabric, resources, settings, usage)
     aware = TopologyAware(aware_cluster, settings)
     oblivious = Oblivious(build_cluster(fabric, resources, settings, usage))
-    bound = TopologyAware(build_cluster(fabric, resources, settings), settings, lower_bound=True)
+    table = dict(links or fabric.links)
+    span = Spans(fabric, aware_cluster)           # node indices are the same in the three clusters
+
+    def cost(job: Job, outcome: Outcome) -> float:
+        span.describe(job, outcome, table, gradient_bytes)
+        return outcome.allreduce_s
+
+    bound = TopologyAware(build_cluster(fabric, resources, settings), settings, lower_bound=True, cost=cost)
 
     outcomes: dict[str, list[Outcome]] = {name: [] for name in STRATEGIES}
     for job in jobs:
@@ -87,8 +94,6 @@ def simulate(fabric: Fabric, jobs: list[Job], *, usage: Mapping[str, Mapping[str
         outcomes["oblivious"].append(oblivious.place(job, prep))
         outcomes["lower-bound"].append(best)
 
-    span = Spans(fabric, aware_cluster)
-    table = dict(links or fabric.links)
     for name in STRATEGIES:
         for job, outcome in zip(jobs, outcomes[name]):
             if outcome.placed:
@@ -153,11 +158,31 @@ class Spans:
             if count:
                 ranks[node] = ranks.get(node, 0) + count
         nodes = list(ranks)
-        if len(nodes) <= 1:
-            outcome.span_tier = 0
-        else:
-            holder = self.lca(list(dict.fromkeys(self.fabric.nodes[names[n]].leaf for n in nodes)))
-            outcome.span_tier = self.fabric.switches[holder].tier if holder else c.top_tier
+        outcome.span_tier = self.span_tier(nodes) if len(nodes) > 1 else 0
         node_gpus = [c.node_gpus(n) if uses_gpus else 0 for n in nodes]
-        outcome.allreduce_s = round(allreduce_seconds(links, outcome.span_tier, [ranks[n] for n in nodes],
-                                                      node_gpus, nbytes), 9)
+        outcome.allreduce_s = round(allreduce_seconds(links, outcome.span_tier, [ranks[n] for n in nodes], node_gpus,
+                                                      nbytes, self.partitions(job, outcome, gpus, uses_gpus)), 9)
+
+    def span_tier(self, nodes: list[int]) -> int:
+        """The tier of the lowest switch above ``nodes`` (0 for one node, the top when none is)."""
+        if len(set(nodes)) <= 1:
+            return 0
+        names = self.cluster.node_names
+        holder = self.lca(list(dict.fromkeys(self.fabric.nodes[names[n]].leaf for n in nodes)))
+        return self.fabric.switches[holder].tier if holder else self.cluster.top_tier
+
+    def partitions(self, job: Job, outcome: Outcome, gpus: dict[str, int], uses_gpus: bool) -> list[tuple[int, int]]:
+        """(span tier, node count) per partition that runs ranks, when every rank sits in one: the
+        cost model reduces inside partitions first (cost.py). Otherwise none (a flat ring)."""
+        if len(job.partitions) < 2:
+            return []
+        part_of = {job.pods[i].name: k for k, part in enumerate(job.partitions) for i in part.pods}
+        members: dict[int, list[int]] = {}
+        for pod, node in outcome.pods:
+            if gpus[pod] or not uses_gpus:
+                if pod not in part_of:
+                    return []
+                members.setdefault(part_of[pod], []).append(node)
+        if len(members) < 2:
+            return []
+        return [(self.span_tier(nodes), len(set(nodes))) for _, nodes in sorted(members.items())]

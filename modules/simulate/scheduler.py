@@ -12,13 +12,14 @@
   Partitions (SubJobs) run their own gradient inside the job's HyperNode, one gang each.
 * ``Oblivious``: first-fit by node in fabric order, as a default scheduler packs, all-or-nothing.
 * ``LowerBound`` (a ``TopologyAware`` on an always-empty cluster): each job alone in the smallest
-  domain that fits it under its own constraint; jobs without one get the smallest domain anywhere.
+  domain that fits it under its own constraint (jobs without one: anywhere); of the HyperNodes at
+  that lowest tier, the one where its modeled all-reduce costs least.
 """
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Mapping
+from typing import Callable, Iterable, Iterator, Mapping
 
 from .cluster import TOP, Cluster, Need
 from .jobs import Constraint, Job, Partition, effective, tier_label
@@ -116,10 +117,9 @@ def fill(cluster: Cluster, root: int, pods: list[int], prep: Prepared, txn: list
     later in the same dry-run, because usage only grows during it.
     """
     remaining = total([prep.needs[i] for i in pods], len(cluster.resources))
-    gpus = uniform_gpus(cluster, [prep.needs[i] for i in pods])
     left = [len(pods)]
     order: list[int] = []
-    nodes = cluster.node_order(root, remaining, gpus, left)
+    nodes = cluster.node_order(root, remaining, uniform_need([prep.needs[i] for i in pods]), left)
     cursor: dict[tuple, int] = {}
     exhausted: set[tuple] = set()
     placed: dict[int, int] = {}
@@ -151,6 +151,12 @@ def fill(cluster: Cluster, root: int, pods: list[int], prep: Prepared, txn: list
     return placed
 
 
+def uniform_need(needs: list[Need]) -> Need | None:
+    """The request every pod makes, when they all make the same one."""
+    first = needs[0] if needs else None
+    return first if first and all(n == first for n in needs) else None
+
+
 def uniform_gpus(cluster: Cluster, needs: list[Need]) -> int:
     """The per-pod GPU request when every pod asks the same (0 when they differ or ask none)."""
     if cluster.gpu is None or not needs:
@@ -162,10 +168,12 @@ def uniform_gpus(cluster: Cluster, needs: list[Need]) -> int:
 class TopologyAware:
     name = "topology-aware"
 
-    def __init__(self, cluster: Cluster, settings: Settings, *, lower_bound: bool = False):
+    def __init__(self, cluster: Cluster, settings: Settings, *, lower_bound: bool = False,
+                 cost: Callable[[Job, Outcome], float] | None = None):
         self.cluster = cluster
         self.settings = settings
         self.lower_bound = lower_bound
+        self.cost = cost        # the lower bound keeps, per gradient, the placement that costs least
         self.tier_names = cluster.fabric.tier_names
 
     def constraint(self, job: Job) -> Constraint:
@@ -229,6 +237,11 @@ class TopologyAware:
         roots = [[TOP]] if cons.kind == "any" else self.gradients(TOP, cons.tier)
         txn: list = []
         for cands in roots:
+            if self.lower_bound and self.cost:
+                best = self._cheapest(cands, job, prep, cons, min_need, all_need, gang, gpus)
+                if best:
+                    return best
+                continue
             for g in self.choose(cands, min_need, all_need, gang, gpus):
                 placed = self._dry_run(g, job, prep, txn)
                 if len(placed) >= gang:
@@ -238,6 +251,28 @@ class TopologyAware:
                     return outcome
                 c.rollback(txn)
         return Outcome(job.name, "pending", self._why_pending(job, cons))
+
+    def _cheapest(self, cands: list[int], job: Job, prep: Prepared, cons: Constraint, min_need: Need,
+                  all_need: Need, gang: int, gpus: int) -> Outcome | None:
+        """The lower bound's pick in one gradient: of the HyperNodes that hold the job alone, the one
+        where it costs least (HyperNodes alike in size, shape and usage are tried once)."""
+        c = self.cluster
+        best: tuple[float, Outcome] | None = None
+        tried: set[tuple] = set()
+        txn: list = []
+        for g in self.choose(cands, min_need, all_need, gang, gpus):
+            shape = (c.state_key(g), len(c.g_children[g]), len(c.g_nodes[g]))
+            if shape in tried:
+                continue
+            tried.add(shape)
+            placed = self._dry_run(g, job, prep, txn)
+            if len(placed) >= gang:
+                outcome = self._outcome(job, g, placed, cons)
+                seconds = self.cost(job, outcome)
+                if best is None or seconds < best[0]:
+                    best = (seconds, outcome)
+            c.rollback(txn)
+        return best[1] if best else None
 
     def _dry_run(self, g: int, job: Job, prep: Prepared, txn: list) -> dict[int, int]:
         placed: dict[int, int] = {}

@@ -78,3 +78,18 @@ def test_probe_file_errors_name_the_record(tmp_path):
     path.write_text("{not json")
     with pytest.raises(ConfigError, match="expected JSON probe results"):
         load_probe(path, "probe.json")
+
+
+def test_partitions_reduce_inside_first_then_the_shards_cross():
+    links = {0: Link(370, 3.4), 1: Link(350, 14), 2: Link(100, 16)}
+    ranks, gpus = [8] * 4, [8] * 4
+    flat = allreduce_seconds(links, 2, ranks, gpus, GiB)
+    assert allreduce_seconds(links, 2, ranks, gpus, GiB, [(2, 4)]) == flat      # one partition: the flat ring
+    intra = 2 * 7 * (3.4e-6 + GiB / (8 * 370e9))
+    inside = 2 * 1 * 14e-6 + 2 * 1 / 2 * GiB / 350e9             # 2 nodes per partition, each in a leaf
+    across = 2 * 1 * 16e-6 + 2 * 1 / 2 * (GiB / 2) / 100e9       # the two partitions swap half-size shards
+    split = allreduce_seconds(links, 2, ranks, gpus, GiB, [(1, 2), (1, 2)])
+    assert split == pytest.approx(intra + inside + across)
+    assert split < flat
+    # At the same tier, partitions move the same bytes in fewer steps: never more than the flat ring.
+    assert allreduce_seconds(links, 2, ranks, gpus, GiB, [(2, 2), (2, 2)]) <= flat

@@ -319,3 +319,54 @@ def test_equal_scores_go_to_the_hypernode_already_holding_the_job():
     assert [cluster.g_name[g] for g in aware.choose(leaves, need, need, 1, 8)] == ["leaf-1", "leaf-2"]
     holding = [cluster.node_index["n005"]]                 # the job already has a pod on n005
     assert [cluster.g_name[g] for g in aware.choose(leaves, need, need, 1, 8, holding)] == ["leaf-2", "leaf-1"]
+
+
+# --- node-level room, partitions, the cheapest lower bound ---------------------------------------
+
+def big_pod(name: str, gpu: int = 4, memory_gib: int = 1500, cpu: int = 8) -> Pod:
+    return Pod(name, {"nvidia.com/gpu": Decimal(gpu), "cpu": Decimal(cpu), "memory": Decimal(memory_gib * 2**30)}, gpu)
+
+
+def test_an_unconstrained_gang_goes_to_the_leaf_whose_nodes_have_room_for_its_pods():
+    # One 1500 GiB pod per 1800 GiB node: leaf-a (5 nodes) has the free GPUs for 6 pods but the
+    # memory for 5; leaf-b (6 nodes) holds them all. Free GPUs alone would split the gang.
+    gang = Job("mem", "Job", [big_pod(f"mem-{i}") for i in range(6)], 6, None)
+    result, aware, nodes = run({"spine": {"leaf-a": 5, "leaf-b": 6}}, [gang])
+    assert aware["mem"].hypernode == "leaf-b" and len(set(nodes(aware["mem"]))) == 6
+    assert aware["mem"].allreduce_s == result.outcomes["lower-bound"][0].allreduce_s
+
+
+def test_partitions_of_small_pods_use_as_few_nodes_as_they_can():
+    # 3 pods of 60 CPUs fit a 192-CPU node. Two partitions of 4: 3 + 1, then 1 more on the node
+    # with room and 3 on a fresh one (3, 2, 3), not a sliver on a fourth node (3, 1, 3, 1).
+    pods = [Pod(f"p-{i}", {"nvidia.com/gpu": Decimal(1), "cpu": Decimal(60), "memory": Decimal(2**30)}, 1)
+            for i in range(8)]
+    parts = [Partition(f"p{k}", tuple(range(4 * k, 4 * k + 4)), Topology("hard", 1)) for k in range(2)]
+    result, aware, nodes = run({"spine": {"leaf-1": 4}}, [Job("p", "Job", pods, 8, Topology("hard", 1), parts)])
+    placed = nodes(aware["p"])
+    assert sorted(placed.count(n) for n in set(placed)) == [2, 3, 3]
+    assert aware["p"].allreduce_s <= result.outcomes["oblivious"][0].allreduce_s
+
+
+def test_partitions_kept_inside_leaves_cost_less_than_first_fit_across_them():
+    """The cost model reduces inside each partition first (cost.py): first-fit, blind to the
+    partitions, splits one across two leaves and pays the spine for the whole gradient."""
+    parts = [Partition(f"p{k}", tuple(range(3 * k, 3 * k + 3)), Topology("hard", 1)) for k in range(2)]
+    result, aware, nodes = run({"spine": {"leaf-1": 4, "leaf-2": 4, "leaf-3": 4}},
+                               [job("a", 6, Topology("hard", 2), partitions=parts)], usage=full(["n001", "n002"]))
+    oblivious = result.outcomes["oblivious"][0]
+    assert nodes(oblivious) == ["n003", "n004", "n005", "n006", "n007", "n008"]   # pods 0-2 span two leaves
+    placed = nodes(aware["a"])
+    assert len({result.fabric.nodes[n].leaf for n in placed[:3]}) == 1
+    assert len({result.fabric.nodes[n].leaf for n in placed[3:]}) == 1
+    assert aware["a"].allreduce_s < oblivious.allreduce_s
+
+
+def test_lower_bound_takes_the_cheapest_hypernode_not_the_binpack_choice():
+    # Volcano's binpack fills the small-node leaf (16 of its 16 GPUs); two 8-GPU nodes hold the
+    # same gang in half the nodes, which the lower bound finds.
+    fabric = tree(TWO_LEAVES, pools=[pool("small", gpus=4, match="n00[1-4]"), pool("big", gpus=8)])
+    result, aware, _ = run(fabric, [job("a", 8, gpu=2)])
+    bound = result.outcomes["lower-bound"][0]
+    assert aware["a"].hypernode == "leaf-1" and bound.hypernode == "leaf-2"
+    assert bound.allreduce_s < aware["a"].allreduce_s
