@@ -125,6 +125,13 @@ class Cluster:
         # after an allocation touched it: HyperNodes in the same state share eligibility and score.
         self.g_fixed = [tuple(row) for row in self.g_alloc]
         self.g_key: list[tuple | None] = [None] * count
+        # Idle nodes below each group (nothing in use): alike pods that idle nodes alone hold need
+        # no node-by-node look.
+        self.g_idle = [0] * count
+        for chain in chains.values():
+            for up in chain:
+                self.g_idle[up] += len(self.g_nodes[chain[0]])
+        self.pool_allocs = list({tuple(a) for a in self.node_alloc})
 
         self.weights = [(self.rindex[r], w) for r, w in sorted(weights.items()) if r in self.rindex and w > 0]
 
@@ -142,15 +149,19 @@ class Cluster:
         used = self.node_used[node]
         gpu = self.gpu
         before = self.node_alloc[node][gpu] - used[gpu] if gpu is not None else 0
+        was_idle = not any(used)
         for r, amount in need:
             used[r] += sign * amount
         chain = self.node_chain[node]
         keys = self.g_key
+        idle_change = (not any(used)) - was_idle
         for g in chain:
             row = self.g_used[g]
             for r, amount in need:
                 row[r] += sign * amount
             keys[g] = None
+            if idle_change:
+                self.g_idle[g] += idle_change
         if gpu is not None:
             after = self.node_alloc[node][gpu] - used[gpu]
             if after != before:
@@ -247,6 +258,10 @@ class Cluster:
         gpus = dict(need).get(self.gpu, 0) if self.gpu is not None else 0
         if gpus and self.gpu_slots(g, gpus) < pods:          # the cheap histogram bound first
             return False
+        on_idle = min((min(((a[r]) // amount for r, amount in need), default=0) for a in self.pool_allocs),
+                      default=0)
+        if self.g_idle[g] * on_idle >= pods:                 # idle nodes alone hold them: no scan
+            return True
         room = 0
         for n in self.nodes_below(g):
             room += max(self.node_slots(n, need), 0)

@@ -174,6 +174,7 @@ class TopologyAware:
         self.settings = settings
         self.lower_bound = lower_bound
         self.cost = cost        # the lower bound keeps, per gradient, the placement that costs least
+        self._distinct: dict[tuple, list[int]] = {}   # a gradient's HyperNodes, one per shape
         self.tier_names = cluster.fabric.tier_names
 
     def constraint(self, job: Job) -> Constraint:
@@ -258,13 +259,15 @@ class TopologyAware:
         where it costs least (HyperNodes alike in size, shape and usage are tried once)."""
         c = self.cluster
         best: tuple[float, Outcome] | None = None
-        tried: set[tuple] = set()
+        key = tuple(cands)
+        distinct = self._distinct.get(key)            # the bound's cluster is empty between jobs
+        if distinct is None:
+            shapes: dict[tuple, int] = {}
+            for g in cands:
+                shapes.setdefault((c.state_key(g), len(c.g_children[g]), len(c.g_nodes[g])), g)
+            distinct = self._distinct[key] = list(shapes.values())
         txn: list = []
-        for g in self.choose(cands, min_need, all_need, gang, gpus):
-            shape = (c.state_key(g), len(c.g_children[g]), len(c.g_nodes[g]))
-            if shape in tried:
-                continue
-            tried.add(shape)
+        for g in self.choose(distinct, min_need, all_need, gang, gpus):
             placed = self._dry_run(g, job, prep, txn)
             if len(placed) >= gang:
                 outcome = self._outcome(job, g, placed, cons)
