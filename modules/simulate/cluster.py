@@ -281,17 +281,39 @@ class Cluster:
         alloc, used = self.node_alloc[node], self.node_used[node]
         return all(alloc[r] - used[r] >= amount for r, amount in enumerate(remaining) if amount > 0)
 
-    def leaf_plan(self, nodes: list[int], need: Need, pods: int) -> list[int]:
-        """A leaf's nodes in the order ``pods`` alike pods should fill them: as few nodes as
-        possible, none left with a sliver of the gang's ranks (a node running 2 of its 8 GPUs
-        drives 2 of its 8 NICs and slows the whole ring).
+    def fractional(self, need: Need) -> bool:
+        """Do pods asking ``need`` share nodes (GPU pods smaller than a node), so that a node can end
+        up with a sliver of a gang's ranks?"""
+        gpus = dict(need).get(self.gpu, 0) if self.gpu is not None else 0
+        return bool(gpus) and 2 * gpus <= self.max_gpus
+
+    def sliver_floor(self, g: int, need: Need, pods: int) -> int:
+        """The largest k such that the nodes below ``g`` with room for k or more pods hold all
+        ``pods``: nodes with less room are used last, so no node gets a sliver it need not."""
+        rooms = sorted((room for n in self.nodes_below(g) if (room := self.node_slots(n, need)) > 0), reverse=True)
+        if not rooms or rooms[0] >= pods:      # one node takes them all: no sliver to avoid
+            return 1
+        total = 0
+        for room in rooms:
+            total += room
+            if total >= pods:
+                return room
+        return 1
+
+    def leaf_plan(self, nodes: list[int], need: Need, pods: int, floor: int = 1) -> tuple[list[int], list[int]]:
+        """A leaf's nodes in the order ``pods`` alike pods should fill them, and the nodes with
+        room for fewer than ``floor`` pods, set aside: as few nodes as possible, none left with a
+        sliver of the gang's ranks (a node running 2 of its 8 GPUs drives 2 of its 8 NICs and slows
+        the whole ring).
 
         The nodes with room for the most pods go first until the pods still to place fit on one
-        node; that one is the tightest such node (the fullest on ties: binpack). A node that holds
-        the whole gang is therefore the tightest one that does. The others follow, most room first.
+        node; that one is the tightest such node, set aside or not (the fullest on ties: binpack).
+        A node that holds the whole gang is therefore the tightest one that does. The others
+        follow, most room first.
         """
         room = {n: self.node_slots(n, need) for n in nodes}
-        packing = {n: self.node_packing(n) for n in nodes if room[n] > 0}
+        packing = {n: self.node_packing(n) for n in nodes if room[n] >= floor}
+        low = [n for n in nodes if 0 < room[n] < floor]
         rest = sorted(packing, key=lambda n: (-room[n], -packing[n], n))
         plan: list[int] = []
         want = pods
@@ -300,11 +322,14 @@ class Cluster:
                 want -= room[rest[0]]
                 plan.append(rest.pop(0))
                 continue
-            tightest = min((n for n in rest if room[n] >= want), key=lambda n: (room[n], -packing[n], n))
+            # The last few pods: the tightest node that takes them, a set-aside one too (a sliver
+            # is unavoidable here, and a small node loses the least by it).
+            tightest = min((n for n in rest + low if room[n] >= want),
+                           key=lambda n: (room[n], -packing.get(n, self.node_packing(n)), n))
             plan.append(tightest)
-            rest.remove(tightest)
+            (rest if tightest in packing else low).remove(tightest)
             break
-        return plan + rest + [n for n in nodes if room[n] <= 0]
+        return plan + rest + [n for n in nodes if room[n] <= 0], low
 
     def node_order(self, root: int, remaining: list[int], uniform: Need | None = None,
                    left: list[int] | None = None) -> Iterator[int]:
@@ -313,17 +338,29 @@ class Cluster:
         At each level, the children that can take everything still to place (``remaining``;
         ``left[0]`` pods asking ``uniform`` each when they are all alike), read when the level is
         reached, come first, the fullest first (binpack). Then the other HyperNodes, fullest
-        first. Inside a leaf, alike pods follow ``leaf_plan``; unlike ones take the nodes that
-        hold everything still to place first (fullest first), then the others emptiest first.
-        Ties by name, fabric order for nodes.
+        first. Inside a leaf, alike pods follow ``leaf_plan``; pods smaller than a node set aside
+        the nodes below the ``sliver_floor`` of the nearest HyperNode that holds the rest of the
+        gang, and take them only after that HyperNode's other nodes. Unlike pods take the nodes
+        that hold everything still to place first (fullest first), then the others emptiest
+        first. Ties by name, fabric order for nodes.
         """
         pods = left if left is not None else [0]
-        stack = [root]
+        fractional = uniform is not None and self.fractional(uniform)
+        floors: dict[int, int] = {}
+        set_aside: dict[int, list[int]] = {}
+        stack = [(~root, root), (root, root)]         # (group, scope); ~scope: the end of a scope
         while stack:
-            g = stack.pop()
+            g, scope = stack.pop()
+            if g < 0:
+                yield from set_aside.pop(~g, [])
+                continue
             if self.g_nodes[g]:
                 if uniform:
-                    yield from self.leaf_plan(self.g_nodes[g], uniform, pods[0])
+                    if fractional and scope not in floors:
+                        floors[scope] = self.sliver_floor(scope, uniform, pods[0])
+                    plan, low = self.leaf_plan(self.g_nodes[g], uniform, pods[0], floors.get(scope, 1))
+                    yield from plan
+                    set_aside.setdefault(scope, []).extend(low)
                     continue
                 keyed = []
                 for n in self.g_nodes[g]:
@@ -338,7 +375,12 @@ class Cluster:
                 fits = self.holds(c, remaining, uniform, pods[0])
                 keyed.append((0 if fits else 1, -self.binpack(c, rest if fits else []), self.g_name[c], c))
             keyed.sort()
-            stack.extend(c for *_, c in reversed(keyed))
+            for fits, _, _, c in reversed(keyed):
+                if fits == 0:
+                    stack.append((~c, c))
+                    stack.append((c, c))
+                else:
+                    stack.append((c, scope))
 
     # --- reporting ------------------------------------------------------------------------
     def node_gpus(self, node: int) -> int:

@@ -370,3 +370,13 @@ def test_lower_bound_takes_the_cheapest_hypernode_not_the_binpack_choice():
     bound = result.outcomes["lower-bound"][0]
     assert aware["a"].hypernode == "leaf-1" and bound.hypernode == "leaf-2"
     assert bound.allreduce_s < aware["a"].allreduce_s
+
+
+def test_a_gang_of_small_pods_leaves_a_nearly_full_node_alone_when_others_have_room():
+    # Rooms for 1-GPU pods: n001 1, n002 6, n003 8, n004 8. Twenty pods fit without n001; on it one
+    # rank would drive one of eight NICs and set the pace of the whole ring.
+    usage = {"n001": {"nvidia.com/gpu": Decimal(7)}, "n002": {"nvidia.com/gpu": Decimal(2)}}
+    result, aware, nodes = run({"spine": {"leaf-a": 2, "leaf-b": 2}}, [job("a", 20, None, gpu=1)], usage=usage)
+    placed = nodes(aware["a"])
+    assert "n001" not in placed and sorted(placed.count(n) for n in set(placed)) == [6, 6, 8]
+    assert aware["a"].allreduce_s <= result.outcomes["oblivious"][0].allreduce_s
