@@ -312,9 +312,9 @@ class Cluster:
         follow, most room first.
         """
         room = {n: self.node_slots(n, need) for n in nodes}
-        packing = {n: self.node_packing(n) for n in nodes if room[n] >= floor}
-        low = [n for n in nodes if 0 < room[n] < floor]
-        rest = sorted(packing, key=lambda n: (-room[n], -packing[n], n))
+        packing = {n: self.node_packing(n) for n in nodes if room[n] > 0}
+        low = [n for n in packing if room[n] < floor]
+        rest = sorted((n for n in packing if room[n] >= floor), key=lambda n: (-room[n], -packing[n], n))
         plan: list[int] = []
         want = pods
         while want > 0 and rest:
@@ -324,10 +324,9 @@ class Cluster:
                 continue
             # The last few pods: the tightest node that takes them, a set-aside one too (a sliver
             # is unavoidable here, and a small node loses the least by it).
-            tightest = min((n for n in rest + low if room[n] >= want),
-                           key=lambda n: (room[n], -packing.get(n, self.node_packing(n)), n))
+            tightest = min((n for n in rest + low if room[n] >= want), key=lambda n: (room[n], -packing[n], n))
             plan.append(tightest)
-            (rest if tightest in packing else low).remove(tightest)
+            (rest if room[tightest] >= floor else low).remove(tightest)
             break
         return plan + rest + [n for n in nodes if room[n] <= 0], low
 

@@ -96,7 +96,7 @@ def simulate(fabric: Fabric, jobs: list[Job], *, usage: Mapping[str, Mapping[str
 
     for name in STRATEGIES:
         for job, outcome in zip(jobs, outcomes[name]):
-            if outcome.placed:
+            if outcome.placed and outcome.allreduce_s is None:     # the lower bound's are costed already
                 span.describe(job, outcome, table, gradient_bytes)
     common = [job.name for i, job in enumerate(jobs) if all(outcomes[s][i].placed for s in STRATEGIES)]
     in_common = set(common)
@@ -158,7 +158,7 @@ class Spans:
             if count:
                 ranks[node] = ranks.get(node, 0) + count
         nodes = list(ranks)
-        outcome.span_tier = self.span_tier(nodes) if len(nodes) > 1 else 0
+        outcome.span_tier = self.span_tier(nodes)
         node_gpus = [c.node_gpus(n) if uses_gpus else 0 for n in nodes]
         outcome.allreduce_s = round(allreduce_seconds(links, outcome.span_tier, [ranks[n] for n in nodes], node_gpus,
                                                       nbytes, self.partitions(job, outcome, gpus, uses_gpus)), 9)

@@ -300,22 +300,25 @@ class TopologyAware:
         if cons.kind == "never":
             return {}
         sub_txn: list = []
-        if cons.kind == "any":
-            placed = fill(c, g, pods, prep, sub_txn)
+
+        def whole(h: int) -> dict[int, int]:
+            """The partition's pods first-fit inside ``h``: all of them, or none and nothing taken."""
+            placed = fill(c, h, pods, prep, sub_txn)
             if len(placed) == len(pods):
                 txn.extend(sub_txn)
                 return placed
             c.rollback(sub_txn)
             return {}
+
+        if cons.kind == "any":
+            return whole(g)
         needs = [prep.needs[i] for i in pods]
         need = sparse(total(needs, len(c.resources)))
         for cands in self.gradients(g, cons.tier):
             for h in self.choose(cands, need, need, len(pods), uniform_gpus(c, needs), list(near)):
-                placed = fill(c, h, pods, prep, sub_txn)
-                if len(placed) == len(pods):
-                    txn.extend(sub_txn)
+                placed = whole(h)
+                if placed:
                     return placed
-                c.rollback(sub_txn)
         return {}
 
     def _outcome(self, job: Job, g: int, placed: dict[int, int], cons: Constraint) -> Outcome:
