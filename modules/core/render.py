@@ -26,6 +26,7 @@ def render(stack: StackConfig) -> Bundle:
     items.extend(_namespaces(ctx, items))
     bundle = Bundle.build(stack.name, items, ORDER, stack.file, ctx.warnings)
     bundle.fabric = ctx.fabric
+    bundle.gitops = stack.section("gitops")
     return bundle
 
 
