@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 
-import pytest
 import yaml
 
 from modules.core.config import load_project, load_stack
