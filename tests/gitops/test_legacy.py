@@ -61,7 +61,7 @@ def test_hpa_targets_the_pytorchjob_scale_subresource_on_probe_bandwidth():
     assert metric["type"] == "External" and metric["external"]["metric"]["name"] == "fabric_busbw_gbps"
     # The upstream CRD serves the scale subresource the HPA drives (Worker replicas).
     crd_file = crds.require_crds() / "kubeflow" / "kubeflow.org_pytorchjobs.yaml"
-    crd = yaml.safe_load(crd_file.read_text())
+    crd = yaml.load(crd_file.read_text(), Loader=yaml.CSafeLoader)
     (version,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1"]
     scale = version["subresources"]["scale"]
     assert scale["specReplicasPath"] == ".spec.pytorchReplicaSpecs.Worker.replicas"
