@@ -104,6 +104,15 @@ class Cluster:
                 row = self.g_alloc[up]
                 for r, amount in enumerate(sums):
                     row[r] += amount
+        # Nodes in no HyperNode: only the cluster-top reaches them.
+        loose = [n for n, chain in enumerate(self.node_chain) if not chain]
+        for n in loose:
+            self.node_chain[n] = (TOP,)
+            row = self.g_alloc[TOP]
+            for r, amount in enumerate(self.node_alloc[n]):
+                row[r] += amount
+        self.g_parent: list[int | None] = [None] + [gid[s.parent] if s.parent in gid else TOP for s in rendered]
+        self.g_index = {name: g for g, name in enumerate(self.g_name)}
         self.candidates_at = {t: [gid[s.name] for s in rendered if s.tier == t and self.g_reach[gid[s.name]]]
                               for t in self.tiers}
         self._below: dict[int, dict[int, list[int]]] = {}
@@ -131,9 +140,17 @@ class Cluster:
         for chain in chains.values():
             for up in chain:
                 self.g_idle[up] += len(self.g_nodes[chain[0]])
+        self.g_idle[TOP] += len(loose)
+        if self.gpu is not None:
+            for n in loose:
+                self.g_hist[TOP][self.node_alloc[n][self.gpu]] += 1
         self.pool_allocs = list({tuple(a) for a in self.node_alloc})
 
         self.weights = [(self.rindex[r], w) for r, w in sorted(weights.items()) if r in self.rindex and w > 0]
+
+    def group_of(self, hypernode: str | None) -> int | None:
+        """The group of a HyperNode by its name (None when unknown or without nodes)."""
+        return self.g_index.get(hypernode) if hypernode else None
 
     # --- state ------------------------------------------------------------------------------
     def need(self, requests: Mapping[str, Decimal]) -> Need:

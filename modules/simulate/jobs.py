@@ -34,6 +34,7 @@ class Partition:
     name: str
     pods: tuple[int, ...]
     topology: Topology | None          # None: the job's own constraint
+    min_available: int | None = None   # the SubJob's gang (subGroupSize); None: every pod of it
 
 
 @dataclass
@@ -45,10 +46,18 @@ class Job:
     topology: Topology | None          # None: no networkTopology at all
     partitions: list[Partition] = field(default_factory=list)
     where: str = ""                    # where it was declared, for messages
+    running: int = 0                   # tasks already bound (a snapshot's partly running job): they
+                                       # count towards min_available
+    allocated_hypernode: str | None = None   # volcano.sh/job-allocated-hypernode of a partly running job
 
     @property
     def gpus(self) -> int:
         return sum(p.gpus for p in self.pods)
+
+    @property
+    def gang(self) -> int:
+        """Pods that must be placed at once: minAvailable less the running tasks, at least one."""
+        return max(self.min_available - self.running, 1)
 
     def gpus_for(self, count: int) -> int:
         """GPUs of the first ``count`` pods (the gang Volcano must place at once)."""

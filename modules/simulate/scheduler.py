@@ -231,11 +231,20 @@ class TopologyAware:
             return Outcome(job.name, "pending", f"{cons.note}: Pending forever")
         if prep.missing:
             return Outcome(job.name, "pending", f"no node offers {', '.join(prep.missing)}: Pending forever")
-        gang = max(job.min_available, 1)         # minAvailable 0 still needs one pod to run anything
+        gang = job.gang                          # minAvailable 0 still needs one pod to run anything
         min_need = sparse(total(prep.needs[:gang], len(c.resources)))
         all_need = sparse(total(prep.needs, len(c.resources)))
         gpus = uniform_gpus(c, prep.needs)
-        roots = [[TOP]] if cons.kind == "any" else self.gradients(TOP, cons.tier)
+        if cons.kind == "any":
+            roots = [[TOP]]
+        elif job.allocated_hypernode and not self.lower_bound and self._hard(job):
+            root = self._allocated_root(job, cons.tier)
+            if root is None:
+                return Outcome(job.name, "pending", f"{cons.note}: its running tasks' HyperNode "
+                               f"{job.allocated_hypernode} is unknown or above the allowed tier")
+            roots = self.gradients(root, cons.tier)
+        else:
+            roots = self.gradients(TOP, cons.tier)
         txn: list = []
         for cands in roots:
             if self.lower_bound and self.cost:
@@ -252,6 +261,23 @@ class TopologyAware:
                     return outcome
                 c.rollback(txn)
         return Outcome(job.name, "pending", self._why_pending(job, cons))
+
+    @staticmethod
+    def _hard(job: Job) -> bool:
+        return job.topology is not None and job.topology.mode == "hard"
+
+    def _allocated_root(self, job: Job, tier: int) -> int | None:
+        """A partly running hard job searches only below the highest ancestor of its allocated
+        HyperNode that the tier allows (Volcano's getSearchRoot)."""
+        c = self.cluster
+        g = c.group_of(job.allocated_hypernode)
+        if g is None or c.g_tier[g] > tier:
+            return None
+        while True:
+            parent = c.g_parent[g]
+            if parent is None or c.g_tier[parent] > tier:
+                return g
+            g = parent
 
     def _cheapest(self, cands: list[int], job: Job, prep: Prepared, cons: Constraint, min_need: Need,
                   all_need: Need, gang: int, gpus: int) -> Outcome | None:
@@ -304,7 +330,7 @@ class TopologyAware:
         def whole(h: int) -> dict[int, int]:
             """The partition's pods first-fit inside ``h``: all of them, or none and nothing taken."""
             placed = fill(c, h, pods, prep, sub_txn)
-            if len(placed) == len(pods):
+            if len(placed) >= (len(pods) if part.min_available is None else part.min_available):
                 txn.extend(sub_txn)
                 return placed
             c.rollback(sub_txn)
@@ -334,7 +360,7 @@ class TopologyAware:
 
     def _why_pending(self, job: Job, cons: Constraint) -> str:
         c = self.cluster
-        gang = max(job.min_available, 1)
+        gang = job.gang
         what = f"{gang} pods ({job.gpus_for(gang)} GPUs)"
         if job.partitions:
             what += f" in partitions of {len(job.partitions[0].pods)}"
@@ -380,10 +406,10 @@ class Oblivious:
             c.apply(p, need)
             txn.append((p, need))
             placed[i] = p
-        if len(placed) < max(job.min_available, 1):
+        if len(placed) < job.gang:
             c.rollback(txn)
             return Outcome(job.name, "pending", f"first-fit by node found room for {len(placed)} of the "
-                           f"{max(job.min_available, 1)} pods the gang needs")
+                           f"{job.gang} pods the gang needs")
         reason = None
         if len(placed) < len(job.pods):
             reason = (f"{len(job.pods) - len(placed)} of {len(job.pods)} pods beyond minAvailable "
