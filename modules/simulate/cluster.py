@@ -19,6 +19,7 @@ from modules.fabric.model import Fabric
 from .jobs import TOP_NAME
 
 TOP = 0
+LOOSE_NAME = "<no HyperNode>"   # the virtual leaf of nodes in no HyperNode
 Need = list[tuple[int, int]]          # sparse request vector: (resource index, amount), amounts > 0
 
 
@@ -64,6 +65,13 @@ class Cluster:
             self.g_name.append(s.hypernode or s.name)
             self.g_tier.append(s.tier)
             self.g_switch.append(s.name)
+        # Nodes in no HyperNode: a virtual leaf that only the cluster-top reaches (never a candidate).
+        loose = [i for i, name in enumerate(self.node_names) if fabric.nodes[name].leaf not in gid]
+        if loose:
+            loose_group = len(self.g_name)
+            self.g_name.append(LOOSE_NAME)
+            self.g_tier.append(self.top_tier)
+            self.g_switch.append(None)
         count = len(self.g_name)
         self.g_nodes: list[list[int]] = [[] for _ in range(count)]      # leaves: their nodes
         self.g_children: list[list[int]] = [[] for _ in range(count)]   # reachable child groups
@@ -104,14 +112,19 @@ class Cluster:
                 row = self.g_alloc[up]
                 for r, amount in enumerate(sums):
                     row[r] += amount
-        # Nodes in no HyperNode: only the cluster-top reaches them.
-        loose = [n for n, chain in enumerate(self.node_chain) if not chain]
-        for n in loose:
-            self.node_chain[n] = (TOP,)
-            row = self.g_alloc[TOP]
-            for r, amount in enumerate(self.node_alloc[n]):
-                row[r] += amount
         self.g_parent: list[int | None] = [None] + [gid[s.parent] if s.parent in gid else TOP for s in rendered]
+        if loose:
+            chain = chains[LOOSE_NAME] = (loose_group, TOP)
+            self.g_nodes[loose_group] = loose
+            self.g_reach[loose_group] = len(loose)
+            self.g_children[TOP].append(loose_group)
+            self.g_parent.append(TOP)
+            for n in loose:
+                self.node_chain[n] = chain
+                for up in chain:
+                    row = self.g_alloc[up]
+                    for r, amount in enumerate(self.node_alloc[n]):
+                        row[r] += amount
         self.g_index = {name: g for g, name in enumerate(self.g_name)}
         self.candidates_at = {t: [gid[s.name] for s in rendered if s.tier == t and self.g_reach[gid[s.name]]]
                               for t in self.tiers}
@@ -140,10 +153,6 @@ class Cluster:
         for chain in chains.values():
             for up in chain:
                 self.g_idle[up] += len(self.g_nodes[chain[0]])
-        self.g_idle[TOP] += len(loose)
-        if self.gpu is not None:
-            for n in loose:
-                self.g_hist[TOP][self.node_alloc[n][self.gpu]] += 1
         self.pool_allocs = list({tuple(a) for a in self.node_alloc})
 
         self.weights = [(self.rindex[r], w) for r, w in sorted(weights.items()) if r in self.rindex and w > 0]

@@ -35,6 +35,14 @@ class Partition:
     pods: tuple[int, ...]
     topology: Topology | None          # None: the job's own constraint
     min_available: int | None = None   # the SubJob's gang (subGroupSize); None: every pod of it
+    running: int = 0                   # its tasks already bound (a snapshot's partly running job)
+    allocated_hypernode: str | None = None   # where its running tasks are (Volcano recovers it)
+    policy: str | None = None          # the subGroupPolicy it comes from (minSubGroups counts per policy)
+
+    @property
+    def gang(self) -> int:
+        size = len(self.pods) if self.min_available is None else self.min_available
+        return max(size - self.running, 1)
 
 
 @dataclass
@@ -49,6 +57,8 @@ class Job:
     running: int = 0                   # tasks already bound (a snapshot's partly running job): they
                                        # count towards min_available
     allocated_hypernode: str | None = None   # volcano.sh/job-allocated-hypernode of a partly running job
+    min_partitions: dict[str, int] = field(default_factory=dict)   # subGroupPolicy -> minSubGroups
+    ready_partitions: dict[str, int] = field(default_factory=dict)  # ready SubJobs with no pod to place
 
     @property
     def gpus(self) -> int:

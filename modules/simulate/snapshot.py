@@ -42,7 +42,7 @@ from modules.core.errors import ConfigError, show
 from modules.core.quantity import parse_quantity
 from modules.fabric.model import Fabric, Link, Node, NodePool, Switch
 
-from .jobs import Job, Partition, Pod, Topology
+from .jobs import TOP_NAME, Job, Partition, Pod, Topology
 from .scheduler import Settings, settings_from_conf
 from .workloads import (TRAINER_GROUP, VOLCANO_GROUP, Doc, gpu_count, pod_requests, runtimes_in, topology_of,
                         train_job, volcano_job)
@@ -290,10 +290,24 @@ def _policy_topology(doc: Doc, raw: Any, path: str) -> Topology | None:
     return topology_of(doc, raw, path) if raw is not None else None
 
 
-def group_job(group: _Group, gpu_resources: set[str], selector_resources: Mapping[tuple, str]) -> Job:
+def lowest_hypernode(fabric: Fabric, nodes: list[str]) -> str | None:
+    """The lowest HyperNode holding every node (Volcano's recoverAllocatedHyperNode): the LCA of
+    their leaves, the cluster-top when they share none; None when a node is in no snapshot."""
+    if not nodes or any(n not in fabric.nodes for n in nodes):
+        return None
+    leaves = list(dict.fromkeys(fabric.nodes[n].leaf for n in nodes))
+    if None in leaves:
+        return TOP_NAME
+    holder: Switch | None = fabric.switches[leaves[0]]
+    for leaf in leaves[1:]:
+        holder = fabric.lca(holder.name, leaf) if holder else None
+    return holder.name if holder else TOP_NAME
+
+
+def group_job(group: _Group, fabric: Fabric, gpu_resources: set[str], selector_resources: Mapping[tuple, str]) -> Job:
     """One PodGroup's pending pods as a Job; its bound pods are tasks already placed."""
     doc, obj = group.doc, group.obj or {}
-    spec = obj.get("spec") or {} if doc else {}
+    spec = (obj.get("spec") or {}) if doc else {}
     label = f"{group.namespace}/{group.name}"
     pods: list[Pod] = []
     for name, _, requests, selector in group.pending:
@@ -303,32 +317,79 @@ def group_job(group: _Group, gpu_resources: set[str], selector_resources: Mappin
         pods.append(Pod(f"{group.namespace}/{name}", requests, gpu_count(requests, gpu_resources)))
     min_member = doc.integer(spec, "minMember", "spec", 0, "an integer >= 0", 1) if doc else 1
     topology = _policy_topology(doc, spec.get("networkTopology"), "spec.networkTopology") if doc else None
-    allocated = ((obj.get("metadata") or {}).get("annotations") or {}).get(ALLOCATED_ANNOTATION) or None
+
+    # SubJobs: pods (pending and bound) grouped by the policy's matchLabelKeys values; a pod
+    # matching no policy stays in the job's default SubJob.
     partitions: list[Partition] = []
+    min_partitions: dict[str, int] = {}
+    ready: dict[str, int] = {}
     policies = doc.get(spec, "subGroupPolicy", "spec", list, "a list of sub-group policies", []) if doc else []
-    assigned: set[int] = set()
+    taken_pending: set[int] = set()
+    taken_bound: set[int] = set()
+    recovered: list[str] = []           # the SubJobs' allocated HyperNodes, from their bound pods
     for p, policy in enumerate(policies):
         where = f"spec.subGroupPolicy[{p}]"
         pname = doc.get(policy, "name", where, str, "a policy name")
         keys = doc.get(policy, "matchLabelKeys", where, list, "a list of label keys", [])
         size = doc.integer(policy, "subGroupSize", where, 1, "an integer >= 1", 1)
+        min_partitions[pname] = doc.integer(policy, "minSubGroups", where, 0, "an integer >= 0", 0)
         ptopo = _policy_topology(doc, policy.get("networkTopology"), f"{where}.networkTopology")
+        if ptopo is None:
+            ptopo = topology              # a SubJob inherits the job's networkTopology
         selector = policy.get("labelSelector")
-        groups: dict[tuple, list[int]] = {}
-        for i, (_, labels, _, _) in enumerate(group.pending):
-            if i in assigned or (isinstance(selector, dict) and not selector_matches(selector, labels)):
-                continue
+
+        def key(labels: dict) -> tuple | None:
+            if isinstance(selector, dict) and not selector_matches(selector, labels):
+                return None
             values = tuple(labels.get(k) for k in keys)
-            if any(not v for v in values):
+            return None if any(not v for v in values) else values
+
+        pending: dict[tuple, list[int]] = {}
+        bound: dict[tuple, list[str]] = {}
+        for i, (_, labels, _, _) in enumerate(group.pending):
+            if i not in taken_pending and (k := key(labels)) is not None:
+                pending.setdefault(k, []).append(i)
+                taken_pending.add(i)
+        for i, (_, labels, node) in enumerate(group.bound):
+            if i not in taken_bound and (k := key(labels)) is not None:
+                bound.setdefault(k, []).append(node)
+                taken_bound.add(i)
+        for values in dict.fromkeys([*pending, *bound]):
+            on = bound.get(values, [])
+            allocated = lowest_hypernode(fabric, on) if ptopo is not None else None
+            if allocated:
+                recovered.append(allocated)
+            if values not in pending:
+                ready[pname] = ready.get(pname, 0) + (len(on) >= size)
                 continue
-            groups.setdefault(values, []).append(i)
-        for values, members in groups.items():
-            assigned.update(members)
-            partitions.append(Partition(f"{pname}-{'-'.join(values)}" if values else pname, tuple(members), ptopo,
-                                        min_available=min(size, len(members))))
-    running = len(group.bound)
+            partitions.append(Partition(f"{pname}-{'-'.join(values)}" if values else pname, tuple(pending[values]),
+                                        ptopo, min_available=size, running=len(on), allocated_hypernode=allocated,
+                                        policy=pname))
+    rest_bound = [node for i, (_, _, node) in enumerate(group.bound) if i not in taken_bound]
+    if topology is not None and rest_bound:
+        if (allocated := lowest_hypernode(fabric, rest_bound)):
+            recovered.append(allocated)
+    # The job's allocated HyperNode: recovered from its SubJobs' bound pods when it can be, else
+    # the annotation, which Volcano drops when no task runs or the HyperNode is gone.
+    annotated = ((obj.get("metadata") or {}).get("annotations") or {}).get(ALLOCATED_ANNOTATION) or None
+    allocated_job = None
+    if topology is not None:
+        if recovered:
+            allocated_job = recovered[0]
+            for other in recovered[1:]:
+                allocated_job = _lca_name(fabric, allocated_job, other)
+        elif annotated and group.bound and annotated in fabric.switches:
+            allocated_job = annotated
     return Job(label, "PodGroup", pods, min_member, topology, partitions, doc.where if doc else label,
-               running=running, allocated_hypernode=allocated)
+               running=len(group.bound), allocated_hypernode=allocated_job, min_partitions=min_partitions,
+               ready_partitions=ready)
+
+
+def _lca_name(fabric: Fabric, a: str, b: str) -> str:
+    if TOP_NAME in (a, b):
+        return TOP_NAME
+    holder = fabric.lca(a, b)
+    return holder.name if holder else TOP_NAME
 
 
 def load_snapshot(path: Path, shown: str, conf_text: str | None = None) -> Snapshot:
@@ -384,7 +445,10 @@ def snapshot_from_objects(objects: Iterable[tuple[str, dict]], shown: str, conf_
         group = groups.get((namespace, group_name)) if group_name else None
         if node:
             if node not in node_names:
-                warnings.append(f"{shown}: {doc.where}: bound to node {node!r}, which is not in the snapshot; ignored")
+                warnings.append(f"{shown}: {doc.where}: bound to node {node!r}, which is not in the snapshot; "
+                                "it holds no resources (it still counts as a running task of its PodGroup)")
+                if group is not None:
+                    group.bound.append((name, labels, node))
                 continue
             held = usage.setdefault(node, {})
             for r, amount in requests.items():
@@ -435,7 +499,7 @@ def snapshot_from_objects(objects: Iterable[tuple[str, dict]], shown: str, conf_
             if isinstance(ref, dict):
                 owned.add((str(ref.get("kind")), str(ref.get("name"))))
         if group.pending:
-            jobs.append(group_job(group, gpu_resources, selector_resources))
+            jobs.append(group_job(group, fabric, gpu_resources, selector_resources))
     runtimes = runtimes_in(o for kind in ("ClusterTrainingRuntime", "TrainingRuntime") for _, o in by_kind.get(kind, []))
     for doc, obj in by_kind.get("Job", []):
         name, _, _, _ = _meta(doc, obj)
