@@ -156,6 +156,7 @@ class Cluster:
         self.pool_allocs = list({tuple(a) for a in self.node_alloc})
 
         self.weights = [(self.rindex[r], w) for r, w in sorted(weights.items()) if r in self.rindex and w > 0]
+        self.all_weights = {self.rindex[r]: w for r, w in weights.items() if r in self.rindex and w >= 0}
 
     def group_of(self, hypernode: str | None) -> int | None:
         """The group of a HyperNode by its name (None when unknown or without nodes)."""
@@ -219,7 +220,26 @@ class Cluster:
         return sum(nodes * (free // per_pod) for free, nodes in enumerate(hist) if nodes and free >= per_pod)
 
     def binpack(self, g: int, need: Need) -> float:
-        """The plugin's HyperNode binpack score (volcano.md §4.5c): 0 if any weighted resource overflows."""
+        """The plugin's HyperNode binpack score (volcano.md §4.5c, getSubJobHyperNodeBinPackingScore):
+        over the weighted resources the pods request, the weighted mean of (used + request) /
+        allocatable; 0 if any of them overflows (a weight of 0 still checks it)."""
+        alloc, used = self.g_alloc[g], self.g_used[g]
+        total = weight_sum = 0.0
+        weight = self.all_weights
+        for r, amount in need:
+            w = weight.get(r)
+            if w is None:
+                continue
+            want = used[r] + amount
+            if want > alloc[r]:
+                return 0.0
+            total += w * want / alloc[r]
+            weight_sum += w
+        return total / weight_sum if weight_sum else 0.0
+
+    def packing(self, g: int, need: Need) -> float:
+        """How full ``g`` would be with ``need`` over every weighted resource it has (the node
+        order's own measure, requested or not): 0 if a weighted resource overflows."""
         req = dict(need)
         alloc, used = self.g_alloc[g], self.g_used[g]
         total = weight_sum = 0.0
@@ -398,7 +418,7 @@ class Cluster:
             keyed = []
             for c in self.g_children[g]:
                 fits = self.holds(c, remaining, uniform, pods[0])
-                keyed.append((0 if fits else 1, -self.binpack(c, rest if fits else []), self.g_name[c], c))
+                keyed.append((0 if fits else 1, -self.packing(c, rest if fits else []), self.g_name[c], c))
             keyed.sort()
             for fits, _, _, c in reversed(keyed):
                 if fits == 0:

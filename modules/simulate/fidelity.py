@@ -21,7 +21,8 @@ from typing import Any
 from modules.core import yamlio
 
 from .engine import build_cluster, resource_names
-from .scheduler import TopologyAware, prepare
+from .cluster import LOOSE_NAME
+from .scheduler import TopologyAware, prepare, sparse, total
 from .snapshot import snapshot_from_objects
 
 FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "simulate" / "upstream"
@@ -51,7 +52,8 @@ def load_cases(folder: Path = FIXTURES) -> list[Case]:
         data = yamlio.load_file(path, str(path))
         source = data["source"]
         for raw in data["cases"]:
-            cases.append(Case(source["test"], raw["name"], source, data["schedulerConf"], raw["objects"], raw["expect"]))
+            conf = raw.get("schedulerConf") or data["schedulerConf"]
+            cases.append(Case(source["test"], raw["name"], source, conf, raw["objects"], raw["expect"]))
     return cases
 
 
@@ -68,6 +70,8 @@ def run_case(case: Case) -> Result:
                                  f"{case.test}: {case.name}", case.conf)
     resources = resource_names(snap.fabric, snap.jobs, snap.usage)
     cluster = build_cluster(snap.fabric, resources, snap.settings, snap.usage)
+    if case.expect["check"] == "hypernode-scores":
+        return _scores(case, snap, cluster)
     aware = TopologyAware(cluster, snap.settings)
     binds: dict[str, str] = {}
     for job in snap.jobs:
@@ -88,6 +92,23 @@ def run_case(case: Case) -> Result:
         got["bindNumsInHyperNode"] = sorted(counts.values())
         ok = ok and got["bindNumsInHyperNode"] == expect["bindNumsInHyperNode"]
     return Result(case, got, ok)
+
+
+def _scores(case: Case, snap, cluster) -> Result:
+    """The plugin's HyperNodeOrderFn for one SubJob: 100 x weight x binpack score per HyperNode
+    (its task-count tie-break adds nothing: the SubJob has no task placed)."""
+    expect = case.expect
+    job_name, part_name = expect["subJob"].rsplit("/", 1)
+    job = next(j for j in snap.jobs if j.name == job_name)
+    part = next(p for p in job.partitions if p.name == part_name)
+    prep = prepare(job, cluster)
+    need = sparse(total([prep.needs[i] for i in part.pods], len(cluster.resources)))
+    scale = 100 * snap.settings.plugin_weight
+    got = {cluster.g_name[g]: round(scale * cluster.binpack(g, need), 1)
+           for g in range(len(cluster.g_name)) if cluster.g_name[g] != LOOSE_NAME}
+    tolerance = expect.get("tolerance", 0)
+    ok = set(got) == set(expect["scores"]) and all(abs(got[h] - v) <= tolerance for h, v in expect["scores"].items())
+    return Result(case, {"scores": got}, ok)
 
 
 def report(cases: list[Case] | None = None, divergent: dict | None = None) -> tuple[dict, list[Result]]:
