@@ -32,11 +32,12 @@ DIVERGENT = "divergent.yaml"
 @dataclass
 class Case:
     test: str
-    name: str
+    name: str                 # upstream's name, verbatim (upstream repeats one name in one table)
     source: dict
     conf: str
     objects: list[dict]
     expect: dict
+    index: int = 0            # position in upstream's table (upstream's "case %d")
 
 
 @dataclass
@@ -51,9 +52,9 @@ def load_cases(folder: Path = FIXTURES) -> list[Case]:
     for path in sorted(folder.glob("Test*.yaml")):
         data = yamlio.load_file(path, str(path))
         source = data["source"]
-        for raw in data["cases"]:
+        for index, raw in enumerate(data["cases"]):
             conf = raw.get("schedulerConf") or data["schedulerConf"]
-            cases.append(Case(source["test"], raw["name"], source, conf, raw["objects"], raw["expect"]))
+            cases.append(Case(source["test"], raw["name"], source, conf, raw["objects"], raw["expect"], index))
     return cases
 
 
@@ -119,7 +120,7 @@ def report(cases: list[Case] | None = None, divergent: dict | None = None) -> tu
         "cases": len(results),
         "reproduced": sum(r.reproduced for r in results),
         "case_names": [r.case.name for r in results],
-        "divergent": [{"test": r.case.test, "case": r.case.name,
+        "divergent": [{"test": r.case.test, "case": r.case.name, "index": r.case.index,
                        "expected": {k: v for k, v in r.case.expect.items() if k != "check"},
                        "got": r.got, "reason": divergent.get((r.case.test, r.case.name), "not explained")}
                       for r in results if not r.reproduced],
