@@ -79,10 +79,10 @@ def cmd_simulate(args: argparse.Namespace, project: Project) -> int:
     snapshot = snapshot_path(args, project)
     if snapshot is not None:
         return cmd_simulate_snapshot(args, snapshot)
-    if not args.workloads:
-        raise ConfigError("trainstack simulate", "--workloads", "a stack needs --workloads FILE (the jobs to place)")
     nbytes = gradient_bytes(args.gradient_size)
     stack = load_stack(project, args.stack)
+    if not args.workloads:
+        raise ConfigError("trainstack simulate", "--workloads", "a stack needs --workloads FILE (the jobs to place)")
     bundle = render(stack)
     fabric = bundle.fabric
     runtimes = runtimes_in(r.obj for r in bundle.resources)

@@ -463,7 +463,7 @@ def snapshot_from_objects(objects: Iterable[tuple[str, dict]], shown: str, conf_
                 warnings.append(f"{shown}: {doc.where}: PodGroup {namespace}/{group_name} is not in the snapshot; "
                                 "the pod is placed as a gang of one")
             lone += 1
-            group = groups[(namespace, f"<pod {name}>")] = _Group(name, namespace, None, None)
+            group = groups[(namespace, f"pod:{name}")] = _Group(f"pod:{name}", namespace, None, None)
         group.pending.append((name, labels, requests, selector))
 
     # nodeSelector labels as synthetic resources offered by the matching nodes
