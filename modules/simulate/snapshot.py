@@ -53,6 +53,7 @@ MAX_FILES = 1_000
 SUFFIXES = (".yaml", ".yml", ".json")
 
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
+VOLCANO_SCHEDULER = "volcano"         # pending pods naming another schedulerName are not Volcano's to place
 ALLOCATED_ANNOTATION = "volcano.sh/job-allocated-hypernode"
 CONF_KEY = "volcano-scheduler.conf"
 SELECTOR_PREFIX = "node-selector/"
@@ -431,7 +432,7 @@ def snapshot_from_objects(objects: Iterable[tuple[str, dict]], shown: str, conf_
         groups[(namespace, name)] = _Group(name, namespace, doc, obj)
     usage: dict[str, dict[str, Decimal]] = {}
     selectors: set[tuple[str, str]] = set()
-    lone = 0
+    other_scheduler = 0
     node_names = {(o.get("metadata") or {}).get("name") for _, o in by_kind["Node"]}
     for doc, obj in by_kind.get("Pod", []):
         name, namespace, labels, annotations = _meta(doc, obj)
@@ -440,6 +441,7 @@ def snapshot_from_objects(objects: Iterable[tuple[str, dict]], shown: str, conf_
         if phase in ("Succeeded", "Failed"):
             continue
         requests = pod_requests(doc, spec, "spec")
+        requests["pods"] = Decimal(1)          # a pod slot, against the node's allocatable pods
         node = spec.get("nodeName")
         group_name = annotations.get(GROUP_ANNOTATION)
         group = groups.get((namespace, group_name)) if group_name else None
@@ -456,15 +458,22 @@ def snapshot_from_objects(objects: Iterable[tuple[str, dict]], shown: str, conf_
             if group is not None:
                 group.bound.append((name, labels, node))
             continue
+        scheduler = spec.get("schedulerName")
+        if scheduler not in (None, VOLCANO_SCHEDULER):
+            other_scheduler += 1               # another scheduler places it
+            continue
         selector = doc.get(spec, "nodeSelector", "spec", dict, "a mapping of node labels", {})
         selectors.update((str(k), str(v)) for k, v in selector.items())
         if group is None:
             if group_name:
                 warnings.append(f"{shown}: {doc.where}: PodGroup {namespace}/{group_name} is not in the snapshot; "
                                 "the pod is placed as a gang of one")
-            lone += 1
             group = groups[(namespace, f"pod:{name}")] = _Group(f"pod:{name}", namespace, None, None)
         group.pending.append((name, labels, requests, selector))
+
+    if other_scheduler:
+        warnings.append(f"{shown}: {other_scheduler} pending pod(s) name a scheduler other than "
+                        f"{VOLCANO_SCHEDULER!r}; not placed")
 
     # nodeSelector labels as synthetic resources offered by the matching nodes
     selector_resources = {pair: f"{SELECTOR_PREFIX}{pair[0]}={pair[1]}" for pair in sorted(selectors)}

@@ -215,3 +215,14 @@ def _place(snap) -> dict[str, dict[str, str]]:
         if outcome.placed:
             out[job.name] = {p: cluster.node_names[n] for p, n in outcome.pods}
     return out
+
+
+def test_pod_slots_and_other_schedulers():
+    full = node("small", cpu=64, memory="64Gi", pods=2)
+    objects = [full, pod("a", node_name="small", cpu=1), pod("b", node_name="small", cpu=1),
+               pod("c", cpu=1), {**pod("d", cpu=1), "spec": {**pod("d", cpu=1)["spec"], "schedulerName": "default-scheduler"}}]
+    snap = snapshot_from_objects(list(enumerate(objects)), "snap")
+    assert snap.usage["small"]["pods"] == 2
+    assert [j.name for j in snap.jobs] == ["team/pod:c"]          # d belongs to another scheduler
+    assert any("other than 'volcano'" in w for w in snap.warnings)
+    assert _place(snap) == {}                                     # the node has no pod slot left
