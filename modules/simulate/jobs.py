@@ -57,6 +57,8 @@ class Job:
     running: int = 0                   # tasks already bound (a snapshot's partly running job): they
                                        # count towards min_available
     allocated_hypernode: str | None = None   # volcano.sh/job-allocated-hypernode of a partly running job
+    min_resources: Mapping[str, Decimal] | None = None   # a PodGroup's minResources (HyperNode eligibility);
+                                       # None: the first min_available pods' requests
     min_partitions: dict[str, int] = field(default_factory=dict)   # subGroupPolicy -> minSubGroups
     ready_partitions: dict[str, int] = field(default_factory=dict)  # ready SubJobs with no pod to place
 

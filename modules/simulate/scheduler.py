@@ -232,7 +232,12 @@ class TopologyAware:
         if prep.missing:
             return Outcome(job.name, "pending", f"no node offers {', '.join(prep.missing)}: Pending forever")
         gang = job.gang                          # minAvailable 0 still needs one pod to run anything
-        min_need = sparse(total(prep.needs[:gang], len(c.resources)))
+        if job.allocated_hypernode and not self.lower_bound:
+            min_need = []                        # Volcano skips the pre-filter for partly running jobs
+        elif job.min_resources is not None:      # a PodGroup's own minResources
+            min_need = c.need({r: a for r, a in job.min_resources.items() if r in c.rindex})
+        else:
+            min_need = sparse(total(prep.needs[:gang], len(c.resources)))
         all_need = sparse(total(prep.needs, len(c.resources)))
         gpus = uniform_gpus(c, prep.needs)
         if cons.kind == "any":

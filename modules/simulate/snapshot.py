@@ -381,9 +381,11 @@ def group_job(group: _Group, fabric: Fabric, gpu_resources: set[str], selector_r
                 allocated_job = _lca_name(fabric, allocated_job, other)
         elif annotated and group.bound and annotated in fabric.switches:
             allocated_job = annotated
+    min_resources = _quantities(doc, spec.get("minResources"), "spec.minResources") \
+        if doc and spec.get("minResources") is not None else None
     return Job(label, "PodGroup", pods, min_member, topology, partitions, doc.where if doc else label,
                running=len(group.bound), allocated_hypernode=allocated_job, min_partitions=min_partitions,
-               ready_partitions=ready)
+               ready_partitions=ready, min_resources=min_resources)
 
 
 def _lca_name(fabric: Fabric, a: str, b: str) -> str:

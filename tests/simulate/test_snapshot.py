@@ -226,3 +226,14 @@ def test_pod_slots_and_other_schedulers():
     assert [j.name for j in snap.jobs] == ["team/pod:c"]          # d belongs to another scheduler
     assert any("other than 'volcano'" in w for w in snap.warnings)
     assert _place(snap) == {}                                     # the node has no pod slot left
+
+
+def test_min_resources_decide_which_hypernodes_are_eligible():
+    # binpack alone prefers rack-a (a running pod holds 8 of its 16 GPUs), but the group's
+    # minResources (16 GPUs) exceed rack-a's idle 8: Volcano's pre-filter leaves rack-b only
+    group = podgroup("m", 1, {"mode": "hard", "highestTierAllowed": 1})
+    group["spec"]["minResources"] = {"nvidia.com/gpu": "16"}
+    objects = HYPERNODES + NODES + [group, pod("m-0", "m", gpu=1), pod("other", None, "gpu-a0", gpu=8)]
+    snap = snapshot_from_objects(list(enumerate(objects)), "snap")
+    assert snap.jobs[0].min_resources == {"nvidia.com/gpu": Decimal(16)}
+    assert list(_place(snap)["team/m"].values())[0].startswith("gpu-b")
