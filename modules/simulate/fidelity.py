@@ -20,8 +20,8 @@ from typing import Any
 
 from modules.core import yamlio
 
-from .engine import build_cluster, resource_names
 from .cluster import LOOSE_NAME
+from .engine import build_cluster, resource_names
 from .scheduler import TopologyAware, prepare, sparse, total
 from .snapshot import snapshot_from_objects
 

@@ -339,7 +339,7 @@ def group_job(group: _Group, fabric: Fabric, gpu_resources: set[str], selector_r
             ptopo = topology              # a SubJob inherits the job's networkTopology
         selector = policy.get("labelSelector")
 
-        def key(labels: dict) -> tuple | None:
+        def key(labels: dict, selector: Any = selector, keys: list = keys) -> tuple | None:
             if isinstance(selector, dict) and not selector_matches(selector, labels):
                 return None
             values = tuple(labels.get(k) for k in keys)

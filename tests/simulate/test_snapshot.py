@@ -13,7 +13,6 @@ from modules.simulate import snapshot as snap_mod
 from modules.simulate.snapshot import load_snapshot, snapshot_from_objects
 from tests.support.cli import run
 
-
 NAMES = {"gpu": "nvidia.com/gpu", "hca": "rdma/hca"}
 
 
@@ -236,4 +235,4 @@ def test_min_resources_decide_which_hypernodes_are_eligible():
     objects = HYPERNODES + NODES + [group, pod("m-0", "m", gpu=1), pod("other", None, "gpu-a0", gpu=8)]
     snap = snapshot_from_objects(list(enumerate(objects)), "snap")
     assert snap.jobs[0].min_resources == {"nvidia.com/gpu": Decimal(16)}
-    assert list(_place(snap)["team/m"].values())[0].startswith("gpu-b")
+    assert next(iter(_place(snap)["team/m"].values())).startswith("gpu-b")
