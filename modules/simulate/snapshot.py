@@ -23,8 +23,9 @@ can place the cluster's pending gangs without a stack.
 
 A pod's ``nodeSelector`` is held as one synthetic resource per label (``node-selector/KEY=VALUE``):
 matching nodes offer plenty of it, a selecting pod asks one unit, so every capacity question the
-simulator asks (HyperNode eligibility, node fit) respects the selector. Other scheduling
-constraints (affinity, taints) are not modelled.
+simulator asks (HyperNode eligibility, node fit) respects the selector. Taints (NoSchedule,
+NoExecute) and cordoned nodes work the same way: nodes without the taint (not cordoned) offer a
+resource that a pod not tolerating it asks for. Affinity is not modelled.
 
 Input is bounded: at most ``MAX_BYTES`` per file and in all, ``MAX_OBJECTS`` objects and
 ``MAX_FILES`` files; anything beyond is a one-line error.
@@ -58,6 +59,8 @@ ALLOCATED_ANNOTATION = "volcano.sh/job-allocated-hypernode"
 CONF_KEY = "volcano-scheduler.conf"
 SELECTOR_PREFIX = "node-selector/"
 SELECTOR_AMOUNT = Decimal(2**40)         # more than any number of pods a node runs
+TAINT_PREFIX = "node-untainted/"         # offered by nodes without the taint; asked by pods not tolerating it
+SCHEDULABLE = "node-schedulable"         # offered by nodes not cordoned (spec.unschedulable)
 GPU_SUFFIX = "/gpu"
 # Links for the cost model when the snapshot has no probe results: the fabric schema's defaults.
 DEFAULT_LINKS = {0: Link(370.0, 3.4), 1: Link(350.0, 14.0), 2: Link(350.0, 16.0), 3: Link(175.0, 18.0)}
@@ -128,6 +131,25 @@ def selector_matches(selector: Mapping, labels: Mapping) -> bool:
         if op == "DoesNotExist" and key in labels:
             return False
     return True
+
+
+def tolerates(toleration: Mapping, taint: tuple[str, str, str]) -> bool:
+    """Kubernetes' rule: the effect matches (or is empty), and Exists with no key, the same key
+    with Exists, or the same key and value with Equal (the default operator)."""
+    key, value, effect = taint
+    if toleration.get("effect") not in (None, "", effect):
+        return False
+    operator = toleration.get("operator") or "Equal"
+    if not toleration.get("key"):
+        return operator == "Exists"
+    if toleration.get("key") != key:
+        return False
+    return operator == "Exists" or str(toleration.get("value") or "") == value
+
+
+def taint_resource(taint: tuple[str, str, str]) -> str:
+    key, value, effect = taint
+    return f"{TAINT_PREFIX}{key}={value}:{effect}"
 
 
 # --- the fabric -----------------------------------------------------------------------------------
@@ -432,6 +454,19 @@ def snapshot_from_objects(objects: Iterable[tuple[str, dict]], shown: str, conf_
     for doc, obj in by_kind.get("PodGroup", []):
         name, namespace, _, _ = _meta(doc, obj)
         groups[(namespace, name)] = _Group(name, namespace, doc, obj)
+    # Taints that keep pods off (NoSchedule, NoExecute) and cordoned nodes, per node.
+    taints_of: dict[str, set[tuple[str, str, str]]] = {}
+    cordoned: set[str] = set()
+    for doc, obj in by_kind["Node"]:
+        name, _, _, _ = _meta(doc, obj)
+        nspec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+        if nspec.get("unschedulable") is True:
+            cordoned.add(name)
+        for taint in nspec.get("taints") or []:
+            if isinstance(taint, dict) and taint.get("effect") in ("NoSchedule", "NoExecute"):
+                taints_of.setdefault(name, set()).add((str(taint.get("key") or ""), str(taint.get("value") or ""),
+                                                       taint["effect"]))
+    every_taint = sorted(set().union(*taints_of.values())) if taints_of else []
     usage: dict[str, dict[str, Decimal]] = {}
     selectors: set[tuple[str, str]] = set()
     other_scheduler = 0
@@ -464,6 +499,12 @@ def snapshot_from_objects(objects: Iterable[tuple[str, dict]], shown: str, conf_
         if scheduler not in (None, VOLCANO_SCHEDULER):
             other_scheduler += 1               # another scheduler places it
             continue
+        tolerations = doc.get(spec, "tolerations", "spec", list, "a list of tolerations", [])
+        for taint in every_taint:
+            if not any(tolerates(t, taint) for t in tolerations if isinstance(t, dict)):
+                requests[taint_resource(taint)] = Decimal(1)
+        if cordoned:
+            requests[SCHEDULABLE] = Decimal(1)
         selector = doc.get(spec, "nodeSelector", "spec", dict, "a mapping of node labels", {})
         selectors.update((str(k), str(v)) for k, v in selector.items())
         if group is None:
@@ -483,9 +524,15 @@ def snapshot_from_objects(objects: Iterable[tuple[str, dict]], shown: str, conf_
     for _, obj in by_kind["Node"]:
         meta = obj.get("metadata") or {}
         labels = meta.get("labels") or {}
+        offers = extra.setdefault(meta.get("name"), {})
         for pair, resource in selector_resources.items():
             if labels.get(pair[0]) == pair[1]:
-                extra.setdefault(meta.get("name"), {})[resource] = SELECTOR_AMOUNT
+                offers[resource] = SELECTOR_AMOUNT
+        for taint in every_taint:              # a node without the taint takes pods that do not tolerate it
+            if taint not in taints_of.get(meta.get("name"), ()):
+                offers[taint_resource(taint)] = SELECTOR_AMOUNT
+        if cordoned and meta.get("name") not in cordoned:
+            offers[SCHEDULABLE] = SELECTOR_AMOUNT
     fabric = build_fabric(shown, by_kind["Node"], by_kind.get("HyperNode", []), extra)
     if not fabric.switches:
         warnings.append(f"{shown}: no HyperNode in the snapshot: every job is placed without topology")

@@ -236,3 +236,25 @@ def test_min_resources_decide_which_hypernodes_are_eligible():
     snap = snapshot_from_objects(list(enumerate(objects)), "snap")
     assert snap.jobs[0].min_resources == {"nvidia.com/gpu": Decimal(16)}
     assert next(iter(_place(snap)["team/m"].values())).startswith("gpu-b")
+
+
+def test_taints_and_cordoned_nodes_keep_pods_off():
+    tainted = node("t", cpu=8, memory="8Gi")
+    tainted["spec"] = {"taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]}
+    cordoned = node("c", cpu=8, memory="8Gi")
+    cordoned["spec"] = {"unschedulable": True}
+    free = node("f", cpu=1, memory="8Gi")
+    tolerant = pod("tol", cpu=2)
+    tolerant["spec"]["tolerations"] = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    objects = [tainted, cordoned, free, pod("plain", cpu=2), tolerant, pod("small", cpu=1)]
+    placed = _place(snapshot_from_objects(list(enumerate(objects)), "snap"))
+    assert placed == {"team/pod:tol": {"team/tol": "t"}, "team/pod:small": {"team/small": "f"}}
+
+
+@pytest.mark.parametrize("toleration, ok", [
+    ({"operator": "Exists"}, True), ({"key": "k", "operator": "Exists"}, True),
+    ({"key": "k", "value": "v"}, True), ({"key": "k", "value": "w"}, False),
+    ({"key": "k", "value": "v", "effect": "NoExecute"}, False), ({"key": "other", "operator": "Exists"}, False),
+])
+def test_toleration_rule(toleration, ok):
+    assert snap_mod.tolerates(toleration, ("k", "v", "NoSchedule")) is ok
