@@ -258,3 +258,14 @@ def test_taints_and_cordoned_nodes_keep_pods_off():
 ])
 def test_toleration_rule(toleration, ok):
     assert snap_mod.tolerates(toleration, ("k", "v", "NoSchedule")) is ok
+
+
+def test_json_snapshots_read_like_yaml(tmp_path, snapshot_dir):
+    for name in ("fabric", "pods"):
+        docs = list(yaml.safe_load_all((snapshot_dir / f"{name}.yaml").read_text()))
+        (tmp_path / f"{name}.json").write_text(json.dumps(docs[0] if len(docs) == 1 else as_list(docs)))
+    a, b = load_snapshot(snapshot_dir, "yaml"), load_snapshot(tmp_path, "json")
+    assert [j.name for j in a.jobs] == [j.name for j in b.jobs] and a.usage == b.usage
+    (tmp_path / "broken.json").write_text("{")
+    with pytest.raises(ConfigError, match="invalid JSON"):
+        load_snapshot(tmp_path, "json")
