@@ -260,7 +260,8 @@ def test_toleration_rule(toleration, ok):
     assert snap_mod.tolerates(toleration, ("k", "v", "NoSchedule")) is ok
 
 
-def test_json_snapshots_read_like_yaml(tmp_path, snapshot_dir):
+def test_json_snapshots_read_like_yaml(tmp_path_factory, snapshot_dir):
+    tmp_path = tmp_path_factory.mktemp("json")
     for name in ("fabric", "pods"):
         docs = list(yaml.safe_load_all((snapshot_dir / f"{name}.yaml").read_text()))
         (tmp_path / f"{name}.json").write_text(json.dumps(docs[0] if len(docs) == 1 else as_list(docs)))
