@@ -16,7 +16,7 @@ from .cost import fit_links, load_probe
 from .engine import simulate
 from .report import json_report, text_report
 from .scheduler import settings_from_bundle
-from .snapshot import load_snapshot, read_objects
+from .snapshot import load_snapshot
 from .workloads import load_usage, load_workloads, runtimes_in
 
 
@@ -57,8 +57,8 @@ def cmd_simulate_snapshot(args: argparse.Namespace, shown: str) -> int:
     warnings = list(snap.warnings)
     jobs = list(snap.jobs)
     if args.workloads:
-        runtimes = runtimes_in(obj for _, obj in read_objects(Path(shown), shown))
-        jobs += load_workloads(Path(args.workloads), args.workloads, snap.fabric, runtimes, "the snapshot", warnings)
+        jobs += load_workloads(Path(args.workloads), args.workloads, snap.fabric, snap.runtimes, "the snapshot",
+                               warnings)
     if not jobs:
         raise ConfigError(shown, "", "nothing to place: no pending pod, Volcano Job or TrainJob in the snapshot "
                           "(add --workloads FILE)")

@@ -39,6 +39,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+import yaml
+
 from modules.core import yamlio
 from modules.core.errors import ConfigError, show
 from modules.core.quantity import parse_quantity
@@ -74,6 +76,7 @@ class Snapshot:
     usage: dict[str, dict[str, Decimal]]            # node -> requests of the pods bound to it
     settings: Settings
     warnings: list[str] = field(default_factory=list)
+    runtimes: dict = field(default_factory=dict)     # (Cluster)TrainingRuntimes, for TrainJobs given later
 
 
 # --- reading files ----------------------------------------------------------------------------
@@ -459,6 +462,15 @@ def snapshot_from_objects(objects: Iterable[tuple[str, dict]], shown: str, conf_
 
     # Scheduler conf: the caller's text, else a ConfigMap holding volcano-scheduler.conf.
     source = "the given scheduler conf"
+    if conf_text is not None:                  # a ConfigMap (kubectl get configmap -o yaml) works too
+        try:
+            parsed = yaml.safe_load(conf_text)
+        except yaml.YAMLError:
+            parsed = None
+        if isinstance(parsed, dict) and parsed.get("kind") == "ConfigMap":
+            conf_text = (parsed.get("data") or {}).get(CONF_KEY)
+            if not isinstance(conf_text, str):
+                raise ConfigError(shown, "--scheduler-conf", f"the ConfigMap has no {CONF_KEY} key")
     if conf_text is None:
         for doc, obj in by_kind.get("ConfigMap", []):
             data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
@@ -591,4 +603,4 @@ def snapshot_from_objects(objects: Iterable[tuple[str, dict]], shown: str, conf_
         if job.name in seen:
             raise ConfigError(shown, job.where, f"job {job.name!r} appears twice")
         seen.add(job.name)
-    return Snapshot(fabric, jobs, usage, settings, warnings)
+    return Snapshot(fabric, jobs, usage, settings, warnings, runtimes)

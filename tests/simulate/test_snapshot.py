@@ -270,3 +270,25 @@ def test_json_snapshots_read_like_yaml(tmp_path_factory, snapshot_dir):
     (tmp_path / "broken.json").write_text("{")
     with pytest.raises(ConfigError, match="invalid JSON"):
         load_snapshot(tmp_path, "json")
+
+
+def test_scheduler_conf_file_or_configmap_and_extra_workloads(snapshot_dir, tmp_path_factory):
+    extra = tmp_path_factory.mktemp("extra")
+    conf = {"actions": "allocate", "tiers": [{"plugins": [{"name": "gang"}]}]}      # no network-topology-aware
+    (extra / "conf").write_text(yaml.safe_dump(conf))
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "volcano-scheduler-configmap"},
+          "data": {"volcano-scheduler.conf": yaml.safe_dump(conf)}}
+    (extra / "cm.yaml").write_text(yaml.safe_dump(cm))
+    job = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "later"},
+           "spec": {"tasks": [{"name": "w", "replicas": 1, "template": {"spec": {"containers": [
+               {"name": "c", "resources": {"requests": {"nvidia.com/gpu": 8}}}]}}}]}}
+    (extra / "jobs.yaml").write_text(yaml.safe_dump(job))
+    for conf_file in ("conf", "cm.yaml"):
+        res = run("simulate", str(snapshot_dir), "--scheduler-conf", str(extra / conf_file),
+                  "--workloads", str(extra / "jobs.yaml"), "--format", "json")
+        assert res.code == 0, res.err
+        jobs = json.loads(res.out)["strategies"]["topology-aware"]["jobs"]
+        assert [j["name"] for j in jobs] == ["team/train", "later"] and all(j["status"] == "placed" for j in jobs)
+    text = run("simulate", str(snapshot_dir), "--scheduler-conf", str(extra / "conf"))
+    assert "lacks network-topology-aware" in text.out
+    assert run("simulate", str(snapshot_dir), "--usage", str(extra / "conf")).code == 2
