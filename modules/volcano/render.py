@@ -127,19 +127,42 @@ def _sorted(resources: dict) -> dict:
     return {name: resources[name] for name in sorted(resources)}
 
 
+def _check_shares(ctx: RenderContext, path: str, q: dict) -> None:
+    """Volcano's queue admission (queues-validating.yaml, per resource): guarantee <= deserved,
+    every guaranteed resource listed in deserved, deserved <= capability; guarantee <= capability."""
+    guarantee, deserved, capability = q["guarantee"], q["deserved"], q["capability"]
+    for resource, amount in guarantee.items():
+        cap = capability.get(resource)
+        if cap is not None and parse_quantity(amount) > parse_quantity(cap):
+            raise ctx.error(f"{path}.guarantee.{resource}", f"the guarantee ({amount}) exceeds the "
+                            f"queue's capability ({cap})")
+        share = deserved.get(resource)
+        if share is None:
+            raise ctx.error(f"{path}.deserved", f"expected deserved.{resource} >= the guarantee ({amount}): "
+                            "Volcano rejects a Queue whose guarantee lists a resource that deserved does not "
+                            f"(\"must be >= guarantee\"), so `pulumi up` fails. Set deserved.{resource}, "
+                            f"between {amount} and the capability")
+        if parse_quantity(share) < parse_quantity(amount):
+            raise ctx.error(f"{path}.deserved.{resource}", f"expected at least the guarantee ({amount}), got "
+                            f"{share}: Volcano rejects the Queue (\"must be >= guarantee\")")
+    for resource, share in deserved.items():
+        cap = capability.get(resource)
+        if cap is not None and parse_quantity(share) > parse_quantity(cap):
+            raise ctx.error(f"{path}.deserved.{resource}", f"expected at most the capability ({cap}), got "
+                            f"{share}: Volcano rejects the Queue (\"must be <= capability\")")
+
+
 def queue(ctx: RenderContext, i: int, q: dict) -> Resource:
     path = f"volcano.queues[{i}]"
     if q["name"] in RESERVED_QUEUES:
         raise ctx.error(f"{path}.name", f"queue {q['name']!r} is created by Volcano itself; "
                         "give the tenant's queue another name")
-    for resource, amount in q["guarantee"].items():
-        cap = q["capability"].get(resource)
-        if cap is not None and parse_quantity(amount) > parse_quantity(cap):
-            raise ctx.error(f"{path}.guarantee.{resource}", f"the guarantee ({amount}) exceeds the "
-                            f"queue's capability ({cap})")
+    _check_shares(ctx, path, q)
     spec: dict = {"weight": q["weight"], "reclaimable": q["reclaimable"]}
     if q["capability"]:
         spec["capability"] = _sorted(q["capability"])
+    if q["deserved"]:
+        spec["deserved"] = _sorted(q["deserved"])
     if q["guarantee"]:
         spec["guarantee"] = {"resource": _sorted(q["guarantee"])}
     if q["priority"]:
@@ -193,6 +216,12 @@ def render(ctx: RenderContext) -> list[Resource | ChartRelease]:
     _unique(ctx, "volcano.queues", queue_names(ctx))
     _unique(ctx, "volcano.priorityClasses", priority_class_names(ctx))
     _check_guarantees(ctx, cfg["queues"])
+    if scheduler_conf.share_plugin(cfg) == "capacity":
+        for q in cfg["queues"]:
+            if not q["deserved"]:
+                ctx.warn(f"{ctx.stack.file}: trainstack:volcano.queues: queue {q['name']!r} has no deserved; "
+                         "the capacity plugin (chosen for gang eviction or queue shares) then lets other "
+                         "queues reclaim everything it runs")
     release = ChartRelease(module=MODULE, name=cfg["releaseName"], chart=CHART, repository=REPOSITORY,
                            version=version, namespace=cfg["namespace"], values=values(ctx, version),
                            serves=SERVES)
