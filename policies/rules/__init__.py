@@ -6,7 +6,7 @@ from . import autoscaling, hypernodes, nccl, references, requests, scheduler, se
 
 ORDER = (
     "requests-required", "topology-tier-exists", "topology-satisfiable", "scheduler-plugin-enabled",
-    "scheduler-args-typed", "topology-source-exclusive", "hypernode-tree-valid", "nccl-env-valid",
+    "scheduler-args-typed", "topology-source-exclusive", "hypernode-tree-valid", "nccl-env-valid", "nccl-ifname-pod-network",
     "scheduler-name-volcano", "shared-claims-rwx-retained", "hpa-target-scalable", "image-pinned",
     "host-network-opt-in", "no-secrets-in-configmaps", "rbac-no-wildcards", "configmap-refs-exist",
     "nccl-debug-production", "nccl-algo-override",
