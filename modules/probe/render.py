@@ -333,10 +333,13 @@ def render(ctx: RenderContext) -> list[Resource]:
             data[f"probe-{plan.tier.slug}.json"] = json.dumps(job, indent=1, sort_keys=True) + "\n"
         out += launcher_objects(ctx, namespace, [f"probe-{p.tier.slug}.json" for p in tier_plans])
     else:
+        # A stack-declared queue must be Open before Volcano admits the Job ("default" is Volcano's own).
+        declared = {q["name"] for q in ctx.stack.values.get("volcano", {}).get("queues") or []}
+        queue = (f"Queue/{cfg['queue']}",) if cfg["queue"] in declared else ()
         for plan in tier_plans:
             name = f"fabric-probe-{plan.tier.slug}"
             out.append(Resource(MODULE, volcano_job(ctx, plan, pool, name, name, scheduled=False),
-                                depends_on=(f"ConfigMap/{namespace}/{CONFIGMAP}", nccl_cm)))
+                                depends_on=(f"ConfigMap/{namespace}/{CONFIGMAP}", nccl_cm, *queue)))
     configmap = {"apiVersion": "v1", "kind": "ConfigMap",
                  "metadata": ctx.metadata(MODULE, CONFIGMAP, namespace), "data": dict(sorted(data.items()))}
     return [Resource(MODULE, configmap)] + out

@@ -18,6 +18,13 @@ QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
 SERVES = ("batch.volcano.sh", "bus.volcano.sh", "config.volcano.sh", "flow.volcano.sh",
           "nodeinfo.volcano.sh", "scheduling.volcano.sh", "shard.volcano.sh", "topology.volcano.sh")
 RESERVED_QUEUES = ("default", "root")   # created by the Volcano controller itself
+# Volcano's job and podgroup admission require the Queue's status.state == Open, which the controller
+# sets after the Queue is created: Pulumi waits for it (pulumi-kubernetes' waitFor), and GitOps tools
+# apply Queues in an earlier sync wave than the objects that use them (see after_queues).
+WAIT_FOR_ANNOTATION = "pulumi.com/waitFor"
+QUEUE_OPEN = "jsonpath={.status.state}=Open"
+SYNC_WAVE_ANNOTATION = "argocd.argoproj.io/sync-wave"
+QUEUE_WAVE, QUEUE_USER_WAVE = "1", "2"
 MINIMUM_VERSION = (1, 14, 0)   # tierName, highestTierName, partitionPolicy, hypernode.binpack.*
 # Volcano releases trainstack knows (tags of volcano-sh/volcano; see README "Version"). Other
 # versions render with a warning: check they are published before `pulumi up`.
@@ -36,6 +43,18 @@ def queue_names(ctx: RenderContext) -> list[str]:
 
 def queue_ref(name: str) -> str:
     return f"Queue/{name}"
+
+
+def after_queues(items: list) -> None:
+    """Objects that depend on a Queue go in the sync wave after the Queues (Argo CD waits for each
+    wave before applying the next; the Bundle's depends_on orders Pulumi and `releases.yaml`)."""
+    for item in items:
+        depends = getattr(item, "depends_on", ())
+        obj = getattr(item, "obj", None)
+        if obj is None or obj.get("kind") == "Queue" or not any(d.startswith("Queue/") for d in depends):
+            continue
+        meta = obj["metadata"]
+        meta["annotations"] = {**meta.get("annotations", {}), SYNC_WAVE_ANNOTATION: QUEUE_USER_WAVE}
 
 
 def resolve_queue(ctx: RenderContext, path: str, name: str) -> str:
@@ -167,7 +186,8 @@ def queue(ctx: RenderContext, i: int, q: dict) -> Resource:
         spec["guarantee"] = {"resource": _sorted(q["guarantee"])}
     if q["priority"]:
         spec["priority"] = q["priority"]
-    meta = ctx.metadata(MODULE, q["name"], labels={"trainstack.io/tenant": q["name"]})
+    meta = ctx.metadata(MODULE, q["name"], labels={"trainstack.io/tenant": q["name"]},
+                        annotations={WAIT_FOR_ANNOTATION: QUEUE_OPEN, SYNC_WAVE_ANNOTATION: QUEUE_WAVE})
     return Resource(module=MODULE, obj={"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
                                         "metadata": meta, "spec": spec})
 

@@ -186,3 +186,43 @@ def test_prod_queues_pass_volcano_queue_admission_in_deploy():
     conf = yaml.safe_load(values["custom"]["scheduler_config_override"])
     names = {p["name"] for tier in conf["tiers"] for p in tier["plugins"]}
     assert "gangreclaim" in conf["actions"] and "capacity" in names and "proportion" not in names
+
+
+def _queue_of(obj: dict) -> str | None:
+    """The Volcano queue an object's pods or gang are admitted into, if it names one."""
+    spec = obj.get("spec", {})
+    if obj["kind"] in ("Job", "PodGroup") and obj["apiVersion"].split("/")[0] in ("batch.volcano.sh",
+                                                                                  "scheduling.volcano.sh"):
+        return spec.get("queue") or "default"
+    for meta in (obj["metadata"], spec.get("template", {}).get("metadata", {})):
+        name = (meta.get("annotations") or {}).get("scheduling.volcano.sh/queue-name")
+        if name:
+            return name
+    return None
+
+
+@pytest.mark.parametrize("name", STACKS)
+def test_queue_users_wait_for_their_open_queue(name):
+    """Volcano admits Jobs and PodGroups only into an Open Queue, and the controller opens it after
+    creation: Pulumi waits for status.state=Open, queue users depend on their Queue, and GitOps
+    tools apply them one sync wave later."""
+    bundle = shipped_bundle(name)
+    queues = {r.key: r for r in bundle.resources if r.kind == "Queue"}
+    for q in queues.values():
+        notes = q.obj["metadata"]["annotations"]
+        assert notes["pulumi.com/waitFor"] == "jsonpath={.status.state}=Open"
+        assert notes["argocd.argoproj.io/sync-wave"] == "1"
+    users = [r for r in bundle.resources if r.kind != "Queue" and f"Queue/{_queue_of(r.obj)}" in queues]
+    assert users   # (Volcano creates the `default` queue itself: nothing in the bundle to wait for)
+    for r in users:
+        assert f"Queue/{_queue_of(r.obj)}" in r.depends_on, r.key
+        assert int(r.obj["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"]) > 1, r.key
+
+
+def test_prod_queues_carry_their_readiness_wait_in_deploy():
+    from tests.support.cli import ROOT
+    folder = ROOT / "deploy" / "prod"
+    queues = [yaml.safe_load(p.read_text()) for p in sorted((folder / "volcano").glob("queue.*.yaml"))]
+    assert {q["metadata"]["annotations"]["pulumi.com/waitFor"] for q in queues} == {"jsonpath={.status.state}=Open"}
+    job = yaml.safe_load((folder / "workloads" / "job.training.fabric-burnin.yaml").read_text())
+    assert job["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"] == "2"
