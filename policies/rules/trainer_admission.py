@@ -371,3 +371,56 @@ RULES = (
                 "description": "PriorityClasses the cluster has besides the checked objects' own."}},
         config_defaults={"clusterObjectsKnown": False, "priorityClasses": []}),
 )
+
+
+# The section docs/policies.md carries about this rule (policies/docs.py appends it; a test keeps
+# the lists in step with tests/policies/upstream/trainer/).
+DOCS = """\
+## Trainer's Go-only admission checks (`trainer-admission`)
+
+Kubeflow Trainer v2.3.0 validates TrainJobs and (Cluster)TrainingRuntimes in its webhook code, which no
+ValidatingAdmissionPolicy or CRD `x-kubernetes-validations` rule carries. `trainer-admission` is our own
+implementation of that logic (`policies/rules/trainer_admission.py`), applied to every TrainJob and
+(Cluster)TrainingRuntime of the stack and of `--manifests`, a TrainJob against the runtime its
+`runtimeRef` names when that runtime is among the checked objects (otherwise a note; with the setting
+`clusterObjectsKnown` the missing runtime is rejected as the webhook would). PriorityClasses are judged
+only when the checked objects hold some (the stack's `trainstack:volcano.priorityClasses`) or the
+setting `priorityClasses` lists the cluster's.
+
+| upstream source (tag v2.3.0) | what we check |
+|---|---|
+| `pkg/webhooks/trainingruntime_webhook.go`, `clustertrainingruntime_webhook.go` (`validateReplicatedJobs`) | jobs labelled `trainer.kubeflow.org/trainjob-ancestor-step` trainer / model-initializer / dataset-initializer have `replicas: 1` and the container `node` / `model-initializer` / `dataset-initializer` |
+| `pkg/webhooks/trainjob_webhook.go` | `runtimeRef` names a TrainingRuntime or ClusterTrainingRuntime of `trainer.kubeflow.org` that exists |
+| `pkg/runtime/framework/plugins/torch` (`Validate`, `validateTorchTune`) | no torchrun-reserved env (`PET_*`) in `spec.trainer.env`; `envInjection` targets exist; TorchTune (`command: [tune, run]`): supported model, single node except Llama 3.3 70B, QLoRA limits, no LoRA across nodes, no runtime-managed config in `args` |
+| `pkg/runtime/framework/plugins/volcano` (`Validate`) | the queue annotation is not empty; the pods' PriorityClass exists |
+| `pkg/runtime/framework/plugins/jobset` (`Validate`) | initializer jobs, containers and `initializer` volume mounts for `spec.initializer`; `runtimePatches` managers are domain-prefixed paths and name existing jobs and containers, without env for node/initializer containers |
+
+**Measured against upstream.** The inputs and expected outcomes of upstream's test tables are our
+fixtures in `tests/policies/upstream/trainer/` (one file per upstream test function, upstream's case
+names verbatim, with repository, tag, path and function), and `tests/policies/test_upstream_trainer.py`
+requires upstream's outcome for every ported case: accepted, or rejected on upstream's field with
+upstream's message. Ported: `TestValidateReplicatedJobs` (4 cases), `TestClusterTrainingRuntimeValidateCreate` (2),
+`TestValidateCreate` of the TrainJob webhook (3), `TestTorchValidate` (15), the Volcano plugin's `TestValidate` (5)
+and the JobSet plugin's `TestValidate` (17): 46 cases, 24 of them rejected.
+
+**Not ported, and why.**
+- JobSet plugin `TestValidate`, 9 update cases (UPDATE only: they compare the old and new TrainJob,
+  `spec.suspend` and the live JobSet's status; trainstack judges objects as they are created):
+  "allow updates to trainJob with no changes to runtimePatches",
+  "forbid changes to runtimePatches when trainJob is not suspended",
+  "allow changes to runtimePatches when trainJob is suspended and jobSet does not exist",
+  "allow atomic update: modify runtimePatches and unsuspend trainJob in a single request",
+  "allow atomic update: modify runtimePatches and suspend trainJob in a single request",
+  "allow changes to runtimePatches when trainJob is suspended and jobSet exists but is inactive",
+  "forbid changes to runtimePatches when trainJob is suspended but jobSet has an active replicatedJob",
+  "forbid atomic update: suspending trainJob with runtimePatches change is rejected when jobSet has an active replicatedJob",
+  "forbid changes to runtimePatches when trainJob is suspended but has multiple active replicatedJobs".
+- Deprecation *warnings* (`support=deprecated`, "deprecated runtime referenced"): only the outcome
+  (admitted) is checked; warnings never reject an object.
+- The MPI, JAX, XGBoost and Flux plugins' `Validate` (and their test tables): trainstack renders only
+  torch runtimes and does not model those ML policies; a TrainJob on such a runtime gets the Torch-
+  independent checks (JobSet, Volcano) only.
+- Upstream's JobSet plugin checks `runtimePatches` against the runtime's template as written (as its
+  tests do); the live webhook merges the patches first, so a patch that adds a new container may be
+  admitted there while trainstack reports it (such a container has no image and fails later anyway).
+"""

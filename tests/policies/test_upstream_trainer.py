@@ -93,3 +93,16 @@ def test_shipped_runtimes_and_trainjobs_pass():
         ctx = CheckContext(manifests=objects, config={"clusterObjectsKnown": True, "priorityClasses": []})
         for obj in judged:
             assert not list(RULE.check(obj, ctx)), obj["metadata"]["name"]
+
+
+def test_docs_list_what_is_ported_and_what_is_not():
+    from policies.rules.trainer_admission import DOCS
+    flat = " ".join(DOCS.split())
+    total = sum(len(doc["cases"]) for _, doc in FILES)
+    rejected = sum(c["expect"] == "rejected" for _, doc in FILES for c in doc["cases"])
+    assert f"{total} cases, {rejected} of them rejected" in flat
+    for _, doc in FILES:
+        assert f"`{doc['provenance']['test']}`" in flat and f"({len(doc['cases'])})" in flat or \
+            f"({len(doc['cases'])} cases)" in flat
+        for skipped in doc["not_ported"]:
+            assert f'"{skipped["case"]}"' in flat
