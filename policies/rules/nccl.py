@@ -102,7 +102,7 @@ def _container_ifnames(container: dict, cpath: str, namespace: str | None,
         for home, value in configmaps.get(str(name), ()):
             if namespace is None or home in (None, namespace):
                 found = (f"{cpath}.envFrom[{i}].configMapRef.name", value,
-                         f"ConfigMap {home + '/' if home else ''}{name}")
+                         f"ConfigMap {str(home) + '/' if home else ''}{name}")
                 break
     if found:
         yield found

@@ -59,7 +59,7 @@ def _share_problems(conf: dict, shared_queues: list[dict]) -> Iterator[tuple[str
     """``(path inside the conf, why)`` where the queue-share plugin does not match what the
     configuration asks of it: capacity and proportion are mutually exclusive, gang eviction honours
     guarantee/deserved only through capacity, and proportion ignores a Queue's deserved."""
-    names = {plugin.get("name"): at for at, plugin in conf_plugins(conf)}
+    names = {str(plugin.get("name")): at for at, plugin in conf_plugins(conf)}
     actions = conf.get("actions")
     listed = [a.strip() for a in actions.split(",")] if isinstance(actions, str) else []
     eviction = [a for a in listed if a in GANG_EVICTION]

@@ -65,7 +65,7 @@ def runtime_problems(runtime: dict) -> list[Problem]:
     for i, rj in enumerate(_jobs(runtime)):
         job_labels = as_dict(as_dict(as_dict(rj.get("template")).get("metadata")).get("labels"))
         ancestor = job_labels.get(ANCESTOR_LABEL)
-        if ancestor not in REQUIRED_CONTAINER:
+        if not isinstance(ancestor, str) or ancestor not in REQUIRED_CONTAINER:
             continue
         base = f"spec.template.spec.replicatedJobs[{i}]"
         replicas = as_int(rj.get("replicas", 1))   # the JobSet CRD defaults replicas to 1
@@ -92,7 +92,7 @@ def _torch_problems(job: dict, runtime: dict) -> list[Problem]:
         if rj is not None:
             present = set(_names(_pod_spec(rj).get("containers"))) | set(_names(_pod_spec(rj).get("initContainers")))
         for name in as_list(target.get("containerNames")):
-            if name not in present:
+            if str(name) not in present:
                 out.append(("spec.runtimeRef", f"envInjection target podSet {_q(target.get('jobName'))} container "
                                                f"{_q(name)} not found in runtime template"))
     trainer = as_dict(as_dict(job.get("spec")).get("trainer"))
@@ -217,6 +217,7 @@ def _volcano_problems(job: dict, runtime: dict, priority_classes: set[str] | Non
         name = patched.get(str(rj.get("name")), _pod_spec(rj).get("priorityClassName"))
         if not name:
             continue
+        name = str(name)
         if name in BUILTIN_PRIORITY_CLASSES:
             break   # upstream stops looking at the first built-in class
         if priority_classes is not None and name not in priority_classes:
@@ -272,11 +273,11 @@ def _jobset_problems(job: dict, runtime: dict) -> list[Problem]:
                 continue
             pod = _pod_spec(rj)
             for c in map(as_dict, as_list(pod.get("initContainers"))):
-                if c.get("name") not in containers[name]:
+                if str(c.get("name")) not in containers[name]:
                     out.append(("spec.runtimePatches",
                                 f"must not have initContainer that doesn't exist in the runtime job {name}"))
             for c in map(as_dict, as_list(pod.get("containers"))):
-                if c.get("name") not in containers[name]:
+                if str(c.get("name")) not in containers[name]:
                     out.append(("spec.runtimePatches",
                                 f"must not have container that doesn't exist in the runtime job {name}"))
                 elif as_list(c.get("env")) and c.get("name") in (DATASET, MODEL, NODE):
