@@ -24,7 +24,7 @@ RESERVED_QUEUES = ("default", "root")   # created by the Volcano controller itse
 WAIT_FOR_ANNOTATION = "pulumi.com/waitFor"
 QUEUE_OPEN = "jsonpath={.status.state}=Open"
 SYNC_WAVE_ANNOTATION = "argocd.argoproj.io/sync-wave"
-QUEUE_WAVE, QUEUE_USER_WAVE = "1", "2"
+QUEUE_WAVE = "1"   # their users: one wave later per step of depends_on (after_queues)
 MINIMUM_VERSION = (1, 14, 0)   # tierName, highestTierName, partitionPolicy, hypernode.binpack.*
 # Volcano releases trainstack knows (tags of volcano-sh/volcano; see README "Version"). Other
 # versions render with a warning: check they are published before `pulumi up`.
@@ -46,15 +46,28 @@ def queue_ref(name: str) -> str:
 
 
 def after_queues(items: list) -> None:
-    """Objects that depend on a Queue go in the sync wave after the Queues (Argo CD waits for each
-    wave before applying the next; the Bundle's depends_on orders Pulumi and `releases.yaml`)."""
-    for item in items:
-        depends = getattr(item, "depends_on", ())
-        obj = getattr(item, "obj", None)
-        if obj is None or obj.get("kind") == "Queue" or not any(d.startswith("Queue/") for d in depends):
-            continue
-        meta = obj["metadata"]
-        meta["annotations"] = {**meta.get("annotations", {}), SYNC_WAVE_ANNOTATION: QUEUE_USER_WAVE}
+    """Objects that depend on a Queue, directly or through another such object, go in a sync wave
+    after it: Queues in wave 1, their users in 2, what needs those users (a TrainJob its runtime, a
+    Deployment its PodGroup) in 3. Argo CD applies a wave only once the previous one is healthy;
+    the Bundle's depends_on orders Pulumi and `releases.yaml`."""
+    by_key = {item.key: item for item in items if getattr(item, "obj", None) is not None}
+    waves: dict[str, int] = {}
+
+    def wave(key: str, seen: frozenset = frozenset()) -> int:
+        if key not in waves:
+            item = by_key.get(key)
+            if item is None or key in seen:
+                return 0
+            if item.obj.get("kind") == "Queue":
+                return int(QUEUE_WAVE)
+            below = [wave(d, seen | {key}) for d in item.depends_on]
+            waves[key] = max(below, default=0) + 1 if any(below) else 0
+        return waves[key]
+
+    for key, item in by_key.items():
+        if item.obj.get("kind") != "Queue" and wave(key):
+            meta = item.obj["metadata"]
+            meta["annotations"] = {**meta.get("annotations", {}), SYNC_WAVE_ANNOTATION: str(wave(key))}
 
 
 def resolve_queue(ctx: RenderContext, path: str, name: str) -> str:

@@ -217,6 +217,13 @@ def test_queue_users_wait_for_their_open_queue(name):
     for r in users:
         assert f"Queue/{_queue_of(r.obj)}" in r.depends_on, r.key
         assert int(r.obj["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"]) > 1, r.key
+    # Waves follow depends_on: whatever an object needs is in an earlier wave (a TrainJob after its runtime).
+    wave = {r.key: int(r.obj["metadata"].get("annotations", {}).get("argocd.argoproj.io/sync-wave", 0))
+            for r in bundle.resources}
+    for r in bundle.resources:
+        for needed in r.depends_on:
+            if wave.get(needed):
+                assert wave[r.key] > wave[needed], (r.key, needed)
 
 
 def test_prod_queues_carry_their_readiness_wait_in_deploy():

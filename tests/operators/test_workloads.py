@@ -75,7 +75,7 @@ def test_tier_name_on_a_deployment_renders_its_podgroup():
     annotations = dep["spec"]["template"]["metadata"]["annotations"]
     assert annotations["scheduling.k8s.io/group-name"] == "eval-servers"
     assert "volcano.sh/network-topology-mode" not in annotations          # the PodGroup carries it
-    assert dep["metadata"]["annotations"] == {"argocd.argoproj.io/sync-wave": "2"}   # no owner gang: its PodGroup
+    assert dep["metadata"]["annotations"] == {"argocd.argoproj.io/sync-wave": "3"}   # after its PodGroup (2)
     assert group["metadata"]["namespace"] == dep["metadata"]["namespace"] == "research"
     assert group["spec"]["minMember"] == dep["spec"]["replicas"] == 4
     assert group["spec"]["networkTopology"] == {"mode": "hard", "highestTierName": "leaf"}
