@@ -64,14 +64,14 @@ def host_socket_ifname(ctx: RenderContext) -> str:
 
 def _check_ifnames(ctx: RenderContext) -> None:
     cfg = ctx.section(MODULE)
+    for path in ("socketIfname", "hostSocketIfname"):   # NCCL's syntax first
+        for _, problem in variables.problems({"NCCL_SOCKET_IFNAME": cfg[path]} if cfg[path] else {}):
+            raise ctx.error(f"nccl.{path}", problem, rule="nccl-env-valid")
     problem = variables.pod_ifname_problem(cfg["socketIfname"]) if cfg["socketIfname"] else None
     if problem:   # the ConfigMaps serve every pod of the namespace, most of them not host-network
         raise ctx.error("nccl.socketIfname", f"{problem}. Use a name the pods have (=eth0, eth) or an exclusion "
                         "(^lo,docker), and put host names in nccl.hostSocketIfname for host-network runtimes",
                         rule="nccl-ifname-pod-network")
-    host = cfg["hostSocketIfname"]
-    for name, problem in variables.problems({"NCCL_SOCKET_IFNAME": host} if host else {}):
-        raise ctx.error("nccl.hostSocketIfname", problem, rule="nccl-env-valid")
 
 
 def _check(ctx: RenderContext, env: dict[str, str]) -> None:
