@@ -24,6 +24,9 @@ def render(stack: StackConfig) -> Bundle:
         module = importlib.import_module(f"modules.{name}.render")
         items.extend(module.render(ctx))
     items.extend(_namespaces(ctx, items))
+    from modules.volcano.render import after_queues
+
+    after_queues(items)   # Jobs and PodGroups are admitted only once their Queue is Open
     bundle = Bundle.build(stack.name, items, ORDER, stack.file, ctx.warnings)
     bundle.fabric = ctx.fabric
     bundle.gitops = stack.section("gitops")

@@ -15,11 +15,11 @@ from __future__ import annotations
 from modules.core import yamlio
 from modules.core.bundle import Bundle, ChartRelease, Overlay, Resource
 from modules.core.context import MANAGED_BY, RenderContext
+from modules.volcano.render import QUEUE_WAVE, SYNC_WAVE_ANNOTATION as WAVE_ANNOTATION  # Argo CD order
 
 MODULE = "gitops"
 PHASES = ("cluster", "queues", "workloads")
 PHASE_ANNOTATION = "trainstack.io/phase"          # Flux: selects a phase's objects
-WAVE_ANNOTATION = "argocd.argoproj.io/sync-wave"  # Argo CD: orders them inside one Application
 QUEUE_API = ("scheduling.volcano.sh", "Queue")
 
 # Argo CD health checks (Lua, argocd-cm). Applications: restores the app-of-apps health that
@@ -64,16 +64,22 @@ def render(ctx: RenderContext) -> list:
 # --- which phase an object belongs to ----------------------------------------------------------
 
 def phases(bundle: Bundle) -> dict[str, str]:
-    """Resource key -> phase. Bundle order is topological, so one pass sees every dependency first."""
+    """Resource key -> phase, read from the sync waves the Volcano module puts on the Bundle (its
+    ``after_queues`` is the one place that decides what waits for a Queue): Queues, then every
+    object in a later wave than theirs, then the rest (cluster objects) before both."""
     out: dict[str, str] = {}
     for resource in bundle.resources:
         group = resource.api_version.rpartition("/")[0]
         if (group, resource.kind) == QUEUE_API:
             out[resource.key] = "queues"
-            continue
-        needs_queue = any(out.get(dep) in ("queues", "workloads") for dep in bundle.dependencies.get(resource.key, ()))
-        out[resource.key] = "workloads" if needs_queue else "cluster"
+        else:
+            out[resource.key] = "workloads" if _wave(resource) > int(QUEUE_WAVE) else "cluster"
     return out
+
+
+def _wave(resource) -> int:
+    value = (resource.obj["metadata"].get("annotations") or {}).get(WAVE_ANNOTATION, "0")
+    return int(value) if str(value).lstrip("-").isdigit() else 0
 
 
 def release_waves(bundle: Bundle) -> dict[str, int]:
@@ -103,7 +109,8 @@ def output_files(bundle: Bundle, files: dict[str, bytes], head: str) -> dict[str
     paths = []
     for resource in bundle.resources:
         phase = phase_of[resource.key]
-        note = ({WAVE_ANNOTATION: str(PHASES.index(phase))} if engine == "argocd"
+        # Argo CD keeps the Bundle's own wave (workloads may sit several waves after their Queue).
+        note = ({WAVE_ANNOTATION: str(max(_wave(resource), PHASES.index(phase)))} if engine == "argocd"
                 else {PHASE_ANNOTATION: phase})
         meta = resource.obj["metadata"]
         obj = {**resource.obj, "metadata": {**meta, "annotations": {**(meta.get("annotations") or {}), **note}}}
