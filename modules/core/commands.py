@@ -139,3 +139,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p = sub.add_parser("validate", parents=[common], help="validate the stack's configuration only")
     add_stack_args(p)
     p.set_defaults(run=cmd_validate)
+
+    from .diff import register as register_diff
+
+    register_diff(sub, common)
