@@ -167,3 +167,16 @@ def test_plain_or_misplaced_secure_values_are_refused():
     with pytest.raises(ConfigError, match=r"trainstack:nccl: secure values are never decrypted"):
         build_stack(project, "x", {**fabric, "trainstack:nccl": '{"debug": "WARN"}'}, "x.yaml",
                     secret_keys=["trainstack:nccl"])
+
+
+def test_the_policy_pack_takes_the_decrypted_secrets_the_engine_hands_it(east):
+    from policies.pack import load_context
+
+    root, stack, _ = east
+    config = pulumi_config_map(stack)
+    secrets = json.loads(config["trainstack:secrets"])
+    secrets[0]["data"]["apiKey"] = PLAINTEXT           # as in PULUMI_CONFIG under the CLI
+    config["trainstack:secrets"] = json.dumps(secrets)
+    context = load_context("east", config, root)
+    assert not context.problem and context.stack.production
+    assert PLAINTEXT not in json.dumps(context.bundle)
