@@ -44,6 +44,7 @@ class Registration:
     retain_on_delete: bool = False
     read: bool = False            # a `.get` of an existing resource (ReadResource), not a registration
     outputs: dict = field(default_factory=dict)   # what a component registered as its outputs
+    aliases: list[dict] = field(default_factory=list)   # e.g. [{"spec": {"noParent": True}}]: its old place
 
 
 class _Mocks(pulumi.runtime.Mocks):
@@ -80,13 +81,16 @@ class _Monitor(MockMonitor):
         return response
 
     def RegisterResource(self, request):  # noqa: N802 (gRPC name)
+        from google.protobuf import json_format
+
         response = super().RegisterResource(request)
         if request.type != "pulumi:pulumi:Stack":
             self.records.append(Registration(
                 type=request.type, name=request.name, urn=engine_urn(response.urn), custom=request.custom,
                 dependencies=[engine_urn(d) for d in request.dependencies],
                 provider=engine_urn(request.provider.rsplit("::", 1)[0]) if request.provider else "",
-                parent=engine_urn(request.parent), retain_on_delete=bool(request.retainOnDelete)))
+                parent=engine_urn(request.parent), retain_on_delete=bool(request.retainOnDelete),
+                aliases=[json_format.MessageToDict(a) for a in request.aliases]))
         return response
 
 
