@@ -154,6 +154,7 @@ class Bundle:
     warnings: list[str] = field(default_factory=list)
     dependencies: dict[str, tuple[str, ...]] = field(default_factory=dict)  # key -> every key it needs
     fabric: Any = field(default=None, compare=False, repr=False)   # the model it was rendered from
+    gitops: dict = field(default_factory=dict, compare=False, repr=False)   # trainstack:gitops (output layout)
 
     @property
     def resources(self) -> list[Resource]:

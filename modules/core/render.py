@@ -30,6 +30,7 @@ def render(stack: StackConfig) -> Bundle:
                  "the cluster yourself (Sealed Secrets, External Secrets, SOPS)")
     bundle = Bundle.build(stack.name, items, ORDER, stack.file, ctx.warnings)
     bundle.fabric = ctx.fabric
+    bundle.gitops = stack.section("gitops")
     return bundle
 
 
