@@ -165,8 +165,8 @@ def _key_module(bundle: Bundle) -> dict[str, tuple[str, dict]]:
 
 def fabric_summary(fabric) -> dict:
     """Switches (with parent and tier), node -> leaf, and capacity per tier."""
-    if fabric is None or fabric.label_defined:
-        return {"capacityKnown": False, "switches": {}, "nodes": {}, "tiers": {}}
+    if fabric is None or fabric.label_defined:   # no stack on that side: nothing; label-defined: no tree
+        return {"capacityKnown": fabric is None, "switches": {}, "nodes": {}, "tiers": {}}
     switches = {s.hypernode or s.name: {"tier": s.tier, "parent": (fabric.switches[s.parent].hypernode or s.parent)
                                         if s.parent else None}
                 for s in fabric.switches.values()}
