@@ -86,7 +86,9 @@ def test_markdown_is_a_pr_comment(repo):
     assert result.code == 0, result.err
     out = result.out
     assert out.startswith("## trainstack diff: `") and "(HEAD~1) → working tree" in out
-    assert "### Stack `prod`" in out and "### Stack `dev`" not in out and "No change: `dev`, `legacy`, `staging`." in out
+    last = out.rstrip().splitlines()[-1]
+    assert "### Stack `prod`" in out and "### Stack `dev`" not in out
+    assert last.startswith("No change: ") and "`dev`" in last and "`staging`" in last and "`prod`" not in last
     assert "- changed `ConfigMap/training/nccl-infiniband`: `data.NCCL_DEBUG`: `WARN` → `INFO`" in out
     assert "- new advisory `nccl-debug-production` (" in out
     result = run("diff", "HEAD~2", "--stack", "dev", "--project", str(repo))
