@@ -7,7 +7,7 @@ from modules.core.context import RenderContext
 from . import variables
 
 MODULE = "nccl"
-DEBUG_BY_ENVIRONMENT = {"dev": "INFO", "staging": "WARN", "prod": "WARN"}
+DEBUG_BY_PROFILE = {"development": "INFO", "standard": "WARN", "production": "WARN"}
 
 
 def configmap_name(profile: str) -> str:
@@ -15,7 +15,7 @@ def configmap_name(profile: str) -> str:
 
 
 def debug_level(ctx: RenderContext) -> str:
-    return ctx.section(MODULE).get("debug") or DEBUG_BY_ENVIRONMENT[ctx.stack.environment]
+    return ctx.section(MODULE).get("debug") or DEBUG_BY_PROFILE[ctx.stack.profile]
 
 
 def _hca_value(cfg: dict) -> str:

@@ -193,7 +193,7 @@ RULES = (
         severity="high", enforcement=MANDATORY, check=_nccl_env_valid),
     Rule(
         id="nccl-debug-production",
-        description="NCCL_DEBUG is not INFO or TRACE in a production stack (trainstack:environment prod).",
+        description="NCCL_DEBUG is not INFO or TRACE in a production stack (trainstack:profile production).",
         why="At INFO every rank logs topology detection and every connection, at TRACE every call; at thousands "
             "of ranks that floods the logging pipeline and slows communicator start-up.",
         fix="Set trainstack:nccl.debug to WARN for production and raise it per job while debugging.",
