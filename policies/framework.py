@@ -170,7 +170,8 @@ def is_kind(obj: dict, kind: str, group: str | None = None) -> bool:
 def pod_templates(obj: dict) -> Iterator[tuple[str, dict]]:
     """Every pod template an object carries, as ``(path to the template, template)``.
 
-    Covers core workloads, Kubeflow v1 jobs, Volcano Jobs, JobSets and Trainer (Cluster)TrainingRuntimes.
+    Covers core workloads, Kubeflow v1 jobs, Volcano Jobs, CronJobs and JobFlow JobTemplates, JobSets and
+    Trainer (Cluster)TrainingRuntimes.
     A bare Pod yields itself at path "".
     """
     kind = obj.get("kind")
@@ -179,9 +180,11 @@ def pod_templates(obj: dict) -> Iterator[tuple[str, dict]]:
     if kind == "Pod":
         yield "", obj
     elif kind == "Job" and volcano:
-        for i, task in enumerate(_list(spec.get("tasks"))):
-            if isinstance(_dict(task).get("template"), dict):
-                yield f"spec.tasks[{i}].template", task["template"]
+        yield from _volcano_tasks(spec, "spec")
+    elif kind == "CronJob" and volcano:   # Volcano's CronJob stamps out Volcano Jobs
+        yield from _volcano_tasks(_dict(_dict(spec.get("jobTemplate")).get("spec")), "spec.jobTemplate.spec")
+    elif kind == "JobTemplate" and str(obj.get("apiVersion", "")).startswith("flow.volcano.sh/"):
+        yield from _volcano_tasks(spec, "spec")   # a JobFlow's step: a Volcano Job spec
     elif kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "ReplicationController"):
         if isinstance(spec.get("template"), dict):
             yield "spec.template", spec["template"]
@@ -198,6 +201,12 @@ def pod_templates(obj: dict) -> Iterator[tuple[str, dict]]:
         yield from _replicated_jobs(spec, "spec")
     elif kind in ("TrainingRuntime", "ClusterTrainingRuntime"):
         yield from _replicated_jobs(_dict(_dict(spec.get("template")).get("spec")), "spec.template.spec")
+
+
+def _volcano_tasks(job_spec: dict, prefix: str) -> Iterator[tuple[str, dict]]:
+    for i, task in enumerate(_list(job_spec.get("tasks"))):
+        if isinstance(_dict(task).get("template"), dict):
+            yield f"{prefix}.tasks[{i}].template", task["template"]
 
 
 def _replicated_jobs(jobset_spec: dict, prefix: str) -> Iterator[tuple[str, dict]]:

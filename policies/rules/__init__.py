@@ -2,17 +2,18 @@
 from __future__ import annotations
 
 from ..framework import Rule
-from . import autoscaling, hypernodes, nccl, references, requests, scheduler, security, storage, topology
+from . import (autoscaling, hypernodes, nccl, pod_security, references, requests, scheduler, security, storage,
+               topology)
 
 ORDER = (
     "requests-required", "topology-tier-exists", "topology-satisfiable", "scheduler-plugin-enabled",
     "scheduler-args-typed", "topology-source-exclusive", "hypernode-tree-valid", "nccl-env-valid",
     "scheduler-name-volcano", "shared-claims-rwx-retained", "hpa-target-scalable", "image-pinned",
     "host-network-opt-in", "no-secrets-in-configmaps", "rbac-no-wildcards", "configmap-refs-exist",
-    "nccl-debug-production", "nccl-algo-override",
+    "nccl-debug-production", "nccl-algo-override", "pod-security-baseline", "pod-security-restricted",
 )
 
-_MODULES = (requests, topology, scheduler, hypernodes, nccl, storage, autoscaling, security, references)
+_MODULES = (requests, topology, scheduler, hypernodes, nccl, storage, autoscaling, security, references, pod_security)
 _ALL = {r.id: r for module in _MODULES for r in module.RULES}
 assert set(_ALL) == set(ORDER), sorted(set(_ALL) ^ set(ORDER))
 

@@ -123,6 +123,8 @@ def secret_like_key(key: str) -> bool:
 # literal assigned to a secret-like name is a literal secret.
 _SOURCE_SUFFIXES = (".py", ".sh", ".bash", ".js", ".ts", ".rb", ".pl", ".lua")
 _QUOTED = re.compile(r"""^[rbuf]?(["']).+\1[,;]?$""")
+# Empty, null, booleans and numbers are settings (automountServiceAccountToken: false), not secrets.
+_NOT_SECRET = re.compile(r"""^["']?(|null|~|true|false|True|False|-?[0-9]+(\.[0-9]+)?)["']?[,;]?$""")
 
 
 def _secret_in(key: str, value: str) -> str | None:
@@ -135,7 +137,7 @@ def _secret_in(key: str, value: str) -> str | None:
     for name, inner in _LINE.findall(value) if "\n" in value else []:
         if source and not _QUOTED.match(inner):
             continue
-        if secret_like_key(name) and not _REFERENCE.match(inner) and inner.strip("\"'") not in ("", "null", "~"):
+        if secret_like_key(name) and not _REFERENCE.match(inner) and not _NOT_SECRET.match(inner):
             return f"a literal {name!r} inside it"
     return None
 
