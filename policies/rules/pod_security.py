@@ -177,7 +177,7 @@ def restricted_hits(obj: dict, template: dict, config: dict) -> Iterator[Hit]:
             yield Hit("seccompProfile", f"{cpath}.securityContext.seccompProfile",
                       "runs without a seccomp profile; set spec.securityContext.seccompProfile.type: RuntimeDefault "
                       "on the pod")
-    if config.get("requireRunAsNonRoot", True) and containers:
+    if config.get("requireRunAsNonRoot", False) and containers:
         pod_non_root = pod_sc.get("runAsNonRoot") is True
         for cpath, c in containers:
             sc = as_dict(c.get("securityContext"))
@@ -361,7 +361,7 @@ RULES = (
         id=RESTRICTED,
         description="Every pod template also follows the Restricted profile: allowPrivilegeEscalation: false, "
                     "capabilities drop ALL (adding back only NET_BIND_SERVICE and IPC_LOCK), a RuntimeDefault or "
-                    "Localhost seccomp profile, runAsNonRoot; and pods that name no service account of their own "
+                    "Localhost seccomp profile, runAsNonRoot where the stack asks for it; and pods that name no service account of their own "
                     "do not mount its API token.",
         why="These settings turn a container compromise into a contained one: no setuid escalation, no kernel "
             "attack surface beyond the runtime's seccomp filter, no capabilities beyond need, and no API token "
@@ -374,9 +374,11 @@ RULES = (
             "exemptNamespaces": _EXEMPT_NAMESPACES,
             "allowedCapabilities": {**_CONTROL_LIST, "default": RESTRICTED_CAPABILITIES,
                                     "description": "Capabilities a container may add back after dropping ALL."},
-            "requireRunAsNonRoot": {"type": "boolean", "default": True,
-                                    "description": "Require runAsNonRoot: true (off where the stack's images run "
-                                                   "as root)."},
+            "requireRunAsNonRoot": {"type": "boolean", "default": False,
+                                    "description": "Require runAsNonRoot: true and no runAsUser 0. Off by default: "
+                                                   "the PyTorch, NGC and vLLM images run as root and the kubelet "
+                                                   "refuses to start them under runAsNonRoot; turn it on where "
+                                                   "the images have a non-root USER."},
             "serviceAccountToken": {"type": "boolean", "default": True,
                                     "description": "Flag pods that mount the default service account's token."},
             "skipControls": {**_CONTROL_LIST, "default": [],
