@@ -80,7 +80,8 @@ class Rule:
         return self.check_stack is not None
 
     def applies_to(self, obj: dict) -> bool:
-        return self.kinds is None or obj.get("kind") in self.kinds
+        # No kind: a patch fragment or values file, not an object any rule can judge.
+        return bool(obj.get("kind")) and (self.kinds is None or obj.get("kind") in self.kinds)
 
 
 @dataclass(frozen=True)

@@ -154,7 +154,7 @@ def evaluate(rule: Rule, objects: list[dict], ctx: CheckContext,
     out: list[tuple[dict | None, Finding | NotChecked]] = []
     if rule.is_stack_rule:
         judged = {id(o) for o in objects}
-        for item in rule.check_stack(list(objects), rctx):
+        for item in rule.check_stack([o for o in objects if isinstance(o, dict) and o.get("kind")], rctx):
             if item.obj is None or id(item.obj) in judged:
                 out.append((item.obj, item))
     else:
