@@ -193,7 +193,8 @@ RULES = (
     Rule(
         id=IMAGE_PINNED,
         description="Container images (pod templates of every workload kind, TrainJob trainer.image) and chart "
-                    "image tags are pinned: no :latest, no untagged images.",
+                    "image tags are pinned: no :latest, no untagged images; with requireDigest, every image carries a "
+                    "digest.",
         why="A moving tag runs different code on different nodes of one distributed job and after every restart; "
             "Volcano's own git chart even defaults its images to latest.",
         fix="Use a version tag or a digest (image@sha256:...), and exact chart versions.",
