@@ -93,6 +93,9 @@ class Violation:
     path: str
     message: str
     source: str | None = None   # file the object came from, when known
+    line: int | None = None     # 1-based line and column of the field in source, when known
+    column: int | None = None
+    origin: str | None = None   # "file:line:column" of the stack key that renders the object
 
     @property
     def is_note(self) -> bool:
@@ -101,13 +104,27 @@ class Violation:
     def as_dict(self) -> dict:
         return {"rule": self.rule, "level": self.level, "severity": self.severity,
                 "resource": self.resource, "path": self.path, "message": self.message,
-                **({"source": self.source} if self.source else {})}
+                **({"source": self.source} if self.source else {}),
+                **({"line": self.line, "column": self.column} if self.line else {}),
+                **({"origin": self.origin} if self.origin else {})}
 
 
 def resource_id(obj: dict) -> str:
+    """``apiVersion/Kind/namespace/name`` (namespace left out when cluster-scoped): the apiVersion
+    tells ``batch/v1`` Jobs from ``batch.volcano.sh/v1alpha1`` ones."""
     meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
     kind, name, ns = obj.get("kind", "?"), meta.get("name", "?"), meta.get("namespace")
-    return f"{kind}/{ns}/{name}" if ns else f"{kind}/{name}"
+    api = obj.get("apiVersion")
+    head = f"{api}/{kind}" if api else str(kind)
+    return f"{head}/{ns}/{name}" if ns else f"{head}/{name}"
+
+
+def kind_of_id(resource: str) -> tuple[str, str]:
+    """``(kind, name)`` of a resource id: the kind is the first CamelCase segment (API groups and
+    versions are lower case)."""
+    parts = resource.split("/")
+    kind = next((p for p in parts if p[:1].isupper()), parts[0])
+    return kind, parts[-1]
 
 
 def where(obj: dict, path: str) -> str:

@@ -98,7 +98,7 @@ def test_helm_release_is_normalized_like_in_process(pack):
                        properties=props)
     outcome = analyze(pack, [release, resource(volcano_job(2))])
     hits = [v for v in outcome.violations if v.rule == "scheduler-plugin-enabled"]
-    assert len(hits) == 1 and hits[0].resource == "Release/volcano-system/volcano"
+    assert len(hits) == 1 and hits[0].resource == "helm.sh/v3/Release/volcano-system/volcano"
     assert hits[0].path == "spec.values.custom.scheduler_config_override"
 
 
