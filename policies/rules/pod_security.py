@@ -109,7 +109,7 @@ def baseline_hits(obj: dict, template: dict, config: dict) -> Iterator[Hit]:
                           f"adds capability {cap!r}, outside the allowed set ({', '.join(sorted(allowed_caps))})")
         for j, port in enumerate(as_list(c.get("ports"))):
             host_port = as_dict(port).get("hostPort")
-            if host_port not in (None, 0) and host_port not in allowed_ports:
+            if host_port not in (None, 0) and not (isinstance(host_port, int) and host_port in allowed_ports):
                 yield Hit("hostPorts", f"{cpath}.ports[{j}].hostPort",
                           f"hostPort {host_port} binds a port of the node (allowed: {sorted(allowed_ports) or 'none'})")
         if sc.get("procMount") not in (None, "", "Default"):
@@ -119,7 +119,7 @@ def baseline_hits(obj: dict, template: dict, config: dict) -> Iterator[Hit]:
     safe = set(config.get("allowedSysctls") or [])
     for i, sysctl in enumerate(as_list(pod_sc.get("sysctls"))):
         name = as_dict(sysctl).get("name")
-        if name not in safe:
+        if not (isinstance(name, str) and name in safe):
             yield Hit("sysctls", f"spec.securityContext.sysctls[{i}].name",
                       f"sysctl {name!r} is not in the safe set; it can affect other pods on the node")
 

@@ -125,7 +125,7 @@ def test_policy_config_is_validated_against_the_schemas(pack):
     config = policy_config(info, {"all": "advisory", "requests-required": {"allowLimitsAsRequests": True}})
     assert set(config) == {r.id for r in RULES} and {lvl for lvl, _ in config.values()} == {"advisory"}
     assert config["requests-required"][1] == {"allowLimitsAsRequests": True}
-    assert config["image-pinned"][1] == {"exemptImages": []}       # schema defaults filled in
+    assert config["image-pinned"][1] == {"exemptImages": [], "requireDigest": False}   # schema defaults filled in
     for bad, where in (({"image-pinned": {"exemptImages": "x"}}, "image-pinned.exemptImages"),
                        ({"image-pinnned": "advisory"}, "image-pinnned"),
                        ({"rbac-no-wildcards": "warn"}, "rbac-no-wildcards.enforcementLevel"),
