@@ -167,8 +167,8 @@ def survey(corpus: Path, stack: str, validator, base: int) -> dict:
 def report(rows: list[dict], stack: str, markdown: bool) -> str:
     lines = []
     if markdown:
-        lines += [f"| corpus | files | objects read | skipped (notes) | files exit 0/1/2 | exit 2 with an object | "
-                  f"tracebacks | folder run: exit, SARIF valid, regions, results | false positives |",
+        lines += ["| corpus | files | objects read | skipped (notes) | files exit 0/1/2 | exit 2 with an object | "
+                  "tracebacks | folder run: exit, SARIF valid, regions, results | false positives |",
                   "|---|---:|---:|---:|---|---:|---:|---|---:|"]
         for r in rows:
             codes = f"{r['codes'][0]}/{r['codes'][1]}/{r['codes'][2]}"

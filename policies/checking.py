@@ -12,10 +12,10 @@ from modules.core import yamlio
 from modules.core.bundle import Bundle, ChartRelease, Resource
 from modules.core.errors import ConfigError
 
-from .framework import NOTE, CheckContext, Violation
+from .framework import NOTE, CheckContext, Violation, resource_id
 from .inputs import Manifests, load
 from .locate import Locator, StackMarks
-from .runner import bundle_objects, has_mandatory, load_settings, render_error_violation, run_rules
+from .runner import STACK, bundle_objects, has_mandatory, load_settings, render_error_violation, run_rules
 
 INPUT = "manifests"   # the rule name of notes about skipped input
 
@@ -88,6 +88,23 @@ def stack_locator(project, stack, bundle: Bundle, user: Manifests):
     return locate, objects
 
 
+def locate_violations(violations: list[Violation], project, stack, bundle: Bundle,
+                      user: Manifests) -> list[Violation]:
+    """Locations for violations that came back by resource id (the pack over gRPC in `preview`)."""
+    locate, rendered = stack_locator(project, stack, bundle, user)
+    mine = {(resource_id(o), user.sources.get(id(o))): o for o in reversed(user.objects)}
+    theirs = {resource_id(o): o for o in reversed(rendered)}
+    out = []
+    for v in violations:
+        obj = mine.get((v.resource, v.source)) or theirs.get(v.resource)
+        if v.line or (obj is None and v.resource != STACK):
+            out.append(v)
+            continue
+        where = locate(obj, v.path)
+        out.append(replace(v, **where) if where else v)
+    return out
+
+
 def skipped_notes(user: Manifests) -> list[Violation]:
     out = []
     for s in user.skipped:
@@ -117,7 +134,8 @@ def check(args: argparse.Namespace, project) -> int:
                 raise
             stack_path = project.stack_file(name)
             if Path(err.file).name == stack_path.name:
-                line, column = StackMarks(err.file, lambda: yamlio.read_text(stack_path, err.file)).path(err.path)
+                text = yamlio.read_text(stack_path, err.file)
+                line, column = StackMarks(err.file, lambda: text).path(err.path)
                 violation = replace(violation, source=shown(stack_path), line=line, column=column)
             results[name] = ([violation], 0)
             continue

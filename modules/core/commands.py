@@ -5,7 +5,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import yamlio
 from .config import Project, load_stack
 from .errors import ConfigError
 from .output import bundle_files, stale_files, write_tree
