@@ -256,3 +256,20 @@ def test_thresholds_are_validated_per_stack():
     assert settings.config(BY_ID[BASELINE])["allowedCapabilities"][-1] == "IPC_LOCK"
     with pytest.raises(Exception, match="allowedHostPorts"):
         parse_settings({BASELINE: {"allowedHostPorts": ["80"]}}, "x.json")
+
+
+@pytest.mark.parametrize("kind", ["VolcanoCronJob", "JobTemplate"])
+def test_every_pod_template_rule_covers_volcano_cronjob_and_jobtemplate(kind):
+    template = hardened()
+    container = _container(template)
+    container["image"] = "busybox:latest"
+    container.pop("resources")
+    template["spec"]["schedulerName"] = "default-scheduler"
+    obj, base = KINDS[kind](template)
+    assert [v.path for v in findings([obj], "image-pinned")] == [f"{base}.spec.containers[0].image"]
+    assert [v.path for v in findings([obj], "requests-required")] == [f"{base}.spec"]   # BestEffort
+    assert [v.path for v in findings([obj], "scheduler-name-volcano")] == [f"{base}.spec.schedulerName"]
+    job_spec = obj["spec"]["jobTemplate"]["spec"] if kind == "VolcanoCronJob" else obj["spec"]
+    job_spec["schedulerName"] = "other"
+    where = "spec.jobTemplate.spec.schedulerName" if kind == "VolcanoCronJob" else "spec.schedulerName"
+    assert where in [v.path for v in findings([obj], "scheduler-name-volcano")]
