@@ -141,6 +141,7 @@ def survey(corpus: Path, stack: str, validator, base: int) -> dict:
             continue
         if code == 2:
             row["unparsable"] += 1
+            row.setdefault("exit2", []).append(f"{file.relative_to(corpus.parent)}: {err.strip()[:160]}")
             if has_object(file):
                 row["bad_exit2"].append((str(file), err.strip()))
             continue
@@ -181,6 +182,9 @@ def report(rows: list[dict], stack: str, markdown: bool) -> str:
         lines.append(f"| **all** | {total('files')} | {total('objects')} | {total('skipped')} | "
                      f"{sum(r['codes'][0] for r in rows)}/{sum(r['codes'][1] for r in rows)}/"
                      f"{sum(r['codes'][2] for r in rows)} | {total('bad_exit2')} | {total('tracebacks')} | | |")
+    if markdown:
+        lines += ["", "Files that exit 2 (none holds a Kubernetes object):", ""]
+        lines += [f"- `{line}`" for r in rows for line in r.get("exit2", [])]
     for r in rows:
         for file, tb in r["tracebacks"]:
             lines.append(f"TRACEBACK {file}\n{tb}")
