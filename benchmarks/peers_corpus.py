@@ -169,7 +169,7 @@ def report(rows: list[dict], stack: str, markdown: bool) -> str:
     lines = []
     if markdown:
         lines += ["| corpus | files | objects read | skipped (notes) | files exit 0/1/2 | exit 2 with an object | "
-                  "tracebacks | folder run: exit, SARIF valid, regions, results | false positives |",
+                  "tracebacks | folder run: objects, exit, SARIF valid, regions, results | false positives |",
                   "|---|---:|---:|---:|---|---:|---:|---|---:|"]
         for r in rows:
             codes = f"{r['codes'][0]}/{r['codes'][1]}/{r['codes'][2]}"
