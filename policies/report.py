@@ -122,6 +122,7 @@ def as_sarif(results: Results) -> str:
     for name, (violations, count) in results.items():
         notes = [{"level": "note", "message": {"text": v.message},
                   "descriptor": {"id": "not-checked"},
+                  **({"locations": [{"physicalLocation": _physical(v.source, v.line, v.column)}]} if v.source else {}),
                   **({"associatedRule": {"id": v.rule, "index": index[v.rule]}} if v.rule in index else {})}
                  for v in violations if v.level == NOTE]
         runs.append({
@@ -179,7 +180,9 @@ def as_junit(results: Results) -> str:
                     continue
                 where = f"{v.resource} at {v.path}" if v.path else v.resource
                 failure = ET.SubElement(case, "failure", type=v.level, message=f"{v.level}: {where}")
-                failure.text = v.message + (f"\nsource: {v.source}" if v.source else "")
+                at = f":{v.line}:{v.column}" if v.line else ""
+                failure.text = v.message + (f"\nsource: {v.source}{at}" if v.source else "") + \
+                    (f"\nstack setting: {v.origin}" if v.origin else "")
             if any(v.level != NOTE for v in mine):
                 suite_failed += 1
             notes = [v.message for v in mine if v.level == NOTE]
