@@ -73,16 +73,15 @@ def baseline_hits(obj: dict, template: dict, config: dict) -> Iterator[Hit]:
     if as_dict(pod_sc.get("windowsOptions")).get("hostProcess") is True:
         yield Hit("hostProcess", "spec.securityContext.windowsOptions.hostProcess",
                   "a Windows HostProcess pod runs with the node's full privileges")
-    for field_name in ("hostNetwork", "hostPID", "hostIPC"):
+    for field_name, shared in (("hostNetwork", "network"), ("hostPID", "process"), ("hostIPC", "IPC")):
         if pod_spec.get(field_name) is not True:
             continue
         if field_name == "hostNetwork" and config.get("hostNetworkOptIn", True) and _opted_in(obj, template):
             continue   # the host-network runtimes' documented need; host-network-opt-in checks the rest
         extra = (f" (annotate the object with {HOST_NETWORK_ANNOTATION}: \"true\" when host networking is "
                  "intended, e.g. RDMA without SR-IOV)") if field_name == "hostNetwork" else ""
-        yield Hit("hostNamespaces", f"spec.{field_name}", f"{field_name}: true shares the node's "
-                  f"{ {'hostNetwork': 'network', 'hostPID': 'process', 'hostIPC': 'IPC'}[field_name]} namespace "
-                  f"with the pod{extra}")
+        yield Hit("hostNamespaces", f"spec.{field_name}",
+                  f"{field_name}: true shares the node's {shared} namespace with the pod{extra}")
     allowed_paths = [str(p).rstrip("/") for p in config.get("allowedHostPaths") or []]
     for i, volume in enumerate(as_list(pod_spec.get("volumes"))):
         host = as_dict(volume).get("hostPath")
@@ -233,7 +232,8 @@ def _merge(base: dict, patch: dict, patch_path: str) -> tuple[dict, dict[str, st
     origin: dict[str, str] = {}
     if "securityContext" in pspec:
         spec["securityContext"] = {**as_dict(spec.get("securityContext")), **as_dict(pspec["securityContext"])}
-        origin["spec.securityContext"] = f"{patch_path}.spec.securityContext"
+        for key in as_dict(pspec["securityContext"]):   # only what the patch sets is the TrainJob's doing
+            origin[f"spec.securityContext.{key}"] = f"{patch_path}.spec.securityContext.{key}"
     for key in ("serviceAccountName", "automountServiceAccountToken", "hostNetwork", "hostPID", "hostIPC"):
         if key in pspec:
             spec[key] = pspec[key]
@@ -254,7 +254,9 @@ def _merge(base: dict, patch: dict, patch_path: str) -> tuple[dict, dict[str, st
             container = as_dict(mine[index])
             mine[index] = {**container, "securityContext": {**as_dict(container.get("securityContext")),
                                                             **as_dict(cpatch["securityContext"])}}
-            origin[f"spec.{field_name}[{index}].securityContext"] = f"{patch_path}.spec.{field_name}[{j}].securityContext"
+            for key in as_dict(cpatch["securityContext"]):
+                origin[f"spec.{field_name}[{index}].securityContext.{key}"] = \
+                    f"{patch_path}.spec.{field_name}[{j}].securityContext.{key}"
     pmeta = as_dict(patch.get("metadata"))
     if as_dict(pmeta.get("annotations")):
         m = merged.setdefault("metadata", {})

@@ -273,3 +273,23 @@ def test_every_pod_template_rule_covers_volcano_cronjob_and_jobtemplate(kind):
     job_spec["schedulerName"] = "other"
     where = "spec.jobTemplate.spec.schedulerName" if kind == "VolcanoCronJob" else "spec.schedulerName"
     assert where in [v.path for v in findings([obj], "scheduler-name-volcano")]
+
+
+def test_a_trainjob_is_not_blamed_for_what_its_runtime_lacks():
+    template = hardened()
+    _sc(template).pop("allowPrivilegeEscalation")
+    runtime, base = KINDS["ClusterTrainingRuntime"](template)
+    runtime["metadata"]["name"] = "torch"
+    trainjob = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+                "metadata": {"name": "llm", "namespace": "training"},
+                "spec": {"runtimeRef": {"name": "torch"}, "podTemplateOverrides": [
+                    {"targetJobs": [{"name": "node"}],
+                     "spec": {"containers": [{"name": "node", "securityContext": {"readOnlyRootFilesystem": True}}]}}]}}
+    hits = findings([runtime, trainjob], RESTRICTED)
+    assert [v.resource.split("/")[-1] for v in hits] == ["torch"]
+    trainjob["spec"]["podTemplateOverrides"][0]["spec"]["containers"][0]["securityContext"] = {
+        "allowPrivilegeEscalation": True}
+    hits = findings([runtime, trainjob], RESTRICTED)
+    assert sorted(v.path for v in hits) == sorted([
+        f"{base}.spec.containers[0].securityContext.allowPrivilegeEscalation",
+        "spec.podTemplateOverrides[0].spec.containers[0].securityContext.allowPrivilegeEscalation"])
