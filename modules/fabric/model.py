@@ -153,6 +153,7 @@ class Fabric:
         self.file = file                # where the switches are declared (stack or fabric file)
         self.empty_switches = empty_switches or []   # declared switches with no node below: no HyperNode
         self.declared_in_stack = declared_in_stack   # switch paths are below trainstack: in the stack file
+        self.graph = None               # the HyperNode graph its checks ran on (semantics/hypernodes.py)
         self._node_count: dict[str, int] = {}
         self._gpu_count: dict[str, int] = {}
         self._pool_counts: dict[str, dict[str, int]] = {}
