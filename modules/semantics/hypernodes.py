@@ -150,7 +150,7 @@ def two_parents(g: Graph) -> Iterator[Problem]:
         if len(names) < 2:
             continue
         message = (f"{g.noun} {child!r} has {'two' if len(names) == 2 else len(names)} parents, "
-                   f"{_and([repr(n) for n in names])}; a HyperNode may have only one (Volcano "
+                   f"{_and([repr(n) for n in sorted(names)])}; a HyperNode may have only one (Volcano "
                    "refuses a second parent, marks its HyperNode cache not ready and stops scheduling every "
                    "topology-aware job)")
         firsts = {}
@@ -185,7 +185,9 @@ def cycles(g: Graph) -> Iterator[Problem]:
                 yield Problem("cycle", name, "members", f"{g.noun} {name!r} lists itself as a child (a cycle)",
                               member=j)
             elif state.get(kid) == 1:
-                loop = path[path.index(kid):] + [kid]
+                loop = path[path.index(kid):]
+                turn = loop.index(min(loop))          # one text for a cycle, whatever the input order
+                loop = loop[turn:] + loop[:turn] + [min(loop)]
                 message = (f"{g.nouns} form a cycle (parent -> child): {' -> '.join(loop)}; Volcano reports "
                            "\"cyclic dependency detected\", marks its HyperNode cache not ready and stops "
                            "scheduling every topology-aware job")
