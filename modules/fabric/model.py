@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Callable, Iterator
 
 from modules.core.errors import ConfigError
 from modules.core.quantity import parse_quantity
+from modules.semantics.capacity import Domain  # noqa: F401 (re-exported: the model answers capacity questions)
 
 if TYPE_CHECKING:
     from modules.core.context import RenderContext
@@ -123,16 +124,6 @@ class Link:
 
     bandwidth_gbps: float
     latency_us: float
-
-
-@dataclass(frozen=True)
-class Domain:
-    """The biggest place a gang can live at a tier: a switch with its node and GPU counts."""
-
-    switch: str
-    tier: int
-    nodes: int
-    gpus: int
 
 
 class Fabric:
