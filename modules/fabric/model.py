@@ -343,14 +343,6 @@ def build_pools(ctx: "RenderContext", section: dict) -> list[NodePool]:
     return pools
 
 
-def pool_for(ctx: "RenderContext", pools: list[NodePool], node: str) -> NodePool:
-    for pool in pools:
-        if pool.match.fullmatch(node):
-            return pool
-    raise ctx.error("fabric.nodePools", f"node {node!r} matches no node pool; add a pool whose "
-                    "`match` covers it (a pool with match '.*' catches every node)")
-
-
 def build_links(section: dict) -> dict[int, Link]:
     links = section["links"]
     out = {0: Link(float(links["node"]["bandwidthGBps"]), float(links["node"]["latencyUs"]))}

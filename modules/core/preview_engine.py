@@ -1,7 +1,8 @@
-"""Run the Pulumi program under ``pulumi.runtime.set_mocks`` and record what it registers.
+"""The engine side of ``trainstack preview`` (production code, not a test helper): run the Pulumi
+program under ``pulumi.runtime.set_mocks`` and record what it registers.
 
-Used by the tests (registered inputs must equal the rendered manifests) and by
-``trainstack preview``, which sends the registrations to the real policy pack over gRPC.
+``trainstack preview`` sends the registrations to the real policy pack over gRPC; the tests use
+it too (registered inputs must equal the rendered manifests).
 """
 from __future__ import annotations
 
