@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pulumi
 from pulumi.runtime.mocks import MockMonitor
+
+from .wire import plain
 
 STACK_PREFIX = "pulumi:pulumi:Stack$"
 
@@ -19,17 +20,6 @@ STACK_PREFIX = "pulumi:pulumi:Stack$"
 def engine_urn(urn: str) -> str:
     """Mock URNs put the Stack into the type chain; the engine does not. Strip it."""
     return urn.replace(STACK_PREFIX, "")
-
-
-def plain(value: Any) -> Any:
-    """Struct values come back with every number as a float; give integral ones back as ints."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [plain(v) for v in value]
-    return value
 
 
 @dataclass
