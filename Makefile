@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test render check golden promtool clean
+.PHONY: setup demo test lint render check golden promtool clean
 
 $(STAMP): pyproject.toml requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -28,9 +28,14 @@ demo: setup
 test: setup promtool
 	$(BIN)/python -m pytest -q
 
-# Re-render the committed golden output after an intended change.
+# Re-render the committed golden output (deploy/<stack>/) after an intended change; commit it on
+# its own ("golden: <why>") so reviewers see the rendered diff apart from the code.
 golden: setup
 	$(BIN)/trainstack render --all
+
+# Style and pyflakes checks (ruff, settings in pyproject.toml); `ruff check --fix` repairs most.
+lint: setup
+	$(BIN)/ruff check .
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .hypothesis

@@ -21,11 +21,10 @@ from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2 as apb
 from pulumi.runtime.proto import analyzer_pb2_grpc
 
-
 from .framework import ADVISORY, DISABLED, MANDATORY, NOTE, Rule, Violation, resource_id
 from .pack import NOTE_SEPARATOR, PACK_DIR, PROJECT_ENV, manifest
-from .runner import parse_settings
 from .rules import RULES
+from .runner import parse_settings
 
 _LEVEL = {apb.ADVISORY: ADVISORY, apb.MANDATORY: MANDATORY, apb.DISABLED: DISABLED, apb.REMEDIATE: MANDATORY}
 _TO_ENUM = {ADVISORY: apb.ADVISORY, MANDATORY: apb.MANDATORY, DISABLED: apb.DISABLED, "remediate": apb.REMEDIATE}
@@ -277,7 +276,6 @@ def manifest_resources(objects: list[dict], stack: str, project: str, parent: st
     """User manifests as the resources a program registering them would produce. URNs are unique:
     an object that replaces one of the program's (same kind, namespace and name) gets a suffix."""
     from modules.core.bundle import object_key
-
     from modules.core.wire import resource_type
 
     used = set(taken)

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from modules.core.wire import object_key, plain, release_from_inputs
 from modules.core.errors import ConfigError
+from modules.core.wire import object_key, plain, release_from_inputs
 
 from .framework import CheckContext, Finding, NotChecked, Rule
 from .rules import RULES

@@ -19,7 +19,6 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from modules.core.errors import ConfigError
 from modules.fabric.model import Fabric, NodePool
@@ -115,7 +114,6 @@ def fit(records: list[dict], alpha_node: float | None) -> tuple[float, float, st
 def tier_models(fabric: Fabric, records: list[dict]) -> tuple[dict[int, TierModel], list[str]]:
     """Per-tier models: measured where results exist, else the fabric's links. Also the notes to print."""
     names = {0: NODE_TIER_NAME, **{t: fabric.tier_names.get(t, f"tier-{t}") for t in fabric.tiers}}
-    by_name = {name: tier for tier, name in names.items()}
     notes: list[str] = []
     grouped: dict[int, list[dict]] = {}
     for r in records:
@@ -286,7 +284,8 @@ def parse_model_size(text: str) -> float:
     elif re.fullmatch(r"[0-9]+(?:\.[0-9]+)?[eE]\+?[0-9]+", text):
         value = float(text)
     else:
-        raise ValueError(f"expected a parameter count with a unit such as 350M, 7B, 70B or 1.5T (or 7e10), got {text!r}")
+        raise ValueError(f"expected a parameter count with a unit such as 350M, 7B, 70B or 1.5T (or 7e10), "
+                         f"got {text!r}")
     if value < 1:
         raise ValueError(f"expected a positive parameter count, got {text!r}")
     return value

@@ -243,7 +243,8 @@ def mixed_depth(g: Graph) -> Iterator[Problem]:
     for leaf in leaves:
         if leaf.tier != lowest:
             yield Problem("mixed-depth", leaf.name, "tier", (
-                f"leaf {g.noun} {leaf.name!r} sits at tier {leaf.tier}, above the lowest leaves (tier {lowest}); Volcano "
+                f"leaf {g.noun} {leaf.name!r} sits at tier {leaf.tier}, above the lowest leaves (tier {lowest}); "
+                f"Volcano "
                 f"looks for a node's HyperNode only among tier-{lowest} ones, so its nodes are reachable by no "
                 "job with a hard network topology (volcano#5877)"))
     for child, owners in g.parents().items():

@@ -9,7 +9,6 @@ from modules.core.config import Project, load_stack
 from modules.core.errors import ConfigError, show
 from modules.core.quantity import parse_quantity
 from modules.core.render import render
-
 from modules.probe import results
 
 from .cost import fit_links
@@ -72,5 +71,6 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--probe", metavar="FILE", help="probe results (`trainstack probe --json`, format "
                    "modules/probe/README.md) to fit per-tier latency and bandwidth instead of trainstack:fabric.links")
     p.add_argument("--accept-cpu", action="store_true",
-                   help="use probe results measured with gloo on CPUs (not representative of GPU tiers; refused otherwise)")
+                   help="use probe results measured with gloo on CPUs (not representative of GPU tiers; refused "
+                        "otherwise)")
     p.set_defaults(run=cmd_simulate)

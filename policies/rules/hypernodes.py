@@ -7,7 +7,7 @@ import re
 from typing import Iterator
 
 from modules.fabric import hostlist
-from modules.semantics import hypernodes as hn
+from modules.semantics import hypernodes as tree
 
 from ..framework import (MANDATORY, CheckContext, Finding, NotChecked, Rule, as_dict, as_int, as_list, is_kind,
                          labels, meta, resource_id, where)
@@ -227,10 +227,10 @@ _FIX = {"duplicate": "Rename one or drop the duplicate.", "unknown-child": "Fix 
 _FIELD = {"name": "metadata.name", "tier": "spec.tier", "tierName": "spec.tierName", "members": "spec.members"}
 
 
-def manifest_graph(every: list[dict], inventory: dict[str, dict]) -> hn.Graph:
+def manifest_graph(every: list[dict], inventory: dict[str, dict]) -> tree.Graph:
     """The HyperNode graph of manifests (``modules/semantics/hypernodes.py``); Node members resolve
     against the stack's node inventory, when there is one."""
-    graph = hn.Graph(noun="HyperNode", inventory=list(inventory) if inventory else None, compress=hostlist.compress)
+    graph = tree.Graph(noun="HyperNode", inventory=list(inventory) if inventory else None, compress=hostlist.compress)
     for obj in every:
         members = []
         for _, m in _members(obj):
@@ -240,31 +240,32 @@ def manifest_graph(every: list[dict], inventory: dict[str, dict]) -> hn.Graph:
             kind = str(m.get("type"))
             if kind == "HyperNode":
                 child = as_dict(sel.get("exactMatch")).get("name") if how == "exactMatch" else None
-                members.append(hn.Member(kind, how, child=str(child) if child is not None else None))
+                members.append(tree.Member(kind, how, child=str(child) if child is not None else None))
             elif kind == "Node":
-                members.append(hn.Member(kind, how, nodes=member_nodes(m, inventory) if inventory else ()))
+                members.append(tree.Member(kind, how, nodes=member_nodes(m, inventory) if inventory else ()))
             else:
-                members.append(hn.Member(kind, how))
+                members.append(tree.Member(kind, how))
         spec = as_dict(obj.get("spec"))
         tier = as_int(spec.get("tier"))
         tier_name = spec.get("tierName") if isinstance(spec.get("tierName"), str) else None
-        graph.add(hn.Vertex(_name(obj), tier if tier is not None and tier >= 1 else None, members, tier_name, ref=obj))
+        tier = tier if tier is not None and tier >= 1 else None
+        graph.add(tree.Vertex(_name(obj), tier, members, tier_name, ref=obj))
     return graph
 
 
-def finding(graph: hn.Graph, problem: hn.Problem, obj: dict) -> Finding | NotChecked:
+def finding(graph: tree.Graph, problem: tree.Problem, obj: dict) -> Finding | NotChecked:
     """A graph problem as a finding on the manifest path; a warning as a note."""
     path = _FIELD[problem.field]
     if problem.field == "members" and problem.member is not None:
         path = f"spec.members[{problem.member}]"
-    if problem.level == hn.WARNING:
+    if problem.level == tree.WARNING:
         return NotChecked(f"{where(obj, path)}: {problem.message} (accepted: trainstack:fabric.allowMixedDepth is "
                           "on)", obj=obj, path=path)
     fix = _FIX.get(problem.check, "")
     return Finding(path, obj=obj, message=f"{where(obj, path)}: {problem.message}." + (f" {fix}" if fix else ""))
 
 
-def _uncovered_note(problem: hn.Problem) -> NotChecked:
+def _uncovered_note(problem: tree.Problem) -> NotChecked:
     """Nodes in no leaf: documented as accepted (a render warning), so a note here, on the stack."""
     return NotChecked(
         f"{problem.message}. Accepted (a warning in render and validate): add them to a leaf switch of the stack's "
@@ -287,7 +288,7 @@ def _tree_valid(objects: list[dict], ctx: CheckContext) -> Iterator[Finding | No
                 "integers from 1 (closest to the nodes) upwards. Set the tier."))
         yield from _member_findings(obj, inventory)
     accept = bool(getattr(ctx.fabric, "mixed_depth", False))
-    for problem in hn.problems(graph, accept_mixed_depth=accept):
+    for problem in tree.problems(graph, accept_mixed_depth=accept):
         if problem.check == "uncovered":
             if any(id(o) in judged for o in every):
                 yield _uncovered_note(problem)
@@ -295,7 +296,7 @@ def _tree_valid(objects: list[dict], ctx: CheckContext) -> Iterator[Finding | No
             yield from (finding(graph, problem, v.ref) for v in graph.copies[problem.vertex])
         else:
             yield finding(graph, problem, graph.vertices[problem.vertex].ref)
-    if inventory and not hn.coverage_known(graph):
+    if inventory and not tree.coverage_known(graph):
         unknown = sorted(v.name for v in graph.vertices.values() if any(m.nodes is None for _, m in v.node_members))
         yield NotChecked(f"HyperNodes {', '.join(unknown[:5])} select nodes by label and the node labels are "
                          "unknown, so whether every node is in exactly one leaf was not checked")

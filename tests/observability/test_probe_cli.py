@@ -1,6 +1,7 @@
 """`trainstack probe` for real: two gloo ranks on this machine, as a user runs it."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -8,11 +9,9 @@ import sys
 import pytest
 
 from modules.probe import runtime
-from tests.support.cli import run, run_process
+from tests.support.cli import run
 
 from .support import promtool
-
-import importlib.util
 
 if importlib.util.find_spec("torch") is None:   # find_spec: no need to import torch in the test process
     pytest.skip("the probe needs torch: pip install 'trainstack[probe]'", allow_module_level=True)

@@ -1,9 +1,6 @@
 """The alpha-beta cost model against reference/nccl.md §5 and the probe fit."""
-import json
-
 import pytest
 
-from modules.core.errors import ConfigError
 from modules.fabric.model import Link
 from modules.simulate.cost import allreduce_seconds, fit_links, link_for
 
