@@ -163,3 +163,23 @@ def test_full_coverage_makes_it_an_error_everywhere(tmp_path):
         assert result.code == 2 and "fullCoverage is on" in result.err
     checked = run("check", "test", "--project", root)
     assert checked.code == 1 and "hypernode-tree-valid" in checked.out and "fullCoverage is on" in checked.out
+
+
+MIXED = {"source": "inline", "switches": {"core": {"switches": ["spine", "rackx"]}, "spine": {"switches": ["l1"]},
+                                          "l1": {"nodes": ["gpu-[01-02]"]}, "rackx": {"nodes": ["gpu-[03-04]"]}}}
+
+
+def test_mixed_depth_accepted_is_a_warning_in_render_and_a_note_in_check(tmp_path):
+    root = str(project(tmp_path, {**MIXED, "allowMixedDepth": True}))
+    rendered = run("render", "test", "--project", root, "--out", str(tmp_path / "deploy"))
+    assert rendered.code == 0 and "more than one tier above its child 'rackx'" in rendered.err
+    checked = run("check", "test", "--project", root)
+    assert checked.code == 0, checked.out
+    assert "NOTE" in checked.out and "allowMixedDepth is on" in checked.out
+
+
+def test_mixed_depth_refused_is_the_rule_s_violation_in_check(tmp_path):
+    root = str(project(tmp_path, MIXED))
+    assert run("validate", "test", "--project", root).code == 2
+    checked = run("check", "test", "--project", root)
+    assert checked.code == 1 and "hypernode-tree-valid" in checked.out and "allowMixedDepth" in checked.out
