@@ -88,38 +88,7 @@ def assemble(ctx: "RenderContext", source: str, raws: list[RawSwitch], error_at:
     switches = {name: v.ref for name, v in graph.vertices.items()}
     parent = {child: owners[0][0] for child, owners in graph.parents().items()}
 
-    # Nodes: each in exactly one leaf, each a valid Kubernetes node name. One dictionary entry per
-    # node, shared by its whole block, keeps this loop cheap on 65k-node fabrics.
-    owner_of: dict[str, tuple[str | None, RawBlock]] = {}
-    for owner, blocks in [(raw.name, raw.blocks) for raw in raws] + [(None, list(unattached))]:
-        for block in blocks:
-            entry = (owner, block)
-            before = len(owner_of)
-            for node in block.nodes:
-                other = owner_of.setdefault(node, entry)
-                if other is not entry:
-                    raise error_at(block.where, _twice_message(node, owner, *other))
-            if len(owner_of) - before != len(block.nodes):
-                twice = next(n for i, n in enumerate(block.nodes) if n in block.nodes[:i])
-                raise error_at(block.where, _twice_message(twice, owner, owner, block))
-            if not block.checked:
-                bad = next((n for n in block.nodes if not is_k8s_name(n)), None)
-                if bad is not None:
-                    raise error_at(block.where, f"node name {bad!r} is not a valid Kubernetes node name "
-                                   "(lower-case letters, digits, '-' and '.', at most 253 characters)")
-    if inventory is not None:
-        listed = {node for block in inventory for node in block.nodes}
-        for node, (owner, block) in owner_of.items():
-            if node not in listed:
-                raise error_at(block.where, f"node {node!r} is under switch {owner!r} but not in "
-                               "the node list; list every node or leave the node list out")
-        for block in inventory:
-            if not block.checked:
-                bad = next((n for n in block.nodes if not is_k8s_name(n)), None)
-                if bad is not None:
-                    raise error_at(block.where, f"node name {bad!r} is not a valid Kubernetes node name")
-            for node in block.nodes:
-                owner_of.setdefault(node, (None, block))
+    owner_of = _owners(raws, list(unattached), inventory, error_at)
 
     order = _children_first(switches, parent)
     counts: dict[str, int] = {}
@@ -162,6 +131,45 @@ def assemble(ctx: "RenderContext", source: str, raws: list[RawSwitch], error_at:
                     empty_switches=[raw.name for raw in raws if not counts[raw.name]])
     fabric.graph = graph
     return fabric
+
+
+def _owners(raws: list[RawSwitch], unattached: list[RawBlock], inventory: list[RawBlock] | None,
+            error_at: ErrorAt) -> dict[str, tuple[str | None, RawBlock]]:
+    """Node -> (its leaf or None, the block declaring it). Each node declared once (a node under two
+    leaves is the graph's ``shared_nodes`` problem, raised before), each a valid Kubernetes node
+    name; with an ``inventory``, nodes under leaves must be in it."""
+    # One dictionary entry per node, shared by its whole block, keeps this loop cheap on 65k-node fabrics.
+    owner_of: dict[str, tuple[str | None, RawBlock]] = {}
+    for owner, blocks in [(raw.name, raw.blocks) for raw in raws] + [(None, list(unattached))]:
+        for block in blocks:
+            entry = (owner, block)
+            before = len(owner_of)
+            for node in block.nodes:
+                other = owner_of.setdefault(node, entry)
+                if other is not entry:
+                    raise error_at(block.where, _twice_message(node, owner, *other))
+            if len(owner_of) - before != len(block.nodes):
+                twice = next(n for i, n in enumerate(block.nodes) if n in block.nodes[:i])
+                raise error_at(block.where, _twice_message(twice, owner, owner, block))
+            if not block.checked:
+                bad = next((n for n in block.nodes if not is_k8s_name(n)), None)
+                if bad is not None:
+                    raise error_at(block.where, f"node name {bad!r} is not a valid Kubernetes node name "
+                                   "(lower-case letters, digits, '-' and '.', at most 253 characters)")
+    if inventory is not None:
+        listed = {node for block in inventory for node in block.nodes}
+        for node, (owner, block) in owner_of.items():
+            if node not in listed:
+                raise error_at(block.where, f"node {node!r} is under switch {owner!r} but not in "
+                               "the node list; list every node or leave the node list out")
+        for block in inventory:
+            if not block.checked:
+                bad = next((n for n in block.nodes if not is_k8s_name(n)), None)
+                if bad is not None:
+                    raise error_at(block.where, f"node name {bad!r} is not a valid Kubernetes node name")
+            for node in block.nodes:
+                owner_of.setdefault(node, (None, block))
+    return owner_of
 
 
 # --- the HyperNode graph of the declarations, and its problems as stack errors ----------------
@@ -552,6 +560,30 @@ def _pick(maps: tuple[dict, ...], keys: tuple[str, ...]) -> str | None:
     return None
 
 
+def _topograph_nodes(exprs: object, where: str, error_at: ErrorAt, renamed: dict[str, tuple[str, str]],
+                     kept: set[str]) -> tuple[list[str], "hostlist.NumberedRange | None"]:
+    """A block's host names as Kubernetes node names (``I21`` -> ``i21``), as topograph's
+    ``kwok-nodes`` makes them; ``renamed`` and ``kept`` collect what was renamed and what was not,
+    so two hosts that become one node are named."""
+    hosts, numbered = _expand_block(exprs, f"{where}.nodes", error_at)
+    if numbered is not None and is_k8s_name(hosts[0]) and is_k8s_name(hosts[-1]):
+        kept.update(hosts)                       # the names in between differ only in digits
+        return hosts, numbered
+    nodes = []
+    for host in hosts:
+        node = k8s_name(host)
+        if not node:
+            raise error_at(f"{where}.nodes", f"host name {host!r} has no letters or digits to make "
+                           "a Kubernetes node name from")
+        if node == host:
+            kept.add(node)
+        elif renamed.setdefault(node, (host, where))[0] != host:
+            raise error_at(f"{where}.nodes", f"host names {renamed[node][0]!r} and {host!r} both "
+                           f"become Kubernetes node {node!r}; rename one")
+        nodes.append(node)
+    return nodes, None
+
+
 def load_topograph(ctx: "RenderContext", section: dict) -> Fabric:
     """An NVIDIA topograph model (tests/models format): ``switches`` (a map of switches with child
     ``switches``, ``labels``, ``annotations``) and ``blocks`` that attach node ranges to a switch.
@@ -610,23 +642,7 @@ def load_topograph(ctx: "RenderContext", section: dict) -> Fabric:
     kept: set[str] = set()                       # host names that are Kubernetes names already
     for i, block in enumerate(data.get("blocks") or []):
         where = f"blocks[{i}]"
-        hosts, numbered = _expand_block(block["nodes"], f"{where}.nodes", error_at)
-        if numbered is not None and is_k8s_name(hosts[0]) and is_k8s_name(hosts[-1]):
-            nodes = hosts                        # the names in between differ only in digits
-            kept.update(nodes)
-        else:
-            numbered, nodes = None, []
-            for host in hosts:
-                node = k8s_name(host)
-                if not node:
-                    raise error_at(f"{where}.nodes", f"host name {host!r} has no letters or digits to make "
-                                   "a Kubernetes node name from")
-                if node == host:
-                    kept.add(node)
-                elif renamed.setdefault(node, (host, where))[0] != host:
-                    raise error_at(f"{where}.nodes", f"host names {renamed[node][0]!r} and {host!r} both "
-                                   f"become Kubernetes node {node!r}; rename one")
-                nodes.append(node)
+        nodes, numbered = _topograph_nodes(block["nodes"], where, error_at, renamed, kept)
         switch = block.get("switch")
         labels, notes = inherited(switch) if switch in raws else ({}, {})
         labels.update({k: v or "" for k, v in (block.get("labels") or {}).items()})
