@@ -4,6 +4,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+import weakref
 from typing import Iterator
 
 from modules.fabric import hostlist
@@ -64,6 +65,15 @@ class Inventory(dict):
         super().__init__(items)
         self.sorted_names = sorted(self)
         self.labels_known = any(self.values())
+        self.regex_matches: dict[str, frozenset[str]] = {}   # pattern -> nodes (same for every evaluation)
+
+    def matching(self, pattern: str) -> frozenset[str]:
+        """The nodes a (valid RE2) pattern selects, with Go's MatchString: a match anywhere."""
+        found = self.regex_matches.get(pattern)
+        if found is None:
+            compiled = _compiled(pattern)
+            found = self.regex_matches[pattern] = frozenset(n for n in self.candidates(pattern) if compiled.search(n))
+        return found
 
     def candidates(self, pattern: str) -> list[str]:
         """Nodes a regex could match: for an anchored pattern, those sharing its literal prefix."""
@@ -112,9 +122,24 @@ def _literal_prefix(pattern: str) -> str:
     return "".join(out)
 
 
+_INVENTORIES: "weakref.WeakKeyDictionary[object, Inventory]" = weakref.WeakKeyDictionary()
+
+
 def _node_labels(fabric) -> Inventory:
+    """The fabric's node inventory, built once per fabric: the pack and the robustness sweep evaluate
+    the rule many times over one fabric, and regex members then resolve once."""
+    if fabric is not None:
+        try:
+            return _INVENTORIES[fabric]
+        except (KeyError, TypeError):
+            pass
     nodes = getattr(fabric, "nodes", None) or {}
-    return Inventory((name, dict(getattr(node, "labels", {}) or {})) for name, node in nodes.items())
+    inventory = Inventory((name, dict(getattr(node, "labels", {}) or {})) for name, node in nodes.items())
+    try:
+        _INVENTORIES[fabric] = inventory
+    except TypeError:   # not weakly referable (None, a test double): build it each time
+        pass
+    return inventory
 
 
 def _label_selector_matches(selector: dict, node_labels: dict) -> bool:
@@ -146,9 +171,10 @@ def member_nodes(member: dict, inventory: dict[str, dict]) -> set[str] | None:
         pattern = as_dict(sel["regexMatch"]).get("pattern")
         if not isinstance(pattern, str) or not pattern or re2_problem(pattern) is not None:
             return set()
+        if isinstance(inventory, Inventory):
+            return set(inventory.matching(pattern))
         compiled = _compiled(pattern)
-        names = inventory.candidates(pattern) if isinstance(inventory, Inventory) else inventory
-        return {n for n in names if compiled.search(n)}   # Go's MatchString: a match anywhere
+        return {n for n in inventory if compiled.search(n)}   # Go's MatchString: a match anywhere
     if "labelMatch" in sel:
         labels_known = inventory.labels_known if isinstance(inventory, Inventory) else any(inventory.values())
         if not labels_known:
