@@ -400,7 +400,8 @@ RULES = (
         description="HyperNodes from any source (the fabric, discovery, user manifests) form a tree Volcano can use: "
                     "members resolvable with exactly one selector, one parent, no cycles, tiers increasing by one, "
                     "leaves at the lowest tier, regex/label selectors only on Node members, labelMatch non-empty, "
-                    "RE2 regexes, tierName and tier one-to-one, and each known node in exactly one leaf.",
+                    "RE2 regexes, tierName and tier one-to-one, and each known node in at most one leaf (a node "
+                    "in no leaf is a note, as render warns; modules/semantics/hypernodes.py holds the checks).",
         why="Volcano's webhook only rejects empty members and uncompilable regexes. A second parent or a cycle "
             "makes the scheduler's HyperNode cache not ready and stops every topology-aware job in the cluster; "
             "HyperNode members selected by regex or label are silently ignored; an empty labelMatch matches no "
