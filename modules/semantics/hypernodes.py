@@ -19,6 +19,7 @@ Severity is decided here once. Every problem is an error except:
 """
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -79,6 +80,7 @@ class Graph:
         self.vertices: dict[str, Vertex] = {}
         self.copies: dict[str, list[Vertex]] = {}
         self.inventory = list(inventory) if inventory is not None else None
+        self._parents: dict[str, list[tuple[str, int]]] | None = None
 
     @property
     def nouns(self) -> str:
@@ -87,15 +89,19 @@ class Graph:
     def add(self, vertex: Vertex) -> None:
         self.copies.setdefault(vertex.name, []).append(vertex)
         self.vertices.setdefault(vertex.name, vertex)
+        self._parents = None
 
     def parents(self) -> dict[str, list[tuple[str, int]]]:
-        """Child -> every (parent, member index) naming it, over members that resolve."""
-        out: dict[str, list[tuple[str, int]]] = {}
-        for v in self.vertices.values():
-            for i, m in enumerate(v.members):
-                if m.kind == "HyperNode" and m.child in self.vertices:
-                    out.setdefault(m.child, []).append((v.name, i))
-        return out
+        """Child -> every (parent, member index) naming it, over members that resolve (computed once
+        per set of vertices; members are not expected to change after ``add``)."""
+        if self._parents is None:
+            out: dict[str, list[tuple[str, int]]] = {}
+            for v in self.vertices.values():
+                for i, m in enumerate(v.members):
+                    if m.kind == "HyperNode" and m.child in self.vertices:
+                        out.setdefault(m.child, []).append((v.name, i))
+            self._parents = out
+        return self._parents
 
     def children(self, name: str) -> list[str]:
         return [m.child for m in self.vertices[name].members
@@ -107,6 +113,7 @@ class Graph:
         keep = set(keep)
         self.vertices = {n: v for n, v in self.vertices.items() if n in keep}
         self.copies = {n: c for n, c in self.copies.items() if n in keep}
+        self._parents = None
 
 
 def _and(items: Sequence[object]) -> str:
@@ -288,9 +295,9 @@ def tier_names(g: Graph) -> Iterator[Problem]:
 def shared_nodes(g: Graph) -> Iterator[Problem]:
     """Each node in at most one leaf (Volcano picks one at random otherwise). Pinned on every
     member involved, later declarations first: the later one is the likely mistake."""
-    per_leaf = [set().union(*(m.nodes or () for _, m in v.node_members)) for v in g.vertices.values()]
-    if sum(map(len, per_leaf)) == len(set().union(*per_leaf)):
-        return          # the common case, in C: no node is in two leaves (65k-node fabrics build fast)
+    lists = [m.nodes for v in g.vertices.values() for m in v.members if m.kind == "Node" and m.nodes]
+    if sum(map(len, lists)) == len(set(itertools.chain.from_iterable(lists))):
+        return          # the common case, in C: no node is named twice at all (65k-node fabrics build fast)
     owner: dict[str, tuple[str, int]] = {}
     later: dict[tuple[str, int], dict[str, list[str]]] = {}
     earlier: dict[tuple[str, int], dict[str, list[str]]] = {}
