@@ -16,6 +16,7 @@ COMMANDS = (
     "modules.probe.commands",
     "modules.fabric.commands",
     "modules.simulate.commands",
+    "modules.review.diff",
 )
 
 

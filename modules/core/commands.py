@@ -141,8 +141,6 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     add_stack_args(p)
     p.set_defaults(run=cmd_validate)
 
-    from .diff import register as register_diff
     from .init import register as register_init
 
-    register_diff(sub, common)
     register_init(sub, common)

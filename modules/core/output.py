@@ -9,12 +9,14 @@ renamed into place only when complete, so a failed run leaves the previous outpu
 """
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import tempfile
 from pathlib import Path
 
 from . import yamlio
+from .registry import MODULES
 from .bundle import Bundle, Resource
 
 
@@ -61,8 +63,11 @@ def bundle_files(bundle: Bundle, stack_file: str) -> dict[str, bytes]:
         + yamlio.dump(document)
     ).encode()
     files["kustomization.yaml"] = (head + yamlio.dump(kustomization)).encode()
-    from modules.gitops.render import output_files   # Argo CD / Flux layout, when the stack picks one
-    return dict(sorted(output_files(bundle, files, head).items()))
+    for name in MODULES:   # a capability may lay out the files its own way (gitops: Argo CD / Flux)
+        module = importlib.import_module(f"modules.{name}.render")
+        if hasattr(module, "output_files"):
+            files = module.output_files(bundle, files, head)
+    return dict(sorted(files.items()))
 
 
 def stale_files(files: dict[str, bytes], target: Path) -> list[str]:

@@ -3,7 +3,8 @@
 It reads files and returns data; it never talks to a cluster, the Pulumi engine or the network.
 Core imports no capability: it finds them by name in ``registry.MODULES``. A capability whose
 ``render`` module has ``prepare(ctx)`` runs it before any capability renders (the fabric module
-builds the shared fabric model there), so dependencies run one way (tests/core/test_imports.py).
+builds the shared fabric model there), and ``finish(ctx, items)`` after all have rendered (Volcano
+puts Queue users in later sync waves there), so dependencies run one way (tests/core/test_imports.py).
 """
 from __future__ import annotations
 
@@ -27,9 +28,9 @@ def render(stack: StackConfig) -> Bundle:
     for module in modules:
         items.extend(module.render(ctx))
     items.extend(_namespaces(ctx, items))
-    from modules.volcano.render import after_queues
-
-    after_queues(items)   # Jobs and PodGroups are admitted only once their Queue is Open
+    for module in modules:   # e.g. Volcano orders Queue users after their Queue (sync waves)
+        if hasattr(module, "finish"):
+            module.finish(ctx, items)
     for secret in stack.secrets:   # created by the Pulumi program only: never decrypted, never written here
         ctx.warn(f"{stack.file}: trainstack:secrets: Secret {secret['namespace']}/{secret['name']} holds secure "
                  "values: `pulumi up` creates it; deploy/ does not contain it, so with GitOps provide it in "

@@ -45,6 +45,12 @@ def queue_ref(name: str) -> str:
     return f"Queue/{name}"
 
 
+def finish(ctx: RenderContext, items: list) -> None:
+    """Core's hook after every capability has rendered: Jobs and PodGroups are admitted only once
+    their Queue is Open."""
+    after_queues(items)
+
+
 def after_queues(items: list) -> None:
     """Objects that depend on a Queue, directly or through another such object, go in a sync wave
     after it: Queues in wave 1, their users in 2, what needs those users (a TrainJob its runtime, a

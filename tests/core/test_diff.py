@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from modules.core.diff import changed_fields
+from modules.review.diff import changed_fields
 from tests.support.cli import ROOT, run
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",

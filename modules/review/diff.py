@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from .bundle import Bundle, ChartRelease, Resource
-from .config import Project, load_project, load_stack
-from .errors import ConfigError
+from modules.core.bundle import Bundle, ChartRelease, Resource
+from modules.core.config import Project, load_project, load_stack
+from modules.core.errors import ConfigError
 
 MAIN_BRANCHES = ("main", "origin/main", "master", "origin/master")
 LIST_LIMIT = 25        # items listed per section in Markdown (JSON has them all)
@@ -101,7 +101,7 @@ def render_side(project: Project | None, stacks: list[str]) -> dict[str, Rendere
     from policies.framework import CheckContext
     from policies.runner import bundle_objects, run_rules
 
-    from .render import render
+    from modules.core.render import render
 
     out: dict[str, Rendered] = {}
     if project is None:
