@@ -19,7 +19,8 @@ def project_for(args: argparse.Namespace) -> Project | None:
     """The project a command acts on, or None for commands that need none (``needs_project``
     False, e.g. ``probe``). A stack given as a path to its file (``stacks/Pulumi.east.yaml``)
     becomes its name; without --project, the project is the one holding that file."""
-    if not getattr(args, "needs_project", True):
+    needs = getattr(args, "needs_project", True)
+    if not (needs(args) if callable(needs) else needs):   # a command may decide from its arguments
         return None
     stack = getattr(args, "stack", None)
     path = Path(stack) if looks_like_path(stack) else None

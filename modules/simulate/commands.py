@@ -32,9 +32,9 @@ def gradient_bytes(value: str) -> int:
     return int(amount)
 
 
-def snapshot_path(args: argparse.Namespace, project: Project) -> str | None:
+def snapshot_path(args: argparse.Namespace) -> str | None:
     """The snapshot to simulate: ``--snapshot PATH``, or a positional argument that names an
-    existing file or directory rather than a stack."""
+    existing file or directory other than a stack file (``Pulumi.<stack>.yaml``)."""
     if args.snapshot:
         if args.stack:
             raise ConfigError("trainstack simulate", "--snapshot", f"give a stack ({args.stack}) or a snapshot, not both")
@@ -42,9 +42,24 @@ def snapshot_path(args: argparse.Namespace, project: Project) -> str | None:
     if args.stack is None:
         raise ConfigError("trainstack simulate", "", "expected a stack name, or a snapshot file or directory "
                           "(kubectl get hypernodes,nodes,podgroups,pods -A -o yaml)")
-    if not project.stack_file(args.stack).is_file() and Path(args.stack).exists():
+    path = Path(args.stack)
+    if path.exists() and not (path.is_file() and path.name.startswith("Pulumi.")):
         return args.stack
     return None
+
+
+def needs_project(args: argparse.Namespace) -> bool:
+    """A snapshot is simulated without a project; a stack needs one."""
+    return snapshot_path(args) is None
+
+
+def probe_records(args: argparse.Namespace, fabric, warnings: list[str]) -> list:
+    """``--probe`` results (the one probe format), numbered by the fabric's tiers."""
+    records = results.read(args.probe)
+    warnings += results.require_representative(records, args.accept_cpu, "simulate")
+    records, ignored = results.numbered(records, fabric.tier_names)
+    warnings += ignored
+    return records
 
 
 def cmd_simulate_snapshot(args: argparse.Namespace, shown: str) -> int:
@@ -65,7 +80,7 @@ def cmd_simulate_snapshot(args: argparse.Namespace, shown: str) -> int:
                           "(add --workloads FILE)")
     links = dict(snap.fabric.links)
     if args.probe:
-        links.update(fit_links(load_probe(Path(args.probe), args.probe)))
+        links.update(fit_links(probe_records(args, snap.fabric, warnings)))
     result = simulate(snap.fabric, jobs, usage=snap.usage, settings=snap.settings, links=links, gradient_bytes=nbytes)
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
@@ -77,7 +92,7 @@ def cmd_simulate_snapshot(args: argparse.Namespace, shown: str) -> int:
 
 
 def cmd_simulate(args: argparse.Namespace, project: Project) -> int:
-    snapshot = snapshot_path(args, project)
+    snapshot = snapshot_path(args)
     if snapshot is not None:
         return cmd_simulate_snapshot(args, snapshot)
     nbytes = gradient_bytes(args.gradient_size)
@@ -92,11 +107,7 @@ def cmd_simulate(args: argparse.Namespace, project: Project) -> int:
     usage = load_usage(Path(args.usage), args.usage, fabric) if args.usage else {}
     links = dict(fabric.links)
     if args.probe:
-        records = results.read(args.probe)
-        warnings += results.require_representative(records, args.accept_cpu, "simulate")
-        records, ignored = results.numbered(records, fabric.tier_names)
-        warnings += ignored
-        links.update(fit_links(records))
+        links.update(fit_links(probe_records(args, fabric, warnings)))
     result = simulate(fabric, jobs, usage=usage, settings=settings_from_bundle(bundle), links=links,
                       gradient_bytes=nbytes)
     for warning in warnings:
@@ -130,4 +141,4 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--accept-cpu", action="store_true",
                    help="use probe results measured with gloo on CPUs (not representative of GPU tiers; refused "
                         "otherwise)")
-    p.set_defaults(run=cmd_simulate)
+    p.set_defaults(run=cmd_simulate, needs_project=needs_project)
