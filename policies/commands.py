@@ -65,6 +65,9 @@ def cmd_preview(args: argparse.Namespace, project: Project) -> int:
     from .driver import PackError
     from .report import FORMATS
 
+    from .admission.commands import apply_dir_option
+
+    apply_dir_option(args)
     user, sources = load_manifests(args.manifests or [])
     results = {}
     for name in stacks_from(args, project):
@@ -90,4 +93,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     add_stack_args(p)
     p.add_argument("--manifests", nargs="+", metavar="PATH", help="also send these YAML files or folders to the pack")
     p.add_argument("--format", default="text", choices=sorted(FORMATS), help="report format")
+    from .admission.commands import add_dir_option
+
+    add_dir_option(p)
     p.set_defaults(run=cmd_preview)

@@ -90,6 +90,9 @@ def cmd_check(args: argparse.Namespace, project: Project) -> int:
     from policies.report import FORMATS
     from policies.runner import bundle_objects, has_mandatory, load_settings, render_error_violation, run_rules
 
+    from policies.admission.commands import apply_dir_option
+
+    apply_dir_option(args)
     user, sources = load_manifests(args.manifests or [])
     results = {}
     for name in stacks_from(args, project):
@@ -134,6 +137,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     from policies.report import FORMATS
 
     p.add_argument("--format", default="text", choices=sorted(FORMATS), help="report format")
+    from policies.admission.commands import add_dir_option
+
+    add_dir_option(p)
     p.set_defaults(run=cmd_check)
 
     p = sub.add_parser("validate", parents=[common], help="validate the stack's configuration only")
