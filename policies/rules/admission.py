@@ -3,16 +3,28 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..framework import MANDATORY, CheckContext, Finding, NotChecked, Outcome, Rule, is_kind, meta, where
+from ..framework import MANDATORY, CheckContext, Finding, NotChecked, Outcome, Rule, api_group, is_kind, meta, where
 
 HOW = ("run `trainstack admission fetch` (pinned sources, sha256-verified) or point --admission-dir / "
        "$TRAINSTACK_ADMISSION_DIR at a folder with volcano/*.yaml (or the Volcano chart archive) and "
        "$TRAINSTACK_CRD_DIR at the upstream CRDs")
 
 
+# API groups whose objects upstream's pinned rules judge (policies/admission/sources.yaml); the core
+# group only for Pods (Volcano's pod policies). Other objects need no rules, loaded or not.
+COVERED_GROUPS = frozenset({"batch.volcano.sh", "scheduling.volcano.sh", "topology.volcano.sh", "flow.volcano.sh",
+                            "trainer.kubeflow.org", "jobset.x-k8s.io", "kubeflow.org", "monitoring.coreos.com"})
+
+
+def _covered(obj: dict) -> bool:
+    return api_group(obj) in COVERED_GROUPS or is_kind(obj, "Pod", "")
+
+
 def _upstream_admission(objects: list[dict], ctx: CheckContext) -> Iterator[Outcome]:
     from ..admission import Denial, rules
 
+    if not any(_covered(o) for o in objects):
+        return
     ruleset = rules()
     if ruleset.missing:
         yield NotChecked(f"upstream admission rules not evaluated: {'; '.join(ruleset.missing)}; {HOW}")
@@ -21,7 +33,12 @@ def _upstream_admission(objects: list[dict], ctx: CheckContext) -> Iterator[Outc
     namespaces = {meta(o).get("name"): o for o in ctx.manifests if is_kind(o, "Namespace", "")}
     skipped: set[tuple[str, str]] = set()
     for obj in objects:
-        for item in ruleset.evaluate(obj, namespaces):
+        try:
+            items = ruleset.evaluate(obj, namespaces)
+        except Exception as exc:   # never crash a run on an odd object; say what was not checked
+            yield NotChecked(f"upstream admission rules not evaluated: {type(exc).__name__}: {exc}", obj)
+            continue
+        for item in items:
             if isinstance(item, Denial):
                 reads = f" (the rule reads {', '.join(item.reads)})" if item.reads else ""
                 yield Finding(item.path, f"{where(obj, item.path)}: {item.source} rejects this object: "
