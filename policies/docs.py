@@ -105,7 +105,9 @@ def render() -> str:
                 f"**Why.** {rule.why}", "",
                 f"**How to fix.** {rule.fix}", "",
                 "**Settings.**", "", *_settings(rule)]
-    return "\n".join(out) + "\n"
+    from .admission.docs import SECTION
+
+    return "\n".join(out) + "\n" + SECTION
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -48,6 +48,8 @@ BUILTINS = frozenset({
 })
 KNOWN = BUILTINS | set(FUNCTIONS)
 MEMO_SIZE = 4096
+NO_OLD_SELF = cel.OptionalValue.none()   # what an optionalOldSelf rule sees on create
+NO_VARIABLES: dict = {}
 VARIABLES_PROVIDED = ("object", "oldObject", "request", "params", "namespaceObject", "variables", "self", "oldSelf")
 
 
@@ -155,10 +157,17 @@ class Scope:
 
     def __init__(self) -> None:
         self.context = cel.Context(variables=dict(kf.NAMESPACES), functions=FUNCTIONS)
+        self.bound: dict[str, Any] = {}
 
     def bind(self, values: dict[str, Any]) -> None:
+        """Each binding converts the value to CEL: skip those already bound to the same value."""
         for name, value in values.items():
+            if name in self.bound and self.bound[name] is value:
+                continue
+            if name in self.bound and value is None and self.bound[name] is None:
+                continue
             self.context.add_variable(name, value)
+            self.bound[name] = value
 
     def run(self, compiled: Compiled) -> Any:
         if compiled.program is None:
@@ -237,6 +246,11 @@ def _matches(match: dict, target: "Target", default: bool) -> bool:
         (not _meta(target.obj).get("namespace") or _labels_match(match.get("namespaceSelector"), ns_labels))
 
 
+def _resource_hits(policy: dict, target: "Target") -> bool:
+    rules = policy["matchConstraints"].get("resourceRules") or []
+    return any(_rule_hits(r, target.group, target.version, target.resource, "CREATE") for r in rules)
+
+
 @dataclass
 class Target:
     obj: dict
@@ -297,6 +311,11 @@ def _fields_read(source: str, variable_items: tuple) -> tuple[str, ...]:
     paths = {m.lstrip(".") for text in texts for m in _OBJECT_PATH.findall(text)}
     deepest = sorted(p for p in paths if not any(o.startswith(p + ".") for o in paths))
     return tuple(deepest)
+
+
+@functools.lru_cache(maxsize=None)
+def _variables_in(source: str) -> tuple[str, ...]:
+    return tuple(_VARIABLE.findall(source))
 
 
 def common_path(paths: tuple[str, ...]) -> str:
@@ -385,6 +404,7 @@ class RuleSet:
         self.plurals = {(c["group"], c["kind"]): c["plural"] for c in index.crds}
         self._scopes: dict[str, Scope] = {}
         self._memo: OrderedDict[str, list] = OrderedDict()
+        self._by_resource: dict[tuple[str, str, str], list[dict]] = {}
 
     @property
     def missing(self) -> list[str]:
@@ -413,7 +433,10 @@ class RuleSet:
         return out
 
     def applicable(self, target: Target) -> list[dict]:
-        return [p for p in self.policies
+        key = (target.group, target.version, target.resource)
+        if key not in self._by_resource:   # the resource rules alone, once per resource
+            self._by_resource[key] = [p for p in self.policies if _resource_hits(p, target)]
+        return [p for p in self._by_resource[key]
                 if _matches(p["matchConstraints"], target, False) and _matches(p["bindingMatch"], target, True)]
 
     def evaluate(self, obj: dict, namespaces: dict[str, dict] | None = None) -> list[Denial | Skipped]:
@@ -474,7 +497,7 @@ class RuleSet:
         if policy.get("paramKind"):
             return False, {}, [Skipped(label, "", "needs parameter objects (paramKind), which a stack does not carry")]
         scope.bind({"object": obj, "oldObject": None, "request": request, "params": None,
-                    "namespaceObject": target.namespace, "variables": {}})
+                    "namespaceObject": target.namespace, "variables": NO_VARIABLES})
         for cond in policy["matchConditions"]:
             try:
                 if scope.run(compile_expr(cond["expression"])) is not True:
@@ -488,17 +511,24 @@ class RuleSet:
                 return False, {}, []
         values: dict[str, Any] = {}
         errors: dict[str, str] = {}
+        stale = False   # `variables` is rebound only when a later variable reads an earlier one
         for var in policy["variables"]:
+            if stale and "variables." in var["expression"]:
+                scope.bind({"variables": dict(values)})
+                stale = False
             try:
                 values[var["name"]] = scope.run(compile_expr(var["expression"]))
+                stale = True
             except (EvalError, NotEvaluable) as exc:
                 errors[var["name"]] = str(exc)
-                continue
+        if stale:
             scope.bind({"variables": dict(values)})
         return True, errors, []
 
     def _uses_failed(self, source: str, errors: dict[str, str]) -> str | None:
-        for name in _VARIABLE.findall(source):
+        if not errors:
+            return None
+        for name in _variables_in(source):
             if name in errors:
                 return f"variable {name!r}: {errors[name]}"
         return None
@@ -585,39 +615,63 @@ class RuleSet:
     # -- CRD rules --
 
     def _crd_rules(self, crd: dict, obj: dict, scope: Scope) -> Iterator[Denial | Skipped]:
+        """Rules grouped by schema node: `self` is bound once per value, for all its rules."""
         label = f"the {crd['kind']} CRD {crd['crd']} ({crd['release']})"
+        groups: dict[str, list[tuple[dict, Compiled]]] = {}
+        paths: dict[str, list] = {}
         for rule in crd["rules"]:
             compiled = compile_expr(rule["rule"])
             if compiled.reads_old and not rule.get("optionalOldSelf"):
                 continue    # a transition rule: the API server runs it on update only
-            for value, path in _nodes(obj, rule["path"], ""):
-                if compiled.program is None:
-                    yield Skipped(label, _squash(rule["rule"]), compiled.problem)
-                    break
-                scope.bind({"self": value, "oldSelf": cel.OptionalValue.none() if compiled.reads_old else None})
-                try:
-                    result = scope.run(compiled)
-                except NotEvaluable as exc:
-                    yield Skipped(label, _squash(rule["rule"]), str(exc))
-                    break
-                except EvalError as exc:
-                    result, error = None, str(exc)
-                else:
-                    error = ""
-                if result is True:
-                    continue
-                message = error and f"rule resulted in error: {error}"
-                if not message and rule.get("messageExpression"):
+            key = json.dumps(rule["path"])
+            groups.setdefault(key, []).append((rule, compiled))
+            paths[key] = rule["path"]
+        broken: set[int] = set()
+        for key, rules in groups.items():
+            nodes = list(_nodes(obj, paths[key], ""))
+            if len(nodes) > 1:
+                # Many values (list items, map entries): one pass over all of them per rule first;
+                # only a rule that fails somewhere is run value by value to say where.
+                scope.bind({"__values": [value for value, _ in nodes]})
+                rules = [(rule, compiled) for rule, compiled in rules if not self._holds_for_all(rule, compiled, scope)]
+            for value, path in nodes if rules else ():
+                scope.bind({"self": value, "oldSelf": NO_OLD_SELF})
+                for rule, compiled in rules:
+                    if id(rule) in broken:
+                        continue
                     try:
-                        text = scope.run(compile_expr(rule["messageExpression"]))
-                        message = " ".join(text.split()) if isinstance(text, str) else ""
-                    except (EvalError, NotEvaluable):
-                        message = ""
-                message = message or " ".join(str(rule.get("message", "")).split()) or \
-                    f"failed rule: {_squash(rule['rule'])}"
-                where = path + (rule.get("fieldPath") or "")
-                yield Denial(label, where.lstrip("."), f"{where.lstrip('.') or '<root>'}: Invalid value: "
-                             f"{_kind_word(value)}: {message}", _squash(rule["rule"]))
+                        result, error = scope.run(compiled), ""
+                    except NotEvaluable as exc:
+                        broken.add(id(rule))
+                        yield Skipped(label, _squash(rule["rule"]), str(exc))
+                        continue
+                    except EvalError as exc:
+                        result, error = None, str(exc)
+                    if result is True:
+                        continue
+                    yield self._crd_denial(label, rule, value, path, error, scope)
+
+    @staticmethod
+    def _holds_for_all(rule: dict, compiled: Compiled, scope: Scope) -> bool:
+        if compiled.program is None or compiled.reads_old:
+            return False
+        try:
+            return scope.run(compile_expr(f"__values.all(self, ({rule['rule']}))")) is True
+        except (EvalError, NotEvaluable):
+            return False
+
+    def _crd_denial(self, label: str, rule: dict, value: Any, path: str, error: str, scope: Scope) -> Denial:
+        message = error and f"rule resulted in error: {error}"
+        if not message and rule.get("messageExpression"):
+            try:
+                text = scope.run(compile_expr(rule["messageExpression"]))
+                message = " ".join(text.split()) if isinstance(text, str) else ""
+            except (EvalError, NotEvaluable):
+                message = ""
+        message = message or " ".join(str(rule.get("message", "")).split()) or f"failed rule: {_squash(rule['rule'])}"
+        where = (path + (rule.get("fieldPath") or "")).lstrip(".")
+        return Denial(label, where, f"{where or '<root>'}: Invalid value: {_kind_word(value)}: {message}",
+                      _squash(rule["rule"]))
 
 
 def _kind_word(value: Any) -> str:
