@@ -23,6 +23,7 @@ import functools
 import json
 import logging
 import re
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Iterator
@@ -405,6 +406,7 @@ class RuleSet:
         self._scopes: dict[str, Scope] = {}
         self._memo: OrderedDict[str, list] = OrderedDict()
         self._by_resource: dict[tuple[str, str, str], list[dict]] = {}
+        self._lock = threading.RLock()
 
     @property
     def missing(self) -> list[str]:
@@ -449,15 +451,16 @@ class RuleSet:
             key = json.dumps([target.obj, target.namespace], sort_keys=True, default=str)
         except (TypeError, ValueError):
             key = None
-        if key is not None and key in self._memo:
-            self._memo.move_to_end(key)
-            return self._memo[key]
-        out = list(self._evaluate(target))
-        if key is not None:
-            self._memo[key] = out
-            if len(self._memo) > MEMO_SIZE:
-                self._memo.popitem(last=False)
-        return out
+        with self._lock:    # one CEL context per rule set; the pack's gRPC server has threads
+            if key is not None and key in self._memo:
+                self._memo.move_to_end(key)
+                return self._memo[key]
+            out = list(self._evaluate(target))
+            if key is not None:
+                self._memo[key] = out
+                if len(self._memo) > MEMO_SIZE:
+                    self._memo.popitem(last=False)
+            return out
 
     def _may_apply(self, target: Target) -> bool:
         crd = self.crds.get((target.group, target.version, target.kind))

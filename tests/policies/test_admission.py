@@ -204,6 +204,17 @@ def test_valid_objects_pass_in_the_pack(pack):
     assert [v for v in analyze(pack, resources).violations if v.rule == "upstream-admission"] == []
 
 
+def test_issue_objects_fail_in_preview(tmp_path, dirs):
+    """The third runner: the program under mocks plus the pack, with all eight objects at once."""
+    manifests = tmp_path / "issue.yaml"
+    manifests.write_text(yaml.safe_dump_all([c["object"] for c in ISSUE]))
+    result = run("preview", "dev", "--manifests", str(manifests), "--format", "json")
+    assert result.code == 1, result.err
+    hits = [v for v in json.loads(result.out)["stacks"]["dev"]["violations"] if v["rule"] == "upstream-admission"]
+    for case in ISSUE:
+        assert any(case["message"] in v["message"] for v in hits), case["id"]
+
+
 # --- when the rules cannot be loaded; rules that cannot be evaluated ----------------------------
 
 def test_missing_rules_give_one_note_never_a_silent_pass(tmp_path, monkeypatch):
