@@ -1,31 +1,41 @@
-# Two commands on a fresh machine: `make demo` and `make test`. Each sets up .venv first.
+# Two commands on a fresh machine: `make demo` and `make test`. Each sets up .venv first:
+# demo installs the package alone (rendering and checking), test adds the [dev,probe] extras.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+BASE := $(VENV)/.installed
+FULL := $(VENV)/.installed-dev
 
 .PHONY: setup demo test render check golden promtool clean
 
-$(STAMP): pyproject.toml requirements.txt
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(BASE): pyproject.toml requirements.txt | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $(BASE)
+
+$(FULL): pyproject.toml requirements.txt | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev,probe]'
-	touch $(STAMP)
+	touch $(BASE) $(FULL)
 
-setup: $(STAMP)
+setup: $(BASE)
 
-# promtool checks and unit-tests the alert rules; Debian's `prometheus` package ships it.
+# promtool checks and unit-tests the alert rules. Without apt-get or root the script says why it
+# skipped, and the promtool tests skip too.
 promtool:
-	@command -v promtool >/dev/null 2>&1 || { \
-	  echo "installing promtool (Debian package prometheus)"; \
-	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq prometheus >/dev/null; }
+	@sh .ci/install-promtool.sh
 
 demo: setup
 	$(BIN)/trainstack render --all
 	$(BIN)/trainstack check --all
+	@echo
+	@echo "Next: create your own stack - copy stacks/Pulumi.dev.yaml to stacks/Pulumi.<name>.yaml,"
+	@echo "describe your fabric (trainstack:fabric), then run: $(BIN)/trainstack render <name> && $(BIN)/trainstack check <name>"
+	@echo "Docs: README.md (commands, GitOps with Argo CD or Flux, Pulumi), modules/<capability>/README.md"
+	@echo "(every option), docs/architecture.md. Tests and the probe: make test (installs the dev and probe extras)."
 
-test: setup promtool
+test: $(FULL) promtool
 	$(BIN)/python -m pytest -q
 
 # Re-render the committed golden output after an intended change.

@@ -6,7 +6,7 @@ import importlib
 import sys
 from pathlib import Path
 
-from modules.core.config import find_project, load_project
+from modules.core.commands import project_for
 from modules.core.errors import ConfigError
 
 # Modules that define `register(subparsers, common_parser)`; their parsers set `run(args, project)`.
@@ -20,11 +20,53 @@ COMMANDS = (
 )
 
 
+EPILOG = """\
+A STACK is a name (dev) or the path of its file (stacks/Pulumi.dev.yaml). Commands find the project
+(the folder holding Pulumi.yaml) at or above the current folder, or take --project DIR.
+
+exit codes:
+  0    success (check/preview: no mandatory violation; render --check: up to date)
+  1    check/preview found a mandatory violation; render --check found stale files
+  2    bad input (the message names the file and the path in it) or bad command line
+  3    preview: the policy pack could not be started or answered badly
+  130  interrupted
+
+examples:
+  trainstack init east --nodes 256 --gpus-per-node 8 --tiers 2 --leaf-size 32 --profile production
+  trainstack validate stacks/Pulumi.east.yaml
+  trainstack render --all                  # write deploy/<stack>/ for every stack
+  trainstack check prod --format sarif     # the policy rules, for CI
+  trainstack diff                          # what this branch changes, as a PR comment
+  trainstack fabric prod                   # the HyperNode tree
+  trainstack probe --sizes 1MiB-64MiB      # a quick local bandwidth probe (no project needed)
+
+Docs: README.md, docs/new-stack.md, docs/policies.md, modules/<module>/README.md.
+"""
+
+
+def version() -> str:
+    """The installed distribution's version; the source tree's pyproject.toml when run from a checkout."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("trainstack")
+    except metadata.PackageNotFoundError:
+        import tomllib
+
+        pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+        try:
+            return tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"]
+        except (OSError, KeyError, ValueError):
+            return "unknown"
+
+
 def parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--project", metavar="DIR", help="project folder (default: the nearest folder "
                         "at or above the current one that holds Pulumi.yaml)")
-    top = argparse.ArgumentParser(prog="trainstack", description="Render, check and explore trainstack stacks.")
+    top = argparse.ArgumentParser(prog="trainstack", description="Render, check and explore trainstack stacks.",
+                                  epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    top.add_argument("--version", action="version", version=f"trainstack {version()}")
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
         importlib.import_module(name).register(sub, common)
@@ -34,8 +76,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
-        project = load_project(find_project(Path(args.project) if args.project else None))
-        return args.run(args, project)
+        return args.run(args, project_for(args))   # None for commands that need no project (probe)
     except ConfigError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

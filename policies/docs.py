@@ -105,6 +105,8 @@ def render() -> str:
                 f"**Why.** {rule.why}", "",
                 f"**How to fix.** {rule.fix}", "",
                 "**Settings.**", "", *_settings(rule)]
+    from .rules.trainer_admission import DOCS as TRAINER_ADMISSION
+    out += ["", TRAINER_ADMISSION.rstrip()]
     from .admission.docs import SECTION
 
     return "\n".join(out) + "\n" + SECTION

@@ -168,7 +168,9 @@ def load_context(stack_name: str, config: Mapping[str, str], root: Path | None =
                     flat[key] = _decode_pulumi_value(value, known[key_name])
                 else:
                     flat[key] = value
-            stack = build_stack(project, stack_name, flat, project.show(project.stack_file(stack_name)))
+            # the engine hands trainstack:secrets decrypted: take them as such (they are never rendered)
+            stack = build_stack(project, stack_name, flat, project.show(project.stack_file(stack_name)),
+                                secret_keys=(f"{NAMESPACE}:secrets",))
         elif project.stack_file(stack_name).is_file():
             stack = load_stack(project, stack_name)
         else:

@@ -154,6 +154,7 @@ class Bundle:
     warnings: list[str] = field(default_factory=list)
     dependencies: dict[str, tuple[str, ...]] = field(default_factory=dict)  # key -> every key it needs
     fabric: Any = field(default=None, compare=False, repr=False)   # the model it was rendered from
+    gitops: dict = field(default_factory=dict, compare=False, repr=False)   # trainstack:gitops (output layout)
 
     @property
     def resources(self) -> list[Resource]:
@@ -216,6 +217,30 @@ def _implicit_deps(item: Item, index: dict[str, Item], served: dict[str, str]) -
             yield crd
         if group in served:
             yield served[group]
+        for queue in sorted(queues_named(item.obj)):   # a Queue must exist (and be Open) before its users
+            if f"Queue/{queue}" in index and item.key != f"Queue/{queue}":
+                yield f"Queue/{queue}"
+
+
+QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
+
+
+def queues_named(value: Any) -> set[str]:
+    """The Volcano queues an object names: ``queue`` fields (Job, PodGroup, a v1 job's
+    schedulingPolicy) and the queue-name annotation (TrainJobs, runtimes, pod templates)."""
+    found: set[str] = set()
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key, sub in node.items():
+                if key in ("queue", QUEUE_ANNOTATION) and isinstance(sub, str) and sub:
+                    found.add(sub)
+                elif isinstance(sub, (dict, list)):
+                    stack.append(sub)
+        elif isinstance(node, list):
+            stack.extend(n for n in node if isinstance(n, (dict, list)))
+    return found
 
 
 def _plural_guess(kind: str) -> str:

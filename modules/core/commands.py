@@ -6,10 +6,43 @@ import sys
 from pathlib import Path
 
 from . import yamlio
-from .config import Project, load_stack
+from .config import Project, find_project, load_project, load_stack
 from .errors import ConfigError
 from .output import bundle_files, stale_files, write_tree
 from .render import render
+
+
+def looks_like_path(text: object) -> bool:
+    return isinstance(text, str) and (text.endswith((".yaml", ".yml")) or "/" in text or "\\" in text)
+
+
+def project_for(args: argparse.Namespace) -> Project | None:
+    """The project a command acts on, or None for commands that need none (``needs_project``
+    False, e.g. ``probe``). A stack given as a path to its file (``stacks/Pulumi.east.yaml``)
+    becomes its name; without --project, the project is the one holding that file."""
+    if not getattr(args, "needs_project", True):
+        return None
+    stack = getattr(args, "stack", None)
+    path = Path(stack) if looks_like_path(stack) else None
+    start = Path(args.project) if getattr(args, "project", None) else (path.resolve().parent if path else None)
+    project = load_project(find_project(start))
+    if path is not None:
+        args.stack = stack_name_of(project, path)
+    return project
+
+
+def stack_name_of(project: Project, path: Path) -> str:
+    """``stacks/Pulumi.east.yaml`` -> ``east``, when that file is one of the project's stack files."""
+    name = path.name
+    if not (name.startswith("Pulumi.") and name.endswith((".yaml", ".yml"))) or name.count(".") < 2:
+        raise ConfigError(str(path), "", "expected a stack name or a stack file named Pulumi.<stack>.yaml")
+    stack = name[len("Pulumi."):name.rindex(".")]
+    if path.resolve() != project.stack_file(stack).resolve():
+        raise ConfigError(str(path), "", f"not a stack file of the project at {project.root}: its stacks are "
+                          f"{project.show(project.stack_dir)}/Pulumi.<stack>.yaml")
+    if not path.is_file():
+        raise ConfigError(str(path), "", "no such file")
+    return stack
 
 
 def stacks_from(args: argparse.Namespace, project: Project) -> list[str]:
@@ -27,7 +60,7 @@ def stacks_from(args: argparse.Namespace, project: Project) -> list[str]:
 
 
 def add_stack_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("stack", nargs="?", help="stack name (stacks/Pulumi.<stack>.yaml)")
+    parser.add_argument("stack", nargs="?", help="stack name, or the path of its file (stacks/Pulumi.<stack>.yaml)")
     parser.add_argument("--all", action="store_true", help="every stack in the project")
 
 
@@ -145,3 +178,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p = sub.add_parser("validate", parents=[common], help="validate the stack's configuration only")
     add_stack_args(p)
     p.set_defaults(run=cmd_validate)
+
+    from .diff import register as register_diff
+    from .init import register as register_init
+
+    register_diff(sub, common)
+    register_init(sub, common)

@@ -1,8 +1,9 @@
 """Read a stack's configuration: ``stacks/Pulumi.<stack>.yaml`` directly, or ``pulumi.Config``.
 
 Both paths produce the same ``StackConfig``: the ``trainstack:`` values validated against the
-module schemas with every default filled in. ``secure:`` values are kept opaque and are refused in
-the ``trainstack:`` namespace (objects reference Kubernetes Secrets by name instead).
+module schemas with every default filled in. ``secure:`` values are kept opaque: they are accepted
+only under ``trainstack:secrets[].data`` (Secrets the Pulumi program creates from the decrypted
+values) and refused elsewhere in the ``trainstack:`` namespace; the renderer never sees a plaintext.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any, Iterable
 
 from . import schema as schemas
 from . import yamlio
-from .errors import ConfigError, SecureValue, expected, show
+from .errors import ConfigError, SecretText, SecureValue, expected, show
 from .registry import MODULES
 
 NAMESPACE = "trainstack"
@@ -136,8 +137,19 @@ class StackConfig:
         return self.values["environment"]
 
     @property
+    def profile(self) -> str:
+        return profile_of(self.values)
+
+    @property
     def production(self) -> bool:
-        return self.values["environment"] == "prod"
+        return self.profile == "production"
+
+    @property
+    def secrets(self) -> list[dict]:
+        """``trainstack:secrets`` with namespaces filled in; data values are SecureValue (read from
+        the file: never decrypted) or SecretText (decrypted by the Pulumi CLI for the program)."""
+        default_ns = self.values["trainingNamespaces"][0]
+        return [{**s, "namespace": s.get("namespace") or default_ns} for s in self.values.get("secrets", [])]
 
     @property
     def kube_context(self) -> str | None:
@@ -160,6 +172,16 @@ class StackConfig:
             shown = self.project.show(self.project.stack_dir)
             raise self.expected(path, f"an existing file under {shown}/", f"{relative} (not found)")
         return target
+
+
+# What an environment name means when `trainstack:profile` is not given (the names stacks used
+# before the profile was its own option keep their meaning).
+PROFILE_BY_ENVIRONMENT = {"prod": "production", "staging": "standard"}
+
+
+def profile_of(values: dict) -> str:
+    """The stack's profile: given, or from its environment name (see core/schema.yaml)."""
+    return values.get("profile") or PROFILE_BY_ENVIRONMENT.get(values.get("environment", "dev"), "development")
 
 
 def _decode_secure(value: Any) -> Any:
@@ -205,11 +227,13 @@ def build_stack(project: Project, stack: str, flat: dict[str, Any], file: str,
             if not name:
                 raise expected(file, full, "a key such as trainstack:fabric", key)
             if key in secret_keys or full in secret_keys:
-                value = SecureValue("")
+                # decrypted by the Pulumi CLI: kept only where secrets belong, refused elsewhere
+                value = _mark_decrypted(value) if name == "secrets" else SecureValue("")
             given[name] = value
         else:
             other[full] = value
-    where = _find_secure(given, [])
+    _check_secrets(given.get("secrets"), file)
+    where = _find_secure({k: v for k, v in given.items() if k != "secrets"}, [])
     if where is not None:
         raise ConfigError(file, format_path(where),
                           "secure values are never decrypted by trainstack; keep the secret in a "
@@ -218,6 +242,30 @@ def build_stack(project: Project, stack: str, flat: dict[str, Any], file: str,
     values = schemas.apply_defaults(full_schema, given)
     schemas.validate(full_schema, values, file, format_path)
     return StackConfig(project=project, name=stack, file=file, values=values, given=given, other=other)
+
+
+def _mark_decrypted(value: Any) -> Any:
+    """``trainstack:secrets`` as the CLI hands it over (decrypted): wrap every data value."""
+    if not isinstance(value, list):
+        return value
+    return [{**item, "data": {k: SecretText(v) if isinstance(v, str) else v for k, v in item["data"].items()}}
+            if isinstance(item, dict) and isinstance(item.get("data"), dict) else item for item in value]
+
+
+def _check_secrets(value: Any, file: str) -> None:
+    """Secret data must be secure: a plain value would be a secret in clear in a reviewed file."""
+    if not isinstance(value, list):
+        return   # the schema names the problem
+    for i, item in enumerate(value):
+        data = item.get("data") if isinstance(item, dict) else None
+        for key, leaf in (data.items() if isinstance(data, dict) else ()):
+            if not isinstance(leaf, (SecureValue, SecretText)):
+                path = format_path(["secrets", i, "data", key])
+                raise ConfigError(file, path, "expected a secure value, got a plain one (not shown); set it with "
+                                  f"`pulumi config set --secret --path '{path}' VALUE`")
+        for k, v in (item.items() if isinstance(item, dict) else ()):
+            if k != "data" and _find_secure(v, []) is not None:
+                raise ConfigError(file, format_path(["secrets", i, k]), "only values under data may be secure")
 
 
 def load_stack(project: Project, stack: str) -> StackConfig:
@@ -259,7 +307,9 @@ def load_stack_from_pulumi(project: Project) -> StackConfig:
     for full in sorted(every_key):
         namespace, _, name = full.partition(":")
         if namespace == NAMESPACE and name in known:
-            flat[full] = _decode_pulumi_value(cfg.get(name), stack_schema()["properties"][name])
+            # a secret key is read raw: cfg.get would warn that it is a secret (build_stack handles it)
+            text = runtime_config.get_config(full) if full in secret_keys else cfg.get(name)
+            flat[full] = _decode_pulumi_value(text, stack_schema()["properties"][name])
         else:  # other namespaces pass through; unknown trainstack keys are named by validation
             flat[full] = runtime_config.get_config(full)
     return build_stack(project, stack, flat, shown, secret_keys)
@@ -280,9 +330,16 @@ def pulumi_config_map(stack: StackConfig) -> dict[str, str]:
     and for ``trainstack preview``): objects JSON-encoded, strings as they are."""
     out: dict[str, str] = {}
     for name, value in stack.given.items():
-        out[f"{NAMESPACE}:{name}"] = value if isinstance(value, str) else json.dumps(value)
+        # secure secret data goes as the file holds it: the CLI would decrypt it, trainstack never does
+        out[f"{NAMESPACE}:{name}"] = value if isinstance(value, str) else json.dumps(value, default=_secure_json)
     for key, value in stack.other.items():
         if isinstance(value, SecureValue):
             continue  # the CLI would decrypt it; trainstack never does
         out[key] = value if isinstance(value, str) else json.dumps(value)
     return out
+
+
+def _secure_json(value: Any) -> Any:
+    if isinstance(value, SecureValue):
+        return {"secure": value.ciphertext}
+    raise TypeError(f"cannot encode {type(value).__name__}")

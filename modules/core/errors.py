@@ -56,3 +56,22 @@ class SecureValue:
 
     def __hash__(self) -> int:
         return hash(self.ciphertext)
+
+
+class SecretText:
+    """A secret the Pulumi CLI decrypted and handed the program (``trainstack:secrets``). Only the
+    program reads ``.value``; it never reaches a Bundle, deploy/ or a log line."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: str):
+        self.value = value
+
+    def __repr__(self) -> str:
+        return "SecretText(<redacted>)"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SecretText) and other.value == self.value
+
+    def __hash__(self) -> int:
+        return hash(self.value)

@@ -43,6 +43,8 @@ class Registration:
     parent: str = ""
     retain_on_delete: bool = False
     read: bool = False            # a `.get` of an existing resource (ReadResource), not a registration
+    outputs: dict = field(default_factory=dict)   # what a component registered as its outputs
+    aliases: list[dict] = field(default_factory=list)   # e.g. [{"spec": {"noParent": True}}]: its old place
 
 
 class _Mocks(pulumi.runtime.Mocks):
@@ -61,6 +63,13 @@ class _Monitor(MockMonitor):
     def __init__(self, mocks: _Mocks) -> None:
         super().__init__(mocks)
         self.records: list[Registration] = []
+        self.outputs: dict[str, dict] = {}   # URN -> registered outputs (components, the Stack's exports)
+
+    def RegisterResourceOutputs(self, request):  # noqa: N802 (gRPC name)
+        from google.protobuf import json_format
+
+        self.outputs[engine_urn(request.urn)] = plain(json_format.MessageToDict(request.outputs))
+        return super().RegisterResourceOutputs(request)
 
     def ReadResource(self, request):  # noqa: N802 (gRPC name)
         response = super().ReadResource(request)
@@ -72,19 +81,23 @@ class _Monitor(MockMonitor):
         return response
 
     def RegisterResource(self, request):  # noqa: N802 (gRPC name)
+        from google.protobuf import json_format
+
         response = super().RegisterResource(request)
         if request.type != "pulumi:pulumi:Stack":
             self.records.append(Registration(
                 type=request.type, name=request.name, urn=engine_urn(response.urn), custom=request.custom,
                 dependencies=[engine_urn(d) for d in request.dependencies],
                 provider=engine_urn(request.provider.rsplit("::", 1)[0]) if request.provider else "",
-                parent=engine_urn(request.parent), retain_on_delete=bool(request.retainOnDelete)))
+                parent=engine_urn(request.parent), retain_on_delete=bool(request.retainOnDelete),
+                aliases=[json_format.MessageToDict(a) for a in request.aliases]))
         return response
 
 
 def run_program(project_root: Path, stack: str, config: dict[str, str],
-                secret_keys: list[str] | None = None) -> list[Registration]:
-    """Run ``modules.core.program.run`` for one stack under mocks; return its registrations in order."""
+                secret_keys: list[str] | None = None, outputs: dict | None = None) -> list[Registration]:
+    """Run ``modules.core.program.run`` for one stack under mocks; return its registrations in order.
+    ``outputs``, when given, receives every registered output by URN (the Stack's exports included)."""
     from .program import run
 
     from pulumi.runtime import settings
@@ -97,4 +110,11 @@ def run_program(project_root: Path, stack: str, config: dict[str, str],
     pulumi.runtime.test(lambda: run(Path(project_root)))()
     for record in monitor.records:
         record.inputs = mocks.inputs.get((record.type, record.name), {})
+        record.outputs = monitor.outputs.get(record.urn, {})
+    if outputs is not None:
+        outputs.update(monitor.outputs)
+        root = settings.get_root_resource()   # the Stack registers its exports only when a real run ends
+        if root is not None and getattr(root, "outputs", None):
+            outputs[engine_urn(f"urn:pulumi:{stack}::trainstack::pulumi:pulumi:Stack::trainstack-{stack}")] = \
+                plain(dict(root.outputs))
     return monitor.records

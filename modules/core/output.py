@@ -47,15 +47,22 @@ def bundle_files(bundle: Bundle, stack_file: str) -> dict[str, bytes]:
                          "version": release.version, "namespace": release.namespace,
                          "valuesFile": values_file, "dependsOn": list(release.depends_on)})
         files[f"charts/{values_file}"] = (head + yamlio.dump(release.values)).encode()
-    document: dict = {"releases": releases}
+    # The charts install into namespaces the kustomization creates: apply those first.
+    wanted = {r.namespace for r in bundle.releases}
+    document: dict = {"namespaces": [resource_path(r) for r in bundle.resources
+                                     if r.kind == "Namespace" and r.name in wanted],
+                      "releases": releases}
     if bundle.prerequisites:   # served from outside the bundle: install them first
         document["prerequisites"] = [{"crd": p.crd, "installedBy": p.installed_by} for p in bundle.prerequisites]
     files["charts/releases.yaml"] = (
-        head + "# Install these charts before applying kustomization.yaml (custom resources need\n"
-        "# their CRDs and webhooks); `pulumi up` does this in order.\n" + yamlio.dump(document)
+        head + "# Order: 1. kubectl apply -f each file under `namespaces` (the charts install into\n"
+        "# them); 2. install the releases in this order (custom resources need their CRDs and\n"
+        "# webhooks); 3. kubectl apply -k on the folder above. `pulumi up` does this in order.\n"
+        + yamlio.dump(document)
     ).encode()
     files["kustomization.yaml"] = (head + yamlio.dump(kustomization)).encode()
-    return dict(sorted(files.items()))
+    from modules.gitops.render import output_files   # Argo CD / Flux layout, when the stack picks one
+    return dict(sorted(output_files(bundle, files, head).items()))
 
 
 def stale_files(files: dict[str, bytes], target: Path) -> list[str]:

@@ -7,7 +7,7 @@ import pulumi
 
 from .config import load_project, load_stack_from_pulumi
 from .errors import ConfigError
-from .pulumi_adapter import register
+from .pulumi_adapter import module_outputs, register
 from .render import render
 
 
@@ -19,6 +19,11 @@ def run(project_root: Path) -> None:
         raise pulumi.RunError(str(err)) from None  # shown without a traceback
     for warning in bundle.warnings:
         pulumi.log.warn(warning)
-    register(bundle, stack.kube_context)
+    register(bundle, stack.kube_context, stack.secrets)
     pulumi.export("objects", len(bundle.resources))
     pulumi.export("releases", [r.name for r in bundle.releases])
+    # per module: objects by kind, namespaces, chart versions; the fabric's HyperNode count
+    outputs = module_outputs(bundle)
+    pulumi.export("modules", outputs)
+    pulumi.export("hyperNodes", outputs.get("fabric", {}).get("hyperNodes", 0))
+    pulumi.export("charts", {r.name: r.version for r in bundle.releases})

@@ -3,6 +3,12 @@
 Typed classes are used where pulumi_kubernetes has one (their nested inputs take the manifest's
 camelCase dicts as they are); custom resources use ``apiextensions.CustomResource``. Every object
 goes through one explicit Provider, so the target cluster is part of the stack's config.
+
+Each module is one ``ComponentResource`` (``trainstack:index:Volcano``, ...) and every object,
+release, overlay and prerequisite of the module is its child, so ``pulumi preview`` shows a tree of
+modules instead of hundreds of siblings. The children carry an alias to their old place (directly
+under the Stack), so stacks created before the components existed keep their resources: Pulumi
+moves them under the component instead of replacing them.
 """
 from __future__ import annotations
 
@@ -80,16 +86,81 @@ def register_overlay(overlay: Overlay, opts: pulumi.ResourceOptions) -> pulumi.R
     return k8s.kustomize.v2.Directory(overlay.key, directory=str(folder), opts=opts)
 
 
-def register(bundle: Bundle, kube_context: str | None) -> dict[str, pulumi.CustomResource]:
-    """Register every item of the bundle in order; returns them by bundle key."""
-    provider = k8s.Provider("kubernetes", context=kube_context, enable_server_side_apply=True)
-    done: dict[str, pulumi.CustomResource] = {}
+def component_type(module: str) -> str:
+    """``volcano`` -> ``trainstack:index:Volcano``."""
+    return f"trainstack:index:{module[:1].upper()}{module[1:]}"
+
+
+class ModuleComponent(pulumi.ComponentResource):
+    """One trainstack module (capability): the parent of everything it renders."""
+
+    def __init__(self, module: str) -> None:
+        super().__init__(component_type(module), module, None, None)
+        self.module = module
+
+
+# Where children lived before the components existed: directly under the Stack.
+_OLD_PLACE = [pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE)]
+
+
+def module_outputs(bundle: Bundle) -> dict[str, dict]:
+    """Per module: objects by kind, namespaces, chart versions (and the HyperNode count of the
+    fabric). The stack exports them and each component registers them as its outputs."""
+    out: dict[str, dict] = {}
     for item in bundle.items:
-        needs = bundle.dependencies.get(item.key, item.depends_on)   # explicit and implicit (Namespace, CRD)
-        opts = pulumi.ResourceOptions(provider=provider, depends_on=[done[d] for d in needs])
+        entry = out.setdefault(item.module, {"objects": 0, "kinds": {}, "namespaces": [], "charts": {}})
+        if isinstance(item, Resource):
+            entry["objects"] += 1
+            entry["kinds"][item.kind] = entry["kinds"].get(item.kind, 0) + 1
+        elif isinstance(item, ChartRelease):
+            entry["charts"][item.name] = f"{item.chart}@{item.version}"
+        namespace = item.namespace if not isinstance(item, Resource) or item.kind != "Namespace" else item.name
+        if namespace and namespace not in entry["namespaces"]:
+            entry["namespaces"].append(namespace)
+    for entry in out.values():
+        entry["namespaces"].sort()
+        entry["kinds"] = dict(sorted(entry["kinds"].items()))
+    if "fabric" in out:
+        out["fabric"]["hyperNodes"] = out["fabric"]["kinds"].get("HyperNode", 0)
+    return out
+
+
+def register_secret(secret: dict, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
+    """A Secret from ``trainstack:secrets``: values the Pulumi CLI decrypted, kept secret in state.
+    Under trainstack's own mocks (no CLI, nothing decrypted) the values are empty placeholders."""
+    from .errors import SecretText
+
+    data = {k: v.value if isinstance(v, SecretText) else "" for k, v in secret["data"].items()}
+    metadata = {"name": secret["name"], "namespace": secret["namespace"],
+                "labels": {"app.kubernetes.io/managed-by": "trainstack", "app.kubernetes.io/part-of": "trainstack",
+                           "app.kubernetes.io/component": "core"}}
+    return k8s.core.v1.Secret(f"Secret/{secret['namespace']}/{secret['name']}", metadata=metadata,
+                              type=secret["type"], string_data=pulumi.Output.secret(data),
+                              opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
+                                  additional_secret_outputs=["data", "stringData"])))
+
+
+def register(bundle: Bundle, kube_context: str | None,
+             secrets: list[dict] = ()) -> dict[str, pulumi.Resource]:
+    """Register every item of the bundle in order, each under its module's component; returns
+    them by bundle key, and the components as ``component/<module>``."""
+    provider = k8s.Provider("kubernetes", context=kube_context, enable_server_side_apply=True)
+    done: dict[str, pulumi.Resource] = {}
+    components: dict[str, ModuleComponent] = {}
+
+    def component(module: str) -> ModuleComponent:
+        if module not in components:
+            components[module] = done[f"component/{module}"] = ModuleComponent(module)
+        return components[module]
+
+    for item in bundle.items:
+        needs = bundle.dependencies.get(item.key, item.depends_on)   # explicit and implicit (Namespace, CRD, Queue)
+        place = pulumi.ResourceOptions(parent=component(item.module), aliases=_OLD_PLACE)
+        opts = pulumi.ResourceOptions.merge(place, pulumi.ResourceOptions(
+            provider=provider, depends_on=[done[d] for d in needs]))
         if isinstance(item, Prerequisite):   # read, never created or deleted by this stack
             done[item.key] = k8s.apiextensions.v1.CustomResourceDefinition.get(
-                item.key, item.crd, opts=pulumi.ResourceOptions(provider=provider))
+                item.key, item.crd, opts=pulumi.ResourceOptions.merge(place, pulumi.ResourceOptions(provider=provider)))
         elif isinstance(item, ChartRelease):
             done[item.key] = register_release(item, opts)
         elif isinstance(item, Overlay):
@@ -98,4 +169,12 @@ def register(bundle: Bundle, kube_context: str | None) -> dict[str, pulumi.Custo
             if item.retain:
                 opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(retain_on_delete=True))
             done[item.key] = register_resource(item, opts)
+    for secret in secrets:
+        ns = f"Namespace/{secret['namespace']}"
+        opts = pulumi.ResourceOptions(parent=component("core"), provider=provider,
+                                      depends_on=[done[ns]] if ns in done else [])
+        done[f"Secret/{secret['namespace']}/{secret['name']}"] = register_secret(secret, opts)
+    outputs = module_outputs(bundle)
+    for module, comp in components.items():
+        comp.register_outputs(outputs.get(module, {}))
     return done

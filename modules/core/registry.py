@@ -14,4 +14,5 @@ MODULES: tuple[str, ...] = (
     "probe",
     "monitoring",
     "autoscaling",
+    "gitops",
 )

@@ -24,8 +24,16 @@ def render(stack: StackConfig) -> Bundle:
         module = importlib.import_module(f"modules.{name}.render")
         items.extend(module.render(ctx))
     items.extend(_namespaces(ctx, items))
+    from modules.volcano.render import after_queues
+
+    after_queues(items)   # Jobs and PodGroups are admitted only once their Queue is Open
+    for secret in stack.secrets:   # created by the Pulumi program only: never decrypted, never written here
+        ctx.warn(f"{stack.file}: trainstack:secrets: Secret {secret['namespace']}/{secret['name']} holds secure "
+                 "values: `pulumi up` creates it; deploy/ does not contain it, so with GitOps provide it in "
+                 "the cluster yourself (Sealed Secrets, External Secrets, SOPS)")
     bundle = Bundle.build(stack.name, items, ORDER, stack.file, ctx.warnings)
     bundle.fabric = ctx.fabric
+    bundle.gitops = stack.section("gitops")
     return bundle
 
 
@@ -37,7 +45,8 @@ def _namespaces(ctx: RenderContext, items: list[Item]) -> list[Resource]:
     leave them; removing one is a deliberate, manual step.
     """
     present = {i.key for i in items}
-    used = sorted({i.namespace for i in items if i.namespace and not isinstance(i, Overlay)})  # overlays bring theirs
+    used = sorted({i.namespace for i in items if i.namespace and not isinstance(i, Overlay)}  # overlays bring theirs
+                  | {s["namespace"] for s in ctx.stack.secrets})   # a provided Secret needs its namespace
     return [Resource(module="core", obj={"apiVersion": "v1", "kind": "Namespace",
                                          "metadata": ctx.metadata("core", ns, annotations=KEEP_ANNOTATIONS)},
                      retain=True)

@@ -247,13 +247,90 @@ PROMETHEUS_RULES_CRD = Prerequisite(MODULE, crd="prometheusrules.monitoring.core
                                     serves=("monitoring.coreos.com",))
 
 
+SERVICE_MONITORS_CRD = Prerequisite(MODULE, crd="servicemonitors.monitoring.coreos.com",
+                                    installed_by="kube-prometheus-stack (prometheus-operator)")
+
+# dcgm-exporter counters: the exporter's default CSV (reference/observability.md section 4) plus the
+# NVLink error counters the GPU alerts read, which that CSV leaves commented out.
+DCGM_COUNTERS = (
+    ("DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz)."),
+    ("DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz)."),
+    ("DCGM_FI_DEV_MEMORY_TEMP", "gauge", "Memory temperature (in C)."),
+    ("DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C)."),
+    ("DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W)."),
+    ("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter", "Total energy consumption since boot (in mJ)."),
+    ("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "counter", "Total number of PCIe retries."),
+    ("DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %)."),
+    ("DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %)."),
+    ("DCGM_FI_DEV_ENC_UTIL", "gauge", "Encoder utilization (in %)."),
+    ("DCGM_FI_DEV_DEC_UTIL", "gauge", "Decoder utilization (in %)."),
+    ("DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered."),
+    ("DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB)."),
+    ("DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB)."),
+    ("DCGM_FI_DEV_FB_RESERVED", "gauge", "Framebuffer memory reserved (in MiB)."),
+    ("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "counter", "Total number of NVLink bandwidth counters for all lanes."),
+    *((f"DCGM_FI_DEV_NVLINK_{c}_ERROR_COUNT_TOTAL", "counter", f"Total number of NVLink {c.lower()} errors.")
+      for c in (*NVLINK_SOFT, "RECOVERY")),
+    ("DCGM_FI_DEV_VGPU_LICENSE_STATUS", "gauge", "vGPU License status"),
+    ("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "counter", "Number of remapped rows for uncorrectable errors"),
+    ("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "counter", "Number of remapped rows for correctable errors"),
+    ("DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge", "Whether remapping of rows has failed"),
+    ("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge", "Ratio of time the graphics engine is active."),
+    ("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge", "Ratio of cycles the tensor (HMMA) pipe is active."),
+    ("DCGM_FI_PROF_DRAM_ACTIVE", "gauge", "Ratio of cycles the device memory interface is active."),
+    ("DCGM_FI_PROF_PCIE_TX_BYTES", "gauge", "The rate of data transmitted over the PCIe bus (bytes/s)."),
+    ("DCGM_FI_PROF_PCIE_RX_BYTES", "gauge", "The rate of data received over the PCIe bus (bytes/s)."),
+    ("DCGM_FI_DRIVER_VERSION", "label", "Driver Version"),
+)
+
+
+def dcgm_counters_csv() -> str:
+    lines = ["# DCGM field, Prometheus metric type, help (rendered by trainstack: the exporter's default",
+             "# counters plus the NVLink error counters its alerts read)"]
+    return "\n".join(lines + [f"{f}, {t}, {h}" for f, t, h in DCGM_COUNTERS]) + "\n"
+
+
+def _monitor(ctx: RenderContext, name: str, namespace: str, selector: dict, endpoint: dict) -> Resource:
+    cfg = ctx.section(MODULE)
+    meta = ctx.metadata(MODULE, name, cfg["namespace"], labels={"release": cfg["release"]})
+    spec = {"namespaceSelector": {"matchNames": [namespace]}, "selector": {"matchLabels": dict(selector)},
+            "endpoints": [endpoint]}
+    return Resource(MODULE, {"apiVersion": API_VERSION, "kind": "ServiceMonitor", "metadata": meta, "spec": spec})
+
+
+def monitors(ctx: RenderContext, groups: list[dict]) -> list[Resource]:
+    """The monitors the rendered alerts' metrics need (alerts on metrics nobody scrapes never fire)."""
+    cfg = ctx.section(MODULE)["scrape"]
+    text = " ".join(r["expr"] for g in groups for r in g["rules"])
+    out = []
+    if cfg["volcanoScheduler"] and "volcano_" in text:
+        volcano = ctx.section("volcano")
+        out.append(_monitor(ctx, "volcano-scheduler", volcano["namespace"], {"app": "volcano-scheduler"},
+                            {"port": "metrics", "path": "/metrics", "interval": "30s"}))
+    dcgm = cfg["dcgmExporter"]
+    if "DCGM_" in text:
+        if dcgm["serviceMonitor"]:
+            honor = bool(ctx.section("autoscaling")["adapter"]["dcgmHonorLabels"])
+            out.append(_monitor(ctx, "dcgm-exporter", dcgm["namespace"], dcgm["selector"],
+                                {"port": dcgm["port"], "path": "/metrics", "interval": "30s", "honorLabels": honor}))
+        if dcgm["countersConfigMap"]:
+            meta = ctx.metadata(MODULE, dcgm["countersConfigMap"], dcgm["namespace"])
+            out.append(Resource(MODULE, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta,
+                                         "data": {"dcgm-metrics.csv": dcgm_counters_csv()}}))
+    return out
+
+
 def render(ctx: RenderContext) -> list[Resource | Prerequisite]:
     cfg = ctx.section(MODULE)
     if not cfg["enabled"]:
         return []
     out: list[Resource | Prerequisite] = [PROMETHEUS_RULES_CRD]
-    for group in rule_groups(ctx):
+    groups = rule_groups(ctx)
+    for group in groups:
         meta = ctx.metadata(MODULE, group["name"], cfg["namespace"], labels={"release": cfg["release"]})
         out.append(Resource(MODULE, {"apiVersion": API_VERSION, "kind": "PrometheusRule", "metadata": meta,
                                      "spec": {"groups": [group]}}))
-    return out
+    extra = monitors(ctx, groups)
+    if any(r.kind == "ServiceMonitor" for r in extra):
+        out.append(SERVICE_MONITORS_CRD)
+    return out + extra

@@ -7,7 +7,7 @@ from modules.core.context import RenderContext
 from . import variables
 
 MODULE = "nccl"
-DEBUG_BY_ENVIRONMENT = {"dev": "INFO", "staging": "WARN", "prod": "WARN"}
+DEBUG_BY_PROFILE = {"development": "INFO", "standard": "WARN", "production": "WARN"}
 
 
 def configmap_name(profile: str) -> str:
@@ -15,7 +15,7 @@ def configmap_name(profile: str) -> str:
 
 
 def debug_level(ctx: RenderContext) -> str:
-    return ctx.section(MODULE).get("debug") or DEBUG_BY_ENVIRONMENT[ctx.stack.environment]
+    return ctx.section(MODULE).get("debug") or DEBUG_BY_PROFILE[ctx.stack.profile]
 
 
 def _hca_value(cfg: dict) -> str:
@@ -57,6 +57,23 @@ def profile_env(ctx: RenderContext, profile: str) -> dict[str, str]:
     return {k: str(v) for k, v in env.items()}
 
 
+def host_socket_ifname(ctx: RenderContext) -> str:
+    """NCCL_SOCKET_IFNAME for host-network pods ("" = the ConfigMap's value applies)."""
+    return ctx.section(MODULE)["hostSocketIfname"]
+
+
+def _check_ifnames(ctx: RenderContext) -> None:
+    cfg = ctx.section(MODULE)
+    for path in ("socketIfname", "hostSocketIfname"):   # NCCL's syntax first
+        for _, problem in variables.problems({"NCCL_SOCKET_IFNAME": cfg[path]} if cfg[path] else {}):
+            raise ctx.error(f"nccl.{path}", problem, rule="nccl-env-valid")
+    problem = variables.pod_ifname_problem(cfg["socketIfname"]) if cfg["socketIfname"] else None
+    if problem:   # the ConfigMaps serve every pod of the namespace, most of them not host-network
+        raise ctx.error("nccl.socketIfname", f"{problem}. Use a name the pods have (=eth0, eth) or an exclusion "
+                        "(^lo,docker), and put host names in nccl.hostSocketIfname for host-network runtimes",
+                        rule="nccl-ifname-pod-network")
+
+
 def _check(ctx: RenderContext, env: dict[str, str]) -> None:
     cfg = ctx.section(MODULE)
     for name, problem in variables.problems(env):
@@ -73,6 +90,7 @@ def render(ctx: RenderContext) -> list[Resource]:
     if cfg["transport"] not in cfg["profiles"]:
         raise ctx.error("nccl.profiles", f"expected the list to include the transport "
                         f"{cfg['transport']!r}, got {cfg['profiles']}")
+    _check_ifnames(ctx)
     out = []
     for profile in cfg["profiles"]:
         data = profile_env(ctx, profile)

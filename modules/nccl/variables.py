@@ -222,3 +222,35 @@ def problems(env: Mapping[str, object]) -> list[tuple[str, str]]:
     except ValueError:
         pass  # already reported above
     return out
+
+
+# Interfaces a pod that is not host-network has in its own network namespace: eth0 from the
+# primary CNI, net1, net2, ... (or eth1, ...) from multi-NIC CNIs such as Multus. Host names such
+# as bond0, ens3 or ib0 do not exist there (reference/nccl.md, review of 2026-11-23).
+_POD_INTERFACE = re.compile(r"(eth|net)[0-9]+")
+POD_INTERFACE_EXAMPLES = ("eth0", "net1")
+
+
+def pod_ifname_problem(value: object, extra: tuple[str, ...] = ()) -> str | None:
+    """Why NCCL_SOCKET_IFNAME ``value`` matches no interface of a pod in its own network namespace,
+    or None. NCCL's syntax: a comma list of prefixes, ``=`` for exact names, ``^`` to exclude.
+    Exclusions always leave the pod's own interfaces; ``extra`` names interfaces the CNI adds."""
+    text = str(value).strip()
+    if not text or text.startswith("^"):
+        return None
+    exact = text.startswith("=")
+    names = [n.strip() for n in text.lstrip("=").split(",") if n.strip()]
+
+    def exists(name: str) -> bool:
+        if name in extra or _POD_INTERFACE.fullmatch(name):
+            return True
+        # a prefix matches any pod interface that starts with it (eth, et, net, ...)
+        return not exact and any(known.startswith(name) for known in (*POD_INTERFACE_EXAMPLES, *extra))
+
+    missing = [n for n in names if not exists(n)]
+    if not missing or len(missing) < len(names):
+        return None   # NCCL uses the first listed interface that exists
+    kind = "exact interface name(s)" if exact else "interface prefix(es)"
+    return (f"NCCL_SOCKET_IFNAME={text} lists {kind} {', '.join(missing)}, which match no interface of a pod in "
+            "its own network namespace (it has eth0, plus netN/ethN a multi-NIC CNI adds): host interface names "
+            "exist only with hostNetwork, so NCCL bootstrap fails with \"no socket interface found\"")

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from modules.core.config import profile_of
 from modules.core.errors import ConfigError
 from modules.fabric.model import Fabric, NodePool
 from modules.nccl import variables
@@ -475,7 +476,7 @@ def nccl_settings(stack_values: dict, current: dict[str, str], models: dict[int,
         env["NCCL_SOCKET_NTHREADS"], env["NCCL_NSOCKS_PERTHREAD"] = "4", "4"
         why.append("NCCL_SOCKET_NTHREADS=4 x NCCL_NSOCKS_PERTHREAD=4 (16 sockets, within NCCL's limit of 64): "
                    "one TCP stream cannot fill a 100 Gb/s link")
-    env["NCCL_DEBUG"] = "WARN" if stack_values.get("environment") == "prod" else current.get("NCCL_DEBUG", "WARN")
+    env["NCCL_DEBUG"] = "WARN" if profile_of(stack_values) == "production" else current.get("NCCL_DEBUG", "WARN")
     why.append(f"NCCL_DEBUG={env['NCCL_DEBUG']}: INFO/TRACE logging slows start-up and floods logs in production")
     why.append("NCCL_ALGO, NCCL_PROTO: leave unset. NCCL's tuner picks per collective and size; forcing Tree "
                "makes AllGather/ReduceScatter fail (only Ring, PAT, NVLS and CollnetDirect implement them) and "

@@ -25,6 +25,7 @@ from modules.core.bundle import Resource
 from modules.core.context import RenderContext
 from modules.fabric.model import Fabric, NodePool
 from modules.nccl.render import configmap_name
+from modules.volcano.render import queue_names, queue_ref
 
 from . import runtime
 
@@ -336,7 +337,7 @@ def render(ctx: RenderContext) -> list[Resource]:
         for plan in tier_plans:
             name = f"fabric-probe-{plan.tier.slug}"
             out.append(Resource(MODULE, volcano_job(ctx, plan, pool, name, name, scheduled=False),
-                                depends_on=(f"ConfigMap/{namespace}/{CONFIGMAP}", nccl_cm)))
+                                depends_on=(f"ConfigMap/{namespace}/{CONFIGMAP}", nccl_cm, *_queue_dep(ctx))))
     configmap = {"apiVersion": "v1", "kind": "ConfigMap",
                  "metadata": ctx.metadata(MODULE, CONFIGMAP, namespace), "data": dict(sorted(data.items()))}
     return [Resource(MODULE, configmap)] + out
@@ -380,4 +381,10 @@ def launcher_objects(ctx: RenderContext, namespace: str, templates: list[str]) -
     keys = (f"ServiceAccount/{namespace}/{LAUNCHER}", f"Role/{namespace}/{LAUNCHER}",
             f"RoleBinding/{namespace}/{LAUNCHER}", f"ConfigMap/{namespace}/{CONFIGMAP}")
     return [Resource(MODULE, account), Resource(MODULE, role), Resource(MODULE, binding, depends_on=keys[:2]),
-            Resource(MODULE, cron, depends_on=keys)]
+            Resource(MODULE, cron, depends_on=keys + _queue_dep(ctx))]
+
+
+def _queue_dep(ctx: RenderContext) -> tuple[str, ...]:
+    """The probe's jobs are admitted only into an Open queue: wait for it when the bundle renders it."""
+    queue = ctx.section(MODULE)["queue"]
+    return (queue_ref(queue),) if queue in queue_names(ctx) else ()

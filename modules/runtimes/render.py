@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from modules.core.bundle import Resource
 from modules.core.context import RenderContext
+from modules.nccl.render import host_socket_ifname
 from modules.trainer.render import api as trainer_api
 from modules.volcano import topology
 from modules.volcano.render import QUEUE_ANNOTATION, queue_ref, resolve_priority_class, resolve_queue
@@ -83,7 +84,11 @@ def runtime(ctx: RenderContext, i: int, cfg: dict, default_image: str) -> Runtim
     pod_labels = {RUNTIME_LABEL: name}
     if host_network:
         pod_labels[pods.HOST_NETWORK_LABEL] = "true"
-    container = pods.container("node", image, shape, profile)
+    # Host-network pods see the host's interfaces: their own NCCL_SOCKET_IFNAME overrides the
+    # ConfigMap's pod-network value (env wins over envFrom).
+    host_ifname = host_socket_ifname(ctx) if host_network else ""
+    env = [{"name": "NCCL_SOCKET_IFNAME", "value": host_ifname}] if host_ifname else None
+    container = pods.container("node", image, shape, profile, env=env)
     pod_meta: dict = {"labels": pod_labels}
     if host_network:   # the explicit opt-in the host-network-opt-in policy looks for
         pod_meta["annotations"] = {pods.HOST_NETWORK_LABEL: "true"}

@@ -19,6 +19,7 @@ from modules.fabric.model import Fabric
 from .jobs import TOP_NAME
 
 TOP = 0
+LOOSE_NAME = "<no HyperNode>"   # the virtual leaf of nodes in no HyperNode
 Need = list[tuple[int, int]]          # sparse request vector: (resource index, amount), amounts > 0
 
 
@@ -64,6 +65,13 @@ class Cluster:
             self.g_name.append(s.hypernode or s.name)
             self.g_tier.append(s.tier)
             self.g_switch.append(s.name)
+        # Nodes in no HyperNode: a virtual leaf that only the cluster-top reaches (never a candidate).
+        loose = [i for i, name in enumerate(self.node_names) if fabric.nodes[name].leaf not in gid]
+        if loose:
+            loose_group = len(self.g_name)
+            self.g_name.append(LOOSE_NAME)
+            self.g_tier.append(self.top_tier)
+            self.g_switch.append(None)
         count = len(self.g_name)
         self.g_nodes: list[list[int]] = [[] for _ in range(count)]      # leaves: their nodes
         self.g_children: list[list[int]] = [[] for _ in range(count)]   # reachable child groups
@@ -104,6 +112,20 @@ class Cluster:
                 row = self.g_alloc[up]
                 for r, amount in enumerate(sums):
                     row[r] += amount
+        self.g_parent: list[int | None] = [None] + [gid[s.parent] if s.parent in gid else TOP for s in rendered]
+        if loose:
+            chain = chains[LOOSE_NAME] = (loose_group, TOP)
+            self.g_nodes[loose_group] = loose
+            self.g_reach[loose_group] = len(loose)
+            self.g_children[TOP].append(loose_group)
+            self.g_parent.append(TOP)
+            for n in loose:
+                self.node_chain[n] = chain
+                for up in chain:
+                    row = self.g_alloc[up]
+                    for r, amount in enumerate(self.node_alloc[n]):
+                        row[r] += amount
+        self.g_index = {name: g for g, name in enumerate(self.g_name)}
         self.candidates_at = {t: [gid[s.name] for s in rendered if s.tier == t and self.g_reach[gid[s.name]]]
                               for t in self.tiers}
         self._below: dict[int, dict[int, list[int]]] = {}
@@ -134,6 +156,11 @@ class Cluster:
         self.pool_allocs = list({tuple(a) for a in self.node_alloc})
 
         self.weights = [(self.rindex[r], w) for r, w in sorted(weights.items()) if r in self.rindex and w > 0]
+        self.all_weights = {self.rindex[r]: w for r, w in weights.items() if r in self.rindex and w >= 0}
+
+    def group_of(self, hypernode: str | None) -> int | None:
+        """The group of a HyperNode by its name (None when unknown or without nodes)."""
+        return self.g_index.get(hypernode) if hypernode else None
 
     # --- state ------------------------------------------------------------------------------
     def need(self, requests: Mapping[str, Decimal]) -> Need:
@@ -193,7 +220,26 @@ class Cluster:
         return sum(nodes * (free // per_pod) for free, nodes in enumerate(hist) if nodes and free >= per_pod)
 
     def binpack(self, g: int, need: Need) -> float:
-        """The plugin's HyperNode binpack score (volcano.md §4.5c): 0 if any weighted resource overflows."""
+        """The plugin's HyperNode binpack score (volcano.md §4.5c, getSubJobHyperNodeBinPackingScore):
+        over the weighted resources the pods request, the weighted mean of (used + request) /
+        allocatable; 0 if any of them overflows (a weight of 0 still checks it)."""
+        alloc, used = self.g_alloc[g], self.g_used[g]
+        total = weight_sum = 0.0
+        weight = self.all_weights
+        for r, amount in need:
+            w = weight.get(r)
+            if w is None:
+                continue
+            want = used[r] + amount
+            if want > alloc[r]:
+                return 0.0
+            total += w * want / alloc[r]
+            weight_sum += w
+        return total / weight_sum if weight_sum else 0.0
+
+    def packing(self, g: int, need: Need) -> float:
+        """How full ``g`` would be with ``need`` over every weighted resource it has (the node
+        order's own measure, requested or not): 0 if a weighted resource overflows."""
         req = dict(need)
         alloc, used = self.g_alloc[g], self.g_used[g]
         total = weight_sum = 0.0
@@ -372,7 +418,7 @@ class Cluster:
             keyed = []
             for c in self.g_children[g]:
                 fits = self.holds(c, remaining, uniform, pods[0])
-                keyed.append((0 if fits else 1, -self.binpack(c, rest if fits else []), self.g_name[c], c))
+                keyed.append((0 if fits else 1, -self.packing(c, rest if fits else []), self.g_name[c], c))
             keyed.sort()
             for fits, _, _, c in reversed(keyed):
                 if fits == 0:

@@ -1,4 +1,5 @@
-"""`trainstack simulate STACK --workloads FILE`: where would these jobs land, and what does it cost?"""
+"""`trainstack simulate STACK --workloads FILE` or `trainstack simulate SNAPSHOT`: where would these
+jobs land, and what does it cost?"""
 from __future__ import annotations
 
 import argparse
@@ -8,12 +9,14 @@ from pathlib import Path
 from modules.core.config import Project, load_stack
 from modules.core.errors import ConfigError, show
 from modules.core.quantity import parse_quantity
+from modules.core.yamlio import read_text
 from modules.core.render import render
 
 from .cost import fit_links, load_probe
 from .engine import simulate
 from .report import json_report, text_report
 from .scheduler import settings_from_bundle
+from .snapshot import load_snapshot
 from .workloads import load_usage, load_workloads, runtimes_in
 
 
@@ -28,9 +31,58 @@ def gradient_bytes(value: str) -> int:
     return int(amount)
 
 
+def snapshot_path(args: argparse.Namespace, project: Project) -> str | None:
+    """The snapshot to simulate: ``--snapshot PATH``, or a positional argument that names an
+    existing file or directory rather than a stack."""
+    if args.snapshot:
+        if args.stack:
+            raise ConfigError("trainstack simulate", "--snapshot", f"give a stack ({args.stack}) or a snapshot, not both")
+        return args.snapshot
+    if args.stack is None:
+        raise ConfigError("trainstack simulate", "", "expected a stack name, or a snapshot file or directory "
+                          "(kubectl get hypernodes,nodes,podgroups,pods -A -o yaml)")
+    if not project.stack_file(args.stack).is_file() and Path(args.stack).exists():
+        return args.stack
+    return None
+
+
+def cmd_simulate_snapshot(args: argparse.Namespace, shown: str) -> int:
+    """Simulate the pending gangs of a cluster snapshot, with no stack (snapshot.py)."""
+    nbytes = gradient_bytes(args.gradient_size)
+    if args.usage:
+        raise ConfigError("trainstack simulate", "--usage", "a snapshot's bound pods are its usage; --usage is "
+                          "for stacks")
+    conf = read_text(Path(args.scheduler_conf), args.scheduler_conf) if args.scheduler_conf else None
+    snap = load_snapshot(Path(shown), shown, conf)
+    warnings = list(snap.warnings)
+    jobs = list(snap.jobs)
+    if args.workloads:
+        jobs += load_workloads(Path(args.workloads), args.workloads, snap.fabric, snap.runtimes, "the snapshot",
+                               warnings)
+    if not jobs:
+        raise ConfigError(shown, "", "nothing to place: no pending pod, Volcano Job or TrainJob in the snapshot "
+                          "(add --workloads FILE)")
+    links = dict(snap.fabric.links)
+    if args.probe:
+        links.update(fit_links(load_probe(Path(args.probe), args.probe)))
+    result = simulate(snap.fabric, jobs, usage=snap.usage, settings=snap.settings, links=links, gradient_bytes=nbytes)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if args.format == "json":
+        sys.stdout.write(json_report(result))
+    else:
+        sys.stdout.write(text_report(result, f"snapshot {shown}", compare=args.compare == "oblivious"))
+    return 0
+
+
 def cmd_simulate(args: argparse.Namespace, project: Project) -> int:
+    snapshot = snapshot_path(args, project)
+    if snapshot is not None:
+        return cmd_simulate_snapshot(args, snapshot)
     nbytes = gradient_bytes(args.gradient_size)
     stack = load_stack(project, args.stack)
+    if not args.workloads:
+        raise ConfigError("trainstack simulate", "--workloads", "a stack needs --workloads FILE (the jobs to place)")
     bundle = render(stack)
     fabric = bundle.fabric
     runtimes = runtimes_in(r.obj for r in bundle.resources)
@@ -54,9 +106,14 @@ def cmd_simulate(args: argparse.Namespace, project: Project) -> int:
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("simulate", parents=[common],
                        help="place Volcano Jobs and TrainJobs on the stack's fabric as Volcano would (what-if)")
-    p.add_argument("stack", help="stack name (stacks/Pulumi.<stack>.yaml)")
-    p.add_argument("--workloads", required=True, metavar="FILE",
-                   help="multi-document YAML of Volcano Jobs and TrainJobs, simulated in order")
+    p.add_argument("stack", nargs="?", help="stack name (stacks/Pulumi.<stack>.yaml), or a snapshot file or directory")
+    p.add_argument("--snapshot", metavar="PATH", help="a cluster snapshot instead of a stack: the YAML of kubectl get "
+                   "hypernodes,nodes,podgroups,pods -A -o yaml (a file, or a directory of such files)")
+    p.add_argument("--scheduler-conf", metavar="FILE", help="with a snapshot: the volcano-scheduler.conf to use "
+                   "(default: the snapshot's ConfigMap holding one, else the baseline weights)")
+    p.add_argument("--workloads", metavar="FILE",
+                   help="multi-document YAML of Volcano Jobs and TrainJobs, simulated in order (required with a "
+                   "stack; with a snapshot, placed after its pending pods)")
     p.add_argument("--compare", choices=["oblivious"],
                    help="also show topology-oblivious first-fit and the lower bound side by side (JSON always has them)")
     p.add_argument("--format", default="text", choices=["text", "json"], help="report format")

@@ -125,7 +125,10 @@ class Spans:
         return self.chains[leaf]
 
     def lca(self, leaves: list[str]) -> str | None:
-        """The lowest switch above every leaf, or None when they hang off different roots."""
+        """The lowest switch above every leaf, or None when they hang off different roots (or a
+        node is in no HyperNode)."""
+        if None in leaves:
+            return None
         first = self.chain(leaves[0])
         position = {name: i for i, name in enumerate(first)}
         highest = 0

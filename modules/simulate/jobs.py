@@ -34,6 +34,15 @@ class Partition:
     name: str
     pods: tuple[int, ...]
     topology: Topology | None          # None: the job's own constraint
+    min_available: int | None = None   # the SubJob's gang (subGroupSize); None: every pod of it
+    running: int = 0                   # its tasks already bound (a snapshot's partly running job)
+    allocated_hypernode: str | None = None   # where its running tasks are (Volcano recovers it)
+    policy: str | None = None          # the subGroupPolicy it comes from (minSubGroups counts per policy)
+
+    @property
+    def gang(self) -> int:
+        size = len(self.pods) if self.min_available is None else self.min_available
+        return max(size - self.running, 1)
 
 
 @dataclass
@@ -45,10 +54,22 @@ class Job:
     topology: Topology | None          # None: no networkTopology at all
     partitions: list[Partition] = field(default_factory=list)
     where: str = ""                    # where it was declared, for messages
+    running: int = 0                   # tasks already bound (a snapshot's partly running job): they
+                                       # count towards min_available
+    allocated_hypernode: str | None = None   # volcano.sh/job-allocated-hypernode of a partly running job
+    min_resources: Mapping[str, Decimal] | None = None   # a PodGroup's minResources (HyperNode eligibility);
+                                       # None: the first min_available pods' requests
+    min_partitions: dict[str, int] = field(default_factory=dict)   # subGroupPolicy -> minSubGroups
+    ready_partitions: dict[str, int] = field(default_factory=dict)  # ready SubJobs with no pod to place
 
     @property
     def gpus(self) -> int:
         return sum(p.gpus for p in self.pods)
+
+    @property
+    def gang(self) -> int:
+        """Pods that must be placed at once: minAvailable less the running tasks, at least one."""
+        return max(self.min_available - self.running, 1)
 
     def gpus_for(self, count: int) -> int:
         """GPUs of the first ``count`` pods (the gang Volcano must place at once)."""

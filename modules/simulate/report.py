@@ -31,11 +31,11 @@ def to_json(result: Result) -> dict:
     for i, name in enumerate(c.node_names):
         node = result.fabric.nodes[name]
         alloc = node.pool.allocatable()
-        leaf = result.fabric.switches[node.leaf]
+        leaf = result.fabric.switches[node.leaf] if node.leaf is not None else None
         used = result.usage.get(name, {})
         nodes[name] = {"gpus": node.pool.gpus if node.pool.gpus else 0,
                        "cpu": _number(alloc["cpu"]), "memory": _number(alloc["memory"]),
-                       "pool": node.pool.name, "leaf": leaf.hypernode or leaf.name,
+                       "pool": node.pool.name, "leaf": (leaf.hypernode or leaf.name) if leaf else None,
                        "gpusInUse": _number(used.get(node.pool.gpu_resource, 0))}
     gpus = {}
     for job in result.jobs:

@@ -231,11 +231,25 @@ class TopologyAware:
             return Outcome(job.name, "pending", f"{cons.note}: Pending forever")
         if prep.missing:
             return Outcome(job.name, "pending", f"no node offers {', '.join(prep.missing)}: Pending forever")
-        gang = max(job.min_available, 1)         # minAvailable 0 still needs one pod to run anything
-        min_need = sparse(total(prep.needs[:gang], len(c.resources)))
+        gang = job.gang                          # minAvailable 0 still needs one pod to run anything
+        if job.allocated_hypernode and not self.lower_bound:
+            min_need = []                        # Volcano skips the pre-filter for partly running jobs
+        elif job.min_resources is not None:      # a PodGroup's own minResources
+            min_need = c.need({r: a for r, a in job.min_resources.items() if r in c.rindex})
+        else:
+            min_need = sparse(total(prep.needs[:gang], len(c.resources)))
         all_need = sparse(total(prep.needs, len(c.resources)))
         gpus = uniform_gpus(c, prep.needs)
-        roots = [[TOP]] if cons.kind == "any" else self.gradients(TOP, cons.tier)
+        if cons.kind == "any":
+            roots = [[TOP]]
+        elif job.allocated_hypernode and not self.lower_bound:
+            root = self._allocated_root(job.allocated_hypernode, cons.tier)
+            if root is None:
+                return Outcome(job.name, "pending", f"{cons.note}: its running tasks' HyperNode "
+                               f"{job.allocated_hypernode} is unknown or above the allowed tier")
+            roots = self.gradients(root, cons.tier)
+        else:
+            roots = self.gradients(TOP, cons.tier)
         txn: list = []
         for cands in roots:
             if self.lower_bound and self.cost:
@@ -245,13 +259,48 @@ class TopologyAware:
                 continue
             for g in self.choose(cands, min_need, all_need, gang, gpus):
                 placed = self._dry_run(g, job, prep, txn)
-                if len(placed) >= gang:
+                if self._ready(job, placed):
                     outcome = self._outcome(job, g, placed, cons)
                     if self.lower_bound:
                         c.rollback(txn)
                     return outcome
                 c.rollback(txn)
         return Outcome(job.name, "pending", self._why_pending(job, cons))
+
+    def _allocated_root(self, hypernode: str, tier: int) -> int | None:
+        """A partly running job (or SubJob) searches only below the highest ancestor of its
+        allocated HyperNode that its tier allows (Volcano's getSearchRoot)."""
+        c = self.cluster
+        g = c.group_of(hypernode)
+        if g is None or c.g_tier[g] > tier:
+            return None
+        while True:
+            parent = c.g_parent[g]
+            if parent is None or c.g_tier[parent] > tier:
+                return g
+            g = parent
+
+    def _within(self, inner: int, outer: int) -> bool:
+        c = self.cluster
+        while inner is not None:
+            if inner == outer:
+                return True
+            inner = c.g_parent[inner]
+        return False
+
+    def _ready(self, job: Job, placed: dict[int, int]) -> bool:
+        """Volcano's JobReady: minAvailable tasks, and per subGroupPolicy minSubGroups ready SubJobs."""
+        if len(placed) + job.running < job.min_available or not placed:
+            return False
+        if job.min_partitions:
+            ready = dict(job.ready_partitions)
+            for part in job.partitions:
+                size = len(part.pods) if part.min_available is None else part.min_available
+                if part.running + sum(1 for i in part.pods if i in placed) >= size:
+                    ready[part.policy] = ready.get(part.policy, 0) + 1
+            if any(ready.get(policy, 0) < need for policy, need in job.min_partitions.items()):
+                return False
+        return True
 
     def _cheapest(self, cands: list[int], job: Job, prep: Prepared, cons: Constraint, min_need: Need,
                   all_need: Need, gang: int, gpus: int) -> Outcome | None:
@@ -279,12 +328,32 @@ class TopologyAware:
 
     def _dry_run(self, g: int, job: Job, prep: Prepared, txn: list) -> dict[int, int]:
         placed: dict[int, int] = {}
-        for kind, unit in prep.units:
+        for kind, unit in self._units(job, prep):
             if kind == "pods":
                 placed.update(fill(self.cluster, g, unit, prep, txn))
             else:
                 placed.update(self._place_partition(g, job, unit, prep, txn, placed.values()))
         return placed
+
+    @staticmethod
+    def _units(job: Job, prep: Prepared) -> list[tuple[str, object]]:
+        """Units in placement order. With minSubGroups, Volcano places first the fewest SubJobs
+        that make each policy's minimum (organizeJobWorksheet's required SubJobs), then the rest."""
+        if not job.min_partitions:
+            return prep.units
+        count = dict(job.ready_partitions)
+        for kind, unit in prep.units:
+            if kind == "partition" and unit.running >= (unit.min_available or len(unit.pods)):
+                count[unit.policy] = count.get(unit.policy, 0) + 1
+        first, rest = [], []
+        for kind, unit in prep.units:
+            if kind == "partition" and unit.running < (unit.min_available or len(unit.pods)) \
+                    and count.get(unit.policy, 0) < job.min_partitions.get(unit.policy, 0):
+                count[unit.policy] = count.get(unit.policy, 0) + 1
+                first.append((kind, unit))
+            else:
+                rest.append((kind, unit))
+        return first + rest
 
     def _place_partition(self, g: int, job: Job, part: Partition, prep: Prepared, txn: list,
                          near: Iterable[int]) -> dict[int, int]:
@@ -304,7 +373,7 @@ class TopologyAware:
         def whole(h: int) -> dict[int, int]:
             """The partition's pods first-fit inside ``h``: all of them, or none and nothing taken."""
             placed = fill(c, h, pods, prep, sub_txn)
-            if len(placed) == len(pods):
+            if len(placed) >= part.gang:
                 txn.extend(sub_txn)
                 return placed
             c.rollback(sub_txn)
@@ -312,9 +381,19 @@ class TopologyAware:
 
         if cons.kind == "any":
             return whole(g)
+        root = g
+        if part.allocated_hypernode and not self.lower_bound:
+            # where its running tasks are, intersected with the job's HyperNode (getSearchRoot)
+            allowed = self._allocated_root(part.allocated_hypernode, cons.tier)
+            if allowed is None:
+                return {}
+            if self._within(allowed, g):
+                root = allowed
+            elif not self._within(g, allowed):
+                return {}
         needs = [prep.needs[i] for i in pods]
         need = sparse(total(needs, len(c.resources)))
-        for cands in self.gradients(g, cons.tier):
+        for cands in self.gradients(root, cons.tier):
             for h in self.choose(cands, need, need, len(pods), uniform_gpus(c, needs), list(near)):
                 placed = whole(h)
                 if placed:
@@ -334,7 +413,7 @@ class TopologyAware:
 
     def _why_pending(self, job: Job, cons: Constraint) -> str:
         c = self.cluster
-        gang = max(job.min_available, 1)
+        gang = job.gang
         what = f"{gang} pods ({job.gpus_for(gang)} GPUs)"
         if job.partitions:
             what += f" in partitions of {len(job.partitions[0].pods)}"
@@ -380,10 +459,10 @@ class Oblivious:
             c.apply(p, need)
             txn.append((p, need))
             placed[i] = p
-        if len(placed) < max(job.min_available, 1):
+        if len(placed) < job.gang:
             c.rollback(txn)
             return Outcome(job.name, "pending", f"first-fit by node found room for {len(placed)} of the "
-                           f"{max(job.min_available, 1)} pods the gang needs")
+                           f"{job.gang} pods the gang needs")
         reason = None
         if len(placed) < len(job.pods):
             reason = (f"{len(job.pods) - len(placed)} of {len(job.pods)} pods beyond minAvailable "

@@ -18,6 +18,13 @@ QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
 SERVES = ("batch.volcano.sh", "bus.volcano.sh", "config.volcano.sh", "flow.volcano.sh",
           "nodeinfo.volcano.sh", "scheduling.volcano.sh", "shard.volcano.sh", "topology.volcano.sh")
 RESERVED_QUEUES = ("default", "root")   # created by the Volcano controller itself
+# Volcano's job and podgroup admission require the Queue's status.state == Open, which the controller
+# sets after the Queue is created: Pulumi waits for it (pulumi-kubernetes' waitFor), and GitOps tools
+# apply Queues in an earlier sync wave than the objects that use them (see after_queues).
+WAIT_FOR_ANNOTATION = "pulumi.com/waitFor"
+QUEUE_OPEN = "jsonpath={.status.state}=Open"
+SYNC_WAVE_ANNOTATION = "argocd.argoproj.io/sync-wave"
+QUEUE_WAVE = "1"   # their users: one wave later per step of depends_on (after_queues)
 MINIMUM_VERSION = (1, 14, 0)   # tierName, highestTierName, partitionPolicy, hypernode.binpack.*
 # Volcano releases trainstack knows (tags of volcano-sh/volcano; see README "Version"). Other
 # versions render with a warning: check they are published before `pulumi up`.
@@ -36,6 +43,31 @@ def queue_names(ctx: RenderContext) -> list[str]:
 
 def queue_ref(name: str) -> str:
     return f"Queue/{name}"
+
+
+def after_queues(items: list) -> None:
+    """Objects that depend on a Queue, directly or through another such object, go in a sync wave
+    after it: Queues in wave 1, their users in 2, what needs those users (a TrainJob its runtime, a
+    Deployment its PodGroup) in 3. Argo CD applies a wave only once the previous one is healthy;
+    the Bundle's depends_on orders Pulumi and `releases.yaml`."""
+    by_key = {item.key: item for item in items if getattr(item, "obj", None) is not None}
+    waves: dict[str, int] = {}
+
+    def wave(key: str, seen: frozenset = frozenset()) -> int:
+        if key not in waves:
+            item = by_key.get(key)
+            if item is None or key in seen:
+                return 0
+            if item.obj.get("kind") == "Queue":
+                return int(QUEUE_WAVE)
+            below = [wave(d, seen | {key}) for d in item.depends_on]
+            waves[key] = max(below, default=0) + 1 if any(below) else 0
+        return waves[key]
+
+    for key, item in by_key.items():
+        if item.obj.get("kind") != "Queue" and wave(key):
+            meta = item.obj["metadata"]
+            meta["annotations"] = {**meta.get("annotations", {}), SYNC_WAVE_ANNOTATION: str(wave(key))}
 
 
 def resolve_queue(ctx: RenderContext, path: str, name: str) -> str:
@@ -127,24 +159,48 @@ def _sorted(resources: dict) -> dict:
     return {name: resources[name] for name in sorted(resources)}
 
 
+def _check_shares(ctx: RenderContext, path: str, q: dict) -> None:
+    """Volcano's queue admission (queues-validating.yaml, per resource): guarantee <= deserved,
+    every guaranteed resource listed in deserved, deserved <= capability; guarantee <= capability."""
+    guarantee, deserved, capability = q["guarantee"], q["deserved"], q["capability"]
+    for resource, amount in guarantee.items():
+        cap = capability.get(resource)
+        if cap is not None and parse_quantity(amount) > parse_quantity(cap):
+            raise ctx.error(f"{path}.guarantee.{resource}", f"the guarantee ({amount}) exceeds the "
+                            f"queue's capability ({cap})")
+        share = deserved.get(resource)
+        if share is None:
+            raise ctx.error(f"{path}.deserved", f"expected deserved.{resource} >= the guarantee ({amount}): "
+                            "Volcano rejects a Queue whose guarantee lists a resource that deserved does not "
+                            f"(\"must be >= guarantee\"), so `pulumi up` fails. Set deserved.{resource}, "
+                            f"between {amount} and the capability")
+        if parse_quantity(share) < parse_quantity(amount):
+            raise ctx.error(f"{path}.deserved.{resource}", f"expected at least the guarantee ({amount}), got "
+                            f"{share}: Volcano rejects the Queue (\"must be >= guarantee\")")
+    for resource, share in deserved.items():
+        cap = capability.get(resource)
+        if cap is not None and parse_quantity(share) > parse_quantity(cap):
+            raise ctx.error(f"{path}.deserved.{resource}", f"expected at most the capability ({cap}), got "
+                            f"{share}: Volcano rejects the Queue (\"must be <= capability\")")
+
+
 def queue(ctx: RenderContext, i: int, q: dict) -> Resource:
     path = f"volcano.queues[{i}]"
     if q["name"] in RESERVED_QUEUES:
         raise ctx.error(f"{path}.name", f"queue {q['name']!r} is created by Volcano itself; "
                         "give the tenant's queue another name")
-    for resource, amount in q["guarantee"].items():
-        cap = q["capability"].get(resource)
-        if cap is not None and parse_quantity(amount) > parse_quantity(cap):
-            raise ctx.error(f"{path}.guarantee.{resource}", f"the guarantee ({amount}) exceeds the "
-                            f"queue's capability ({cap})")
+    _check_shares(ctx, path, q)
     spec: dict = {"weight": q["weight"], "reclaimable": q["reclaimable"]}
     if q["capability"]:
         spec["capability"] = _sorted(q["capability"])
+    if q["deserved"]:
+        spec["deserved"] = _sorted(q["deserved"])
     if q["guarantee"]:
         spec["guarantee"] = {"resource": _sorted(q["guarantee"])}
     if q["priority"]:
         spec["priority"] = q["priority"]
-    meta = ctx.metadata(MODULE, q["name"], labels={"trainstack.io/tenant": q["name"]})
+    meta = ctx.metadata(MODULE, q["name"], labels={"trainstack.io/tenant": q["name"]},
+                        annotations={WAIT_FOR_ANNOTATION: QUEUE_OPEN, SYNC_WAVE_ANNOTATION: QUEUE_WAVE})
     return Resource(module=MODULE, obj={"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
                                         "metadata": meta, "spec": spec})
 
@@ -193,6 +249,12 @@ def render(ctx: RenderContext) -> list[Resource | ChartRelease]:
     _unique(ctx, "volcano.queues", queue_names(ctx))
     _unique(ctx, "volcano.priorityClasses", priority_class_names(ctx))
     _check_guarantees(ctx, cfg["queues"])
+    if scheduler_conf.share_plugin(cfg) == "capacity":
+        for q in cfg["queues"]:
+            if not q["deserved"]:
+                ctx.warn(f"{ctx.stack.file}: trainstack:volcano.queues: queue {q['name']!r} has no deserved; "
+                         "the capacity plugin (chosen for gang eviction or queue shares) then lets other "
+                         "queues reclaim everything it runs")
     release = ChartRelease(module=MODULE, name=cfg["releaseName"], chart=CHART, repository=REPOSITORY,
                            version=version, namespace=cfg["namespace"], values=values(ctx, version),
                            serves=SERVES)

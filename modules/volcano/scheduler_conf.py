@@ -36,6 +36,19 @@ def nta_arguments(cfg: dict, gpu_resources: list[str], actions: list[str]) -> di
     return args
 
 
+def share_plugin(cfg: dict) -> str:
+    """`capacity` when queue shares must hold under eviction, else `proportion` (never both: Volcano's
+    capacity plugin replaces proportion). gangpreempt/gangreclaim pick victims through
+    ssn.UnifiedEvictable, which only capacity registers with guarantee/deserved logic; with
+    proportion a reclaiming queue can take GPUs from queues inside their fair share. Per-resource
+    `deserved`/`guarantee` are read by capacity too."""
+    if any(a in GANG_EVICTION for a in cfg["actions"]):
+        return "capacity"
+    if any(q.get("deserved") or q.get("guarantee") for q in cfg["queues"]):
+        return "capacity"
+    return "proportion"
+
+
 def build(cfg: dict, gpu_resources: list[str]) -> dict:
     """The whole conf as data: the trainstack baseline tiers plus the NTA plugin."""
     actions = list(cfg["actions"])
@@ -45,7 +58,7 @@ def build(cfg: dict, gpu_resources: list[str]) -> dict:
             {"plugins": [{"name": "priority"}, {"name": "gang", "enablePreemptable": False},
                          {"name": "conformance"}]},
             {"plugins": [{"name": "overcommit"}, {"name": "drf", "enablePreemptable": False},
-                         {"name": "predicates"}, {"name": "proportion"}, {"name": "nodeorder"},
+                         {"name": "predicates"}, {"name": share_plugin(cfg)}, {"name": "nodeorder"},
                          {"name": "binpack"},
                          {"name": NTA, "arguments": nta_arguments(cfg, gpu_resources, actions)}]},
         ],

@@ -2,18 +2,23 @@
 from __future__ import annotations
 
 from ..framework import Rule
-from . import admission, autoscaling, hypernodes, nccl, references, requests, scheduler, security, storage, topology
+from . import autoscaling, hypernodes, nccl, references, requests, scheduler, security, storage, topology
+from . import trainer_admission
+from . import admission
 
 ORDER = (
     "requests-required", "topology-tier-exists", "topology-satisfiable", "scheduler-plugin-enabled",
     "scheduler-args-typed", "topology-source-exclusive", "hypernode-tree-valid", "nccl-env-valid",
+    "nccl-ifname-pod-network", "trainer-admission",
     "scheduler-name-volcano", "shared-claims-rwx-retained", "hpa-target-scalable", "image-pinned",
     "host-network-opt-in", "no-secrets-in-configmaps", "rbac-no-wildcards", "configmap-refs-exist",
     "nccl-debug-production", "nccl-algo-override",
     "upstream-admission",
 )
 
-_MODULES = (requests, topology, scheduler, hypernodes, nccl, storage, autoscaling, security, references, admission)
+_MODULES = (requests, topology, scheduler, hypernodes, nccl, storage, autoscaling, security, references)
+_MODULES += (trainer_admission,)
+_MODULES += (admission,)
 _ALL = {r.id: r for module in _MODULES for r in module.RULES}
 assert set(_ALL) == set(ORDER), sorted(set(_ALL) ^ set(ORDER))
 

@@ -6,7 +6,8 @@ from typing import Iterator
 from modules.nccl import variables
 
 from ..framework import (ADVISORY, MANDATORY, CheckContext, Finding, Rule, as_dict, as_list, containers, labels,
-                         pod_templates, where)
+                         meta, pod_templates, where)
+from ..workloads import find_runtime
 
 PROFILE_LABEL = "trainstack.io/nccl-profile"
 
@@ -74,6 +75,65 @@ def _nccl_debug_production(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
                           "and raise it only while debugging one job.")
 
 
+IFNAME = "NCCL_SOCKET_IFNAME"
+
+
+def _ifname_configmaps(manifests: list[dict]) -> dict[str, list[tuple[str | None, str]]]:
+    """ConfigMap name -> ``[(namespace, NCCL_SOCKET_IFNAME)]`` of the checked ConfigMaps that set it."""
+    out: dict[str, list[tuple[str | None, str]]] = {}
+    for obj in manifests:
+        data = as_dict(obj.get("data"))
+        if obj.get("kind") == "ConfigMap" and IFNAME in data:
+            out.setdefault(str(meta(obj).get("name")), []).append((meta(obj).get("namespace"), str(data[IFNAME])))
+    return out
+
+
+def _container_ifnames(container: dict, cpath: str, namespace: str | None,
+                       configmaps: dict) -> Iterator[tuple[str, str, str]]:
+    """``(field path, value, where it comes from)`` of the NCCL_SOCKET_IFNAME a container gets: its own
+    env wins over envFrom (the last envFrom source that sets it wins among those)."""
+    env = _env_of(container.get("env"))
+    if IFNAME in env:
+        yield f"{cpath}.env[{IFNAME}]", str(env[IFNAME]), "its env"
+        return
+    found = None
+    for i, source in enumerate(as_list(container.get("envFrom"))):
+        name = as_dict(as_dict(source).get("configMapRef")).get("name")
+        for home, value in configmaps.get(str(name), ()):
+            if namespace is None or home in (None, namespace):
+                found = (f"{cpath}.envFrom[{i}].configMapRef.name", value,
+                         f"ConfigMap {str(home) + '/' if home else ''}{name}")
+                break
+    if found:
+        yield found
+
+
+def _nccl_ifname_pod_network(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
+    extra = tuple(str(n) for n in ctx.config.get("podInterfaces") or ())
+    configmaps = ctx.remember("nccl-ifname-configmaps", lambda: _ifname_configmaps(ctx.manifests or [obj]))
+    namespace = meta(obj).get("namespace") if obj.get("kind") != "ClusterTrainingRuntime" else None
+    checks: list[tuple[str, str, str]] = []
+    if obj.get("kind") == "TrainJob":   # its trainer.env lands in the runtime's pods (never host-network here)
+        runtime = find_runtime(obj, ctx.manifests)
+        if runtime is not None and any(as_dict(t.get("spec")).get("hostNetwork") for _, t in pod_templates(runtime)):
+            return
+        for path, env, _ in nccl_environments(obj):
+            if IFNAME in env and not path.startswith("spec.template"):
+                checks.append((f"{path}[{IFNAME}]", str(env[IFNAME]), "its env"))
+    for template_path, template in pod_templates(obj):
+        if as_dict(template.get("spec")).get("hostNetwork"):
+            continue   # host-network pods see the host's interfaces
+        for cpath, container in containers(template, template_path):
+            checks.extend(_container_ifnames(container, cpath, namespace, configmaps))
+    for path, value, source in checks:
+        problem = variables.pod_ifname_problem(value, extra)
+        if problem:
+            yield Finding(path, f"{where(obj, path)}: its pods are not host-network, and {problem} (the value comes "
+                          f"from {source}). Use the pods' own interface (=eth0, eth) or an exclusion (^lo,docker); "
+                          "keep host names for host-network pods (trainstack:nccl.hostSocketIfname), or list an "
+                          "interface the CNI adds in the rule's podInterfaces setting.")
+
+
 def _forces_tree_for_all(value: str) -> bool:
     """NCCL_ALGO that leaves Tree (or only tree-like algorithms) for every collective."""
     for part in value.split(";"):
@@ -109,6 +169,21 @@ def _nccl_algo_override(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
 
 RULES = (
     Rule(
+        id="nccl-ifname-pod-network",
+        description="Pods that are not host-network get an NCCL_SOCKET_IFNAME (own env or NCCL ConfigMap) that "
+                    "matches an interface of their own network namespace.",
+        why="A pod without hostNetwork has its own network namespace: eth0, plus netN/ethN when a multi-NIC CNI "
+            "adds them. An exact host name (=bond0) or a host prefix (ens, bond) matches nothing there, and NCCL "
+            "bootstrap fails with \"no socket interface found\" at the first collective.",
+        fix="Set NCCL_SOCKET_IFNAME to the pods' interface (=eth0, eth) or an exclusion (^lo,docker); set host "
+            "names only for host-network pods (trainstack:nccl.hostSocketIfname).",
+        severity="high", enforcement=MANDATORY, check=_nccl_ifname_pod_network,
+        config_schema={"podInterfaces": {
+            "type": "array", "items": {"type": "string", "minLength": 1}, "default": [],
+            "description": "Extra interface names pods have besides eth0/ethN/netN (e.g. ib0 when a CNI adds "
+                           "an IPoIB interface)."}},
+        config_defaults={"podInterfaces": []}),
+    Rule(
         id="nccl-env-valid",
         description="NCCL variables in ConfigMaps, pod environments and TrainJobs are real NCCL settings with values "
                     "NCCL accepts.",
@@ -118,7 +193,7 @@ RULES = (
         severity="high", enforcement=MANDATORY, check=_nccl_env_valid),
     Rule(
         id="nccl-debug-production",
-        description="NCCL_DEBUG is not INFO or TRACE in a production stack (trainstack:environment prod).",
+        description="NCCL_DEBUG is not INFO or TRACE in a production stack (trainstack:profile production).",
         why="At INFO every rank logs topology detection and every connection, at TRACE every call; at thousands "
             "of ranks that floods the logging pipeline and slows communicator start-up.",
         fix="Set trainstack:nccl.debug to WARN for production and raise it per job while debugging.",

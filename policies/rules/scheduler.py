@@ -52,11 +52,54 @@ def _lacks_nta(conf: SchedulerConf) -> str | None:
     return None
 
 
+GANG_EVICTION = ("gangpreempt", "gangreclaim")
+
+
+def _share_problems(conf: dict, shared_queues: list[dict]) -> Iterator[tuple[str, str]]:
+    """``(path inside the conf, why)`` where the queue-share plugin does not match what the
+    configuration asks of it: capacity and proportion are mutually exclusive, gang eviction honours
+    guarantee/deserved only through capacity, and proportion ignores a Queue's deserved."""
+    names = {str(plugin.get("name")): at for at, plugin in conf_plugins(conf)}
+    actions = conf.get("actions")
+    listed = [a.strip() for a in actions.split(",")] if isinstance(actions, str) else []
+    eviction = [a for a in listed if a in GANG_EVICTION]
+    if "capacity" in names and "proportion" in names:
+        yield names["proportion"], ("lists both capacity and proportion; Volcano's capacity plugin replaces "
+                                    "proportion and the two cannot be used together. Remove proportion.")
+        return
+    if eviction and "capacity" not in names:
+        at = names.get("proportion", "tiers")
+        yield at, (f"runs {', '.join(eviction)} without the capacity plugin: these actions choose victims through "
+                   "ssn.UnifiedEvictable, which only capacity registers with the queues' guarantee and deserved, "
+                   "so with proportion a reclaiming queue can take GPUs from queues inside their fair share. "
+                   "Replace `- name: proportion` by `- name: capacity` and give each Queue spec.deserved.")
+    if "proportion" in names and "capacity" not in names and shared_queues:
+        shown = ", ".join(resource_id(q) for q in shared_queues[:3])
+        yield names["proportion"], (f"uses the proportion plugin, which ignores spec.deserved ({shown}): those "
+                                    "shares never hold. Use the capacity plugin instead of proportion.")
+
+
+def _share_findings(every: list[dict], judged: set[int]) -> Iterator[Finding]:
+    shared = sorted((o for o in every if is_kind(o, "Queue", "scheduling.volcano.sh")
+                     and as_dict(o.get("spec")).get("deserved")), key=resource_id)
+    for conf in scheduler_confs(every):
+        if id(conf.obj) not in judged or conf.uses_default:
+            continue
+        parsed, _ = parse_conf(conf.text)
+        if parsed is None:
+            continue   # scheduler-args-typed reports a conf that does not parse
+        for inner, why in _share_problems(parsed, shared):
+            at = f"{conf.path}:{inner}"
+            yield Finding(at, obj=conf.obj, message=f"{where(conf.obj, at)}: the scheduler configuration {why}")
+
+
 def _scheduler_plugin_enabled(objects: list[dict], ctx: CheckContext) -> Iterator[Finding | NotChecked]:
     """Reported once on each configuration that lacks the plugin while constraints exist; when the
-    configuration is only context (the pack judging a user's job against the stack), on the job."""
+    configuration is only context (the pack judging a user's job against the stack), on the job.
+    Also: the queue-share plugin matches the actions and Queues (capacity for gang eviction)."""
     every = ctx.manifests or objects
     judged = {id(o) for o in objects}
+    yield from _share_findings(every, judged)
     # Sorted and de-duplicated by object, so every runner words the finding the same way.
     unique = {resource_id(obj): (obj, found[0].path) for obj in every if (found := constraints(obj))}
     constrained = [unique[key] for key in sorted(unique)]
@@ -237,13 +280,17 @@ RULES = (
         id=PLUGIN_ENABLED,
         description="Any network-topology constraint (Volcano Job, PodGroup, runtime podGroupPolicy, pod "
                     "annotations), and any HyperNode, requires the network-topology-aware plugin in the Volcano "
-                    "scheduler configuration (chart values or volcano-scheduler-configmap).",
+                    "scheduler configuration (chart values or volcano-scheduler-configmap). The configuration "
+                    "uses the capacity plugin, not proportion, when it runs gangpreempt/gangreclaim or Queues set "
+                    "deserved, and never both.",
         why="Only the network-topology-aware plugin registers the HyperNode ordering and gradient functions; "
             "without it Volcano falls back to one cluster-wide domain and hard-mode tiers are never enforced. "
             "Neither Volcano's built-in default nor the chart's default configuration lists it, and a configuration "
-            "that does not parse is ignored on reload.",
+            "that does not parse is ignored on reload. Gang eviction respects queue guarantee/deserved only "
+            "through the capacity plugin (ssn.UnifiedEvictable); proportion ignores deserved.",
         fix="List `- name: network-topology-aware` in a tier of custom.scheduler_config_override (trainstack's "
-            "volcano module renders it), or drop the constraint.",
+            "volcano module renders it), or drop the constraint. With gangpreempt/gangreclaim or Queues with "
+            "deserved, list `capacity` instead of `proportion`.",
         severity="critical", enforcement=MANDATORY, check_stack=_scheduler_plugin_enabled),
     Rule(
         id=ARGS_TYPED,

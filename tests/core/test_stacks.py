@@ -113,9 +113,14 @@ def test_program_registers_exactly_the_rendered_objects(rendered):
     assert len(providers) == 1 and providers[0].inputs.get("context") == stack.kube_context
     assert providers[0].inputs.get("enableServerSideApply") in (True, "true")   # provider config travels as strings
     stack_urn = f"urn:pulumi:{stack.name}::trainstack::pulumi:pulumi:Stack::trainstack-{stack.name}"
-    assert {r.parent for r in registrations} == {stack_urn}
+    components = {r.name: r for r in registrations if r.type.startswith("trainstack:index:")}
+    assert set(components) == {i.module for i in bundle.items}         # one component per module
+    assert {r.parent for r in components.values()} | {providers[0].parent} == {stack_urn}
+    for item in bundle.items:                                           # every object under its module
+        assert by_name[item.key].parent == components[item.module].urn, item.key
     expected_names = {i.key for i in bundle.items if not isinstance(i, Prerequisite)}
-    registered = {r.name for r in registrations if r.type != "pulumi:providers:kubernetes" and not r.read}
+    registered = {r.name for r in registrations if r.type != "pulumi:providers:kubernetes" and not r.read
+                  and r.name not in components}
     assert registered == expected_names
     reads = {r.name: r for r in registrations if r.read}   # prerequisites are read, never created
     assert set(reads) == {p.key for p in bundle.prerequisites}

@@ -165,3 +165,59 @@ def test_threshold_override_must_name_a_probed_tier():
 
 def test_claim_names_are_escaped_for_promql():
     assert monitoring._regex(["data.v2", "ckpt"]) == "data\\\\.v2|ckpt"
+
+
+# --- every alert can fire: its metrics are scraped ------------------------------------------------
+
+def _metrics_of(expr: str) -> set[str]:
+    import re
+    return set(re.findall(r"\b((?:DCGM_|volcano_)[A-Za-z0-9_]+)", expr))
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_every_alerts_exporter_is_scraped_by_a_selected_monitor(name):
+    """Volcano's scheduler Service carries only prometheus.io annotations, which kube-prometheus-stack
+    ignores, and dcgm-exporter's default CSV leaves the NVLink counters commented out: the bundle
+    brings a ServiceMonitor for each and the counters CSV the GPU alerts read."""
+    b = bundle(name)
+    values = stack(name).values
+    release = values["monitoring"]["release"]
+    monitors = {r.name: r.obj for r in b.resources if r.kind == "ServiceMonitor"}
+    used = set().union(*(_metrics_of(r["expr"]) for r in rules_of(name)))
+    for obj in monitors.values():
+        assert obj["metadata"]["labels"]["release"] == release
+        crds.validate_cr(obj)
+    if any(m.startswith("volcano_") for m in used):
+        volcano = monitors["volcano-scheduler"]["spec"]
+        assert volcano["namespaceSelector"] == {"matchNames": [values["volcano"]["namespace"]]}
+        # the chart's templates/scheduler.yaml: Service label app=volcano-scheduler, port "metrics" (8080)
+        assert volcano["selector"] == {"matchLabels": {"app": "volcano-scheduler"}}
+        assert volcano["endpoints"][0]["port"] == "metrics"
+    dcgm = {m for m in used if m.startswith("DCGM_")}
+    if dcgm:
+        exporter = monitors["dcgm-exporter"]["spec"]
+        assert exporter["endpoints"][0]["honorLabels"] == values["autoscaling"]["adapter"]["dcgmHonorLabels"]
+        (cm,) = [r.obj for r in b.resources if r.kind == "ConfigMap" and r.name == "trainstack-dcgm-metrics"]
+        assert cm["metadata"]["namespace"] == exporter["namespaceSelector"]["matchNames"][0]
+        fields = {line.split(",")[0] for line in cm["data"]["dcgm-metrics.csv"].splitlines()
+                  if line and not line.startswith("#")}
+        assert dcgm <= fields, dcgm - fields
+        assert "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL" in fields
+    assert any(p.crd == "servicemonitors.monitoring.coreos.com" for p in b.prerequisites) == bool(monitors)
+
+
+def test_monitors_validate_and_a_broken_one_does_not():
+    crds.require_crds()
+    import jsonschema
+    monitor = [r.obj for r in bundle("prod").resources if r.kind == "ServiceMonitor"][0]
+    broken = copy.deepcopy(monitor)
+    del broken["spec"]["selector"]   # required by the ServiceMonitor CRD
+    with pytest.raises(jsonschema.ValidationError):
+        crds.validate_cr(broken)
+
+
+def test_prod_deploy_has_the_monitors():
+    folder = ROOT / "deploy" / "prod" / "monitoring"
+    kinds = {(d["kind"], d["metadata"]["name"]) for d in (yaml.safe_load(p.read_text()) for p in folder.glob("*.yaml"))}
+    assert {("ServiceMonitor", "volcano-scheduler"), ("ServiceMonitor", "dcgm-exporter"),
+            ("ConfigMap", "trainstack-dcgm-metrics")} <= kinds

@@ -68,6 +68,7 @@ def variant(base: str, name: str = "variant", **sections) -> StackConfig:
 V1_SECTIONS = {
     "trainer": {"api": "v1", "version": DELETE, "elastic": True, "v1": {"schemes": ["pytorchjob"]}},
     "runtimes": DELETE,
+    "gitops": DELETE,   # engine none: the overlay stays in the root kustomization
     "workloads": {
         "trainJobs": [],
         "pyTorchJobs": [

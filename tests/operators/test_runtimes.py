@@ -163,3 +163,51 @@ def test_soft_tier_is_reported_as_ignored():
 def test_rdma_transport_without_rdma_devices_warns():
     bundle = render(variant("dev", nccl={"transport": "infiniband"}))
     assert any("lists no RDMA device resource" in w for w in bundle.warnings)
+
+
+def test_socket_ifname_is_a_pod_interface_and_host_network_runtimes_keep_host_names():
+    """The NCCL ConfigMaps serve pods in their own network namespace; host names go only to
+    host-network runtimes, through container env (which overrides envFrom)."""
+    with pytest.raises(ConfigError) as err:
+        render(variant("staging", nccl={"socketIfname": "=bond0"}))
+    assert err.value.path == "trainstack:nccl.socketIfname" and "no socket interface found" in err.value.message
+    assert err.value.rule == "nccl-ifname-pod-network"
+    bundle = render(variant("staging", nccl={"socketIfname": "^lo,docker", "hostSocketIfname": "=bond0"}))
+    seen = set()
+    for rt in of_kind(bundle, "ClusterTrainingRuntime"):
+        (container,) = pod_of(rt)[1]["spec"]["containers"]
+        host = bool(pod_of(rt)[1]["spec"].get("hostNetwork"))
+        env = {e["name"]: e["value"] for e in container.get("env", [])}
+        assert env.get("NCCL_SOCKET_IFNAME") == ("=bond0" if host else None), rt["metadata"]["name"]
+        seen.add(host)
+    assert seen == {True, False}
+    for cm in of_kind(bundle, "ConfigMap"):
+        if cm["metadata"]["name"].startswith("nccl-"):
+            assert cm["data"]["NCCL_SOCKET_IFNAME"] == "^lo,docker"
+
+
+def test_prod_nccl_ifname_exists_in_non_host_network_pods_in_deploy():
+    """deploy/prod as committed: every pod that is not host-network and loads an NCCL ConfigMap gets
+    an NCCL_SOCKET_IFNAME its own network namespace has."""
+    import yaml
+    from modules.nccl.variables import pod_ifname_problem
+    from policies.framework import containers, pod_templates
+    from tests.support.cli import ROOT
+    objs = [yaml.safe_load(p.read_text()) for p in sorted((ROOT / "deploy" / "prod").rglob("*.yaml"))
+            if p.parent.name != "charts" and p.name != "kustomization.yaml"]
+    ifnames = {(o["metadata"].get("namespace"), o["metadata"]["name"]): o["data"]["NCCL_SOCKET_IFNAME"]
+               for o in objs if o["kind"] == "ConfigMap" and "NCCL_SOCKET_IFNAME" in o.get("data", {})}
+    assert ifnames
+    checked = 0
+    for obj in objs:
+        for path, template in pod_templates(obj):
+            if template.get("spec", {}).get("hostNetwork"):
+                continue
+            for _, container in containers(template, path):
+                for source in container.get("envFrom", []):
+                    name = source.get("configMapRef", {}).get("name")
+                    for (_, cm), value in ifnames.items():
+                        if cm == name:
+                            assert pod_ifname_problem(value) is None, (obj["metadata"]["name"], value)
+                            checked += 1
+    assert checked >= 3   # the runtimes, the burn-in Job and the eval Deployment

@@ -90,6 +90,7 @@ def test_queues_per_tenant_differ_per_stack():
     assert names == {"dev": ["dev"], "staging": ["team-a", "team-b"], "prod": ["batch", "production", "research"]}
     production = [q for q in of_kind(shipped_bundle("prod"), "Queue") if q["metadata"]["name"] == "production"][0]
     assert production["spec"] == {"weight": 6, "reclaimable": False, "capability": {"nvidia.com/gpu": 6144},
+                                  "deserved": {"nvidia.com/gpu": 4096},
                                   "guarantee": {"resource": {"nvidia.com/gpu": 2048}}, "priority": 100}
 
 
@@ -112,6 +113,17 @@ def test_prod_is_highly_available():
     ({"volcano": {"queues": [{"name": "a", "guarantee": {"nvidia.com/gpu": 100}},
                               {"name": "b", "guarantee": {"nvidia.com/gpu": 100}}]}},   # dev has 128 GPUs
      "trainstack:volcano.queues[1].guarantee.nvidia.com/gpu", "add up to 200 nvidia.com/gpu, more than the fabric's nodes have (128)"),
+    # Volcano's queue admission (queues-validating.yaml): guarantee <= deserved <= capability, per resource.
+    ({"volcano": {"queues": [{"name": "a", "guarantee": {"nvidia.com/gpu": 16}}]}},
+     "trainstack:volcano.queues[0].deserved", "must be >= guarantee"),
+    ({"volcano": {"queues": [{"name": "a", "guarantee": {"nvidia.com/gpu": 16, "cpu": 8},
+                              "deserved": {"nvidia.com/gpu": 16}}]}},
+     "trainstack:volcano.queues[0].deserved", "expected deserved.cpu >= the guarantee (8)"),
+    ({"volcano": {"queues": [{"name": "a", "guarantee": {"nvidia.com/gpu": 16}, "deserved": {"nvidia.com/gpu": 8}}]}},
+     "trainstack:volcano.queues[0].deserved.nvidia.com/gpu", "at least the guarantee (16), got 8"),
+    ({"volcano": {"queues": [{"name": "a", "capability": {"nvidia.com/gpu": "64"},
+                              "deserved": {"nvidia.com/gpu": "96"}}]}},
+     "trainstack:volcano.queues[0].deserved.nvidia.com/gpu", "must be <= capability"),
     ({"volcano": {"networkTopologyAware": {"weight": 0}}}, "trainstack:volcano.networkTopologyAware.weight", ">= 1"),
     ({"volcano": {"priorityClasses": [{"name": "system-high", "value": 5}]}},
      "trainstack:volcano.priorityClasses[0].name", "reserved"),
@@ -132,3 +144,93 @@ def test_unknown_version_renders_with_a_warning():
     bundle = render(variant("dev", volcano={"version": "1.16.0"}))
     assert any("1.16.0 is not a Volcano release trainstack knows" in w for w in bundle.warnings)
     assert not any("volcano.version" in w for w in shipped_bundle("prod").warnings)
+
+
+def test_deserved_between_guarantee_and_capability_renders_and_a_mixed_resource_is_free():
+    """Per resource, as upstream compares: a resource only in deserved is not bounded by guarantee."""
+    stack = variant("dev", volcano={"queues": [{"name": "a", "guarantee": {"nvidia.com/gpu": 16},
+                                                "deserved": {"nvidia.com/gpu": 32, "cpu": 64},
+                                                "capability": {"nvidia.com/gpu": 32}}]})
+    (q,) = of_kind(render(stack), "Queue")
+    assert q["spec"]["deserved"] == {"cpu": 64, "nvidia.com/gpu": 32}
+
+
+def test_share_plugin_is_capacity_with_gang_eviction_or_shares_else_proportion():
+    def plugins(bundle):
+        return {p["name"] for tier in parsed_conf(bundle)["tiers"] for p in tier["plugins"]}
+    assert "proportion" in plugins(shipped_bundle("dev")) and "capacity" not in plugins(shipped_bundle("dev"))
+    shares = render(variant("dev", volcano={"queues": [{"name": "dev", "deserved": {"nvidia.com/gpu": 64}}]}))
+    assert {"capacity"} == plugins(shares) & {"capacity", "proportion"}
+    eviction = render(variant("dev", volcano={"actions": ["enqueue", "allocate", "gangreclaim"]}))
+    assert {"capacity"} == plugins(eviction) & {"capacity", "proportion"}
+    assert any("has no deserved" in w for w in eviction.warnings)
+
+
+def test_prod_queues_pass_volcano_queue_admission_in_deploy():
+    """deploy/prod as committed: every Queue with a guarantee has deserved >= guarantee <= capability,
+    and the scheduler runs capacity (not proportion) with its gang eviction actions."""
+    from modules.core.quantity import parse_quantity
+    from tests.support.cli import ROOT
+    folder = ROOT / "deploy" / "prod"
+    queues = [yaml.safe_load(p.read_text()) for p in sorted((folder / "volcano").glob("queue.*.yaml"))]
+    assert queues
+    for q in queues:
+        spec = q["spec"]
+        guarantee, deserved, cap = spec.get("guarantee", {}).get("resource", {}), spec.get("deserved", {}), \
+            spec.get("capability", {})
+        for resource, amount in guarantee.items():
+            assert resource in deserved and parse_quantity(deserved[resource]) >= parse_quantity(amount), q
+        for resource, amount in deserved.items():
+            assert resource not in cap or parse_quantity(amount) <= parse_quantity(cap[resource]), q
+    # prod installs its charts with Flux: the values are the Volcano HelmRelease's
+    values = yaml.safe_load((folder / "flux" / "charts" / "helmrelease.volcano.yaml").read_text())["spec"]["values"]
+    conf = yaml.safe_load(values["custom"]["scheduler_config_override"])
+    names = {p["name"] for tier in conf["tiers"] for p in tier["plugins"]}
+    assert "gangreclaim" in conf["actions"] and "capacity" in names and "proportion" not in names
+
+
+def _queue_of(obj: dict) -> str | None:
+    """The Volcano queue an object's pods or gang are admitted into, if it names one."""
+    spec = obj.get("spec", {})
+    if obj["kind"] in ("Job", "PodGroup") and obj["apiVersion"].split("/")[0] in ("batch.volcano.sh",
+                                                                                  "scheduling.volcano.sh"):
+        return spec.get("queue") or "default"
+    for meta in (obj["metadata"], spec.get("template", {}).get("metadata", {})):
+        name = (meta.get("annotations") or {}).get("scheduling.volcano.sh/queue-name")
+        if name:
+            return name
+    return None
+
+
+@pytest.mark.parametrize("name", STACKS)
+def test_queue_users_wait_for_their_open_queue(name):
+    """Volcano admits Jobs and PodGroups only into an Open Queue, and the controller opens it after
+    creation: Pulumi waits for status.state=Open, queue users depend on their Queue, and GitOps
+    tools apply them one sync wave later."""
+    bundle = shipped_bundle(name)
+    queues = {r.key: r for r in bundle.resources if r.kind == "Queue"}
+    for q in queues.values():
+        notes = q.obj["metadata"]["annotations"]
+        assert notes["pulumi.com/waitFor"] == "jsonpath={.status.state}=Open"
+        assert notes["argocd.argoproj.io/sync-wave"] == "1"
+    users = [r for r in bundle.resources if r.kind != "Queue" and f"Queue/{_queue_of(r.obj)}" in queues]
+    assert users   # (Volcano creates the `default` queue itself: nothing in the bundle to wait for)
+    for r in users:
+        assert f"Queue/{_queue_of(r.obj)}" in r.depends_on, r.key
+        assert int(r.obj["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"]) > 1, r.key
+    # Waves follow depends_on: whatever an object needs is in an earlier wave (a TrainJob after its runtime).
+    wave = {r.key: int(r.obj["metadata"].get("annotations", {}).get("argocd.argoproj.io/sync-wave", 0))
+            for r in bundle.resources}
+    for r in bundle.resources:
+        for needed in r.depends_on:
+            if wave.get(needed):
+                assert wave[r.key] > wave[needed], (r.key, needed)
+
+
+def test_prod_queues_carry_their_readiness_wait_in_deploy():
+    from tests.support.cli import ROOT
+    folder = ROOT / "deploy" / "prod"
+    queues = [yaml.safe_load(p.read_text()) for p in sorted((folder / "volcano").glob("queue.*.yaml"))]
+    assert {q["metadata"]["annotations"]["pulumi.com/waitFor"] for q in queues} == {"jsonpath={.status.state}=Open"}
+    job = yaml.safe_load((folder / "workloads" / "job.training.fabric-burnin.yaml").read_text())
+    assert job["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"] == "2"

@@ -57,7 +57,8 @@ def test_trainjob_in_another_queue_uses_a_runtime_patch():
 
 def test_gang_deployment_by_annotations():
     dep = one(shipped_bundle("staging"), "Deployment", "eval-servers")
-    assert dep["metadata"]["annotations"] == {"scheduling.volcano.sh/group-min-member": "2"}
+    assert dep["metadata"]["annotations"] == {"scheduling.volcano.sh/group-min-member": "2",
+                                              "argocd.argoproj.io/sync-wave": "2"}   # after its Queue
     template = dep["spec"]["template"]
     assert template["metadata"]["annotations"] == {"scheduling.volcano.sh/queue-name": "team-b",
                                                    "volcano.sh/network-topology-mode": "hard",
@@ -74,7 +75,7 @@ def test_tier_name_on_a_deployment_renders_its_podgroup():
     annotations = dep["spec"]["template"]["metadata"]["annotations"]
     assert annotations["scheduling.k8s.io/group-name"] == "eval-servers"
     assert "volcano.sh/network-topology-mode" not in annotations          # the PodGroup carries it
-    assert "annotations" not in dep["metadata"]
+    assert dep["metadata"]["annotations"] == {"argocd.argoproj.io/sync-wave": "3"}   # after its PodGroup (2)
     assert group["metadata"]["namespace"] == dep["metadata"]["namespace"] == "research"
     assert group["spec"]["minMember"] == dep["spec"]["replicas"] == 4
     assert group["spec"]["networkTopology"] == {"mode": "hard", "highestTierName": "leaf"}

@@ -1,0 +1,41 @@
+"""How often the simulator reproduces Volcano v1.15.1's own scheduler tests.
+
+    python benchmarks/upstream_fidelity.py [--json]
+
+Runs every case ported to tests/simulate/upstream/ (see modules/simulate/fidelity.py) and prints
+{"cases": N, "reproduced": M, "case_names": [...], "divergent": [{"test", "case", "expected",
+"got", "reason"}]} with --json, a summary otherwise.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from modules.simulate.fidelity import report  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print the JSON report")
+    args = parser.parse_args()
+    out, results = report()
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    by_test: dict[str, list[bool]] = {}
+    for r in results:
+        by_test.setdefault(r.case.test, []).append(r.reproduced)
+    for test, oks in by_test.items():
+        print(f"{test}: {sum(oks)}/{len(oks)}")
+    print(f"reproduced {out['reproduced']} of {out['cases']} ({100 * out['reproduced'] / out['cases']:.1f}%)")
+    for d in out["divergent"]:
+        print(f"- {d['test']}: {d['case']}\n    expected {d['expected']}, got {d['got']}\n    {d['reason']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,606 @@
+"""Read a cluster snapshot: the manifests ``kubectl get hypernodes,nodes,podgroups,pods -A -o yaml``
+prints (List objects or plain documents, one file or a directory of them), so ``trainstack simulate``
+can place the cluster's pending gangs without a stack.
+
+* **Nodes** give the fabric's nodes with whatever they can allocate (``status.allocatable``, else
+  ``capacity``): CPU and memory only, GPUs, any extended resource. Nodes with the same allocatable
+  share a pool. Labels are kept for HyperNode label members and pods' ``nodeSelector``.
+* **HyperNodes** (``topology.volcano.sh/v1alpha1``) become the switch tree: ``spec.tier``,
+  ``spec.tierName``, members of type Node (exactMatch, regexMatch, labelMatch) or HyperNode
+  (exactMatch, regexMatch). Leaves may sit at different tiers (mixed depth, as Volcano allows).
+* **Pods**: a pod with ``spec.nodeName`` (not Succeeded/Failed) holds its requests on that node. A
+  pending pod without a node is work to place, with its PodGroup
+  (``scheduling.k8s.io/group-name`` annotation); the group's bound pods are its already-placed
+  tasks (they count towards ``minMember``: Volcano's rescheduled case). A pending pod in no
+  PodGroup is a gang of one.
+* **PodGroups** (``scheduling.volcano.sh/v1beta1``): ``minMember``, ``networkTopology``,
+  ``subGroupPolicy`` (``matchLabelKeys``, ``subGroupSize``, ``networkTopology``), and the
+  ``volcano.sh/job-allocated-hypernode`` annotation of a partly running job.
+* **Volcano Jobs and TrainJobs** that no PodGroup in the snapshot belongs to are new submissions,
+  read as ``--workloads`` reads them (TrainJobs against the snapshot's (Cluster)TrainingRuntimes).
+* **Scheduler conf**: a ConfigMap with a ``volcano-scheduler.conf`` key (Volcano's own
+  ``volcano-scheduler-configmap``), or the text given by the caller.
+
+A pod's ``nodeSelector`` is held as one synthetic resource per label (``node-selector/KEY=VALUE``):
+matching nodes offer plenty of it, a selecting pod asks one unit, so every capacity question the
+simulator asks (HyperNode eligibility, node fit) respects the selector. Taints (NoSchedule,
+NoExecute) and cordoned nodes work the same way: nodes without the taint (not cordoned) offer a
+resource that a pod not tolerating it asks for. Affinity is not modelled.
+
+Input is bounded: at most ``MAX_BYTES`` per file and in all, ``MAX_OBJECTS`` objects and
+``MAX_FILES`` files; anything beyond is a one-line error.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import yaml
+
+from modules.core import yamlio
+from modules.core.errors import ConfigError, show
+from modules.core.quantity import parse_quantity
+from modules.fabric.model import Fabric, Link, Node, NodePool, Switch
+
+from .jobs import TOP_NAME, Job, Partition, Pod, Topology
+from .scheduler import Settings, settings_from_conf
+from .workloads import (TRAINER_GROUP, VOLCANO_GROUP, Doc, gpu_count, pod_requests, runtimes_in, topology_of,
+                        train_job, volcano_job)
+
+MAX_BYTES = 256 * 2**20          # per file and in all
+MAX_OBJECTS = 500_000
+MAX_FILES = 1_000
+SUFFIXES = (".yaml", ".yml", ".json")
+
+GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
+VOLCANO_SCHEDULER = "volcano"         # pending pods naming another schedulerName are not Volcano's to place
+ALLOCATED_ANNOTATION = "volcano.sh/job-allocated-hypernode"
+CONF_KEY = "volcano-scheduler.conf"
+SELECTOR_PREFIX = "node-selector/"
+SELECTOR_AMOUNT = Decimal(2**40)         # more than any number of pods a node runs
+TAINT_PREFIX = "node-untainted/"         # offered by nodes without the taint; asked by pods not tolerating it
+SCHEDULABLE = "node-schedulable"         # offered by nodes not cordoned (spec.unschedulable)
+GPU_SUFFIX = "/gpu"
+# Links for the cost model when the snapshot has no probe results: the fabric schema's defaults.
+DEFAULT_LINKS = {0: Link(370.0, 3.4), 1: Link(350.0, 14.0), 2: Link(350.0, 16.0), 3: Link(175.0, 18.0)}
+
+
+@dataclass
+class Snapshot:
+    fabric: Fabric
+    jobs: list[Job]
+    usage: dict[str, dict[str, Decimal]]            # node -> requests of the pods bound to it
+    settings: Settings
+    warnings: list[str] = field(default_factory=list)
+    runtimes: dict = field(default_factory=dict)     # (Cluster)TrainingRuntimes, for TrainJobs given later
+
+
+# --- reading files ----------------------------------------------------------------------------
+
+def read_objects(path: Path, shown: str) -> list[tuple[str, dict]]:
+    """(where, object) for every object in a file or a directory's YAML/JSON files, Lists expanded."""
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in SUFFIXES)
+        if not files:
+            raise ConfigError(shown, "", f"no {'/'.join(SUFFIXES)} files in the directory")
+    elif path.exists():
+        files = [path]
+    else:
+        raise ConfigError(shown, "", "file not found")
+    if len(files) > MAX_FILES:
+        raise ConfigError(shown, "", f"{len(files)} files; a snapshot may have at most {MAX_FILES}")
+    total = 0
+    out: list[tuple[str, dict]] = []
+    for file in files:
+        name = str(file) if file != path else shown
+        size = file.stat().st_size
+        total += size
+        if size > MAX_BYTES or total > MAX_BYTES:
+            raise ConfigError(name, "", f"the snapshot is larger than {MAX_BYTES // 2**20} MiB")
+        for i, doc in enumerate(_documents(file, name), start=1):
+            items = doc.get("items") if isinstance(doc, dict) and str(doc.get("kind", "")).endswith("List") else None
+            if items is not None:
+                if not isinstance(items, list):
+                    raise ConfigError(name, f"document {i}: items", f"expected a list of objects, got {show(items)}")
+                out.extend((f"document {i}: items[{k}]", item) for k, item in enumerate(items))
+            else:
+                out.append((f"document {i}", doc))
+            if len(out) > MAX_OBJECTS:
+                raise ConfigError(name, "", f"more than {MAX_OBJECTS} objects in the snapshot")
+    for where, obj in out:
+        if not isinstance(obj, dict) or not isinstance(obj.get("kind"), str):
+            raise ConfigError(shown, where, f"expected a Kubernetes object with a kind, got {show(obj)}")
+    return out
+
+
+def _documents(file: Path, name: str) -> list[Any]:
+    """A file's documents: JSON (``kubectl ... -o json``, parsed much faster) or multi-document YAML."""
+    text = yamlio.read_text(file, name)
+    if file.suffix == ".json":
+        try:
+            return [json.loads(text)]
+        except json.JSONDecodeError as exc:
+            raise ConfigError(name, f"line {exc.lineno}, column {exc.colno}", f"invalid JSON: {exc.msg}") from None
+    return yamlio.load_all(text, name)
+
+
+# --- label selectors ----------------------------------------------------------------------------
+
+def selector_matches(selector: Mapping, labels: Mapping) -> bool:
+    """A Kubernetes LabelSelector (matchLabels, matchExpressions) against a node's labels."""
+    for key, value in (selector.get("matchLabels") or {}).items():
+        if labels.get(key) != value:
+            return False
+    for expr in selector.get("matchExpressions") or []:
+        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+        if op == "In" and labels.get(key) not in values:
+            return False
+        if op == "NotIn" and key in labels and labels[key] in values:
+            return False
+        if op == "Exists" and key not in labels:
+            return False
+        if op == "DoesNotExist" and key in labels:
+            return False
+    return True
+
+
+def tolerates(toleration: Mapping, taint: tuple[str, str, str]) -> bool:
+    """Kubernetes' rule: the effect matches (or is empty), and Exists with no key, the same key
+    with Exists, or the same key and value with Equal (the default operator)."""
+    key, value, effect = taint
+    if toleration.get("effect") not in (None, "", effect):
+        return False
+    operator = toleration.get("operator") or "Equal"
+    if not toleration.get("key"):
+        return operator == "Exists"
+    if toleration.get("key") != key:
+        return False
+    return operator == "Exists" or str(toleration.get("value") or "") == value
+
+
+def taint_resource(taint: tuple[str, str, str]) -> str:
+    key, value, effect = taint
+    return f"{TAINT_PREFIX}{key}={value}:{effect}"
+
+
+# --- the fabric -----------------------------------------------------------------------------------
+
+def _quantities(doc: Doc, raw: Any, path: str) -> dict[str, Decimal]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise doc.expected(path, "a mapping of resource name to quantity", raw)
+    out = {}
+    for name, value in raw.items():
+        try:
+            amount = parse_quantity(value)
+        except ValueError:
+            raise doc.expected(f"{path}.{name}", "a Kubernetes quantity", value) from None
+        if amount < 0:
+            raise doc.expected(f"{path}.{name}", "a quantity >= 0", value)
+        out[str(name)] = amount
+    return out
+
+
+def _pool(name: str, alloc: Mapping[str, Decimal]) -> NodePool:
+    gpus = sorted(r for r in alloc if r.endswith(GPU_SUFFIX) and alloc[r] > 0)
+    gpu = gpus[0] if gpus else "nvidia.com/gpu"
+    others = {r: int(a) for r, a in alloc.items() if r not in ("cpu", "memory") and (not gpus or r != gpu)}
+    return NodePool(name=name, match=re.compile(re.escape(name)), gpus=int(alloc.get(gpu, 0)) if gpus else 0,
+                    gpu_resource=gpu, gpu_type=None, cpu_milli=int(alloc.get("cpu", Decimal(0)) * 1000),
+                    memory_bytes=int(alloc.get("memory", Decimal(0))), resources=others)
+
+
+def _members(doc: Doc, hn: dict, path: str) -> list[tuple[str, str, Any]]:
+    spec = doc.get(hn, "spec", "", dict, "a HyperNode spec with tier and members")
+    members = doc.get(spec, "members", "spec", list, "a list of members", [])
+    out = []
+    for i, member in enumerate(members):
+        where = f"spec.members[{i}]"
+        kind = doc.get(member, "type", where, str, "Node or HyperNode")
+        if kind not in ("Node", "HyperNode"):
+            raise doc.expected(f"{where}.type", "Node or HyperNode", kind)
+        selector = doc.get(member, "selector", where, dict, "a selector (exactMatch, regexMatch or labelMatch)")
+        if "exactMatch" in selector:
+            out.append((kind, "exact", doc.get(selector["exactMatch"], "name", f"{where}.selector.exactMatch", str,
+                                                "a name")))
+        elif "regexMatch" in selector:
+            pattern = doc.get(selector["regexMatch"], "pattern", f"{where}.selector.regexMatch", str, "a pattern")
+            try:
+                out.append((kind, "regex", re.compile(pattern)))
+            except re.error:
+                raise doc.expected(f"{where}.selector.regexMatch.pattern", "a regular expression", pattern) from None
+        elif "labelMatch" in selector:
+            if kind != "Node":
+                raise doc.error(f"{where}.selector", "labelMatch selects nodes only")
+            out.append((kind, "label", doc.get(selector, "labelMatch", f"{where}.selector", dict, "a LabelSelector")))
+        else:
+            raise doc.error(f"{where}.selector", "expected exactMatch, regexMatch or labelMatch")
+    return out
+
+
+def build_fabric(shown: str, nodes: list[tuple[Doc, dict]], hypernodes: list[tuple[Doc, dict]],
+                 extra: Mapping[str, Mapping[str, Decimal]]) -> Fabric:
+    """Nodes and HyperNodes as a ``Fabric``; ``extra`` adds synthetic resources per node (selectors)."""
+    pools: dict[tuple, NodePool] = {}
+    by_name: dict[str, Node] = {}
+    labels_of: dict[str, dict] = {}
+    for doc, obj in nodes:
+        meta = doc.get(obj, "metadata", "", dict, "a mapping with name")
+        name = doc.get(meta, "name", "metadata", str, "a node name")
+        if name in by_name:
+            raise doc.error("metadata.name", f"node {name!r} appears twice")
+        labels = doc.get(meta, "labels", "metadata", dict, "a mapping of labels", {})
+        status = doc.get(obj, "status", "", dict, "a node status with allocatable", {})
+        alloc = _quantities(doc, status.get("allocatable", status.get("capacity")), "status.allocatable")
+        alloc.update(extra.get(name, {}))
+        key = tuple(sorted(alloc.items()))
+        pool = pools.get(key)
+        if pool is None:
+            pool = pools[key] = _pool(f"pool-{len(pools) + 1}", alloc)
+        by_name[name] = Node(name, None, pool, labels=dict(labels))
+        labels_of[name] = labels
+
+    specs: dict[str, tuple[Doc, int, str | None, list]] = {}
+    for doc, obj in hypernodes:
+        meta = doc.get(obj, "metadata", "", dict, "a mapping with name")
+        name = doc.get(meta, "name", "metadata", str, "a HyperNode name")
+        if name in specs:
+            raise doc.error("metadata.name", f"HyperNode {name!r} appears twice")
+        spec = doc.get(obj, "spec", "", dict, "a HyperNode spec with tier and members")
+        tier = doc.integer(spec, "tier", "spec", 0, "an integer >= 0")
+        tier_name = doc.get(spec, "tierName", "spec", str, "a tier name", None)
+        specs[name] = (doc, tier, tier_name, _members(doc, obj, ""))
+
+    switches: dict[str, Switch] = {}
+    tier_names: dict[int, str] = {}
+    for name, (doc, tier, tier_name, _) in specs.items():
+        switches[name] = Switch(name=name, tier=tier, hypernode=name, where=doc.where)
+        if tier_name:
+            tier_names.setdefault(tier, tier_name)
+    node_names = list(by_name)
+    for name, (doc, tier, _, members) in specs.items():
+        sw = switches[name]
+        for kind, how, what in members:
+            if kind == "Node":
+                if how == "exact":
+                    chosen = [what] if what in by_name else []
+                elif how == "regex":
+                    chosen = [n for n in node_names if what.fullmatch(n)]
+                else:
+                    chosen = [n for n in node_names if selector_matches(what, labels_of[n])]
+                for n in chosen:
+                    if by_name[n].leaf is not None and by_name[n].leaf != name:
+                        raise doc.error("spec.members", f"node {n!r} is a member of HyperNodes "
+                                        f"{by_name[n].leaf!r} and {name!r}; Volcano needs one leaf per node")
+                    if by_name[n].leaf is None:
+                        by_name[n].leaf = name
+                        sw.nodes.append(n)
+            else:
+                children = [what] if how == "exact" and what in specs else (
+                    [c for c in specs if c != name and what.fullmatch(c)] if how == "regex" else [])
+                for child in children:
+                    cs = switches[child]
+                    if cs.parent is not None and cs.parent != name:
+                        raise doc.error("spec.members", f"HyperNode {child!r} is a member of {cs.parent!r} and "
+                                        f"{name!r}; a HyperNode has one parent")
+                    if specs[child][1] >= tier:
+                        raise doc.error("spec.members", f"member HyperNode {child!r} (tier {specs[child][1]}) is "
+                                        f"not below {name!r} (tier {tier})")
+                    if cs.parent is None:
+                        cs.parent = name
+                        sw.children.append(child)
+    for sw in switches.values():
+        if sw.nodes and sw.children:
+            raise ConfigError(shown, sw.where, f"HyperNode {sw.name!r} has both node and HyperNode members; "
+                              "the simulator needs nodes on leaves only")
+    fabric = Fabric(f"snapshot {shown}", tier_names, switches, by_name, {p.name: p for p in pools.values()},
+                    mixed_depth=True, links=dict(DEFAULT_LINKS), file=shown, declared_in_stack=False)
+    return fabric
+
+
+# --- pods, PodGroups, jobs ------------------------------------------------------------------------
+
+def _meta(doc: Doc, obj: dict) -> tuple[str, str, dict, dict]:
+    meta = obj.get("metadata")
+    if type(meta) is dict and type(meta.get("name")) is str:      # the usual case, without Doc's checks
+        namespace = meta.get("namespace", "default")
+        labels = meta.get("labels") or {}
+        annotations = meta.get("annotations") or {}
+        if type(namespace) is str and type(labels) is dict and type(annotations) is dict:
+            return meta["name"], namespace, labels, annotations
+    meta = doc.get(obj, "metadata", "", dict, "a mapping with name")
+    name = doc.get(meta, "name", "metadata", str, "a name")
+    namespace = doc.get(meta, "namespace", "metadata", str, "a namespace", "default")
+    labels = doc.get(meta, "labels", "metadata", dict, "a mapping of labels", {})
+    annotations = doc.get(meta, "annotations", "metadata", dict, "a mapping of annotations", {})
+    return name, namespace, labels, annotations
+
+
+@dataclass
+class _Group:
+    name: str
+    namespace: str
+    doc: Doc | None
+    obj: dict | None
+    pending: list[tuple[str, dict, dict[str, Decimal], dict]] = field(default_factory=list)   # name, labels, requests, selector
+    bound: list[tuple[str, dict, str]] = field(default_factory=list)                          # name, labels, node
+
+
+def _policy_topology(doc: Doc, raw: Any, path: str) -> Topology | None:
+    return topology_of(doc, raw, path) if raw is not None else None
+
+
+def lowest_hypernode(fabric: Fabric, nodes: list[str]) -> str | None:
+    """The lowest HyperNode holding every node (Volcano's recoverAllocatedHyperNode): the LCA of
+    their leaves, the cluster-top when they share none; None when a node is in no snapshot."""
+    if not nodes or any(n not in fabric.nodes for n in nodes):
+        return None
+    leaves = list(dict.fromkeys(fabric.nodes[n].leaf for n in nodes))
+    if None in leaves:
+        return TOP_NAME
+    holder: Switch | None = fabric.switches[leaves[0]]
+    for leaf in leaves[1:]:
+        holder = fabric.lca(holder.name, leaf) if holder else None
+    return holder.name if holder else TOP_NAME
+
+
+def group_job(group: _Group, fabric: Fabric, gpu_resources: set[str], selector_resources: Mapping[tuple, str]) -> Job:
+    """One PodGroup's pending pods as a Job; its bound pods are tasks already placed."""
+    doc, obj = group.doc, group.obj or {}
+    spec = (obj.get("spec") or {}) if doc else {}
+    label = f"{group.namespace}/{group.name}"
+    pods: list[Pod] = []
+    for name, _, requests, selector in group.pending:
+        requests = dict(requests)
+        for pair in sorted(selector.items()):
+            requests[selector_resources[pair]] = Decimal(1)
+        pods.append(Pod(f"{group.namespace}/{name}", requests, gpu_count(requests, gpu_resources)))
+    min_member = doc.integer(spec, "minMember", "spec", 0, "an integer >= 0", 1) if doc else 1
+    topology = _policy_topology(doc, spec.get("networkTopology"), "spec.networkTopology") if doc else None
+
+    # SubJobs: pods (pending and bound) grouped by the policy's matchLabelKeys values; a pod
+    # matching no policy stays in the job's default SubJob.
+    partitions: list[Partition] = []
+    min_partitions: dict[str, int] = {}
+    ready: dict[str, int] = {}
+    policies = doc.get(spec, "subGroupPolicy", "spec", list, "a list of sub-group policies", []) if doc else []
+    taken_pending: set[int] = set()
+    taken_bound: set[int] = set()
+    recovered: list[str] = []           # the SubJobs' allocated HyperNodes, from their bound pods
+    for p, policy in enumerate(policies):
+        where = f"spec.subGroupPolicy[{p}]"
+        pname = doc.get(policy, "name", where, str, "a policy name")
+        keys = doc.get(policy, "matchLabelKeys", where, list, "a list of label keys", [])
+        size = doc.integer(policy, "subGroupSize", where, 1, "an integer >= 1", 1)
+        min_partitions[pname] = doc.integer(policy, "minSubGroups", where, 0, "an integer >= 0", 0)
+        ptopo = _policy_topology(doc, policy.get("networkTopology"), f"{where}.networkTopology")
+        if ptopo is None:
+            ptopo = topology              # a SubJob inherits the job's networkTopology
+        selector = policy.get("labelSelector")
+
+        def key(labels: dict, selector: Any = selector, keys: list = keys) -> tuple | None:
+            if isinstance(selector, dict) and not selector_matches(selector, labels):
+                return None
+            values = tuple(labels.get(k) for k in keys)
+            return None if any(not v for v in values) else values
+
+        pending: dict[tuple, list[int]] = {}
+        bound: dict[tuple, list[str]] = {}
+        for i, (_, labels, _, _) in enumerate(group.pending):
+            if i not in taken_pending and (k := key(labels)) is not None:
+                pending.setdefault(k, []).append(i)
+                taken_pending.add(i)
+        for i, (_, labels, node) in enumerate(group.bound):
+            if i not in taken_bound and (k := key(labels)) is not None:
+                bound.setdefault(k, []).append(node)
+                taken_bound.add(i)
+        for values in dict.fromkeys([*pending, *bound]):
+            on = bound.get(values, [])
+            allocated = lowest_hypernode(fabric, on) if ptopo is not None else None
+            if allocated:
+                recovered.append(allocated)
+            if values not in pending:
+                ready[pname] = ready.get(pname, 0) + (len(on) >= size)
+                continue
+            partitions.append(Partition(f"{pname}-{'-'.join(values)}" if values else pname, tuple(pending[values]),
+                                        ptopo, min_available=size, running=len(on), allocated_hypernode=allocated,
+                                        policy=pname))
+    rest_bound = [node for i, (_, _, node) in enumerate(group.bound) if i not in taken_bound]
+    if topology is not None and rest_bound:
+        if (allocated := lowest_hypernode(fabric, rest_bound)):
+            recovered.append(allocated)
+    # The job's allocated HyperNode: recovered from its SubJobs' bound pods when it can be, else
+    # the annotation, which Volcano drops when no task runs or the HyperNode is gone.
+    annotated = ((obj.get("metadata") or {}).get("annotations") or {}).get(ALLOCATED_ANNOTATION) or None
+    allocated_job = None
+    if topology is not None:
+        if recovered:
+            allocated_job = recovered[0]
+            for other in recovered[1:]:
+                allocated_job = _lca_name(fabric, allocated_job, other)
+        elif annotated and group.bound and annotated in fabric.switches:
+            allocated_job = annotated
+    min_resources = _quantities(doc, spec.get("minResources"), "spec.minResources") \
+        if doc and spec.get("minResources") is not None else None
+    return Job(label, "PodGroup", pods, min_member, topology, partitions, doc.where if doc else label,
+               running=len(group.bound), allocated_hypernode=allocated_job, min_partitions=min_partitions,
+               ready_partitions=ready, min_resources=min_resources)
+
+
+def _lca_name(fabric: Fabric, a: str, b: str) -> str:
+    if TOP_NAME in (a, b):
+        return TOP_NAME
+    holder = fabric.lca(a, b)
+    return holder.name if holder else TOP_NAME
+
+
+def load_snapshot(path: Path, shown: str, conf_text: str | None = None) -> Snapshot:
+    """A snapshot from a file or a directory of manifests (see the module doc)."""
+    return snapshot_from_objects(read_objects(path, shown), shown, conf_text)
+
+
+def snapshot_from_objects(objects: Iterable[tuple[str, dict]], shown: str, conf_text: str | None = None) -> Snapshot:
+    """A snapshot from (where, object) pairs; ``conf_text`` overrides any scheduler conf ConfigMap."""
+    warnings: list[str] = []
+    by_kind: dict[str, list[tuple[Doc, dict]]] = {}
+    for where, obj in objects:
+        meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        label = meta.get("name")
+        doc = Doc(shown, f"{where} ({obj['kind']} {label})" if label else where)
+        api = str(obj.get("apiVersion", ""))
+        kind = obj["kind"]
+        if kind == "Job" and not api.startswith(VOLCANO_GROUP + "/"):
+            kind = "batch/Job"
+        by_kind.setdefault(kind, []).append((doc, obj))
+    if not by_kind.get("Node"):
+        raise ConfigError(shown, "", "no Node in the snapshot (kubectl get nodes -o yaml)")
+
+    # Scheduler conf: the caller's text, else a ConfigMap holding volcano-scheduler.conf.
+    source = "the given scheduler conf"
+    if conf_text is not None:                  # a ConfigMap (kubectl get configmap -o yaml) works too
+        try:
+            parsed = yaml.safe_load(conf_text)
+        except yaml.YAMLError:
+            parsed = None
+        if isinstance(parsed, dict) and parsed.get("kind") == "ConfigMap":
+            conf_text = (parsed.get("data") or {}).get(CONF_KEY)
+            if not isinstance(conf_text, str):
+                raise ConfigError(shown, "--scheduler-conf", f"the ConfigMap has no {CONF_KEY} key")
+    if conf_text is None:
+        for doc, obj in by_kind.get("ConfigMap", []):
+            data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
+            if isinstance(data.get(CONF_KEY), str):
+                conf_text, source = data[CONF_KEY], f"ConfigMap {doc.where}"
+                break
+    settings = settings_from_conf(conf_text, source) if conf_text is not None else Settings(
+        source="baseline weights (no volcano-scheduler.conf ConfigMap in the snapshot)")
+
+    # Pods: bound ones hold resources; pending ones are work, by PodGroup.
+    groups: dict[tuple[str, str], _Group] = {}
+    for doc, obj in by_kind.get("PodGroup", []):
+        name, namespace, _, _ = _meta(doc, obj)
+        groups[(namespace, name)] = _Group(name, namespace, doc, obj)
+    # Taints that keep pods off (NoSchedule, NoExecute) and cordoned nodes, per node.
+    taints_of: dict[str, set[tuple[str, str, str]]] = {}
+    cordoned: set[str] = set()
+    for doc, obj in by_kind["Node"]:
+        name, _, _, _ = _meta(doc, obj)
+        nspec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+        if nspec.get("unschedulable") is True:
+            cordoned.add(name)
+        for taint in nspec.get("taints") or []:
+            if isinstance(taint, dict) and taint.get("effect") in ("NoSchedule", "NoExecute"):
+                taints_of.setdefault(name, set()).add((str(taint.get("key") or ""), str(taint.get("value") or ""),
+                                                       taint["effect"]))
+    every_taint = sorted(set().union(*taints_of.values())) if taints_of else []
+    usage: dict[str, dict[str, Decimal]] = {}
+    selectors: set[tuple[str, str]] = set()
+    other_scheduler = 0
+    node_names = {(o.get("metadata") or {}).get("name") for _, o in by_kind["Node"]}
+    for doc, obj in by_kind.get("Pod", []):
+        name, namespace, labels, annotations = _meta(doc, obj)
+        spec = doc.get(obj, "spec", "", dict, "a pod spec")
+        phase = (obj.get("status") or {}).get("phase") if isinstance(obj.get("status"), dict) else None
+        if phase in ("Succeeded", "Failed"):
+            continue
+        requests = pod_requests(doc, spec, "spec")
+        requests["pods"] = Decimal(1)          # a pod slot, against the node's allocatable pods
+        node = spec.get("nodeName")
+        group_name = annotations.get(GROUP_ANNOTATION)
+        group = groups.get((namespace, group_name)) if group_name else None
+        if node:
+            if node not in node_names:
+                warnings.append(f"{shown}: {doc.where}: bound to node {node!r}, which is not in the snapshot; "
+                                "it holds no resources (it still counts as a running task of its PodGroup)")
+                if group is not None:
+                    group.bound.append((name, labels, node))
+                continue
+            held = usage.setdefault(node, {})
+            for r, amount in requests.items():
+                held[r] = held.get(r, Decimal(0)) + amount
+            if group is not None:
+                group.bound.append((name, labels, node))
+            continue
+        scheduler = spec.get("schedulerName")
+        if scheduler not in (None, VOLCANO_SCHEDULER):
+            other_scheduler += 1               # another scheduler places it
+            continue
+        tolerations = doc.get(spec, "tolerations", "spec", list, "a list of tolerations", [])
+        for taint in every_taint:
+            if not any(tolerates(t, taint) for t in tolerations if isinstance(t, dict)):
+                requests[taint_resource(taint)] = Decimal(1)
+        if cordoned:
+            requests[SCHEDULABLE] = Decimal(1)
+        selector = doc.get(spec, "nodeSelector", "spec", dict, "a mapping of node labels", {})
+        selectors.update((str(k), str(v)) for k, v in selector.items())
+        if group is None:
+            if group_name:
+                warnings.append(f"{shown}: {doc.where}: PodGroup {namespace}/{group_name} is not in the snapshot; "
+                                "the pod is placed as a gang of one")
+            group = groups[(namespace, f"pod:{name}")] = _Group(f"pod:{name}", namespace, None, None)
+        group.pending.append((name, labels, requests, selector))
+
+    if other_scheduler:
+        warnings.append(f"{shown}: {other_scheduler} pending pod(s) name a scheduler other than "
+                        f"{VOLCANO_SCHEDULER!r}; not placed")
+
+    # nodeSelector labels as synthetic resources offered by the matching nodes
+    selector_resources = {pair: f"{SELECTOR_PREFIX}{pair[0]}={pair[1]}" for pair in sorted(selectors)}
+    extra: dict[str, dict[str, Decimal]] = {}
+    for _, obj in by_kind["Node"]:
+        meta = obj.get("metadata") or {}
+        labels = meta.get("labels") or {}
+        offers = extra.setdefault(meta.get("name"), {})
+        for pair, resource in selector_resources.items():
+            if labels.get(pair[0]) == pair[1]:
+                offers[resource] = SELECTOR_AMOUNT
+        for taint in every_taint:              # a node without the taint takes pods that do not tolerate it
+            if taint not in taints_of.get(meta.get("name"), ()):
+                offers[taint_resource(taint)] = SELECTOR_AMOUNT
+        if cordoned and meta.get("name") not in cordoned:
+            offers[SCHEDULABLE] = SELECTOR_AMOUNT
+    fabric = build_fabric(shown, by_kind["Node"], by_kind.get("HyperNode", []), extra)
+    if not fabric.switches:
+        warnings.append(f"{shown}: no HyperNode in the snapshot: every job is placed without topology")
+    gpu_resources = {p.gpu_resource for p in fabric.pools.values()} | {"nvidia.com/gpu"}
+
+    # Usage beyond a node's allocatable (a stale snapshot) is capped, with a warning.
+    for node, held in usage.items():
+        alloc = fabric.nodes[node].pool.allocatable()
+        for r, amount in list(held.items()):
+            if amount > alloc.get(r, Decimal(0)):
+                if r in alloc:
+                    warnings.append(f"{shown}: node {node}: pods request {amount} {r}, more than it can allocate "
+                                    f"({alloc[r]}); counted as full")
+                held[r] = alloc.get(r, Decimal(0))
+            if held[r] == 0:
+                del held[r]
+
+    jobs: list[Job] = []
+    owned: set[tuple[str, str]] = set()
+    for group in groups.values():
+        for ref in ((group.obj or {}).get("metadata") or {}).get("ownerReferences") or []:
+            if isinstance(ref, dict):
+                owned.add((str(ref.get("kind")), str(ref.get("name"))))
+        if group.pending:
+            jobs.append(group_job(group, fabric, gpu_resources, selector_resources))
+    runtimes = runtimes_in(o for kind in ("ClusterTrainingRuntime", "TrainingRuntime") for _, o in by_kind.get(kind, []))
+    for doc, obj in by_kind.get("Job", []):
+        name, _, _, _ = _meta(doc, obj)
+        if ("Job", name) not in owned:
+            jobs.append(volcano_job(doc, obj, gpu_resources))
+    for doc, obj in by_kind.get("TrainJob", []):
+        name, _, _, _ = _meta(doc, obj)
+        if ("TrainJob", name) not in owned and str(obj.get("apiVersion", "")).startswith(TRAINER_GROUP + "/"):
+            jobs.append(train_job(doc, obj, runtimes, gpu_resources, "the snapshot"))
+    seen: set[str] = set()
+    for job in jobs:
+        if job.name in seen:
+            raise ConfigError(shown, job.where, f"job {job.name!r} appears twice")
+        seen.add(job.name)
+    return Snapshot(fabric, jobs, usage, settings, warnings, runtimes)
