@@ -1,8 +1,9 @@
 """Suite-wide settings for upstream's admission rules (rule `upstream-admission`).
 
 The tests never read or write the user's cache (~/.cache/trainstack): every session gets its own.
-Tests that evaluate upstream's rules point at ../shared/admission and ../shared/crds themselves
-(tests/policies/test_admission.py, via tests/support/admission.py).
+Upstream's admission rules are read from ../shared/admission and ../shared/crds (or
+$TRAINSTACK_ADMISSION_DIR / $TRAINSTACK_CRD_DIR) by every test; without them the rule reports its
+one "not evaluated" note and tests/policies/test_admission.py skips.
 """
 from __future__ import annotations
 
@@ -10,10 +11,9 @@ import os
 
 import pytest
 
-# Evaluate upstream's admission rules in every test (all runners, every table case). Off until the
-# prod Queue `production` sets `deserved` (branch admission-fixes): upstream rejects that Queue, so
-# every prod case would fail on it. Flip to True when that fix is merged.
-UPSTREAM_RULES_EVERYWHERE = False
+# Evaluate upstream's admission rules in every test (all runners, every table case, every shipped
+# stack) when ../shared/admission and ../shared/crds (or the env vars) are there.
+UPSTREAM_RULES_EVERYWHERE = True
 
 
 @pytest.fixture(scope="session", autouse=True)

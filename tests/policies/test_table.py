@@ -42,15 +42,8 @@ def level_of(case: Case) -> str:
     return load_settings(case.stack).level(BY_ID[case.rule])
 
 
-# upstream-admission has its own table (admission_cases.yaml, test_admission.py): it needs upstream's
-# rules on disk, which this table's runners read only when tests/conftest.py turns them on everywhere.
-OWN_TABLE = {"upstream-admission"}
-
-
 def test_every_rule_has_a_passing_and_a_failing_case():
     for rule in RULES:
-        if rule.id in OWN_TABLE:
-            continue
         kinds = {c.expect for c in CASES if c.rule == rule.id}
         assert kinds == {"pass", "fail"}, f"{rule.id}: table has {sorted(kinds)}"
     assert len({c.id for c in CASES}) == len(CASES), "case ids must be unique"
