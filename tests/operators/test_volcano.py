@@ -153,7 +153,7 @@ def test_deserved_between_guarantee_and_capability_renders_and_a_mixed_resource_
                                                 "deserved": {"nvidia.com/gpu": 32, "cpu": 64},
                                                 "capability": {"nvidia.com/gpu": 32}}]})
     (q,) = of_kind(render(stack), "Queue")
-    assert q["spec"]["deserved"] == {"cpu": 64, "nvidia.com/gpu": 32}
+    assert q["spec"]["deserved"] == {"cpu": "64", "nvidia.com/gpu": "32"}   # quantity strings for quantity()
 
 
 def test_share_plugin_is_capacity_with_gang_eviction_or_shares_else_proportion():
