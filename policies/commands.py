@@ -10,12 +10,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from modules.core.commands import add_stack_args, load_manifests, stacks_from
+from modules.core.commands import add_stack_args, stacks_from
 from modules.core.config import Project, load_stack, pulumi_config_map
 from modules.core.errors import ConfigError
 
 from .framework import Violation
-from .runner import has_mandatory, load_settings, read_settings_file, render_error_violation
+from .runner import bundle_objects, has_mandatory, load_settings, read_settings_file, render_error_violation
 
 EXIT_PACK_FAILED = 3
 
@@ -42,14 +42,18 @@ def program_resources(project: Project, stack_name: str, config: dict[str, str])
 
 
 def preview_stack(project: Project, stack_name: str, user: list[dict] = (),
-                  sources: dict[int, str] | None = None) -> tuple[list[Violation], int]:
+                  sources: dict[int, str] | None = None, loaded=None) -> tuple[list[Violation], int]:
+    """``loaded``: the policies.inputs.Manifests ``user`` came from, to locate findings by line."""
     from modules.core.render import render
 
+    from .checking import locate_violations, without_copies
     from .driver import Pack, analyze, manifest_resources, stack_urn
+    from .inputs import Manifests
     from .pack import PACK_DIR
 
     stack = load_stack(project, stack_name)
-    render(stack)                      # a broken stack is a ConfigError (exit 2), not a failed program
+    bundle = render(stack)             # a broken stack is a ConfigError (exit 2), not a failed program
+    user = without_copies(bundle_objects(bundle), list(user))   # as `check` counts them: once
     config = pulumi_config_map(stack)
     resources = program_resources(project, stack_name, config)
     resources += manifest_resources(list(user), stack_name, project.name, stack_urn(stack_name, project.name),
@@ -58,21 +62,35 @@ def preview_stack(project: Project, stack_name: str, user: list[dict] = (),
     root = None if project.root == PACK_DIR.parent else project.root
     with Pack(stack_name, project.name, config, project_root=root) as pack:
         outcome = analyze(pack, resources, data, shown)
-    return outcome.violations, outcome.objects
+    return locate_violations(outcome.violations, project, stack, bundle, loaded or Manifests()), outcome.objects
 
 
 def cmd_preview(args: argparse.Namespace, project: Project) -> int:
+    try:
+        return preview(args, project)
+    except ConfigError as err:   # as in `check`: json/sarif/junit still get a valid document
+        if args.format != "text":
+            from .report import failure
+
+            sys.stdout.write(failure(args.format, [args.stack or "all"], str(err)))
+        raise
+
+
+def preview(args: argparse.Namespace, project: Project) -> int:
+    from .admission.commands import apply_dir_option
+    from .checking import skipped_notes
     from .driver import PackError
+    from .inputs import load
     from .report import FORMATS
 
-    from .admission.commands import apply_dir_option
-
     apply_dir_option(args)
-    user, sources = load_manifests(args.manifests or [])
+    loaded = load(args.manifests or [])
+    user, sources = loaded.objects, loaded.sources
     results = {}
     for name in stacks_from(args, project):
         try:
-            results[name] = preview_stack(project, name, user, sources)
+            results[name] = preview_stack(project, name, user, sources, loaded)
+            results[name] = (results[name][0] + skipped_notes(loaded), results[name][1])
         except PackError as err:
             print(f"error: {name}: {err}", file=sys.stderr)
             return EXIT_PACK_FAILED

@@ -39,16 +39,45 @@ configuration of the stack's Volcano release counts for `scheduler-plugin-enable
 same: it rebuilds the stack from the engine's environment (`PULUMI_STACK`, `PULUMI_CONFIG`) and
 consults the rendered bundle while judging the resources it is sent.
 
-**Messages** say what is wrong, where (`Kind/namespace/name at field.path`) and how to fix it. A rule
+**Manifests as repositories hold them.** `--manifests` takes files, folders (every `*.yaml`/`*.yml`
+below) and `-` for standard input (`kustomize build overlays/prod | trainstack check prod --manifests -`).
+Documents that are not Kubernetes objects (kustomization files, Helm `Chart.yaml` and values, patch
+fragments without `apiVersion`/`kind`, a `List` item without them, named by index) are skipped with
+one note each, and a file in a folder that does not parse is skipped with its error; the rest is
+checked. An object identical to one the stack renders counts once, so `trainstack check prod
+--manifests deploy/prod` reports what `trainstack check prod` reports.
+
+**Messages** say what is wrong, where (`apiVersion/Kind/namespace/name at field.path`; the apiVersion
+tells a `batch/v1` Job from a `batch.volcano.sh/v1alpha1` one) and how to fix it. A rule
 that cannot check something says so as a note (`not checked`; the pack reports it as "not
 applicable"): for example capacity on a label-defined fabric, whose nodes only Volcano's discoverer
 knows.
 
+**Locations.** Every finding names a file, line and column: the offending field in your manifest (the
+nearest enclosing field when the rule asks for one to be added), the object's rendered file under
+`deploy/<stack>/` for objects the stack renders (chart releases: `charts/<release>.values.yaml`),
+and, as `origin`, the stack file line that renders the object (the list entry that names it, else
+the module's `trainstack:<module>` key); findings about the whole stack point at the stack file.
+
+**Pod security** is two rules because the two Pod Security Standards profiles are enforced
+differently: `pod-security-baseline` (mandatory) holds the Baseline controls, `pod-security-restricted`
+(advisory, also in prod where everything else is mandatory) the Restricted ones and the
+service-account token advice. Both read every pod template trainstack knows, TrainJobs after their
+runtime patches. The allow-lists start from the profiles' own lists plus `IPC_LOCK` (RDMA pins
+memory); hostNetwork is allowed where the host-network opt-in annotation is set. `runAsNonRoot` is
+off by default (`requireRunAsNonRoot`): the PyTorch, NGC and vLLM images run as root. `image-pinned`'s
+`requireDigest` is off in every shipped stack, prod included: the stacks pin public images by
+version tag and a digest cannot be recorded without pulling from the registry; turn it on once the
+images are mirrored into a registry you control and their digests are written into the stack files.
+
 **Reports.** `--format sarif` writes SARIF 2.1.0 (one run per stack, `automationDetails.id`
-`trainstack/<stack>/`, rules with help text, results with the source file of user manifests and a
-logical location `Kind/namespace/name:path`); upload it with `github/codeql-action/upload-sarif`.
-`--format junit` writes one testsuite per stack, one testcase per rule and one `<failure>` per
-violation (`type` is the level).
+`trainstack/<stack>/`, rules with help text; every result has a physical location whose URI is
+relative to `%SRCROOT%`, the folder the command runs in, with a `region` (line, column), the stack
+setting as a related location, and a logical location `apiVersion/Kind/namespace/name:path`); upload
+it with `github/codeql-action/upload-sarif` from the repository root. `--format junit` writes one
+testsuite per stack, one testcase per rule and one `<failure>` per violation (`type` is the level).
+A run that stops on its input (exit 2) still writes a valid json, sarif or junit document that
+records the failure (SARIF `invocations[].executionSuccessful: false` with the message).
 
 ## Per-stack configuration
 

@@ -80,7 +80,8 @@ class Rule:
         return self.check_stack is not None
 
     def applies_to(self, obj: dict) -> bool:
-        return self.kinds is None or obj.get("kind") in self.kinds
+        # No kind: a patch fragment or values file, not an object any rule can judge.
+        return bool(obj.get("kind")) and (self.kinds is None or obj.get("kind") in self.kinds)
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,9 @@ class Violation:
     path: str
     message: str
     source: str | None = None   # file the object came from, when known
+    line: int | None = None     # 1-based line and column of the field in source, when known
+    column: int | None = None
+    origin: str | None = None   # "file:line:column" of the stack key that renders the object
 
     @property
     def is_note(self) -> bool:
@@ -100,13 +104,27 @@ class Violation:
     def as_dict(self) -> dict:
         return {"rule": self.rule, "level": self.level, "severity": self.severity,
                 "resource": self.resource, "path": self.path, "message": self.message,
-                **({"source": self.source} if self.source else {})}
+                **({"source": self.source} if self.source else {}),
+                **({"line": self.line, "column": self.column} if self.line else {}),
+                **({"origin": self.origin} if self.origin else {})}
 
 
 def resource_id(obj: dict) -> str:
+    """``apiVersion/Kind/namespace/name`` (namespace left out when cluster-scoped): the apiVersion
+    tells ``batch/v1`` Jobs from ``batch.volcano.sh/v1alpha1`` ones."""
     meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
     kind, name, ns = obj.get("kind", "?"), meta.get("name", "?"), meta.get("namespace")
-    return f"{kind}/{ns}/{name}" if ns else f"{kind}/{name}"
+    api = obj.get("apiVersion")
+    head = f"{api}/{kind}" if api else str(kind)
+    return f"{head}/{ns}/{name}" if ns else f"{head}/{name}"
+
+
+def kind_of_id(resource: str) -> tuple[str, str]:
+    """``(kind, name)`` of a resource id: the kind is the first CamelCase segment (API groups and
+    versions are lower case)."""
+    parts = resource.split("/")
+    kind = next((p for p in parts if p[:1].isupper()), parts[0])
+    return kind, parts[-1]
 
 
 def where(obj: dict, path: str) -> str:
@@ -170,7 +188,8 @@ def is_kind(obj: dict, kind: str, group: str | None = None) -> bool:
 def pod_templates(obj: dict) -> Iterator[tuple[str, dict]]:
     """Every pod template an object carries, as ``(path to the template, template)``.
 
-    Covers core workloads, Kubeflow v1 jobs, Volcano Jobs, JobSets and Trainer (Cluster)TrainingRuntimes.
+    Covers core workloads, Kubeflow v1 jobs, Volcano Jobs, CronJobs and JobFlow JobTemplates, JobSets and
+    Trainer (Cluster)TrainingRuntimes.
     A bare Pod yields itself at path "".
     """
     kind = obj.get("kind")
@@ -179,9 +198,11 @@ def pod_templates(obj: dict) -> Iterator[tuple[str, dict]]:
     if kind == "Pod":
         yield "", obj
     elif kind == "Job" and volcano:
-        for i, task in enumerate(_list(spec.get("tasks"))):
-            if isinstance(_dict(task).get("template"), dict):
-                yield f"spec.tasks[{i}].template", task["template"]
+        yield from _volcano_tasks(spec, "spec")
+    elif kind == "CronJob" and volcano:   # Volcano's CronJob stamps out Volcano Jobs
+        yield from _volcano_tasks(_dict(_dict(spec.get("jobTemplate")).get("spec")), "spec.jobTemplate.spec")
+    elif kind == "JobTemplate" and str(obj.get("apiVersion", "")).startswith("flow.volcano.sh/"):
+        yield from _volcano_tasks(spec, "spec")   # a JobFlow's step: a Volcano Job spec
     elif kind in ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "ReplicationController"):
         if isinstance(spec.get("template"), dict):
             yield "spec.template", spec["template"]
@@ -198,6 +219,12 @@ def pod_templates(obj: dict) -> Iterator[tuple[str, dict]]:
         yield from _replicated_jobs(spec, "spec")
     elif kind in ("TrainingRuntime", "ClusterTrainingRuntime"):
         yield from _replicated_jobs(_dict(_dict(spec.get("template")).get("spec")), "spec.template.spec")
+
+
+def _volcano_tasks(job_spec: dict, prefix: str) -> Iterator[tuple[str, dict]]:
+    for i, task in enumerate(_list(job_spec.get("tasks"))):
+        if isinstance(_dict(task).get("template"), dict):
+            yield f"{prefix}.tasks[{i}].template", task["template"]
 
 
 def _replicated_jobs(jobset_spec: dict, prefix: str) -> Iterator[tuple[str, dict]]:

@@ -12,7 +12,7 @@ import urllib.parse
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from .framework import ADVISORY, MANDATORY, NOTE, Violation
+from .framework import ADVISORY, MANDATORY, NOTE, Violation, kind_of_id
 from .rules import RULES
 from .runner import summary
 
@@ -26,7 +26,8 @@ def text(results: Results) -> str:
     lines = []
     for name, (violations, count) in results.items():
         for v in violations:
-            source = f" [{v.source}]" if v.source else ""
+            source = f" [{v.source}:{v.line}:{v.column}]" if v.source and v.line else \
+                (f" [{v.source}]" if v.source else "")
             lines.append(f"{v.level.upper():9} {v.rule}: {v.message}{source}")
         lines.append(summary(name, violations, count))
     return "\n".join(lines) + "\n"
@@ -49,11 +50,24 @@ _SARIF_LEVEL = {MANDATORY: "error", ADVISORY: "warning", NOTE: "note"}
 _SECURITY_SEVERITY = {"low": "3.0", "medium": "5.5", "high": "8.0", "critical": "9.5"}
 
 
-def _uri(source: str) -> str:
+SRCROOT = "%SRCROOT%"
+
+
+def _artifact(source: str) -> dict:
+    """A repository-relative URI against %SRCROOT% (the working folder) where the file is inside
+    it; an absolute file URI otherwise."""
     path = Path(source)
     if path.is_absolute():
-        return path.as_uri()
-    return urllib.parse.quote(path.as_posix(), safe="/")
+        try:
+            path = path.resolve().relative_to(Path.cwd().resolve())
+        except ValueError:
+            return {"uri": path.as_uri()}
+    return {"uri": urllib.parse.quote(path.as_posix(), safe="/"), "uriBaseId": SRCROOT}
+
+
+def _physical(source: str, line: int | None, column: int | None) -> dict:
+    region = {"startLine": line or 1, **({"startColumn": column} if column else {})}
+    return {"artifactLocation": _artifact(source), "region": region}
 
 
 def sarif_rules() -> list[dict]:
@@ -81,17 +95,21 @@ def _fingerprint(v: Violation) -> str:
 
 
 def _sarif_result(v: Violation, index: dict[str, int]) -> dict:
-    kind, _, rest = v.resource.partition("/")
-    logical = {"name": rest.rsplit("/", 1)[-1] if rest else v.resource,
+    kind, name = kind_of_id(v.resource)
+    logical = {"name": name,
                "fullyQualifiedName": f"{v.resource}:{v.path}" if v.path else v.resource,
                "kind": "resource", "decoratedName": kind}
     location: dict = {"logicalLocations": [logical]}
     if v.source:
-        location["physicalLocation"] = {"artifactLocation": {"uri": _uri(v.source)}}
+        location["physicalLocation"] = _physical(v.source, v.line, v.column)
     result = {"ruleId": v.rule, "level": _SARIF_LEVEL[v.level], "message": {"text": v.message},
               "locations": [location], "partialFingerprints": {"trainstackViolation/v1": _fingerprint(v)},
               "properties": {"resource": v.resource, "path": v.path, "enforcementLevel": v.level,
                              "severity": v.severity}}
+    if v.origin:   # the stack file key that renders the object: where to change it
+        file, line, column = (v.origin.rsplit(":", 2) + ["1", "1"])[:3]
+        result["relatedLocations"] = [{"id": 1, "physicalLocation": _physical(file, int(line), int(column)),
+                                       "message": {"text": "the stack setting that renders this object"}}]
     if v.rule in index:
         result["ruleIndex"] = index[v.rule]
     return result
@@ -104,17 +122,42 @@ def as_sarif(results: Results) -> str:
     for name, (violations, count) in results.items():
         notes = [{"level": "note", "message": {"text": v.message},
                   "descriptor": {"id": "not-checked"},
+                  **({"locations": [{"physicalLocation": _physical(v.source, v.line, v.column)}]} if v.source else {}),
                   **({"associatedRule": {"id": v.rule, "index": index[v.rule]}} if v.rule in index else {})}
                  for v in violations if v.level == NOTE]
         runs.append({
             "tool": {"driver": {"name": TOOL, "version": VERSION, "semanticVersion": VERSION, "rules": rules}},
             "automationDetails": {"id": f"{TOOL}/{name}/"},
+            "originalUriBaseIds": {SRCROOT: {"uri": Path.cwd().resolve().as_uri() + "/"}},
             "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": notes}],
             "results": [_sarif_result(v, index) for v in violations if v.level != NOTE],
             "properties": {"stack": name, "objects": count},
         })
     doc = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": runs}
     return json.dumps(doc, indent=2) + "\n"
+
+
+def failure(fmt: str, stacks: list[str], message: str) -> str:
+    """A valid document for a run that stopped on its input (exit 2): the failure, no results."""
+    if fmt == "sarif":
+        runs = [{"tool": {"driver": {"name": TOOL, "version": VERSION, "semanticVersion": VERSION,
+                                     "rules": sarif_rules()}},
+                 "automationDetails": {"id": f"{TOOL}/{name}/"},
+                 "invocations": [{"executionSuccessful": False, "exitCode": 2,
+                                  "toolExecutionNotifications": [{"level": "error", "message": {"text": message}}]}],
+                 "results": [], "properties": {"stack": name, "objects": 0}} for name in stacks]
+        return json.dumps({"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": runs}, indent=2) + "\n"
+    if fmt == "json":
+        return json.dumps({"error": message, "exitCode": 2, "stacks": {}}, indent=2, sort_keys=True) + "\n"
+    if fmt == "junit":
+        root = ET.Element("testsuites", name="trainstack policies", tests="1", failures="0", errors="1")
+        for name in stacks:
+            suite = ET.SubElement(root, "testsuite", name=name, tests="1", failures="0", errors="1", skipped="0")
+            case = ET.SubElement(suite, "testcase", classname=f"{TOOL}.{name}", name="input")
+            ET.SubElement(case, "error", type="input", message=message).text = message
+        ET.indent(root)
+        return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    return ""
 
 
 # --- JUnit XML --------------------------------------------------------------------------------
@@ -137,7 +180,9 @@ def as_junit(results: Results) -> str:
                     continue
                 where = f"{v.resource} at {v.path}" if v.path else v.resource
                 failure = ET.SubElement(case, "failure", type=v.level, message=f"{v.level}: {where}")
-                failure.text = v.message + (f"\nsource: {v.source}" if v.source else "")
+                at = f":{v.line}:{v.column}" if v.line else ""
+                failure.text = v.message + (f"\nsource: {v.source}{at}" if v.source else "") + \
+                    (f"\nstack setting: {v.origin}" if v.origin else "")
             if any(v.level != NOTE for v in mine):
                 suite_failed += 1
             notes = [v.message for v in mine if v.level == NOTE]

@@ -154,7 +154,7 @@ def evaluate(rule: Rule, objects: list[dict], ctx: CheckContext,
     out: list[tuple[dict | None, Finding | NotChecked]] = []
     if rule.is_stack_rule:
         judged = {id(o) for o in objects}
-        for item in rule.check_stack(list(objects), rctx):
+        for item in rule.check_stack([o for o in objects if isinstance(o, dict) and o.get("kind")], rctx):
             if item.obj is None or id(item.obj) in judged:
                 out.append((item.obj, item))
     else:
@@ -165,15 +165,21 @@ def evaluate(rule: Rule, objects: list[dict], ctx: CheckContext,
 
 
 def to_violation(rule: Rule, level: str, obj: dict | None, item: Finding | NotChecked,
-                 source: str | None = None) -> Violation:
+                 source: str | None = None, where: "dict | None" = None) -> Violation:
+    """``where``: source, line, column and origin from a locator (they override ``source``)."""
     note = isinstance(item, NotChecked)
     return Violation(rule=rule.id, level=NOTE if note else level, severity=rule.severity,
                      resource=resource_id(obj) if obj else STACK, path=item.path,
-                     message=item.reason if note else item.message, source=source)
+                     message=item.reason if note else item.message, **{"source": source, **(where or {})})
+
+
+# (object or None, field path) -> {"source", "line", "column", "origin"} or None
+Locate = Callable[[dict | None, str], "dict | None"]
 
 
 def run_rules(objects: list[dict], ctx: CheckContext, settings: Settings, rules: Iterable[Rule] = RULES,
-              sources: dict[int, str] | None = None, context: list[dict] = ()) -> list[Violation]:
+              sources: dict[int, str] | None = None, context: list[dict] = (),
+              locate: Locate | None = None) -> list[Violation]:
     """Every violation (and note), in rule order then object order."""
     sources = sources or {}
     out: list[Violation] = []
@@ -183,7 +189,9 @@ def run_rules(objects: list[dict], ctx: CheckContext, settings: Settings, rules:
             continue
         rctx = replace(ctx, config=settings.config(rule))
         for obj, item in evaluate(rule, objects, rctx, context):
-            out.append(to_violation(rule, level, obj, item, sources.get(id(obj)) if obj is not None else None))
+            where = locate(obj, item.path) if locate is not None else None
+            out.append(to_violation(rule, level, obj, item, sources.get(id(obj)) if obj is not None else None,
+                                    where))
     return out
 
 

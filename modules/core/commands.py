@@ -5,7 +5,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import yamlio
 from .config import Project, find_project, load_project, load_stack
 from .errors import ConfigError
 from .output import bundle_files, stale_files, write_tree
@@ -98,52 +97,19 @@ def cmd_render(args: argparse.Namespace, project: Project) -> int:
 # --- check ----------------------------------------------------------------------------------
 
 def load_manifests(paths: list[str]) -> tuple[list[dict], dict[int, str]]:
-    """User manifests from files or folders (every *.yaml / *.yml below a folder)."""
-    objects: list[dict] = []
-    sources: dict[int, str] = {}
-    for raw in paths:
-        path = Path(raw)
-        if not path.exists():
-            raise ConfigError(raw, "", "no such file or folder")
-        files = sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml")) if path.is_dir() else [path]
-        for file in files:
-            for i, doc in enumerate(yamlio.load_all(yamlio.read_text(file, str(file)), str(file))):
-                is_list = isinstance(doc, dict) and str(doc.get("kind", "")).endswith("List")
-                for obj in (doc.get("items") or []) if is_list else [doc]:
-                    if not (isinstance(obj, dict) and obj.get("kind") and isinstance(obj.get("metadata"), dict)):
-                        raise ConfigError(str(file), f"document {i + 1}", "expected a Kubernetes object with "
-                                          "apiVersion, kind and metadata")
-                    objects.append(obj)
-                    sources[id(obj)] = str(file)
-    return objects, sources
+    """User manifests from files, folders or standard input (``-``); see policies/inputs.py."""
+    from policies.inputs import load
+
+    loaded = load(paths)
+    return loaded.objects, loaded.sources
 
 
 def cmd_check(args: argparse.Namespace, project: Project) -> int:
-    from policies.framework import CheckContext
-    from policies.report import FORMATS
-    from policies.runner import bundle_objects, has_mandatory, load_settings, render_error_violation, run_rules
-
     from policies.admission.commands import apply_dir_option
+    from policies.checking import cmd_check as check
 
     apply_dir_option(args)
-    user, sources = load_manifests(args.manifests or [])
-    results = {}
-    for name in stacks_from(args, project):
-        settings = load_settings(name)
-        try:
-            stack = load_stack(project, name)
-            bundle = render(stack)
-        except ConfigError as err:   # a mistake a rule also catches is reported as that rule
-            violation = render_error_violation(err, settings)
-            if violation is None:
-                raise
-            results[name] = ([violation], 0)
-            continue
-        objects = bundle_objects(bundle) + user
-        violations = run_rules(objects, CheckContext(stack=stack, fabric=bundle.fabric), settings, sources=sources)
-        results[name] = (violations, len(objects))
-    sys.stdout.write(FORMATS[args.format](results))
-    return 1 if any(has_mandatory(v) for v, _ in results.values()) else 0
+    return check(args, project)
 
 
 # --- validate -------------------------------------------------------------------------------
@@ -166,7 +132,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
     p = sub.add_parser("check", parents=[common], help="run the policy rules on the rendered stack")
     add_stack_args(p)
-    p.add_argument("--manifests", nargs="+", metavar="PATH", help="also check these YAML files or folders")
+    p.add_argument("--manifests", nargs="+", metavar="PATH",
+                   help="also check these YAML files or folders (- reads standard input)")
     from policies.report import FORMATS
 
     p.add_argument("--format", default="text", choices=sorted(FORMATS), help="report format")

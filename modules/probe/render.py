@@ -226,13 +226,17 @@ def pod_template(ctx: RenderContext, plan: Placement, task: str, rank: int, run:
             "envFrom": [{"configMapRef": {"name": configmap_name(nccl)}}],
             "resources": _resources(ctx, pool),
             # RDMA registers (pins) memory; the default memlock limit is too small for NCCL over IB.
-            "securityContext": {"capabilities": {"add": ["IPC_LOCK"]}},
+            "securityContext": {"allowPrivilegeEscalation": False,
+                                "capabilities": {"drop": ["ALL"], "add": ["IPC_LOCK"]}},
             "volumeMounts": [{"name": "probe", "mountPath": MOUNT, "readOnly": True},
                              {"name": "dshm", "mountPath": "/dev/shm"}],
         }],
         "volumes": [{"name": "probe", "configMap": {"name": CONFIGMAP, "items": [{"key": "probe.py", "path": "probe.py"}]}},
                     {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": cfg["resources"]["shm"]}}],
     }
+    # Probe pods never call the API server; the runtime's seccomp filter suffices for NCCL.
+    spec["automountServiceAccountToken"] = False
+    spec["securityContext"] = {"seccompProfile": {"type": "RuntimeDefault"}}
     if cfg["priorityClassName"]:
         spec["priorityClassName"] = cfg["priorityClassName"]
     if pool.taints:
@@ -374,7 +378,10 @@ def launcher_objects(ctx: RenderContext, namespace: str, templates: list[str]) -
             "failedJobsHistoryLimit": 3,
             "jobTemplate": {"spec": {"backoffLimit": 0, "activeDeadlineSeconds": deadline, "template": {
                 "metadata": {"labels": {"app.kubernetes.io/name": "fabric-probe-launcher"}},
-                "spec": {"serviceAccountName": LAUNCHER, "restartPolicy": "Never", "containers": [container],
+                # The launcher creates the probe Jobs, so it keeps its account's token.
+                "spec": {"serviceAccountName": LAUNCHER, "restartPolicy": "Never",
+                         "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
+                         "containers": [container],
                          "volumes": [{"name": "probe", "configMap": {"name": CONFIGMAP}}]}}}},
         },
     }

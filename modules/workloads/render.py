@@ -222,6 +222,8 @@ def deployment(ctx: RenderContext, i: int, cfg: dict) -> list[Resource]:
             if spec_topology.get("highestTierAllowed") is not None:
                 pod_annotations[TOPOLOGY_TIER_ANNOTATION] = str(spec_topology["highestTierAllowed"])
     container = pods.container("main", cfg["image"], shape, profile, cfg["command"], cfg["args"])
+    if cfg["port"] is not None:
+        container.update(_probes(cfg["port"], cfg["healthPath"]))
     template = {"metadata": {"labels": dict(selector), "annotations": pod_annotations},
                 "spec": pods.pod_spec(shape, [container], priority_class=priority)}
     obj = {"apiVersion": "apps/v1", "kind": "Deployment",
@@ -231,6 +233,15 @@ def deployment(ctx: RenderContext, i: int, cfg: dict) -> list[Resource]:
                     "selector": {"matchLabels": dict(selector)}, "template": template}}
     out.append(Resource(module=MODULE, obj=obj, depends_on=_depends(namespace, queue, profile, priority, *depends)))
     return out
+
+
+def _probes(port: int, path: str | None) -> dict:
+    """Readiness keeps a loading server (model weights take minutes) out of its Service; liveness
+    restarts a hung one, after a start-up allowance."""
+    check: dict = {"httpGet": {"path": path, "port": "serve"}} if path else {"tcpSocket": {"port": "serve"}}
+    return {"ports": [{"name": "serve", "containerPort": port, "protocol": "TCP"}],
+            "readinessProbe": {**check, "periodSeconds": 10, "failureThreshold": 3},
+            "livenessProbe": {**check, "initialDelaySeconds": 600, "periodSeconds": 30, "failureThreshold": 5}}
 
 
 def podgroup(ctx: RenderContext, name: str, namespace: str, queue: str, priority: str, members: int,

@@ -6,7 +6,7 @@ from typing import Iterator
 from ..framework import (MANDATORY, CheckContext, Finding, NotChecked, Rule, as_dict, as_list, pod_templates,
                          where)
 from ..k8s import CORE_RESOURCES, is_extended, quantity, resources_of
-from ..workloads import effective_node_pod, find_runtime, node_container_index, runtime_ref_name
+from ..workloads import effective_node_pod, find_runtime, node_container_index, runtime_ref_name, trainer_job_index
 
 RULE = "requests-required"
 
@@ -114,9 +114,31 @@ def _check_trainjob(obj: dict, ctx: CheckContext, allow_limits: bool) -> Iterato
         subject=f"the node container (runtime {rname} {runtime_path} merged with {path})")
 
 
+def _left_to_trainjobs(obj: dict, template_path: str, template: dict) -> bool:
+    """The trainer node pod of a (Cluster)TrainingRuntime whose node container asks for no CPU or
+    memory at all: upstream's runtimes are written so, and every TrainJob sizes its nodes with
+    trainer.resourcesPerNode, which is checked on the TrainJob after the merge."""
+    if obj.get("kind") not in ("TrainingRuntime", "ClusterTrainingRuntime") or \
+            not str(obj.get("apiVersion", "")).startswith("trainer.kubeflow.org/"):
+        return False
+    index = trainer_job_index(obj)
+    if index is None or f"replicatedJobs[{index}]." not in template_path:
+        return False
+    pod_spec = as_dict(template.get("spec"))
+    c = node_container_index(pod_spec)
+    return c is not None and _missing(as_dict(pod_spec["containers"][c]), False) == list(CORE_RESOURCES)
+
+
 def _requests_required(obj: dict, ctx: CheckContext) -> Iterator[Finding | NotChecked]:
     allow_limits = bool(ctx.config.get("allowLimitsAsRequests", False))
     for template_path, template in pod_templates(obj):
+        if _left_to_trainjobs(obj, template_path, template):
+            base = f"{template_path}.spec"
+            yield NotChecked(f"{where(obj, base)}: the node container requests no CPU or memory, so every TrainJob "
+                             "on this runtime must set trainer.resourcesPerNode.requests (the design of upstream's "
+                             "runtimes); each TrainJob is checked after the merge, the runtime alone is not a "
+                             "violation", path=base)
+            continue
         yield from _check_template(obj, template_path, template, allow_limits)
     if obj.get("kind") == "TrainJob" and str(obj.get("apiVersion", "")).startswith("trainer.kubeflow.org/"):
         yield from _check_trainjob(obj, ctx, allow_limits)

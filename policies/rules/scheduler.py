@@ -234,7 +234,11 @@ def _volcano_pod_settings(template: dict) -> list[str]:
 
 def _scheduler_name_volcano(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
     spec = as_dict(obj.get("spec"))
-    volcano_job = is_kind(obj, "Job", BATCH)
+    volcano_job = is_kind(obj, "Job", BATCH) or is_kind(obj, "JobTemplate", "flow.volcano.sh")
+    job_path = "spec.schedulerName"
+    if is_kind(obj, "CronJob", BATCH):   # Volcano's CronJob: the Job it creates is spec.jobTemplate
+        volcano_job, spec, job_path = True, as_dict(as_dict(spec.get("jobTemplate")).get("spec")), \
+            "spec.jobTemplate.spec.schedulerName"
     gang_runtime = obj.get("kind") in RUNTIME_KINDS and uses_volcano_gang(obj)
     owner_gang = MIN_MEMBER_ANNOTATION in annotations(obj)
     if not (volcano_job or gang_runtime or owner_gang
@@ -245,7 +249,7 @@ def _scheduler_name_volcano(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
     if volcano_job:
         name = spec.get("schedulerName")
         if name not in (None, "", expected):
-            yield Finding("spec.schedulerName", f"{where(obj, 'spec.schedulerName')}: is {name!r}; a Volcano Job's "
+            yield Finding(job_path, f"{where(obj, job_path)}: is {name!r}; a Volcano Job's "
                           f"pods are only gang- and topology-scheduled by {expected!r}. Set spec.schedulerName: "
                           f"{expected} (or leave it empty).")
     for path, template in pod_templates(obj):

@@ -41,6 +41,7 @@ def _tag_values(values: Any, path: str) -> Iterator[tuple[str, str]]:
 
 def _image_pinned(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
     exempt = list(ctx.config.get("exemptImages") or [])
+    require_digest = bool(ctx.config.get("requireDigest", False))
     for path, image in images_of(obj, pod_templates(obj)):
         if not image.strip() or _exempt(image, exempt):
             continue
@@ -51,6 +52,11 @@ def _image_pinned(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
             problem = "has no tag, which means :latest"
         elif tag == "latest":
             problem = "is tagged :latest"
+        elif require_digest:
+            yield Finding(path, f"{where(obj, path)}: image {image!r} has no digest; this stack requires "
+                          "image@sha256:... (requireDigest), because a tag can be pushed again and a registry "
+                          "can serve a different image under it. Append the digest the tag resolves to now.")
+            continue
         else:
             continue
         yield Finding(path, f"{where(obj, path)}: image {image!r} {problem}; a moving tag runs different code on "
@@ -82,7 +88,7 @@ def _host_network_opt_in(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
                           "collide on 29500/23456, kubeflow/trainer#2282) and see every host interface. Prefer "
                           "SR-IOV/Multus for RDMA; if host networking is really needed, annotate the object or its "
                           f"pod template with {HOST_NETWORK_ANNOTATION}: \"true\".")
-        if pod_spec.get("dnsPolicy") != "ClusterFirstWithHostNet":
+        if pod_spec.get("dnsPolicy") != "ClusterFirstWithHostNet" and namespace not in exempt_namespaces:
             got = pod_spec.get("dnsPolicy") or "unset (ClusterFirst)"
             yield Finding(f"{base}.dnsPolicy", f"{where(obj, f'{base}.dnsPolicy')}: dnsPolicy is {got} with "
                           "hostNetwork: true, so the pods use the node's resolver and cannot resolve cluster "
@@ -123,6 +129,8 @@ def secret_like_key(key: str) -> bool:
 # literal assigned to a secret-like name is a literal secret.
 _SOURCE_SUFFIXES = (".py", ".sh", ".bash", ".js", ".ts", ".rb", ".pl", ".lua")
 _QUOTED = re.compile(r"""^[rbuf]?(["']).+\1[,;]?$""")
+# Empty, null, booleans and numbers are settings (automountServiceAccountToken: false), not secrets.
+_NOT_SECRET = re.compile(r"""^["']?(|null|~|true|false|True|False|-?[0-9]+(\.[0-9]+)?)["']?[,;]?$""")
 
 
 def _secret_in(key: str, value: str) -> str | None:
@@ -135,7 +143,7 @@ def _secret_in(key: str, value: str) -> str | None:
     for name, inner in _LINE.findall(value) if "\n" in value else []:
         if source and not _QUOTED.match(inner):
             continue
-        if secret_like_key(name) and not _REFERENCE.match(inner) and inner.strip("\"'") not in ("", "null", "~"):
+        if secret_like_key(name) and not _REFERENCE.match(inner) and not _NOT_SECRET.match(inner):
             return f"a literal {name!r} inside it"
     return None
 
@@ -185,15 +193,20 @@ RULES = (
     Rule(
         id=IMAGE_PINNED,
         description="Container images (pod templates of every workload kind, TrainJob trainer.image) and chart "
-                    "image tags are pinned: no :latest, no untagged images.",
+                    "image tags are pinned: no :latest, no untagged images; with requireDigest, every image carries a "
+                    "digest.",
         why="A moving tag runs different code on different nodes of one distributed job and after every restart; "
             "Volcano's own git chart even defaults its images to latest.",
         fix="Use a version tag or a digest (image@sha256:...), and exact chart versions.",
         severity="medium", enforcement=MANDATORY, check=_image_pinned,
         config_schema={"exemptImages": {
             "type": "array", "items": {"type": "string", "minLength": 1}, "default": [],
-            "description": "Image patterns (shell-style, e.g. registry.local/dev/*) that may float."}},
-        config_defaults={"exemptImages": []}),
+            "description": "Image patterns (shell-style, e.g. registry.local/dev/*) that may float."},
+            "requireDigest": {
+            "type": "boolean", "default": False,
+            "description": "Also require a digest (image@sha256:...) on every image not exempted; a version tag "
+                           "alone is not enough."}},
+        config_defaults={"exemptImages": [], "requireDigest": False}),
     Rule(
         id=HOST_NETWORK,
         description=f"Pods use hostNetwork only with an explicit opt-in (annotation {HOST_NETWORK_ANNOTATION}: "

@@ -68,7 +68,8 @@ def test_prod_runtimes_are_hard_tier1_and_tolerate_the_gpu_taint():
                                                "effect": "NoSchedule"}]
         container = pod["spec"]["containers"][0]
         assert container["resources"]["limits"]["nvidia.com/hostdev"] == 8      # RDMA: one VF per GPU
-        assert container["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}
+        assert container["securityContext"] == {"allowPrivilegeEscalation": False,
+                                                "capabilities": {"drop": ["ALL"], "add": ["IPC_LOCK"]}}
         assert container["envFrom"] == [{"configMapRef": {"name": "nccl-infiniband"}}]
         assert pod["spec"]["priorityClassName"].startswith("training-")
     tier1 = [rt for rt in runtimes if rt["metadata"]["name"] == "torch-h100-sxm-tier1-hard"][0]

@@ -1,6 +1,7 @@
 """The fixture table and the three runners it goes through."""
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import shutil
@@ -52,11 +53,36 @@ def project_with_stacks(folder: Path) -> Path:
     return folder
 
 
+def hardened(objects: list[dict]) -> list[dict]:
+    """The table's pod templates with the Pod Security Standards Restricted settings filled in where
+    a case leaves them out, so that a case about another rule breaks only that rule. Cases of the
+    pod-security rules get their manifests exactly as written."""
+    from policies.framework import as_dict, containers, pod_templates
+
+    out = copy.deepcopy(objects)
+    for obj in out:
+        if not isinstance(obj, dict):
+            continue
+        for path, template in pod_templates(obj):
+            spec = template.get("spec")
+            if not isinstance(spec, dict):
+                continue
+            spec.setdefault("automountServiceAccountToken", False)
+            spec.setdefault("securityContext", {}).setdefault("seccompProfile", {"type": "RuntimeDefault"})
+            for _, container in containers(template, path):
+                sc = container.setdefault("securityContext", {})
+                sc.setdefault("allowPrivilegeEscalation", False)
+                caps = sc.setdefault("capabilities", {})
+                caps["drop"] = ["ALL"] if "ALL" not in as_dict(caps).get("drop", []) else caps["drop"]
+    return out
+
+
 def write_manifests(case: Case, folder: Path) -> Path | None:
     if case.manifests is None:
         return None
     path = folder / f"{case.id.replace('/', '--')}.yaml"
-    path.write_text(yaml.safe_dump_all(case.manifests, sort_keys=False))
+    manifests = case.manifests if case.rule.startswith("pod-security") else hardened(case.manifests)
+    path.write_text(yaml.safe_dump_all(manifests, sort_keys=False))
     return path
 
 

@@ -98,7 +98,7 @@ def test_helm_release_is_normalized_like_in_process(pack):
                        properties=props)
     outcome = analyze(pack, [release, resource(volcano_job(2))])
     hits = [v for v in outcome.violations if v.rule == "scheduler-plugin-enabled"]
-    assert len(hits) == 1 and hits[0].resource == "Release/volcano-system/volcano"
+    assert len(hits) == 1 and hits[0].resource == "helm.sh/v3/Release/volcano-system/volcano"
     assert hits[0].path == "spec.values.custom.scheduler_config_override"
 
 
@@ -125,7 +125,7 @@ def test_policy_config_is_validated_against_the_schemas(pack):
     config = policy_config(info, {"all": "advisory", "requests-required": {"allowLimitsAsRequests": True}})
     assert set(config) == {r.id for r in RULES} and {lvl for lvl, _ in config.values()} == {"advisory"}
     assert config["requests-required"][1] == {"allowLimitsAsRequests": True}
-    assert config["image-pinned"][1] == {"exemptImages": []}       # schema defaults filled in
+    assert config["image-pinned"][1] == {"exemptImages": [], "requireDigest": False}   # schema defaults filled in
     for bad, where in (({"image-pinned": {"exemptImages": "x"}}, "image-pinned.exemptImages"),
                        ({"image-pinnned": "advisory"}, "image-pinnned"),
                        ({"rbac-no-wildcards": "warn"}, "rbac-no-wildcards.enforcementLevel"),

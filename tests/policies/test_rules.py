@@ -59,7 +59,7 @@ def job(tier=1, pods=8, **spec) -> dict:
 def test_release_with_empty_override_uses_the_chart_default_without_the_plugin():
     found = violations([release({"custom": {"scheduler_config_override": ""}}), job()])
     hits = [v for v in found if v.rule == "scheduler-plugin-enabled"]
-    assert len(hits) == 1 and hits[0].resource == "Release/volcano-system/volcano"
+    assert len(hits) == 1 and hits[0].resource == "helm.sh/v3/Release/volcano-system/volcano"
     assert "chart's default config/volcano-scheduler.conf" in hits[0].message
 
 
@@ -76,7 +76,7 @@ def test_a_users_scheduler_configmap_replaces_the_releases():
                  "data": {"volcano-scheduler.conf": "actions: \"allocate\"\ntiers: [{plugins: [{name: gang}]}]\n"}}
     found = violations([release({"custom": {"scheduler_config_override": GOOD_CONF}}), user_conf, job()])
     hits = [v for v in found if v.rule == "scheduler-plugin-enabled"]
-    assert [v.resource for v in hits] == ["ConfigMap/volcano-system/volcano-scheduler-configmap"]
+    assert [v.resource for v in hits] == ["v1/ConfigMap/volcano-system/volcano-scheduler-configmap"]
 
 
 def test_no_scheduler_configuration_at_all_is_a_note_not_a_pass_or_a_failure():
@@ -89,7 +89,7 @@ def test_release_values_typed_and_pinned():
     bad = release({"custom": {"scheduler_config_override": {"actions": "allocate"},
                               "controller_config_override": "networkTopologyDiscovery: []"},
                    "basic": {"image_tag_version": "latest"}})
-    found = [v for v in violations([bad]) if v.resource == "Release/volcano-system/volcano"]
+    found = [v for v in violations([bad]) if v.resource == "helm.sh/v3/Release/volcano-system/volcano"]
     messages = {v.rule: v.message for v in found}
     assert "must be a mapping" in " ".join(v.message for v in found if v.rule == "scheduler-args-typed")
     assert "it must be a YAML string" in " ".join(v.message for v in found if v.rule == "scheduler-args-typed")
@@ -151,7 +151,7 @@ def test_label_discovery_over_a_static_fabric_is_flagged_on_the_release():
     values = {"custom": {"scheduler_config_override": GOOD_CONF,
                          "controller_config_override": {"networkTopologyDiscovery": LABEL_DISCOVERY}}}
     found = [v for v in violations([release(values)]) if v.rule == "topology-source-exclusive"]
-    assert len(found) == 1 and found[0].resource == "Release/volcano-system/volcano"
+    assert len(found) == 1 and found[0].resource == "helm.sh/v3/Release/volcano-system/volcano"
     ufm = {"custom": {"controller_config_override": {"networkTopologyDiscovery": [
         {"source": "ufm", "enabled": True, "credentials": {"secretRef": {"name": "ufm", "namespace": "volcano-system"}}}]}}}
     assert "topology-source-exclusive" in rules_of(violations([release(ufm)]))

@@ -1,0 +1,162 @@
+"""`trainstack check`: the stack's rendered objects plus the user's manifests through every rule,
+each finding located (file, line, column; for rendered objects also the stack key behind them)."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from modules.core import yamlio
+from modules.core.bundle import Bundle, ChartRelease, Resource
+from modules.core.errors import ConfigError
+
+from .framework import NOTE, CheckContext, Violation, resource_id
+from .inputs import Manifests, load
+from .locate import Locator, StackMarks
+from .runner import STACK, bundle_objects, has_mandatory, load_settings, render_error_violation, run_rules
+
+INPUT = "manifests"   # the rule name of notes about skipped input
+
+
+def shown(path: Path | str) -> str:
+    """A path as reports name it: relative to the working folder when inside it (SARIF's %SRCROOT%)."""
+    path = Path(path)
+    try:
+        return os.path.relpath(path.resolve(), Path.cwd()) if path.resolve().is_relative_to(Path.cwd()) \
+            else str(path)
+    except (OSError, ValueError):
+        return str(path)
+
+
+def same_key(obj: dict) -> tuple:
+    meta = obj.get("metadata") or {}
+    return obj.get("apiVersion"), obj.get("kind"), meta.get("namespace"), meta.get("name")
+
+
+def without_copies(rendered: list[dict], user: list[dict]) -> list[dict]:
+    """The user's objects less those identical to one the stack renders (or to an earlier one of
+    theirs): checking deploy/<stack> against <stack> judges each object once."""
+    seen: dict[tuple, list[dict]] = {}
+    for obj in rendered:
+        seen.setdefault(same_key(obj), []).append(obj)
+    out = []
+    for obj in user:
+        twins = seen.setdefault(same_key(obj), [])
+        if any(obj == twin for twin in twins):
+            continue
+        twins.append(obj)
+        out.append(obj)
+    return out
+
+
+def stack_locator(project, stack, bundle: Bundle, user: Manifests):
+    """Locations for one stack's check: user objects in their files, rendered objects in
+    deploy/<stack>/ and at their stack key, stack-wide findings at the stack file."""
+    from modules.core.output import header, resource_path
+
+    stack_path = project.stack_file(stack.name)
+    stack_shown = shown(stack_path)
+    marks = StackMarks(stack_shown, lambda: yamlio.read_text(stack_path, stack_shown))
+    rendered = Locator()
+    head = header(bundle, stack.file)
+    out_dir = project.root / "deploy" / stack.name
+    objects = bundle_objects(bundle)   # chart releases become objects here: same order as bundle.items
+    items = [i for i in bundle.items if isinstance(i, (ChartRelease, Resource))]
+    for item, obj in zip(items, objects):
+        name = (obj.get("metadata") or {}).get("name")
+        if isinstance(item, Resource):
+            rendered.add(obj, shown(out_dir / resource_path(item)), lambda o=obj: head + yamlio.dump(o), 0)
+        else:
+            rendered.add(obj, shown(out_dir / "charts" / f"{item.name}.values.yaml"),
+                         lambda v=item.values: head + yamlio.dump(v), 0, strip="spec.values")
+        rendered.add_origin(obj, stack_shown, lambda m=item.module, n=name: marks.module_key(m, n))
+
+    def locate(obj: dict | None, path: str) -> dict | None:
+        if obj is None:   # a finding on the whole stack: its file
+            return {"source": stack_shown, "line": 1, "column": 1}
+        where = user.locator.locate(obj, path) or rendered.locate(obj, path)
+        if where is None:
+            return None
+        out = {"source": where.file, "line": where.line, "column": where.column}
+        origin = rendered.origin(obj)
+        if origin is not None:
+            out["origin"] = f"{origin.file}:{origin.line}:{origin.column}"
+        return out
+
+    return locate, objects
+
+
+def locate_violations(violations: list[Violation], project, stack, bundle: Bundle,
+                      user: Manifests) -> list[Violation]:
+    """Locations for violations that came back by resource id (the pack over gRPC in `preview`)."""
+    locate, rendered = stack_locator(project, stack, bundle, user)
+    mine = {(resource_id(o), user.sources.get(id(o))): o for o in reversed(user.objects)}
+    theirs = {resource_id(o): o for o in reversed(rendered)}
+    out = []
+    for v in violations:
+        obj = mine.get((v.resource, v.source)) or theirs.get(v.resource)
+        if v.line or (obj is None and v.resource != STACK):
+            out.append(v)
+            continue
+        where = locate(obj, v.path)
+        out.append(replace(v, **where) if where else v)
+    return out
+
+
+def skipped_notes(user: Manifests) -> list[Violation]:
+    out = []
+    for s in user.skipped:
+        line, column = user.locator.position(s.file, s.document - 1, s.item)
+        out.append(Violation(rule=INPUT, level=NOTE, severity="low", resource="input", path="", message=str(s),
+                             source=s.file, line=line, column=column))
+    return out
+
+
+def check(args: argparse.Namespace, project) -> int:
+    from modules.core.commands import stacks_from
+    from modules.core.config import load_stack
+    from modules.core.render import render
+
+    from .report import FORMATS
+
+    user = load(args.manifests or [])
+    results = {}
+    for name in stacks_from(args, project):
+        settings = load_settings(name)
+        try:
+            stack = load_stack(project, name)
+            bundle = render(stack)
+        except ConfigError as err:   # a mistake a rule also catches is reported as that rule
+            violation = render_error_violation(err, settings)
+            if violation is None:
+                raise
+            stack_path = project.stack_file(name)
+            if Path(err.file).name == stack_path.name:
+                text = yamlio.read_text(stack_path, err.file)
+                line, column = StackMarks(err.file, lambda: text).path(err.path)
+                violation = replace(violation, source=shown(stack_path), line=line, column=column)
+            results[name] = ([violation], 0)
+            continue
+        locate, rendered = stack_locator(project, stack, bundle, user)
+        objects = rendered + without_copies(rendered, user.objects)
+        violations = run_rules(objects, CheckContext(stack=stack, fabric=bundle.fabric), settings,
+                               sources=user.sources, locate=locate)
+        results[name] = (violations + skipped_notes(user), len(objects))
+    sys.stdout.write(FORMATS[args.format](results))
+    return 1 if any(has_mandatory(v) for v, _ in results.values()) else 0
+
+
+def cmd_check(args: argparse.Namespace, project) -> int:
+    """As check(); a run that fails on its input (exit 2) still writes a valid json/sarif/junit
+    document that records the failure, so CI uploads never break on a missing file."""
+    try:
+        return check(args, project)
+    except ConfigError as err:
+        if args.format != "text":
+            from .report import failure
+
+            sys.stdout.write(failure(args.format, [args.stack or "all"], str(err)))
+        raise
+
