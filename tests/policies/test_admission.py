@@ -130,13 +130,14 @@ def test_finding_names_the_policy_the_field_and_quotes_upstream(ruleset):
     found = run_rules([queue], CheckContext(), Settings(), [RULE])
     assert len(found) == 1 and found[0].path == "spec"
     message = found[0].message
-    assert message.startswith("Queue/q1 at spec: Volcano ValidatingAdmissionPolicy 'queue-validation-policy'")
+    assert message.startswith(f"{found[0].resource} at spec: Volcano ValidatingAdmissionPolicy 'queue-validation-policy'")
+    assert found[0].resource.endswith("Queue/q1")
     assert '"must be >= guarantee"' in message and "spec.deserved, spec.guarantee.resource" in message
     assert "volcano-sh/volcano v1.15.1" in message and "change the object" in message
     managed = next(c for c in CASES if c["id"] == "trainjob-unknown-managed-by")["object"]
     found = run_rules([managed], CheckContext(), Settings(), [RULE])
     assert found[0].path == "spec.managedBy"
-    assert found[0].message.startswith("TrainJob/training/tj at spec.managedBy: the TrainJob CRD "
+    assert found[0].message.startswith(f"{found[0].resource} at spec.managedBy: the TrainJob CRD "
                                        "trainjobs.trainer.kubeflow.org (kubeflow/trainer v2.3.0")
 
 
