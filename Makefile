@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 BASE := $(VENV)/.installed
 FULL := $(VENV)/.installed-dev
 
-.PHONY: setup demo test render check golden promtool clean
+.PHONY: setup demo test lint render check golden promtool clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,9 +38,14 @@ demo: setup
 test: $(FULL) promtool
 	$(BIN)/python -m pytest -q
 
-# Re-render the committed golden output after an intended change.
+# Re-render the committed golden output (deploy/<stack>/) after an intended change; commit it on
+# its own ("golden: <why>") so reviewers see the rendered diff apart from the code.
 golden: setup
 	$(BIN)/trainstack render --all
+
+# Style and pyflakes checks (ruff, settings in pyproject.toml); `ruff check --fix` repairs most.
+lint: setup
+	$(BIN)/ruff check .
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .hypothesis

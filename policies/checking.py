@@ -38,15 +38,19 @@ def same_key(obj: dict) -> tuple:
 def without_copies(rendered: list[dict], user: list[dict]) -> list[dict]:
     """The user's objects less those identical to one the stack renders (or to an earlier one of
     theirs): checking deploy/<stack> against <stack> judges each object once."""
+    from modules.gitops.render import without_delivery_notes
+
+    # Waves and phases are delivery order, written by the GitOps engine: not part of the object.
     seen: dict[tuple, list[dict]] = {}
     for obj in rendered:
-        seen.setdefault(same_key(obj), []).append(obj)
+        seen.setdefault(same_key(obj), []).append(without_delivery_notes(obj))
     out = []
     for obj in user:
         twins = seen.setdefault(same_key(obj), [])
-        if any(obj == twin for twin in twins):
+        plain = without_delivery_notes(obj)
+        if any(plain == twin for twin in twins):
             continue
-        twins.append(obj)
+        twins.append(plain)
         out.append(obj)
     return out
 
@@ -54,7 +58,7 @@ def without_copies(rendered: list[dict], user: list[dict]) -> list[dict]:
 def stack_locator(project, stack, bundle: Bundle, user: Manifests):
     """Locations for one stack's check: user objects in their files, rendered objects in
     deploy/<stack>/ and at their stack key, stack-wide findings at the stack file."""
-    from modules.core.output import header, resource_path
+    from modules.core.output import bundle_files, header, resource_path
 
     stack_path = project.stack_file(stack.name)
     stack_shown = shown(stack_path)
@@ -64,10 +68,20 @@ def stack_locator(project, stack, bundle: Bundle, user: Manifests):
     out_dir = project.root / "deploy" / stack.name
     objects = bundle_objects(bundle)   # chart releases become objects here: same order as bundle.items
     items = [i for i in bundle.items if isinstance(i, (ChartRelease, Resource))]
+    written: dict[str, bytes] = {}
+
+    def text_of(path: str, obj: dict) -> str:
+        """The file as render writes it (a GitOps engine adds annotations), built once when a line is asked."""
+        if not written:
+            written.update(bundle_files(bundle, stack.file))
+        data = written.get(path)
+        return data.decode() if data is not None else head + yamlio.dump(obj)
+
     for item, obj in zip(items, objects):
         name = (obj.get("metadata") or {}).get("name")
         if isinstance(item, Resource):
-            rendered.add(obj, shown(out_dir / resource_path(item)), lambda o=obj: head + yamlio.dump(o), 0)
+            path = resource_path(item)
+            rendered.add(obj, shown(out_dir / path), lambda p=path, o=obj: text_of(p, o), 0)
         else:
             rendered.add(obj, shown(out_dir / "charts" / f"{item.name}.values.yaml"),
                          lambda v=item.values: head + yamlio.dump(v), 0, strip="spec.values")

@@ -22,7 +22,7 @@ EXIT_PACK_FAILED = 3
 
 def program_resources(project: Project, stack_name: str, config: dict[str, str]):
     """The program's registrations as the engine would describe them to an analyzer."""
-    from modules.core.mocks import run_program
+    from modules.core.preview_engine import run_program
 
     from .driver import Resource, stack_urn
 

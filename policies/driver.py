@@ -17,16 +17,14 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import grpc
-import jsonschema
 from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2 as apb
 from pulumi.runtime.proto import analyzer_pb2_grpc
 
-from modules.core.errors import ConfigError, show
-
-from .framework import ADVISORY, DISABLED, LEVELS, MANDATORY, NOTE, Violation, resource_id
+from .framework import ADVISORY, DISABLED, MANDATORY, NOTE, Rule, Violation, resource_id
 from .pack import NOTE_SEPARATOR, PACK_DIR, PROJECT_ENV, manifest
 from .rules import RULES
+from .runner import parse_settings
 
 _LEVEL = {apb.ADVISORY: ADVISORY, apb.MANDATORY: MANDATORY, apb.DISABLED: DISABLED, apb.REMEDIATE: MANDATORY}
 _TO_ENUM = {ADVISORY: apb.ADVISORY, MANDATORY: apb.MANDATORY, DISABLED: apb.DISABLED, "remediate": apb.REMEDIATE}
@@ -187,48 +185,22 @@ class Pack:
 
 def policy_config(info: apb.AnalyzerInfo, data: Any = None, file: str = "policy config"
                   ) -> dict[str, tuple[str, dict]]:
-    """Every policy's level and properties: pack defaults, then schema defaults, then the pack's
-    initialConfig, then the file (``all`` first, then per policy), validated against each schema."""
-    out: dict[str, tuple[str, dict]] = {}
-    schemas: dict[str, dict] = {}
+    """Every policy's level and properties, as the engine reconciles them: pack defaults, then schema
+    defaults, then the pack's initialConfig, then the file (``all`` first, then per policy). The file
+    is read by the one settings resolver, ``runner.parse_settings``, over the policies the pack
+    declares (not the rule table: the pack's own answer is what is under test)."""
+    declared = []
     for p in info.policies:
         schema = json_format.MessageToDict(p.configSchema) if p.HasField("configSchema") else {}
-        props = schema.get("properties", {})
-        schemas[p.name] = {"type": "object", "properties": props, "required": schema.get("required", []),
-                           "additionalProperties": False}
-        out[p.name] = (_LEVEL.get(p.enforcementLevel, ADVISORY),
-                       {k: v["default"] for k, v in props.items() if isinstance(v, dict) and "default" in v})
-    for name, config in info.initialConfig.items():
-        if name in out:
-            level = _LEVEL.get(config.enforcementLevel, out[name][0]) if config.enforcementLevel else out[name][0]
-            out[name] = (level, {**out[name][1], **json_format.MessageToDict(config.properties)})
-    if data is not None:
-        if not isinstance(data, dict):
-            raise ConfigError(file, "(document)", f"expected a JSON object keyed by policy name, got {show(data)}")
-        if "all" in data:
-            if data["all"] not in LEVELS:
-                raise ConfigError(file, "all", f"expected one of {', '.join(LEVELS)}, got {show(data['all'])}")
-            out = {name: (data["all"], props) for name, (_, props) in out.items()}
-        for name, value in data.items():
-            if name == "all":
-                continue
-            if name not in out:
-                raise ConfigError(file, name, f"the pack has no policy {name!r}")
-            if isinstance(value, str):
-                value = {"enforcementLevel": value}
-            if not isinstance(value, dict):
-                raise ConfigError(file, name, f"expected a level or an object with enforcementLevel, got {show(value)}")
-            level = value.get("enforcementLevel", out[name][0])
-            if level not in LEVELS:
-                raise ConfigError(file, f"{name}.enforcementLevel", f"expected one of {', '.join(LEVELS)}, "
-                                  f"got {show(level)}")
-            out[name] = (level, {**out[name][1], **{k: v for k, v in value.items() if k != "enforcementLevel"}})
-    for name, (_, props) in out.items():
-        errors = sorted(jsonschema.Draft202012Validator(schemas[name]).iter_errors(props), key=lambda e: list(e.path))
-        if errors:
-            sub = ".".join(str(p) for p in errors[0].absolute_path)
-            raise ConfigError(file, f"{name}.{sub}" if sub else name, errors[0].message)
-    return out
+        level, initial = _LEVEL.get(p.enforcementLevel, ADVISORY), {}
+        if p.name in info.initialConfig:
+            config = info.initialConfig[p.name]
+            level = _LEVEL.get(config.enforcementLevel, level) if config.enforcementLevel else level
+            initial = json_format.MessageToDict(config.properties)
+        declared.append(Rule(id=p.name, description=p.description, why="", fix="", severity="", enforcement=level,
+                             config_schema=schema.get("properties", {}), config_defaults=initial))
+    settings = parse_settings({} if data is None else data, file, declared)
+    return {rule.id: (settings.level(rule), settings.config(rule)) for rule in declared}
 
 
 # --- diagnostics -> violations ------------------------------------------------------------------
@@ -304,8 +276,7 @@ def manifest_resources(objects: list[dict], stack: str, project: str, parent: st
     """User manifests as the resources a program registering them would produce. URNs are unique:
     an object that replaces one of the program's (same kind, namespace and name) gets a suffix."""
     from modules.core.bundle import object_key
-
-    from .pack import resource_type
+    from modules.core.wire import resource_type
 
     used = set(taken)
     out = []

@@ -16,13 +16,13 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from modules.core.bundle import object_key
 from modules.core.errors import ConfigError
+from modules.core.wire import object_key, plain, release_from_inputs
 
 from .framework import CheckContext, Finding, NotChecked, Rule
 from .rules import RULES
@@ -51,25 +51,6 @@ def log(message: str) -> None:
 
 # --- property bags -> manifests ---------------------------------------------------------------
 
-def plain(value: Any) -> Any:
-    """A property bag as plain JSON-like data: the SDK's unknown-checking proxies unwrapped (without
-    touching unknowns), integral floats back to ints (the wire has only floats)."""
-    target = None
-    if isinstance(value, Mapping) and not isinstance(value, dict):
-        target = value["__target"]
-    elif isinstance(value, Sequence) and not isinstance(value, (str, bytes, list, tuple)):
-        target = value["__target"]
-    if target is not None:
-        return plain(target)
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
-
-
 def unknown_path(value: Any, path: str = "") -> str | None:
     """The first property path holding an unknown (preview) value, or None."""
     if isinstance(value, str) and value in UNKNOWNS:
@@ -87,21 +68,6 @@ def unknown_path(value: Any, path: str = "") -> str | None:
     return None
 
 
-def release_manifest(props: dict, name: str) -> dict:
-    """A ``kubernetes:helm.sh/v3:Release`` as rules see releases (policies.runner.release_object)."""
-    chart = str(props.get("chart") or "")
-    repository = (props.get("repositoryOpts") or {}).get("repo") if isinstance(props.get("repositoryOpts"), dict) \
-        else None
-    if not repository and chart.startswith("oci://"):
-        repository, _, chart = chart.rpartition("/")
-    metadata = {"name": props.get("name") or name}
-    if props.get("namespace"):
-        metadata["namespace"] = props["namespace"]
-    return {"apiVersion": "helm.sh/v3", "kind": "Release", "metadata": metadata,
-            "spec": {"chart": chart, "repository": repository or "", "version": props.get("version"),
-                     "values": props.get("values") or {}}}
-
-
 def manifest(resource_type: str, props: Any, name: str = "") -> dict | None:
     """The Kubernetes object a Pulumi resource stands for, or None (providers, components, other clouds)."""
     if not resource_type.startswith("kubernetes:") or resource_type.startswith(_COMPONENTS):
@@ -110,7 +76,7 @@ def manifest(resource_type: str, props: Any, name: str = "") -> dict | None:
     if not isinstance(bag, dict):
         return None
     if resource_type == "kubernetes:helm.sh/v3:Release":
-        return release_manifest(bag, name)
+        return release_from_inputs(bag, name)
     parts = resource_type.split(":")
     if len(parts) != 3 or "/" not in parts[1]:
         return None
@@ -119,12 +85,6 @@ def manifest(resource_type: str, props: Any, name: str = "") -> dict | None:
     obj.setdefault("apiVersion", version if group == "core" else f"{group}/{version}")
     obj.setdefault("kind", parts[2])
     return obj
-
-
-def resource_type(obj: dict) -> str:
-    """The Pulumi type token of a manifest (``kubernetes:core/v1:ConfigMap``)."""
-    group, _, version = str(obj.get("apiVersion", "")).rpartition("/")
-    return f"kubernetes:{group or 'core'}/{version}:{obj.get('kind')}"
 
 
 # --- the stack's context ----------------------------------------------------------------------
@@ -148,7 +108,7 @@ def project_root() -> Path:
 def load_context(stack_name: str, config: Mapping[str, str], root: Path | None = None) -> StackContext:
     """Rebuild the stack from the engine's config map; fall back to the stack file when the map
     carries no ``trainstack:`` keys (a driver that sets only PULUMI_STACK)."""
-    from modules.core.config import _decode_pulumi_value, build_stack, load_project, load_stack, stack_schema
+    from modules.core.config import load_project, load_stack, stack_from_config_map
     from modules.core.context import RenderContext
     from modules.core.render import render
 
@@ -160,17 +120,8 @@ def load_context(stack_name: str, config: Mapping[str, str], root: Path | None =
         project = load_project(root or project_root())
         ours = {k: v for k, v in config.items() if k.partition(":")[0] in (NAMESPACE, project.name)}
         if ours:
-            known = stack_schema()["properties"]
-            flat: dict[str, Any] = {}
-            for key, value in config.items():
-                ns, _, key_name = key.partition(":")
-                if ns in (NAMESPACE, project.name) and key_name in known and isinstance(value, str):
-                    flat[key] = _decode_pulumi_value(value, known[key_name])
-                else:
-                    flat[key] = value
             # the engine hands trainstack:secrets decrypted: take them as such (they are never rendered)
-            stack = build_stack(project, stack_name, flat, project.show(project.stack_file(stack_name)),
-                                secret_keys=(f"{NAMESPACE}:secrets",))
+            stack = stack_from_config_map(project, stack_name, dict(config), secret_keys=(f"{NAMESPACE}:secrets",))
         elif project.stack_file(stack_name).is_file():
             stack = load_stack(project, stack_name)
         else:

@@ -12,6 +12,7 @@ import jsonschema
 from modules.core import yamlio
 from modules.core.bundle import Bundle, ChartRelease, Resource
 from modules.core.errors import ConfigError, show
+from modules.core.wire import release_manifest
 
 from .framework import (ADVISORY, DISABLED, LEVELS, MANDATORY, NOTE, CheckContext, Finding, NotChecked, Rule,
                         Violation, resource_id)
@@ -22,10 +23,8 @@ POLICY_DIR = Path(__file__).resolve().parent
 
 def release_object(release: ChartRelease) -> dict:
     """A chart release as rules see it, in-process and inside the pack alike."""
-    return {"apiVersion": "helm.sh/v3", "kind": "Release",
-            "metadata": {"name": release.name, "namespace": release.namespace},
-            "spec": {"chart": release.chart, "repository": release.repository, "version": release.version,
-                     "values": release.values}}
+    return release_manifest(release.name, release.namespace, release.chart, release.repository, release.version,
+                            release.values)
 
 
 def bundle_objects(bundle: Bundle) -> list[dict]:

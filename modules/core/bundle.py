@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Union
 
 from .errors import ConfigError
+from .wire import object_key  # noqa: F401 (re-exported: renderers name their dependencies with it)
 
 # Kinds that live outside namespaces (core Kubernetes plus the CRDs trainstack renders).
 CLUSTER_SCOPED = frozenset({
@@ -28,15 +29,6 @@ _RANK = {"CustomResourceDefinition": 0, "Namespace": 1, "StorageClass": 2, "Prio
          "ConfigMap": 3, "Secret": 3, "PersistentVolumeClaim": 3}
 _RELEASE_RANK = 4
 _DEFAULT_RANK = 5
-
-
-def object_key(obj: dict) -> str:
-    """``<kind>/<namespace>/<name>``, or ``<kind>/<name>`` for cluster-scoped objects."""
-    kind = obj.get("kind", "")
-    meta = obj.get("metadata") or {}
-    name = meta.get("name", "")
-    namespace = meta.get("namespace")
-    return f"{kind}/{namespace}/{name}" if namespace else f"{kind}/{name}"
 
 
 def release_key(namespace: str, name: str) -> str:

@@ -297,22 +297,27 @@ def load_stack_from_pulumi(project: Project) -> StackConfig:
     import pulumi
     from pulumi.runtime import config as runtime_config
 
-    stack = pulumi.get_stack()
-    cfg = pulumi.Config(NAMESPACE)
-    shown = project.show(project.stack_file(stack))
     every_key = set(runtime_config.CONFIG.get()) | set(runtime_config.get_config_env())
     secret_keys = set(runtime_config.get_config_secret_keys_env()) | set(runtime_config._SECRET_KEYS.get())
-    known = set(stack_schema()["properties"])
+    config = {full: runtime_config.get_config(full) for full in sorted(every_key)}
+    return stack_from_config_map(project, pulumi.get_stack(), config, secret_keys)
+
+
+def stack_from_config_map(project: Project, stack: str, config: dict[str, Any],
+                          secret_keys: Iterable[str] = ()) -> StackConfig:
+    """A stack from Pulumi's flat config map (``{"trainstack:fabric": "<json>", ...}``), as the
+    program (``pulumi.Config``) and the policy pack (``PULUMI_CONFIG``) receive it: values of the
+    ``trainstack:`` (or project) namespace the schema knows are JSON-decoded, other keys pass
+    through (unknown trainstack keys are named by validation)."""
+    known = stack_schema()["properties"]
     flat: dict[str, Any] = {}
-    for full in sorted(every_key):
+    for full, value in config.items():
         namespace, _, name = full.partition(":")
-        if namespace == NAMESPACE and name in known:
-            # a secret key is read raw: cfg.get would warn that it is a secret (build_stack handles it)
-            text = runtime_config.get_config(full) if full in secret_keys else cfg.get(name)
-            flat[full] = _decode_pulumi_value(text, stack_schema()["properties"][name])
-        else:  # other namespaces pass through; unknown trainstack keys are named by validation
-            flat[full] = runtime_config.get_config(full)
-    return build_stack(project, stack, flat, shown, secret_keys)
+        if namespace in (NAMESPACE, project.name) and name in known and (value is None or isinstance(value, str)):
+            flat[full] = _decode_pulumi_value(value, known[name])
+        else:
+            flat[full] = value
+    return build_stack(project, stack, flat, project.show(project.stack_file(stack)), secret_keys)
 
 
 def _decode_pulumi_value(text: str | None, sub_schema: dict) -> Any:

@@ -1,6 +1,9 @@
 """``render(stack) -> Bundle``: the pure heart of trainstack.
 
 It reads files and returns data; it never talks to a cluster, the Pulumi engine or the network.
+Core imports no capability: it finds them by name in ``registry.MODULES``. A capability whose
+``render`` module has ``prepare(ctx)`` runs it before any capability renders (the fabric module
+builds the shared fabric model there), so dependencies run one way (tests/core/test_imports.py).
 """
 from __future__ import annotations
 
@@ -16,12 +19,12 @@ ORDER = ("core",) + MODULES
 
 def render(stack: StackConfig) -> Bundle:
     ctx = RenderContext(stack)
-    from modules.fabric.model import build_fabric
-
-    ctx.fabric = build_fabric(ctx)
+    modules = [importlib.import_module(f"modules.{name}.render") for name in MODULES]
+    for module in modules:
+        if hasattr(module, "prepare"):
+            module.prepare(ctx)
     items: list[Item] = []
-    for name in MODULES:
-        module = importlib.import_module(f"modules.{name}.render")
+    for module in modules:
         items.extend(module.render(ctx))
     items.extend(_namespaces(ctx, items))
     from modules.volcano.render import after_queues
@@ -53,11 +56,4 @@ def _namespaces(ctx: RenderContext, items: list[Item]) -> list[Resource]:
             for ns in used if namespace_key(ns) not in present]
 
 
-def render_stack(project_root, stack_name: str) -> Bundle:
-    """Convenience for callers holding a project folder and a stack name."""
-    from .config import load_project, load_stack
-
-    return render(load_stack(load_project(project_root), stack_name))
-
-
-__all__ = ["render", "render_stack", "Bundle", "Resource", "ChartRelease", "ORDER"]
+__all__ = ["render", "Bundle", "Resource", "ChartRelease", "ORDER"]

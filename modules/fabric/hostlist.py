@@ -58,13 +58,6 @@ def expand(expression: str) -> list[str]:
     return names
 
 
-def expand_all(expressions: list[str]) -> list[str]:
-    out: list[str] = []
-    for expression in expressions:
-        out.extend(expand(expression))
-    return out
-
-
 # --- the other way: names -> ranges and patterns -------------------------------------------
 
 _NUMBERED = re.compile(r"^(.*?)([0-9]+)([^0-9]*)$")   # prefix, last run of digits, suffix

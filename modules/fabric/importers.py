@@ -1,8 +1,9 @@
 """Fabric sources -> one assembled ``Fabric``.
 
 Every static source turns its input into ``RawSwitch`` and ``RawBlock`` records and hands them to
-``assemble``, which checks what Volcano does not (one parent per switch, no cycles, each node under
-one leaf, tiers increasing upward) and reports mistakes with the file and path of the declaration.
+``assemble``, which runs the HyperNode graph's structural checks (``modules/semantics/hypernodes.py``:
+one parent per switch, no cycles, each node under one leaf, tiers increasing upward) and reports a
+problem as a stack error at the file and path of the declaration, carrying the rule id.
 ``labels`` has no tree: it becomes Volcano label-discoverer configuration (``Fabric.discovery``).
 """
 from __future__ import annotations
@@ -19,6 +20,7 @@ from modules.core import schema as schemas
 from modules.core import yamlio
 from modules.core.config import module_schema
 from modules.core.errors import ConfigError
+from modules.semantics import hypernodes as hn
 
 from . import hostlist
 from .model import Fabric, Node, Switch, build_links, build_pools, is_k8s_name, k8s_name
@@ -80,37 +82,63 @@ def assemble(ctx: "RenderContext", source: str, raws: list[RawSwitch], error_at:
     ``unattached``: nodes the source declares under no switch. ``inventory``: every node the
     cluster has, when the source lists them; nodes under leaves must be in it.
     """
-    switches: dict[str, RawSwitch] = {}
-    for raw in raws:
-        if raw.name in switches:
-            raise error_at(raw.where, f"switch {raw.name!r} is declared twice "
-                                      f"(also at {switches[raw.name].where})")
-        switches[raw.name] = raw
+    graph = _graph(raws)
+    _raise_first(graph, (hn.duplicates, hn.unknown_children, hn.two_parents, hn.cycles, hn.mixed_members,
+                         hn.shared_nodes), error_at)
+    switches = {name: v.ref for name, v in graph.vertices.items()}
+    parent = {child: owners[0][0] for child, owners in graph.parents().items()}
 
-    parent: dict[str, str] = {}
-    for raw in raws:
-        for i, child in enumerate(raw.children):
-            where = f"{raw.where}.switches[{i}]"
-            if child not in switches:
-                raise error_at(where, f"child switch {child!r} is not declared")
-            if child == raw.name:
-                raise error_at(where, f"switch {raw.name!r} lists itself as a child (a cycle)")
-            if child in parent:
-                if parent[child] == raw.name:
-                    raise error_at(where, f"switch {child!r} is listed twice under {raw.name!r}")
-                raise error_at(where, f"switch {child!r} has two parents, {parent[child]!r} and "
-                               f"{raw.name!r}; a HyperNode may have only one (Volcano stops all "
-                               "topology scheduling otherwise)")
-            parent[child] = raw.name
-    _check_cycles(switches, parent, error_at)
-    for raw in raws:
-        if raw.children and raw.blocks:
-            raise error_at(raw.blocks[0].where, f"switch {raw.name!r} has both child switches and "
-                           "nodes; Volcano finds nodes only in the lowest tier, so nodes must hang off "
-                           "leaf switches (give them a leaf switch of their own)")
+    owner_of = _owners(raws, list(unattached), inventory, error_at)
 
-    # Nodes: each in exactly one leaf, each a valid Kubernetes node name. One dictionary entry per
-    # node, shared by its whole block, keeps this loop cheap on 65k-node fabrics.
+    order = _children_first(switches, parent)
+    counts: dict[str, int] = {}
+    for name in order:
+        raw = switches[name]
+        counts[name] = sum(len(b.nodes) for b in raw.blocks) + sum(counts[c] for c in raw.children)
+    tiers = _assign_tiers(switches, order, counts)
+    graph.prune(name for name in switches if counts[name])   # empty switches become no HyperNode
+    tier_names = tier_names_for(section, sorted({tiers[name] for name in graph.vertices}))
+    for name, vertex in graph.vertices.items():
+        vertex.tier, vertex.tier_name = tiers[name], tier_names[tiers[name]]
+    _raise_first(graph, (hn.tier_order,), error_at)
+
+    kept = [raw for raw in raws if counts[raw.name]]
+    hypernode_names: dict[str, str] = {}
+    for raw in kept:
+        name = k8s_name(raw.name)
+        if not name:
+            raise error_at(raw.where, f"switch name {raw.name!r} has no letters or digits to make a "
+                           "HyperNode name from; rename it")
+        if name in hypernode_names:
+            raise error_at(raw.where, f"switches {hypernode_names[name]!r} and {raw.name!r} both become "
+                           f"HyperNode {name!r}; rename one")
+        hypernode_names[name] = raw.name
+
+    out: dict[str, Switch] = {}
+    for raw in kept:
+        out[raw.name] = Switch(name=raw.name, tier=tiers[raw.name], parent=parent.get(raw.name),
+                               children=[c for c in raw.children if counts[c]],
+                               nodes=[n for b in raw.blocks for n in b.nodes], labels=dict(raw.labels),
+                               hypernode=k8s_name(raw.name), where=raw.where, selector=raw.selector,
+                               numbered=raw.blocks[0].numbered if len(raw.blocks) == 1 else None)
+
+    _check_coverage(ctx, section, graph, owner_of, error_at)
+    pools = build_pools(ctx, section)
+    nodes = _make_nodes(ctx, pools, owner_of)
+    fabric = Fabric(source=source, tier_names=tier_names, switches=out, nodes=nodes,
+                    pools={p.name: p for p in pools}, mixed_depth=section.get("allowMixedDepth", False),
+                    links=build_links(section), file=file, declared_in_stack=file == ctx.stack.file,
+                    empty_switches=[raw.name for raw in raws if not counts[raw.name]])
+    fabric.graph = graph
+    return fabric
+
+
+def _owners(raws: list[RawSwitch], unattached: list[RawBlock], inventory: list[RawBlock] | None,
+            error_at: ErrorAt) -> dict[str, tuple[str | None, RawBlock]]:
+    """Node -> (its leaf or None, the block declaring it). Each node declared once (a node under two
+    leaves is the graph's ``shared_nodes`` problem, raised before), each a valid Kubernetes node
+    name; with an ``inventory``, nodes under leaves must be in it."""
+    # One dictionary entry per node, shared by its whole block, keeps this loop cheap on 65k-node fabrics.
     owner_of: dict[str, tuple[str | None, RawBlock]] = {}
     for owner, blocks in [(raw.name, raw.blocks) for raw in raws] + [(None, list(unattached))]:
         for block in blocks:
@@ -141,64 +169,67 @@ def assemble(ctx: "RenderContext", source: str, raws: list[RawSwitch], error_at:
                     raise error_at(block.where, f"node name {bad!r} is not a valid Kubernetes node name")
             for node in block.nodes:
                 owner_of.setdefault(node, (None, block))
-
-    order = _children_first(switches, parent)
-    counts: dict[str, int] = {}
-    for name in order:
-        raw = switches[name]
-        counts[name] = sum(len(b.nodes) for b in raw.blocks) + sum(counts[c] for c in raw.children)
-    tiers = _assign_tiers(switches, order, counts, error_at)
-
-    kept = [raw for raw in raws if counts[raw.name]]
-    hypernode_names: dict[str, str] = {}
-    for raw in kept:
-        hn = k8s_name(raw.name)
-        if not hn:
-            raise error_at(raw.where, f"switch name {raw.name!r} has no letters or digits to make a "
-                           "HyperNode name from; rename it")
-        if hn in hypernode_names:
-            raise error_at(raw.where, f"switches {hypernode_names[hn]!r} and {raw.name!r} both become "
-                           f"HyperNode {hn!r}; rename one")
-        hypernode_names[hn] = raw.name
-
-    out: dict[str, Switch] = {}
-    for raw in kept:
-        out[raw.name] = Switch(name=raw.name, tier=tiers[raw.name], parent=parent.get(raw.name),
-                               children=[c for c in raw.children if counts[c]],
-                               nodes=[n for b in raw.blocks for n in b.nodes], labels=dict(raw.labels),
-                               hypernode=k8s_name(raw.name), where=raw.where, selector=raw.selector,
-                               numbered=raw.blocks[0].numbered if len(raw.blocks) == 1 else None)
-
-    _check_coverage(ctx, section, owner_of, error_at)
-    tier_names = tier_names_for(section, sorted({s.tier for s in out.values()}))
-    pools = build_pools(ctx, section)
-    nodes = _make_nodes(ctx, pools, owner_of)
-    return Fabric(source=source, tier_names=tier_names, switches=out, nodes=nodes,
-                  pools={p.name: p for p in pools}, mixed_depth=section.get("allowMixedDepth", False),
-                  links=build_links(section), file=file, declared_in_stack=file == ctx.stack.file,
-                  empty_switches=[raw.name for raw in raws if not counts[raw.name]])
+    return owner_of
 
 
-def _check_coverage(ctx: "RenderContext", section: dict, owner_of: dict, error_at: ErrorAt) -> None:
-    loose = [node for node, (owner, _) in owner_of.items() if owner is None]
-    if not loose:
+# --- the HyperNode graph of the declarations, and its problems as stack errors ----------------
+
+def _graph(raws: list[RawSwitch]) -> hn.Graph:
+    """Members of a switch: its child switches (``switches[i]``), then its node blocks."""
+    graph = hn.Graph(noun="switch", compress=hostlist.compress)
+    for raw in raws:
+        members = [hn.Member("HyperNode", child=c) for c in raw.children]
+        members += [hn.Member("Node", nodes=b.nodes) for b in raw.blocks]
+        graph.add(hn.Vertex(raw.name, raw.tier, members, ref=raw))
+    return graph
+
+
+def member_where(raw: RawSwitch, member: int | None) -> str:
+    """The declaration path of a switch's member (see ``_graph``), or of the switch itself."""
+    if member is None:
+        return raw.where
+    if member < len(raw.children):
+        return f"{raw.where}.switches[{member}]"
+    return raw.blocks[member - len(raw.children)].where
+
+
+def stack_error(graph: hn.Graph, problem: hn.Problem, error_at: ErrorAt) -> ConfigError:
+    """A graph problem as the stack error ``render`` and ``validate`` print (exit 2) and ``check``
+    reports as a ``hypernode-tree-valid`` violation."""
+    if problem.check == "duplicate":
+        first, again = graph.copies[problem.vertex][:2]
+        err = error_at(again.ref.where, f"{problem.message} (also at {first.ref.where})")
+    else:
+        raw = graph.vertices[problem.vertex].ref
+        err = error_at(member_where(raw, problem.member if problem.field == "members" else None), problem.message)
+    err.rule = hn.RULE
+    return err
+
+
+def _raise_first(graph: hn.Graph, checks, error_at: ErrorAt) -> None:
+    for problem in hn.problems(graph, checks):
+        if problem.level == hn.ERROR:
+            raise stack_error(graph, problem, error_at)
+
+
+def _check_coverage(ctx: "RenderContext", section: dict, graph: hn.Graph, owner_of: dict,
+                    error_at: ErrorAt) -> None:
+    """Nodes under no leaf: a warning, an error with fullCoverage (semantics/hypernodes.py)."""
+    if all(owner is not None for owner, _ in owner_of.values()):
         return
-    ranges = hostlist.compress(loose)
-    shown = ", ".join(ranges[:3]) + (", ..." if len(ranges) > 3 else "")
-    message = (f"{len(loose)} node(s) hang off no leaf switch ({shown}); they are in no HyperNode, so "
-               "only jobs without a hard network topology can use them")
-    where = owner_of[loose[0]][1].where
-    if section["fullCoverage"]:
-        raise error_at(where, message + " (trainstack:fabric.fullCoverage is on)")
-    ctx.warn(str(error_at(where, message)))
+    graph.inventory = list(owner_of)
+    for problem in hn.uncovered(graph):
+        where = owner_of[problem.nodes[0]][1].where
+        if section["fullCoverage"]:
+            err = error_at(where, problem.message + " (trainstack:fabric.fullCoverage is on)")
+            err.rule = hn.RULE
+            raise err
+        ctx.warn(str(error_at(where, problem.message)))
 
 
 def _twice_message(node: str, owner: str | None, other: str | None, other_block: RawBlock) -> str:
     if owner is not None and owner == other:
         return f"node {node!r} is listed twice under switch {owner!r}"
-    if owner is not None and other is not None:
-        return (f"node {node!r} is under two leaves, {other!r} and {owner!r}; each node must be in "
-                "exactly one (Volcano picks one at random otherwise)")
     return f"node {node!r} is declared twice (also at {other_block.where})"
 
 
@@ -220,24 +251,6 @@ def _pool_for(ctx: "RenderContext", pools, node: str):
                     "`match` covers it (a pool with match '.*' catches every node)")
 
 
-def _check_cycles(switches: dict[str, RawSwitch], parent: dict[str, str], error_at: ErrorAt) -> None:
-    # With at most one parent each, a cycle is a parent chain that comes back to itself.
-    state: dict[str, int] = {}
-    for start in switches:
-        chain = []
-        current: str | None = start
-        while current is not None and state.get(current) is None:
-            state[current] = 1
-            chain.append(current)
-            current = parent.get(current)
-        if current is not None and state.get(current) == 1 and current in chain:
-            loop = chain[chain.index(current):] + [current]
-            raise error_at(switches[current].where, "switches form a cycle (parent -> child): "
-                           + " -> ".join(reversed(loop)))
-        for name in chain:
-            state[name] = 2
-
-
 def _children_first(switches: dict[str, RawSwitch], parent: dict[str, str]) -> list[str]:
     """Every switch after all of its children (iterative post-order from the roots)."""
     order: list[str] = []
@@ -253,8 +266,7 @@ def _children_first(switches: dict[str, RawSwitch], parent: dict[str, str]) -> l
     return order
 
 
-def _assign_tiers(switches: dict[str, RawSwitch], order: list[str], counts: dict[str, int],
-                  error_at: ErrorAt) -> dict[str, int]:
+def _assign_tiers(switches: dict[str, RawSwitch], order: list[str], counts: dict[str, int]) -> dict[str, int]:
     """Explicit tiers are kept; missing ones are inferred bottom-up: a leaf is tier 1, a parent one
     above its highest child that has nodes. Bottom-up puts every leaf at tier 1, the only tier where
     Volcano looks for nodes (top-down numbering would strand a shallow rack's nodes above it)."""
@@ -266,15 +278,6 @@ def _assign_tiers(switches: dict[str, RawSwitch], order: list[str], counts: dict
             continue
         below = [tiers[c] for c in raw.children if counts[c]] or [tiers[c] for c in raw.children]
         tiers[name] = 1 + max(below, default=0)
-    for name in order:
-        raw = switches[name]
-        if not counts[name]:
-            continue
-        for i, child in enumerate(raw.children):
-            if counts[child] and tiers[name] <= tiers[child]:
-                raise error_at(raw.where, f"switch {name!r} is at tier {tiers[name]} but its child "
-                               f"{child!r} is at tier {tiers[child]}; a parent's tier must be above "
-                               "its children's")
     return tiers
 
 
@@ -557,6 +560,30 @@ def _pick(maps: tuple[dict, ...], keys: tuple[str, ...]) -> str | None:
     return None
 
 
+def _topograph_nodes(exprs: object, where: str, error_at: ErrorAt, renamed: dict[str, tuple[str, str]],
+                     kept: set[str]) -> tuple[list[str], "hostlist.NumberedRange | None"]:
+    """A block's host names as Kubernetes node names (``I21`` -> ``i21``), as topograph's
+    ``kwok-nodes`` makes them; ``renamed`` and ``kept`` collect what was renamed and what was not,
+    so two hosts that become one node are named."""
+    hosts, numbered = _expand_block(exprs, f"{where}.nodes", error_at)
+    if numbered is not None and is_k8s_name(hosts[0]) and is_k8s_name(hosts[-1]):
+        kept.update(hosts)                       # the names in between differ only in digits
+        return hosts, numbered
+    nodes = []
+    for host in hosts:
+        node = k8s_name(host)
+        if not node:
+            raise error_at(f"{where}.nodes", f"host name {host!r} has no letters or digits to make "
+                           "a Kubernetes node name from")
+        if node == host:
+            kept.add(node)
+        elif renamed.setdefault(node, (host, where))[0] != host:
+            raise error_at(f"{where}.nodes", f"host names {renamed[node][0]!r} and {host!r} both "
+                           f"become Kubernetes node {node!r}; rename one")
+        nodes.append(node)
+    return nodes, None
+
+
 def load_topograph(ctx: "RenderContext", section: dict) -> Fabric:
     """An NVIDIA topograph model (tests/models format): ``switches`` (a map of switches with child
     ``switches``, ``labels``, ``annotations``) and ``blocks`` that attach node ranges to a switch.
@@ -615,23 +642,7 @@ def load_topograph(ctx: "RenderContext", section: dict) -> Fabric:
     kept: set[str] = set()                       # host names that are Kubernetes names already
     for i, block in enumerate(data.get("blocks") or []):
         where = f"blocks[{i}]"
-        hosts, numbered = _expand_block(block["nodes"], f"{where}.nodes", error_at)
-        if numbered is not None and is_k8s_name(hosts[0]) and is_k8s_name(hosts[-1]):
-            nodes = hosts                        # the names in between differ only in digits
-            kept.update(nodes)
-        else:
-            numbered, nodes = None, []
-            for host in hosts:
-                node = k8s_name(host)
-                if not node:
-                    raise error_at(f"{where}.nodes", f"host name {host!r} has no letters or digits to make "
-                                   "a Kubernetes node name from")
-                if node == host:
-                    kept.add(node)
-                elif renamed.setdefault(node, (host, where))[0] != host:
-                    raise error_at(f"{where}.nodes", f"host names {renamed[node][0]!r} and {host!r} both "
-                                   f"become Kubernetes node {node!r}; rename one")
-                nodes.append(node)
+        nodes, numbered = _topograph_nodes(block["nodes"], where, error_at, renamed, kept)
         switch = block.get("switch")
         labels, notes = inherited(switch) if switch in raws else ({}, {})
         labels.update({k: v or "" for k, v in (block.get("labels") or {}).items()})

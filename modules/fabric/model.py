@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Callable, Iterator
 
 from modules.core.errors import ConfigError
 from modules.core.quantity import parse_quantity
+from modules.semantics.capacity import Domain  # noqa: F401 (re-exported: the model answers capacity questions)
 
 if TYPE_CHECKING:
     from modules.core.context import RenderContext
@@ -125,16 +126,6 @@ class Link:
     latency_us: float
 
 
-@dataclass(frozen=True)
-class Domain:
-    """The biggest place a gang can live at a tier: a switch with its node and GPU counts."""
-
-    switch: str
-    tier: int
-    nodes: int
-    gpus: int
-
-
 class Fabric:
     """A validated switch tree (or a label-defined fabric with ``discovery`` and no switches)."""
 
@@ -153,6 +144,7 @@ class Fabric:
         self.file = file                # where the switches are declared (stack or fabric file)
         self.empty_switches = empty_switches or []   # declared switches with no node below: no HyperNode
         self.declared_in_stack = declared_in_stack   # switch paths are below trainstack: in the stack file
+        self.graph = None               # the HyperNode graph its checks ran on (semantics/hypernodes.py)
         self._node_count: dict[str, int] = {}
         self._gpu_count: dict[str, int] = {}
         self._pool_counts: dict[str, dict[str, int]] = {}
@@ -349,14 +341,6 @@ def build_pools(ctx: "RenderContext", section: dict) -> list[NodePool]:
         if names.index(name) != i:
             raise ctx.error(f"fabric.nodePools[{i}].name", f"pool name {name!r} is used twice")
     return pools
-
-
-def pool_for(ctx: "RenderContext", pools: list[NodePool], node: str) -> NodePool:
-    for pool in pools:
-        if pool.match.fullmatch(node):
-            return pool
-    raise ctx.error("fabric.nodePools", f"node {node!r} matches no node pool; add a pool whose "
-                    "`match` covers it (a pool with match '.*' catches every node)")
 
 
 def build_links(section: dict) -> dict[int, Link]:

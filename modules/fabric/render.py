@@ -18,7 +18,7 @@ from modules.core.bundle import Resource, object_key
 from modules.core.context import RenderContext
 
 from . import hostlist
-from .model import Fabric, Switch
+from .model import Fabric, Switch, build_fabric
 
 API_VERSION = "topology.volcano.sh/v1alpha1"
 MODULE = "fabric"
@@ -51,6 +51,11 @@ def hypernode(ctx: RenderContext, fabric: Fabric, switch: Switch) -> dict:
 def hypernodes(ctx: RenderContext, fabric: Fabric) -> list[dict]:
     """Every HyperNode of the fabric, in fabric order."""
     return [hypernode(ctx, fabric, s) for s in fabric.switches.values()]
+
+
+def prepare(ctx: RenderContext) -> None:
+    """Build the stack's fabric model once, before any capability renders (core/render.py calls it)."""
+    ctx.fabric = build_fabric(ctx)
 
 
 def render(ctx: RenderContext) -> list[Resource]:

@@ -92,6 +92,17 @@ def release_waves(bundle: Bundle) -> dict[str, int]:
     return waves
 
 
+def without_delivery_notes(obj: dict) -> dict:
+    """The object as the Bundle has it: less the phase and wave annotations an engine adds when
+    writing deploy/<stack>/ (so a written object can be recognised as the rendered one)."""
+    notes = (obj.get("metadata") or {}).get("annotations")
+    if not isinstance(notes, dict) or not ({PHASE_ANNOTATION, WAVE_ANNOTATION} & notes.keys()):
+        return obj
+    kept = {k: v for k, v in notes.items() if k not in (PHASE_ANNOTATION, WAVE_ANNOTATION)}
+    meta = {k: v for k, v in obj["metadata"].items() if k != "annotations"}
+    return {**obj, "metadata": {**meta, **({"annotations": kept} if kept else {})}}
+
+
 # --- output -------------------------------------------------------------------------------------
 
 def output_files(bundle: Bundle, files: dict[str, bytes], head: str) -> dict[str, bytes]:

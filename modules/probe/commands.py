@@ -13,7 +13,7 @@ from modules.core.config import Project, load_stack
 from modules.core.context import RenderContext
 from modules.core.errors import ConfigError
 
-from . import recommend, runtime
+from . import recommend, results, runtime
 
 RUNTIME = Path(runtime.__file__).resolve()
 INSTALL_HINT = "pip install 'trainstack[probe]' (or pip install torch)"
@@ -90,9 +90,11 @@ def cmd_recommend(args: argparse.Namespace, project: Project) -> int:
 
     stack = load_stack(project, args.stack)
     fabric = build_fabric(RenderContext(stack))
-    records = [r for path in args.probe for r in recommend.load_results(path)]
+    records = [r for path in args.probe for r in results.read(path)]
+    cpu_notes = results.require_representative(records, args.accept_cpu, "recommend")
     result = recommend.recommend(stack, fabric, records, args.model_size, args.gpus, args.grad_dtype,
                                  args.gpu_memory_gb)
+    result["notes"] = cpu_notes + result["notes"]
     sys.stdout.write(recommend.json_report(result) if args.format == "json" else recommend.text_report(result))
     return 0
 
@@ -125,7 +127,10 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("stack", help="stack name (stacks/Pulumi.<stack>.yaml)")
     p.add_argument("--probe", action="append", required=True, metavar="RESULTS",
                    help="probe results: JSON from `trainstack probe --json`, or Prometheus text (repeatable)")
-    p.add_argument("--model-size", default="70B", help="parameters, e.g. 7B, 70B, 405B (default 70B)")
+    p.add_argument("--accept-cpu", action="store_true",
+                   help="use results measured with gloo on CPUs (not representative of GPU tiers; refused otherwise)")
+    p.add_argument("--model-size", default="70B",
+                   help="parameters with a unit: 350M, 7B, 70B, 1.5T or 7e10 (default 70B); a bare 70 is refused")
     p.add_argument("--gpus", type=int, help="GPUs of the job (default: the fabric's largest domain)")
     p.add_argument("--grad-dtype", choices=sorted(recommend.BYTES_PER), default="bf16", help="gradient dtype (default bf16)")
     p.add_argument("--gpu-memory-gb", type=float, help="GPU memory, if the pool's gpuType is not known")

@@ -19,17 +19,16 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from modules.core.config import profile_of
 from modules.core.errors import ConfigError
 from modules.fabric.model import Fabric, NodePool
 from modules.nccl import variables
 
-from . import runtime
+from . import results, runtime
 
 NCCL_BASE_LATENCY_S = 8.4e-6   # Ring/Simple base latency in NCCL's tuning model (src/graph/tuning.cc)
-NODE_TIER_NAME = "node"
+NODE_TIER_NAME = results.NODE_TIER
 BYTES_PER = {"bf16": 2, "fp16": 2, "fp32": 4}
 # GPU memory (GB) by model name fragment; the first match wins.
 GPU_MEMORY_GB = (("GB300", 288), ("B300", 288), ("GB200", 186), ("B200", 180), ("H200", 141), ("H20", 96),
@@ -40,72 +39,6 @@ MAX_PP = 64
 
 
 # --- results ------------------------------------------------------------------------------------
-
-_PROM_LINE = re.compile(r'^(trainstack_probe_[a-z_]+)\{([^}]*)\}\s+(\S+)')
-_PROM_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
-
-
-def load_results(path: str) -> list[dict]:
-    """Probe results from JSON (what `trainstack probe --json` writes, or a list of records) or from
-    Prometheus exposition text (a Pushgateway's /metrics, or `--prom` output)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(path, "", f"cannot read probe results: {exc.strerror or exc}") from None
-    stripped = text.lstrip()
-    if stripped.startswith(("{", "[")):
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            raise ConfigError(path, "", f"expected probe results as JSON: {exc}") from None
-        records = data.get("results") if isinstance(data, dict) else data
-        where = "results" if isinstance(data, dict) else "(document)"
-        if not isinstance(records, list):
-            raise ConfigError(path, where, "expected a list of probe records")
-    else:
-        records, where = _from_exposition(text), "(metrics)"
-    out = []
-    for i, r in enumerate(records):
-        if not isinstance(r, dict):
-            raise ConfigError(path, f"{where}[{i}]", "expected a probe record (a mapping)")
-        for key, kind in (("collective", str), ("bytes", int), ("world_size", int), ("time_s", (int, float))):
-            if not isinstance(r.get(key), kind) or isinstance(r.get(key), bool):
-                raise ConfigError(path, f"{where}[{i}].{key}", f"expected {key} in every probe record, got {r.get(key)!r}")
-        if r["collective"] not in runtime.COLLECTIVES:
-            raise ConfigError(path, f"{where}[{i}].collective", f"expected one of {', '.join(runtime.COLLECTIVES)}, "
-                              f"got {r['collective']!r}")
-        if r["time_s"] <= 0 or r["bytes"] <= 0 or r["world_size"] < 2:
-            raise ConfigError(path, f"{where}[{i}]", "expected positive bytes and time_s and world_size >= 2")
-        out.append({**r, "tier": str(r.get("tier", NODE_TIER_NAME)), "source": path})
-    if not out:
-        raise ConfigError(path, "", "no probe results in the file")
-    return out
-
-
-def _from_exposition(text: str) -> list[dict]:
-    times: dict[tuple, float] = {}
-    per_tier: dict[str, dict[str, float]] = {}
-    for line in text.splitlines():
-        match = _PROM_LINE.match(line)
-        if not match:
-            continue
-        name, labels, value = match.group(1), dict(_PROM_LABEL.findall(match.group(2))), float(match.group(3))
-        tier = labels.get("tier", NODE_TIER_NAME)
-        if name == "trainstack_probe_time_seconds":
-            times[(tier, labels["collective"], int(labels["bytes"]))] = value
-        elif name in ("trainstack_probe_world_size", "trainstack_probe_nodes"):
-            per_tier.setdefault(tier, {})[name.rsplit("_", 1)[-1] if name.endswith("nodes") else "world"] = value
-        elif name == "trainstack_probe_info":
-            per_tier.setdefault(tier, {})["backend:" + labels.get("backend", "")] = 1
-    out = []
-    for (tier, collective, nbytes), seconds in sorted(times.items()):
-        info = per_tier.get(tier, {})
-        world, nodes = int(info.get("world", 0)), int(info.get("nodes", 1)) or 1
-        backend = next((k.split(":", 1)[1] for k in info if k.startswith("backend:")), "")
-        out.append({"collective": collective, "bytes": nbytes, "world_size": world, "time_s": seconds,
-                    "tier": tier, "nodes": nodes, "ranks_per_node": max(1, world // nodes), "backend": backend})
-    return out
-
 
 # --- the alpha-beta model -----------------------------------------------------------------------
 
@@ -182,14 +115,14 @@ def fit(records: list[dict], alpha_node: float | None) -> tuple[float, float, st
 def tier_models(fabric: Fabric, records: list[dict]) -> tuple[dict[int, TierModel], list[str]]:
     """Per-tier models: measured where results exist, else the fabric's links. Also the notes to print."""
     names = {0: NODE_TIER_NAME, **{t: fabric.tier_names.get(t, f"tier-{t}") for t in fabric.tiers}}
-    by_name = {name: tier for tier, name in names.items()}
     notes: list[str] = []
     grouped: dict[int, list[dict]] = {}
     for r in records:
-        if r["tier"] not in by_name:
+        tier = results.tier_number(r, names)
+        if tier not in names:
             notes.append(f"results for tier {r['tier']!r} ignored: the stack's tiers are {', '.join(names.values())}")
             continue
-        grouped.setdefault(by_name[r["tier"]], []).append(r)
+        grouped.setdefault(tier, []).append(r)
     models: dict[int, TierModel] = {}
     for tier in sorted(names):
         link = fabric.link(tier)
@@ -343,11 +276,17 @@ def params_text(params: float) -> str:
 
 
 def parse_model_size(text: str) -> float:
-    match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([kKmMbBtT]?)\s*", str(text))
-    if not match:
-        raise ValueError(f"expected a parameter count such as 7B, 70B or 1.5T, got {text!r}")
-    scale = {"": 1, "k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}[match.group(2).lower()]
-    value = float(match.group(1)) * scale
+    """``350M``, ``7B``, ``1.5T`` or ``7e10``. A bare number is refused: ``70`` is far more likely a
+    forgotten ``B`` than a 70-parameter model."""
+    text = str(text).strip()
+    match = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)\s*([kKmMbBtT])", text)
+    if match:
+        value = float(match.group(1)) * {"k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}[match.group(2).lower()]
+    elif re.fullmatch(r"[0-9]+(?:\.[0-9]+)?[eE]\+?[0-9]+", text):
+        value = float(text)
+    else:
+        raise ValueError(f"expected a parameter count with a unit such as 350M, 7B, 70B or 1.5T (or 7e10), "
+                         f"got {text!r}")
     if value < 1:
         raise ValueError(f"expected a positive parameter count, got {text!r}")
     return value

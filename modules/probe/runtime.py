@@ -268,6 +268,10 @@ class Probe:
         self.dist.destroy_process_group()
 
 
+# The results document's version (this file ships alone, so results.py, the reader, checks they match).
+RESULTS_FORMAT = "trainstack.probe/v1"
+
+
 def sweep(probe: Probe, collectives: list[str], sizes: list[int], iters: int | None, warmup: int,
           budget_s: float, max_iters: int, tier: str, report=None) -> list[dict]:
     records = []
@@ -349,7 +353,7 @@ def main(argv: list[str] | None = None) -> int:
     if not lead:
         return 0
     finished = time.time()
-    document = {"probe": {"tier": args.tier, "backend": backend, "world_size": probe.n,
+    document = {"format": RESULTS_FORMAT, "probe": {"tier": args.tier, "backend": backend, "world_size": probe.n,
                           "nodes": max(1, probe.n // probe.local_n), "torch": torch.__version__,
                           "finished_at": finished, "time_combined_over_ranks": "max"},
                 "results": records}

@@ -11,8 +11,9 @@ from modules.core.errors import ConfigError, show
 from modules.core.quantity import parse_quantity
 from modules.core.yamlio import read_text
 from modules.core.render import render
+from modules.probe import results
 
-from .cost import fit_links, load_probe
+from .cost import fit_links
 from .engine import simulate
 from .report import json_report, text_report
 from .scheduler import settings_from_bundle
@@ -91,7 +92,11 @@ def cmd_simulate(args: argparse.Namespace, project: Project) -> int:
     usage = load_usage(Path(args.usage), args.usage, fabric) if args.usage else {}
     links = dict(fabric.links)
     if args.probe:
-        links.update(fit_links(load_probe(Path(args.probe), args.probe)))
+        records = results.read(args.probe)
+        warnings += results.require_representative(records, args.accept_cpu, "simulate")
+        records, ignored = results.numbered(records, fabric.tier_names)
+        warnings += ignored
+        links.update(fit_links(records))
     result = simulate(fabric, jobs, usage=usage, settings=settings_from_bundle(bundle), links=links,
                       gradient_bytes=nbytes)
     for warning in warnings:
@@ -120,6 +125,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--usage", metavar="FILE", help="resources already in use: nodes: {NODE or range: {resource: qty}}")
     p.add_argument("--gradient-size", default="1Gi", metavar="BYTES",
                    help="all-reduce size per rank for the cost model (default 1Gi)")
-    p.add_argument("--probe", metavar="FILE", help="probe results (JSON records with a tier) to fit per-tier "
-                   "latency and bandwidth instead of the stack's trainstack:fabric.links")
+    p.add_argument("--probe", metavar="FILE", help="probe results (`trainstack probe --json`, format "
+                   "modules/probe/README.md) to fit per-tier latency and bandwidth instead of trainstack:fabric.links")
+    p.add_argument("--accept-cpu", action="store_true",
+                   help="use probe results measured with gloo on CPUs (not representative of GPU tiers; refused "
+                        "otherwise)")
     p.set_defaults(run=cmd_simulate)

@@ -26,11 +26,8 @@ results fitted per tier (``fit_links``): the interface is a ``{tier: Link}`` map
 """
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Mapping, Sequence
 
-from modules.core.errors import ConfigError, show
 from modules.fabric.model import Link
 
 
@@ -78,31 +75,7 @@ def allreduce_seconds(links: Mapping[int, Link], span_tier: int, ranks: Sequence
     return seconds
 
 
-# --- probe results -------------------------------------------------------------------------------
-
-def load_probe(path: Path, shown: str) -> list[dict]:
-    """Probe records: a JSON list, or an object with a ``results`` list (one record per measurement)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(shown, "", "file not found") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConfigError(shown, "", f"expected JSON probe results: {exc}") from None
-    records = data.get("results") if isinstance(data, dict) else data
-    if not isinstance(records, list):
-        raise ConfigError(shown, "", f"expected a list of probe records (or {{\"results\": [...]}}), got {show(data)}")
-    for i, rec in enumerate(records):
-        if not isinstance(rec, dict):
-            raise ConfigError(shown, f"[{i}]", f"expected a record object, got {show(rec)}")
-        for key in ("bytes", "world_size", "time_s"):
-            value = rec.get(key)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-                raise ConfigError(shown, f"[{i}].{key}", f"expected a positive number, got {show(value)}")
-        tier = rec.get("tier")
-        if tier is not None and (isinstance(tier, bool) or not isinstance(tier, int) or tier < 0):
-            raise ConfigError(shown, f"[{i}].tier", f"expected an integer >= 0 (0 = inside a node), got {show(tier)}")
-    return records
-
+# --- probe results (read by modules/probe/results.py) ----------------------------------------------
 
 def fit_links(records: list[dict]) -> dict[int, Link]:
     """Fit α (latency per step) and β (1/bandwidth) per tier to all_reduce records with a ``tier``.

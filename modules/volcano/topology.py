@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Mapping
 
-from modules.simulate.capacity import pods_per_node
+from modules.semantics.capacity import pods_per_node
 
 if TYPE_CHECKING:
     from modules.core.context import RenderContext

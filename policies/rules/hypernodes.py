@@ -4,7 +4,11 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+import weakref
 from typing import Iterator
+
+from modules.fabric import hostlist
+from modules.semantics import hypernodes as tree
 
 from ..framework import (MANDATORY, CheckContext, Finding, NotChecked, Rule, as_dict, as_int, as_list, is_kind,
                          labels, meta, resource_id, where)
@@ -61,6 +65,15 @@ class Inventory(dict):
         super().__init__(items)
         self.sorted_names = sorted(self)
         self.labels_known = any(self.values())
+        self.regex_matches: dict[str, frozenset[str]] = {}   # pattern -> nodes (same for every evaluation)
+
+    def matching(self, pattern: str) -> frozenset[str]:
+        """The nodes a (valid RE2) pattern selects, with Go's MatchString: a match anywhere."""
+        found = self.regex_matches.get(pattern)
+        if found is None:
+            compiled = _compiled(pattern)
+            found = self.regex_matches[pattern] = frozenset(n for n in self.candidates(pattern) if compiled.search(n))
+        return found
 
     def candidates(self, pattern: str) -> list[str]:
         """Nodes a regex could match: for an anchored pattern, those sharing its literal prefix."""
@@ -109,9 +122,24 @@ def _literal_prefix(pattern: str) -> str:
     return "".join(out)
 
 
+_INVENTORIES: "weakref.WeakKeyDictionary[object, Inventory]" = weakref.WeakKeyDictionary()
+
+
 def _node_labels(fabric) -> Inventory:
+    """The fabric's node inventory, built once per fabric: the pack and the robustness sweep evaluate
+    the rule many times over one fabric, and regex members then resolve once."""
+    if fabric is not None:
+        try:
+            return _INVENTORIES[fabric]
+        except (KeyError, TypeError):
+            pass
     nodes = getattr(fabric, "nodes", None) or {}
-    return Inventory((name, dict(getattr(node, "labels", {}) or {})) for name, node in nodes.items())
+    inventory = Inventory((name, dict(getattr(node, "labels", {}) or {})) for name, node in nodes.items())
+    try:
+        _INVENTORIES[fabric] = inventory
+    except TypeError:   # not weakly referable (None, a test double): build it each time
+        pass
+    return inventory
 
 
 def _label_selector_matches(selector: dict, node_labels: dict) -> bool:
@@ -133,43 +161,44 @@ def _label_selector_matches(selector: dict, node_labels: dict) -> bool:
     return True
 
 
+def member_nodes(member: dict, inventory: dict[str, dict]) -> set[str] | None:
+    """The inventory nodes one Node member selects; None when that is not known (labels unknown)."""
+    sel = _selector(member)
+    if "exactMatch" in sel:
+        name = as_dict(sel["exactMatch"]).get("name")
+        return {name} if name in inventory else set()
+    if "regexMatch" in sel:
+        pattern = as_dict(sel["regexMatch"]).get("pattern")
+        if not isinstance(pattern, str) or not pattern or re2_problem(pattern) is not None:
+            return set()
+        if isinstance(inventory, Inventory):
+            return set(inventory.matching(pattern))
+        compiled = _compiled(pattern)
+        return {n for n in inventory if compiled.search(n)}   # Go's MatchString: a match anywhere
+    if "labelMatch" in sel:
+        labels_known = inventory.labels_known if isinstance(inventory, Inventory) else any(inventory.values())
+        if not labels_known:
+            return None
+        return {n for n, lab in inventory.items() if _label_selector_matches(as_dict(sel["labelMatch"]), lab)}
+    return set()
+
+
 def node_members(obj: dict, inventory: dict[str, dict]) -> tuple[set[str], bool]:
     """The inventory nodes a HyperNode's Node members select, and whether that is fully known."""
     out: set[str] = set()
     known = True
-    labels_known = inventory.labels_known if isinstance(inventory, Inventory) else any(inventory.values())
     for _, member in _members(obj):
-        if member.get("type") != "Node":
-            continue
-        sel = _selector(member)
-        if "exactMatch" in sel:
-            name = as_dict(sel["exactMatch"]).get("name")
-            if name in inventory:
-                out.add(name)
-        elif "regexMatch" in sel:
-            pattern = as_dict(sel["regexMatch"]).get("pattern")
-            if isinstance(pattern, str) and pattern and re2_problem(pattern) is None:
-                compiled = _compiled(pattern)
-                names = inventory.candidates(pattern) if isinstance(inventory, Inventory) else inventory
-                out.update(n for n in names if compiled.search(n))   # Go's MatchString: a match anywhere
-        elif "labelMatch" in sel:
-            if labels_known:
-                out.update(n for n, lab in inventory.items() if _label_selector_matches(as_dict(sel["labelMatch"]), lab))
-            else:
-                known = False
+        if member.get("type") == "Node":
+            nodes = member_nodes(member, inventory)
+            known = known and nodes is not None
+            out.update(nodes or ())
     return out, known
 
 
 # --- hypernode-tree-valid ---------------------------------------------------------------------
 
-def _member_findings(obj: dict, by_name: dict[str, dict], inventory: dict[str, dict]) -> Iterator[Finding]:
-    spec = as_dict(obj.get("spec"))
-    members = spec.get("members")
-    if not isinstance(members, list) or not members:
-        yield Finding("spec.members", obj=obj, message=(
-            f"{where(obj, 'spec.members')}: the HyperNode has no members; it holds no nodes (Volcano's webhook "
-            "rejects it). List its Node or HyperNode members, or delete it."))
-        return
+def _member_findings(obj: dict, inventory: dict[str, dict]) -> Iterator[Finding]:
+    """What the graph cannot see: member syntax, names against the inventory, RE2 patterns."""
     for i, member in _members(obj):
         at = f"spec.members[{i}]"
         kind = member.get("type")
@@ -188,17 +217,7 @@ def _member_findings(obj: dict, by_name: dict[str, dict], inventory: dict[str, d
         body = as_dict(sel[how])
         path = f"{at}.selector.{how}"
         if kind == "HyperNode":
-            if how != "exactMatch":
-                yield Finding(path, obj=obj, message=(
-                    f"{where(obj, path)}: a HyperNode member selected by {how} is silently ignored (Volcano resolves "
-                    "HyperNode members by exactMatch only), so the subtree is cut off. Use exactMatch with the "
-                    "child's name."))
-            elif str(body.get("name")) not in by_name:
-                yield Finding(f"{path}.name", obj=obj, message=(
-                    f"{where(obj, f'{path}.name')}: child HyperNode {body.get('name')!r} does not exist in the stack or "
-                    "the given manifests; Volcano keeps an empty placeholder that never has capacity. Fix the "
-                    "name or add the child HyperNode."))
-            continue
+            continue   # selectors, unknown children: the graph's checks
         if how == "exactMatch":
             name = body.get("name")
             if not isinstance(name, str) or not name:
@@ -223,176 +242,90 @@ def _member_findings(obj: dict, by_name: dict[str, dict], inventory: dict[str, d
                     "matchLabels or matchExpressions."))
 
 
+# The policy's voice for each graph check: how to fix it in a manifest.
+_FIX = {"duplicate": "Rename one or drop the duplicate.", "unknown-child": "Fix the name or add the child HyperNode.",
+        "two-parents": "Keep one parent.", "cycle": "Break the cycle.",
+        "mixed-members": "Put the nodes under a leaf HyperNode.", "selector": "",
+        "empty": "List its Node or HyperNode members, or delete it.",
+        "tier-order": "Give the parent a higher tier.", "mixed-depth": "Give every leaf the lowest tier and each "
+        "parent its child's tier + 1 (the fabric accepts this only with trainstack:fabric.allowMixedDepth).",
+        "tier-name": "Use one tierName per tier.", "shared-node": "Put every node in exactly one leaf."}
+_FIELD = {"name": "metadata.name", "tier": "spec.tier", "tierName": "spec.tierName", "members": "spec.members"}
+
+
+def manifest_graph(every: list[dict], inventory: dict[str, dict]) -> tree.Graph:
+    """The HyperNode graph of manifests (``modules/semantics/hypernodes.py``); Node members resolve
+    against the stack's node inventory, when there is one."""
+    graph = tree.Graph(noun="HyperNode", inventory=list(inventory) if inventory else None, compress=hostlist.compress)
+    for obj in every:
+        members = []
+        for _, m in _members(obj):
+            sel = _selector(m)
+            given = [s for s in SELECTORS if s in sel]
+            how = given[0] if len(given) == 1 else ""
+            kind = str(m.get("type"))
+            if kind == "HyperNode":
+                child = as_dict(sel.get("exactMatch")).get("name") if how == "exactMatch" else None
+                members.append(tree.Member(kind, how, child=str(child) if child is not None else None))
+            elif kind == "Node":
+                members.append(tree.Member(kind, how, nodes=member_nodes(m, inventory) if inventory else ()))
+            else:
+                members.append(tree.Member(kind, how))
+        spec = as_dict(obj.get("spec"))
+        tier = as_int(spec.get("tier"))
+        tier_name = spec.get("tierName") if isinstance(spec.get("tierName"), str) else None
+        tier = tier if tier is not None and tier >= 1 else None
+        graph.add(tree.Vertex(_name(obj), tier, members, tier_name, ref=obj))
+    return graph
+
+
+def finding(graph: tree.Graph, problem: tree.Problem, obj: dict) -> Finding | NotChecked:
+    """A graph problem as a finding on the manifest path; a warning as a note."""
+    path = _FIELD[problem.field]
+    if problem.field == "members" and problem.member is not None:
+        path = f"spec.members[{problem.member}]"
+    if problem.level == tree.WARNING:
+        return NotChecked(f"{where(obj, path)}: {problem.message} (accepted: trainstack:fabric.allowMixedDepth is "
+                          "on)", obj=obj, path=path)
+    fix = _FIX.get(problem.check, "")
+    return Finding(path, obj=obj, message=f"{where(obj, path)}: {problem.message}." + (f" {fix}" if fix else ""))
+
+
+def _uncovered_note(problem: tree.Problem) -> NotChecked:
+    """Nodes in no leaf: documented as accepted (a render warning), so a note here, on the stack."""
+    return NotChecked(
+        f"{problem.message}. Accepted (a warning in render and validate): add them to a leaf switch of the stack's "
+        "fabric, or to a leaf HyperNode, if hard-topology jobs should use them; trainstack:fabric.fullCoverage: "
+        "true makes this an error", obj=None, path="trainstack:fabric")
+
+
 def _tree_valid(objects: list[dict], ctx: CheckContext) -> Iterator[Finding | NotChecked]:
     judged = {id(o) for o in objects}
     every = hypernodes(ctx.manifests or objects)
     if not every:
         return
     inventory = _node_labels(ctx.fabric)
-    by_name: dict[str, dict] = {}
-    copies: dict[str, list[dict]] = {}
+    graph = manifest_graph(every, inventory)
     for obj in every:
-        copies.setdefault(_name(obj), []).append(obj)
-        by_name.setdefault(_name(obj), obj)
-    for name, objs in sorted(copies.items()):
-        for obj in objs if len(objs) > 1 else ():
-            yield Finding("metadata.name", obj=obj, message=(
-                f"{where(obj, 'metadata.name')}: HyperNode {name!r} is defined {len(objs)} times (the stack and your "
-                "manifests, or two files); whichever is applied last replaces the others' members. Rename one or "
-                "drop the duplicate."))
-    tiers = {n: as_int(as_dict(o.get("spec")).get("tier")) for n, o in by_name.items()}
-    for name, obj in by_name.items():
-        if tiers[name] is None or tiers[name] < 1:
+        tier = as_int(as_dict(obj.get("spec")).get("tier"))
+        if tier is None or tier < 1:
             yield Finding("spec.tier", obj=obj, message=(
                 f"{where(obj, 'spec.tier')}: tier is {as_dict(obj.get('spec')).get('tier')!r}; HyperNode tiers are "
                 "integers from 1 (closest to the nodes) upwards. Set the tier."))
-        yield from _member_findings(obj, by_name, inventory)
-
-    # Parents, cycles and tier order, over HyperNode members that resolve.
-    parents: dict[str, list[tuple[str, int]]] = {}
-    children: dict[str, list[str]] = {n: [] for n in by_name}
-    for name, obj in by_name.items():
-        for i, member in _members(obj):
-            child = as_dict(_selector(member).get("exactMatch")).get("name")
-            if member.get("type") == "HyperNode" and isinstance(child, str) and child in by_name:
-                parents.setdefault(child, []).append((name, i))
-                children[name].append(child)
-    for child, owners in sorted(parents.items()):
-        if len({o for o, _ in owners}) < 2:
-            continue
-        for owner, i in owners:   # every parent involved: any of them may be the one a user adds
-            others = sorted({o for o, _ in owners} - {owner})
-            path = f"spec.members[{i}]"
-            yield Finding(path, obj=by_name[owner], message=(
-                f"{where(by_name[owner], path)}: HyperNode {child!r} also has parent {', '.join(map(repr, others))}; "
-                "Volcano refuses a second parent, marks its HyperNode cache not ready and stops scheduling every "
-                "topology-aware job in the cluster. Keep one parent."))
-    yield from _cycles(by_name, children)
-    for child, owners in parents.items():
-        for owner, i in owners:
-            pt, ct = tiers[owner], tiers[child]
-            if pt is not None and ct is not None and pt != ct + 1:
-                path = f"spec.members[{i}]"
-                yield Finding(path, obj=by_name[owner], message=(
-                    f"{where(by_name[owner], path)}: parent tier {pt} and child {child!r} tier {ct}; tiers must "
-                    "increase by exactly one from child to parent (Volcano's scoring and gradient search assume "
-                    f"it, and a gap makes highestTierAllowed mean different things in different subtrees). Set "
-                    f"the parent to tier {ct + 1}."))
-
-    # Leaves at the lowest tier, and tierName <-> tier one-to-one.
-    known_tiers = [t for t in tiers.values() if t is not None]
-    lowest = min(known_tiers) if known_tiers else None
-    for name, obj in by_name.items():
-        kinds = {str(m.get("type")) for _, m in _members(obj)}
-        if "Node" in kinds and "HyperNode" in kinds:
-            yield Finding("spec.members", obj=obj, message=(
-                f"{where(obj, 'spec.members')}: mixes Node and HyperNode members; its own nodes are then in no "
-                "lowest-tier HyperNode and hard-mode jobs never use them. Put the nodes under a leaf HyperNode."))
-        elif "Node" in kinds and lowest is not None and tiers[name] is not None and tiers[name] != lowest:
-            yield Finding("spec.tier", obj=obj, message=(
-                f"{where(obj, 'spec.tier')}: a leaf (it has Node members) at tier {tiers[name]}, above the lowest "
-                f"tier {lowest}; Volcano looks for a node's HyperNode only among lowest-tier ones, so these nodes "
-                "are unreachable for hard-mode jobs (volcano#5877). Give every leaf the lowest tier."))
-    by_tier_name: dict[str, dict[int, list[str]]] = {}
-    by_tier: dict[int, dict[str, list[str]]] = {}
-    for name, obj in by_name.items():
-        tier_name = as_dict(obj.get("spec")).get("tierName")
-        if isinstance(tier_name, str) and tier_name and tiers[name] is not None:
-            by_tier_name.setdefault(tier_name, {}).setdefault(tiers[name], []).append(name)
-            by_tier.setdefault(tiers[name], {}).setdefault(tier_name, []).append(name)
-    for tier_name, at in sorted(by_tier_name.items()):
-        if len(at) > 1:
-            majority = max(at, key=lambda t: (len(at[t]), -t))
-            for tier, names in sorted(at.items()):
-                if tier != majority:
-                    for n in names:
-                        yield Finding("spec.tierName", obj=by_name[n], message=(
-                            f"{where(by_name[n], 'spec.tierName')}: tierName {tier_name!r} is used at tiers "
-                            f"{sorted(at)}; Volcano resolves highestTierName to one of them at random "
-                            f"(\"Conflicting tiers\"). Use one tierName per tier."))
-    for tier, names_at in sorted(by_tier.items()):
-        if len(names_at) > 1:
-            majority = max(names_at, key=lambda n: (len(names_at[n]), n))
-            for tier_name, names in sorted(names_at.items()):
-                if tier_name != majority:
-                    for n in names:
-                        yield Finding("spec.tierName", obj=by_name[n], message=(
-                            f"{where(by_name[n], 'spec.tierName')}: tier {tier} is named both {majority!r} and "
-                            f"{tier_name!r}; highestTierName then means different things for the same tier. Use "
-                            "one name per tier."))
-
-    # Against the node inventory: every node in exactly one leaf.
-    if not inventory:
-        return
-    placed: dict[str, list[str]] = {}
-    unknown = []
-    for name, obj in by_name.items():
-        nodes, known = node_members(obj, inventory)
-        if not known:
-            unknown.append(name)
-        for node in nodes:
-            placed.setdefault(node, []).append(name)
-    shared: dict[str, list[str]] = {}
-    for node, leaves in placed.items():
-        if len(leaves) > 1:
-            for leaf in leaves:   # every leaf involved: any of them may be the one a user adds
-                others = sorted(set(leaves) - {leaf})
-                shared.setdefault(leaf, []).append(f"{node} (also in {', '.join(others)})")
-    for leaf, nodes in sorted(shared.items()):
-        nodes = sorted(nodes)
-        shown = ", ".join(nodes[:5]) + (f" and {len(nodes) - 5} more" if len(nodes) > 5 else "")
-        yield Finding("spec.members", obj=by_name[leaf], message=(
-            f"{where(by_name[leaf], 'spec.members')}: {len(nodes)} of its node(s) are also in other leaf HyperNodes: "
-            f"{shown}; Volcano picks one leaf per node at random, so placement and scores change from run to "
-            "run. Put every node in exactly one leaf."))
-    if unknown:
-        yield NotChecked(f"HyperNodes {', '.join(sorted(unknown)[:5])} select nodes by label and the node labels are "
+        yield from _member_findings(obj, inventory)
+    accept = bool(getattr(ctx.fabric, "mixed_depth", False))
+    for problem in tree.problems(graph, accept_mixed_depth=accept):
+        if problem.check == "uncovered":
+            if any(id(o) in judged for o in every):
+                yield _uncovered_note(problem)
+        elif problem.check == "duplicate":
+            yield from (finding(graph, problem, v.ref) for v in graph.copies[problem.vertex])
+        else:
+            yield finding(graph, problem, graph.vertices[problem.vertex].ref)
+    if inventory and not tree.coverage_known(graph):
+        unknown = sorted(v.name for v in graph.vertices.values() if any(m.nodes is None for _, m in v.node_members))
+        yield NotChecked(f"HyperNodes {', '.join(unknown[:5])} select nodes by label and the node labels are "
                          "unknown, so whether every node is in exactly one leaf was not checked")
-        return
-    missing = sorted(n for n in inventory if n not in placed)
-    judged_leaf = next((o for o in every if id(o) in judged), None)
-    if missing and judged_leaf is not None:
-        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
-        yield Finding("spec.members", obj=judged_leaf, message=(
-            f"{where(judged_leaf, 'spec.members')}: {len(missing)} node(s) of the stack's inventory are in no leaf "
-            f"HyperNode: {shown}; hard-mode jobs never use them. Add them to a leaf (trainstack's fabric module "
-            "does this for every node)."))
-
-
-def _cycles(by_name: dict[str, dict], children: dict[str, list[str]]) -> Iterator[Finding]:
-    state: dict[str, int] = {}
-    reported: set[frozenset] = set()
-    for start in sorted(by_name):
-        stack: list[tuple[str, int]] = [(start, 0)]
-        path: list[str] = []
-        while stack:
-            node, i = stack.pop()
-            if i == 0:
-                if state.get(node) == 2:
-                    continue
-                state[node] = 1
-                path.append(node)
-            kids = children.get(node, [])
-            if i < len(kids):
-                stack.append((node, i + 1))
-                kid = kids[i]
-                if state.get(kid) == 1 and kid in path:
-                    loop = path[path.index(kid):]
-                    key = frozenset(loop)
-                    if key not in reported:
-                        reported.add(key)
-                        for name in sorted(loop):   # every member: any of them may be the user's
-                            anchor = by_name[name]
-                            yield Finding("spec.members", obj=anchor, message=(
-                                f"{where(anchor, 'spec.members')}: HyperNodes form a cycle "
-                                f"({' -> '.join(loop + [kid])}); Volcano reports \"cyclic dependency detected\", "
-                                "marks its HyperNode cache not ready and stops scheduling every topology-aware job. "
-                                "Break the cycle."))
-                elif state.get(kid) != 2 and state.get(kid) != 1:
-                    stack.append((kid, 0))
-            else:
-                state[node] = 2
-                path.pop()
 
 
 # --- topology-source-exclusive ----------------------------------------------------------------
@@ -467,7 +400,8 @@ RULES = (
         description="HyperNodes from any source (the fabric, discovery, user manifests) form a tree Volcano can use: "
                     "members resolvable with exactly one selector, one parent, no cycles, tiers increasing by one, "
                     "leaves at the lowest tier, regex/label selectors only on Node members, labelMatch non-empty, "
-                    "RE2 regexes, tierName and tier one-to-one, and each known node in exactly one leaf.",
+                    "RE2 regexes, tierName and tier one-to-one, and each known node in at most one leaf (a node "
+                    "in no leaf is a note, as render warns; modules/semantics/hypernodes.py holds the checks).",
         why="Volcano's webhook only rejects empty members and uncompilable regexes. A second parent or a cycle "
             "makes the scheduler's HyperNode cache not ready and stops every topology-aware job in the cluster; "
             "HyperNode members selected by regex or label are silently ignored; an empty labelMatch matches no "

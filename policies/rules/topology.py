@@ -4,7 +4,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Iterator
 
-from modules.simulate.capacity import pods_per_node, reachable_pool_counts, smallest_fitting_domain
+from modules.semantics.capacity import pods_per_node, reachable_pool_counts, smallest_fitting_domain
 
 from ..framework import (MANDATORY, CheckContext, Finding, NotChecked, Rule, annotations, as_dict, as_int,
                          as_list, meta, resource_id, where)

@@ -77,7 +77,7 @@ def test_nccl_change_names_the_configmaps_and_the_new_findings(both):
     assert all(c["fields"] == [{"path": "data.NCCL_DEBUG", "before": "WARN", "after": "INFO"}] for c in changed)
     added = prod["findings"]["added"]
     assert {f["rule"] for f in added} == {"nccl-debug-production"}
-    assert {f["resource"] for f in added} == {c["key"] for c in changed}
+    assert {f["resource"].removeprefix("v1/") for f in added} == {c["key"] for c in changed}   # ids carry apiVersion
     assert prod["findings"]["removed"] == [] and not prod.get("fabric", {}).get("changed")
 
 

@@ -10,7 +10,7 @@ import pytest
 from modules.core.bundle import queues_named
 from modules.core.config import build_stack, load_project, load_stack, pulumi_config_map
 from modules.core.errors import ConfigError
-from modules.core.mocks import run_program
+from modules.core.preview_engine import run_program
 from modules.core.output import bundle_files
 from modules.core.pulumi_adapter import component_type, module_outputs
 from modules.core.render import render

@@ -9,7 +9,7 @@ import pytest
 
 from modules.core.bundle import ChartRelease, Overlay, Prerequisite, Resource
 from modules.core.config import load_project, load_stack, pulumi_config_map
-from modules.core.mocks import run_program
+from modules.core.preview_engine import run_program
 from modules.core.output import bundle_files, stale_files
 from modules.core.render import render
 from tests.support import crds

@@ -126,7 +126,7 @@ CASES = [
     ("option of another source", ({"source": "generated", "switches": {"a": {"nodes": ["n1"]}}}, {}),
      STACK, "trainstack:fabric.switches", "is read only with source inline, not generated"),
     ("generated duplicate leaf names", generated(leafName="leaf"),
-     STACK, "trainstack:fabric.generated.leafName", "switch 'leaf' is declared twice"),
+     STACK, "trainstack:fabric.generated.leafName", "switch 'leaf' is declared 4 times"),
     ("generated bad placeholder", generated(nodeName="gpu-{x}"),
      STACK, "trainstack:fabric.generated.nodeName", "expected a name pattern using only {n}, {leaf}, {pod}, {i}"),
     ("generated invalid node names", generated(nodeName="GPU_{n}"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from modules.fabric.model import k8s_name
-from modules.simulate.capacity import pods_fitting, smallest_fitting_domain
+from modules.semantics.capacity import pods_fitting, smallest_fitting_domain
 from tests.fabric.helpers import build
 
 TWO_POOLS = {

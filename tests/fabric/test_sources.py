@@ -7,7 +7,7 @@ import pytest
 
 from modules.core.config import load_project, load_stack
 from modules.core.render import render
-from modules.simulate.capacity import smallest_fitting_domain
+from modules.semantics.capacity import smallest_fitting_domain
 from tests.fabric.helpers import build, check_tree, project, topograph_dir
 from tests.support.cli import ROOT, run
 from tests.support.crds import validate_cr

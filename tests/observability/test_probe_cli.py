@@ -1,6 +1,7 @@
 """`trainstack probe` for real: two gloo ranks on this machine, as a user runs it."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -8,23 +9,12 @@ import sys
 import pytest
 
 from modules.probe import runtime
-from tests.support.cli import run, run_process
+from tests.support.cli import run
 
 from .support import promtool
 
-import importlib.util
-
 if importlib.util.find_spec("torch") is None:   # find_spec: no need to import torch in the test process
     pytest.skip("the probe needs torch: pip install 'trainstack[probe]'", allow_module_level=True)
-
-
-@pytest.fixture(scope="module")
-def probe_run(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("probe")
-    result = run_process("probe", "--nproc", "2", "--backend", "gloo", "--sizes", "1MiB,4MiB", "--iters", "3",
-                         "--warmup", "1", "--collectives", "all_reduce,all_gather,reduce_scatter,sendrecv,broadcast",
-                         "--json", str(folder / "out.json"), "--prom", str(folder / "out.prom"), timeout=240)
-    return result, folder
 
 
 def test_probe_exits_0_and_prints_a_table(probe_run):

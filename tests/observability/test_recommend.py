@@ -11,7 +11,7 @@ from modules.core.context import RenderContext
 from modules.core.errors import ConfigError
 from modules.fabric.model import build_fabric
 from modules.probe import recommend as rec
-from modules.probe import runtime
+from modules.probe import results, runtime
 from tests.support.cli import run
 
 from .support import FIXTURES, SHIPPED, bundle, stack
@@ -80,7 +80,7 @@ def test_fit_recovers_known_latency_and_bandwidth():
 
 def test_fit_of_gloo_results_says_what_they_are():
     fabric = bundle("prod").fabric
-    fitted, notes = rec.tier_models(fabric, rec.load_results(str(RECORDED)))
+    fitted, notes = rec.tier_models(fabric, results.read(str(RECORDED)))
     assert fitted[0].source == "measured" and "backend gloo" in fitted[0].detail
     assert [m.source for t, m in sorted(fitted.items()) if t] == ["fabric links"] * 3
     assert any("gloo on CPUs" in n for n in notes)
@@ -91,7 +91,7 @@ def test_exposition_text_is_read_like_json(tmp_path):
     path = tmp_path / "pushgateway.txt"
     path.write_text(runtime.exposition(records, "spine", 1.0, "nccl").replace(
         '{tier="spine"', '{instance="",job="trainstack-probe",tier="spine"'))
-    loaded = rec.load_results(str(path))
+    loaded = results.read(str(path))
     assert [(r["bytes"], r["world_size"], r["nodes"], r["tier"], r["backend"]) for r in loaded] == [
         (MIB, 16, 2, "spine", "nccl"), (GIB, 16, 2, "spine", "nccl")]
     assert [r["time_s"] for r in loaded] == [r["time_s"] for r in records]
@@ -144,7 +144,7 @@ def test_recommendations_are_always_valid(name, params, nodes, dtype):
     pool = next(p for p in fabric.pools.values() if p.gpus)
     gpus = min(nodes * pool.gpus, fabric.largest_domain(fabric.highest_tier).gpus)
     try:
-        result = rec.recommend(s, fabric, rec.load_results(str(RECORDED)), params, gpus, dtype, None)
+        result = rec.recommend(s, fabric, results.read(str(RECORDED)), params, gpus, dtype, None)
     except ConfigError as err:   # too few GPUs for the model: a clear error, never a crash
         assert "--gpus" in str(err) and "more than" in str(err)
         return
@@ -159,7 +159,7 @@ def test_recommendations_are_always_valid(name, params, nodes, dtype):
 # --- the command --------------------------------------------------------------------------------
 
 def test_recommend_on_recorded_results_is_stable_and_explained():
-    args = ("recommend", "prod", "--probe", str(RECORDED), "--model-size", "70B", "--gpus", "1024")
+    args = ("recommend", "prod", "--probe", str(RECORDED), "--model-size", "70B", "--gpus", "1024", "--accept-cpu")
     first, second = run(*args), run(*args)
     assert first.code == 0, first.err
     assert first.out == second.out
@@ -170,7 +170,8 @@ def test_recommend_on_recorded_results_is_stable_and_explained():
 
 
 def test_recommend_json_output():
-    result = run("recommend", "staging", "--probe", str(RECORDED), "--model-size", "7B", "--format", "json")
+    result = run("recommend", "staging", "--probe", str(RECORDED), "--model-size", "7B", "--format", "json",
+                 "--accept-cpu")
     assert result.code == 0, result.err
     doc = json.loads(result.out)
     assert doc["layout"]["tp"] * doc["layout"]["pp"] * doc["layout"]["dp"] == doc["gpus"]
@@ -180,12 +181,13 @@ def test_recommend_json_output():
 
 @pytest.mark.parametrize("args, words", [
     (("--model-size", "big"), "--model-size: expected a parameter count"),
+    (("--model-size", "70"), "--model-size: expected a parameter count with a unit"),
     (("--gpus", "12"), "--gpus: expected a whole number of 8-GPU nodes"),
     (("--gpus", "999999"), "--gpus"),
     (("--gpus", "8", "--model-size", "1T"), "more than 8"),
 ])
 def test_bad_arguments_are_one_line_errors(args, words):
-    result = run("recommend", "prod", "--probe", str(RECORDED), *args)
+    result = run("recommend", "prod", "--probe", str(RECORDED), "--accept-cpu", *args)
     assert result.code == 2 and words in result.err and len(result.err.strip().splitlines()) == 1
 
 
@@ -201,7 +203,7 @@ def test_results_for_unknown_tiers_are_reported(tmp_path):
     records = synthetic("rack", 16, 2, 3e-6, 1e-5, 100.0)
     path = tmp_path / "r.json"
     path.write_text(json.dumps(records))
-    fitted, notes = rec.tier_models(build_fabric(RenderContext(stack("dev"))), rec.load_results(str(path)))
+    fitted, notes = rec.tier_models(build_fabric(RenderContext(stack("dev"))), results.read(str(path)))
     assert any("'rack' ignored" in n for n in notes)
     assert all(m.source == "fabric links" for m in fitted.values())
 

@@ -4,7 +4,7 @@ import re
 import pytest
 
 from modules.core.config import pulumi_config_map
-from modules.core.mocks import run_program
+from modules.core.preview_engine import run_program
 from modules.core.render import render
 from tests.support.cli import ROOT
 

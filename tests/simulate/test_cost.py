@@ -1,11 +1,8 @@
 """The alpha-beta cost model against reference/nccl.md §5 and the probe fit."""
-import json
-
 import pytest
 
-from modules.core.errors import ConfigError
 from modules.fabric.model import Link
-from modules.simulate.cost import allreduce_seconds, fit_links, link_for, load_probe
+from modules.simulate.cost import allreduce_seconds, fit_links, link_for
 
 GiB, MiB = 2**30, 2**20
 # The worked example of nccl.md §5: g = 8, NVLink 370 GB/s and 3.4 us, one 48 GB/s NIC per GPU
@@ -68,16 +65,6 @@ def test_fit_recovers_alpha_and_beta_per_tier():
 def test_fit_with_one_size_gives_bandwidth_only():
     links = fit_links([{"collective": "all_reduce", "bytes": GiB, "world_size": 2, "time_s": GiB / 10e9, "tier": 2}])
     assert links[2].latency_us == 0 and links[2].bandwidth_gbps == pytest.approx(10)
-
-
-def test_probe_file_errors_name_the_record(tmp_path):
-    path = tmp_path / "probe.json"
-    path.write_text(json.dumps({"results": [{"bytes": 1, "world_size": 2, "time_s": "slow", "tier": 1}]}))
-    with pytest.raises(ConfigError, match=r"probe.json: \[0\].time_s: expected a positive number"):
-        load_probe(path, "probe.json")
-    path.write_text("{not json")
-    with pytest.raises(ConfigError, match="expected JSON probe results"):
-        load_probe(path, "probe.json")
 
 
 def test_partitions_reduce_inside_first_then_the_shards_cross():

@@ -4,7 +4,7 @@ from decimal import Decimal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from modules.simulate.capacity import smallest_fitting_domain
+from modules.semantics.capacity import smallest_fitting_domain
 from modules.simulate.cluster import TOP, units
 from modules.simulate.engine import simulate
 from modules.simulate.jobs import TOP_NAME, Job, Partition, Pod, Topology, effective

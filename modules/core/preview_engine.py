@@ -1,16 +1,18 @@
-"""Run the Pulumi program under ``pulumi.runtime.set_mocks`` and record what it registers.
+"""The engine side of ``trainstack preview`` (production code, not a test helper): run the Pulumi
+program under ``pulumi.runtime.set_mocks`` and record what it registers.
 
-Used by the tests (registered inputs must equal the rendered manifests) and by
-``trainstack preview``, which sends the registrations to the real policy pack over gRPC.
+``trainstack preview`` sends the registrations to the real policy pack over gRPC; the tests use
+it too (registered inputs must equal the rendered manifests).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pulumi
 from pulumi.runtime.mocks import MockMonitor
+
+from .wire import plain
 
 STACK_PREFIX = "pulumi:pulumi:Stack$"
 
@@ -18,17 +20,6 @@ STACK_PREFIX = "pulumi:pulumi:Stack$"
 def engine_urn(urn: str) -> str:
     """Mock URNs put the Stack into the type chain; the engine does not. Strip it."""
     return urn.replace(STACK_PREFIX, "")
-
-
-def plain(value: Any) -> Any:
-    """Struct values come back with every number as a float; give integral ones back as ints."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [plain(v) for v in value]
-    return value
 
 
 @dataclass

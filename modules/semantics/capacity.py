@@ -1,5 +1,6 @@
-"""How many pods fit where: the capacity logic shared by the simulator and the
-``topology-satisfiable`` policy.
+"""How many pods fit where: the capacity logic shared by the renderers (``modules/volcano``), the
+``topology-satisfiable`` policy and the simulator. It sits below the capabilities: it reads a
+``Fabric`` but imports none of them.
 
 A pod fits on a node when every resource it requests is available there; a gang fits in a
 HyperNode (switch) when the nodes below it can hold all its pods, packing several per node.
@@ -10,16 +11,22 @@ and are reachable only through the virtual cluster-top. ``reachable_only=True`` 
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from decimal import Decimal
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
-from modules.core.quantity import parse_quantity
-from modules.fabric.model import Domain, Fabric, NodePool
+if TYPE_CHECKING:
+    from modules.fabric.model import Fabric, NodePool
 
 
-def requests_of(resources: Mapping[str, object]) -> dict[str, Decimal]:
-    """Parse a container-style resource map (``{"cpu": "4", "nvidia.com/gpu": 8}``); bad values raise ValueError."""
-    return {str(name): parse_quantity(value) for name, value in resources.items()}
+@dataclass(frozen=True)
+class Domain:
+    """The biggest place a gang can live at a tier: a switch with its node and GPU counts."""
+
+    switch: str
+    tier: int
+    nodes: int
+    gpus: int
 
 
 UNBOUNDED = 1_000_000          # a pod that requests nothing: only pod limits would bound it
@@ -38,7 +45,7 @@ def count_fitting(free: Mapping[str, Decimal], per_pod: Mapping[str, Decimal]) -
     return best
 
 
-def pods_per_node(pool: NodePool, per_pod: Mapping[str, Decimal],
+def pods_per_node(pool: "NodePool", per_pod: Mapping[str, Decimal],
                   used: Mapping[str, Decimal] | None = None) -> int:
     """How many such pods one node of the pool can hold (after ``used`` is taken)."""
     allocatable = pool.allocatable()
@@ -51,19 +58,19 @@ def reachable_leaf_tier(fabric: Fabric) -> int | None:
     return fabric.reachable_leaf_tier
 
 
-def reachable_pool_counts(fabric: Fabric, switch: str) -> dict[str, int]:
+def reachable_pool_counts(fabric: "Fabric", switch: str) -> dict[str, int]:
     """Nodes of each pool below ``switch`` that Volcano reaches through the lowest tier (cached per fabric)."""
     return fabric.reachable_pool_counts(switch)
 
 
-def pods_fitting(fabric: Fabric, switch: str, per_pod: Mapping[str, Decimal], *,
+def pods_fitting(fabric: "Fabric", switch: str, per_pod: Mapping[str, Decimal], *,
                  reachable_only: bool = False) -> int:
     """Pods with these requests that the empty nodes below ``switch`` can hold."""
     counts = reachable_pool_counts(fabric, switch) if reachable_only else fabric.pool_counts(switch)
     return sum(count * pods_per_node(fabric.pools[pool], per_pod) for pool, count in counts.items())
 
 
-def smallest_fitting_domain(fabric: Fabric, pods: int, per_pod: Mapping[str, Decimal],
+def smallest_fitting_domain(fabric: "Fabric", pods: int, per_pod: Mapping[str, Decimal],
                             highest_tier: int, *, reachable_only: bool = False) -> Domain | None:
     """The tightest HyperNode at tier <= ``highest_tier`` that holds the whole gang on empty nodes.
 
