@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from .loader import ENV_DIR
+from .loader import ENV_CACHE, ENV_CRDS, ENV_DIR
 
 
 def add_dir_option(parser: argparse.ArgumentParser) -> None:
@@ -14,9 +14,13 @@ def add_dir_option(parser: argparse.ArgumentParser) -> None:
 
 
 def apply_dir_option(args: argparse.Namespace) -> None:
-    """The option wins over the environment; the pack's process inherits it."""
+    """The option wins over the environment; the pack's process inherits it. Paths become absolute
+    here: the pack runs in its own folder."""
     if getattr(args, "admission_dir", None):
-        os.environ[ENV_DIR] = os.path.abspath(args.admission_dir)
+        os.environ[ENV_DIR] = args.admission_dir
+    for key in (ENV_DIR, ENV_CRDS, ENV_CACHE):
+        if os.environ.get(key):
+            os.environ[key] = os.path.abspath(os.environ[key])
 
 
 def cmd_admission(args: argparse.Namespace, project) -> int:
