@@ -51,7 +51,6 @@ KNOWN = BUILTINS | set(FUNCTIONS)
 MEMO_SIZE = 4096
 NO_OLD_SELF = cel.OptionalValue.none()   # what an optionalOldSelf rule sees on create
 NO_VARIABLES: dict = {}
-VARIABLES_PROVIDED = ("object", "oldObject", "request", "params", "namespaceObject", "variables", "self", "oldSelf")
 
 
 @dataclass(frozen=True)
@@ -428,11 +427,6 @@ class RuleSet:
         ns = _meta(obj).get("namespace")
         ns = ns if isinstance(ns, str) else None
         return Target(obj, group, version, kind, resource, namespaces.get(ns) if ns else None)
-
-    def kinds(self) -> set[tuple[str, str]]:
-        """(group, kind) pairs some rule could match: everything else is skipped cheaply."""
-        out = {(c["group"], c["kind"]) for c in self.index.crds if c["rules"]}
-        return out
 
     def applicable(self, target: Target) -> list[dict]:
         key = (target.group, target.version, target.resource)

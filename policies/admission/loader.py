@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
-import io
 import json
 import os
 import tarfile
@@ -228,6 +227,8 @@ def load_index(loc: Location | None = None) -> Index:
         data = {"policies": extract_policies(policy_documents(loc.policies), pins) if loc.policies else [],
                 "crds": extract_crd_rules(loc.crds, pins) if loc.crds else []}
         try:   # a read-only home only costs the extraction next time
+            if not data["policies"] and not data["crds"]:
+                raise OSError("nothing to remember")
             cached.parent.mkdir(parents=True, exist_ok=True)
             tmp = cached.with_suffix(f".{os.getpid()}.tmp")
             tmp.write_text(json.dumps(data), encoding="utf-8")

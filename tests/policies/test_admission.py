@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import tarfile
 from pathlib import Path
 
@@ -18,7 +17,6 @@ import yaml
 
 from modules.core.config import load_project, load_stack, pulumi_config_map
 from modules.core.render import render
-from policies.admission import k8s_functions as kf
 from policies.admission.engine import Denial, RuleSet, Skipped, apply_patch, compile_expr, rewrite_jsonpatch
 from policies.admission.loader import Index, Location, load_index, locate
 from policies.framework import CheckContext
