@@ -13,6 +13,7 @@ from modules.core.errors import ConfigError
 COMMANDS = (
     "modules.core.commands",
     "policies.commands",
+    "policies.admission.commands",
     "modules.probe.commands",
     "modules.fabric.commands",
     "modules.simulate.commands",

@@ -77,11 +77,13 @@ def cmd_preview(args: argparse.Namespace, project: Project) -> int:
 
 
 def preview(args: argparse.Namespace, project: Project) -> int:
+    from .admission.commands import apply_dir_option
     from .checking import skipped_notes
     from .driver import PackError
     from .inputs import load
     from .report import FORMATS
 
+    apply_dir_option(args)
     loaded = load(args.manifests or [])
     user, sources = loaded.objects, loaded.sources
     results = {}
@@ -109,4 +111,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     add_stack_args(p)
     p.add_argument("--manifests", nargs="+", metavar="PATH", help="also send these YAML files or folders to the pack")
     p.add_argument("--format", default="text", choices=sorted(FORMATS), help="report format")
+    from .admission.commands import add_dir_option
+
+    add_dir_option(p)
     p.set_defaults(run=cmd_preview)

@@ -136,7 +136,9 @@ def render() -> str:
                 "**Settings.**", "", *_settings(rule)]
     from .rules.trainer_admission import DOCS as TRAINER_ADMISSION
     out += ["", TRAINER_ADMISSION.rstrip()]
-    return "\n".join(out) + "\n"
+    from .admission.docs import SECTION
+
+    return "\n".join(out) + "\n" + SECTION
 
 
 def main(argv: list[str] | None = None) -> int:

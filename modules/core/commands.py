@@ -106,8 +106,10 @@ def load_manifests(paths: list[str]) -> tuple[list[dict], dict[int, str]]:
 
 
 def cmd_check(args: argparse.Namespace, project: Project) -> int:
+    from policies.admission.commands import apply_dir_option
     from policies.checking import cmd_check as check
 
+    apply_dir_option(args)
     return check(args, project)
 
 
@@ -136,6 +138,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     from policies.report import FORMATS
 
     p.add_argument("--format", default="text", choices=sorted(FORMATS), help="report format")
+    from policies.admission.commands import add_dir_option
+
+    add_dir_option(p)
     p.set_defaults(run=cmd_check)
 
     p = sub.add_parser("validate", parents=[common], help="validate the stack's configuration only")

@@ -162,7 +162,9 @@ def values(ctx: RenderContext, version: str) -> dict:
 
 
 def _sorted(resources: dict) -> dict:
-    return {name: resources[name] for name in sorted(resources)}
+    """Amounts as quantity strings ("4096", not 4096): Volcano's queue admission policy calls
+    quantity() on them, which takes strings only, so a bare integer fails the Queue's create."""
+    return {name: str(resources[name]) for name in sorted(resources)}
 
 
 def _check_shares(ctx: RenderContext, path: str, q: dict) -> None:

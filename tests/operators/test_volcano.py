@@ -89,9 +89,10 @@ def test_queues_per_tenant_differ_per_stack():
     names = {n: sorted(q["metadata"]["name"] for q in of_kind(shipped_bundle(n), "Queue")) for n in STACKS}
     assert names == {"dev": ["dev"], "staging": ["team-a", "team-b"], "prod": ["batch", "production", "research"]}
     production = [q for q in of_kind(shipped_bundle("prod"), "Queue") if q["metadata"]["name"] == "production"][0]
-    assert production["spec"] == {"weight": 6, "reclaimable": False, "capability": {"nvidia.com/gpu": 6144},
-                                  "deserved": {"nvidia.com/gpu": 4096},
-                                  "guarantee": {"resource": {"nvidia.com/gpu": 2048}}, "priority": 100}
+    # amounts as quantity strings: Volcano's queue policy calls quantity() on them (strings only)
+    assert production["spec"] == {"weight": 6, "reclaimable": False, "capability": {"nvidia.com/gpu": "6144"},
+                                  "deserved": {"nvidia.com/gpu": "4096"},
+                                  "guarantee": {"resource": {"nvidia.com/gpu": "2048"}}, "priority": 100}
 
 
 def test_prod_is_highly_available():
@@ -152,7 +153,7 @@ def test_deserved_between_guarantee_and_capability_renders_and_a_mixed_resource_
                                                 "deserved": {"nvidia.com/gpu": 32, "cpu": 64},
                                                 "capability": {"nvidia.com/gpu": 32}}]})
     (q,) = of_kind(render(stack), "Queue")
-    assert q["spec"]["deserved"] == {"cpu": 64, "nvidia.com/gpu": 32}
+    assert q["spec"]["deserved"] == {"cpu": "64", "nvidia.com/gpu": "32"}   # quantity strings for quantity()
 
 
 def test_share_plugin_is_capacity_with_gang_eviction_or_shares_else_proportion():

@@ -1,0 +1,21 @@
+"""Upstream's admission rules (Volcano's admission policies, CRD `x-kubernetes-validations`),
+loaded from artifacts on disk and evaluated with CEL. See docs/policies.md, `upstream-admission`."""
+from __future__ import annotations
+
+import os
+
+from .engine import Denial, RuleSet, Skipped
+from .loader import ENV_CRDS, ENV_DIR, load_index, locate
+
+_CACHE: dict[tuple, RuleSet] = {}
+
+
+def rules() -> RuleSet:
+    """The rule set for the current environment, built once per process (and per folder setting)."""
+    key = (os.environ.get(ENV_DIR), os.environ.get(ENV_CRDS), os.environ.get("TRAINSTACK_CACHE_DIR"))
+    if key not in _CACHE:
+        _CACHE[key] = RuleSet(load_index(locate()))
+    return _CACHE[key]
+
+
+__all__ = ["Denial", "RuleSet", "Skipped", "rules", "load_index", "locate"]

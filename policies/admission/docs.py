@@ -1,0 +1,91 @@
+"""The "Upstream admission rules" section of docs/policies.md (policies/docs.py appends it)."""
+from __future__ import annotations
+
+SECTION = """
+## Upstream admission rules
+
+Rule [`upstream-admission`](#upstream-admission) runs upstream's own admission rules, in every runner
+(`trainstack check`, the CrossGuard pack, `trainstack preview`), on each rendered object and each
+`--manifests` object whose kind they match:
+
+| upstream | release | what | read from |
+|---|---|---|---|
+| Volcano | v1.15.1 (the stack's `volcano.version` default) | ValidatingAdmissionPolicies `queue-`, `job-`, `podgroup-`, `pod-`, `hypernode-`, `jobflow-validation-policy`; MutatingAdmissionPolicies `volcano-job-`, `volcano-queue-`, `volcano-podgroup-`, `volcano-pod-mutation-policy` (their defaults are applied first) | the chart's `policy/*.yaml` |
+| Volcano | v1.15.1 | CRD `x-kubernetes-validations` (HyperNode member selectors) | `config/crd/volcano/bases/` |
+| Kubeflow Trainer | v2.3.0 | CRD rules of TrainJob, TrainingRuntime, ClusterTrainingRuntime | `manifests/base/crds/` |
+| JobSet | v0.12.0 (Trainer 2.3's) | CRD rules of JobSet | `config/components/crd/bases/` |
+| Training Operator | v1.9.4 | CRD rules of PyTorchJob, TFJob, MPIJob, XGBoostJob (transition rules only) | `manifests/base/crds/` |
+| prometheus-operator | v0.93.0 | CRD rules of PrometheusRule, ServiceMonitor, PodMonitor (none at this release) | `example/prometheus-operator-crd/` |
+
+A finding quotes upstream's message, names the policy (with release and file) or the CRD and its
+rule, gives the field path (a CRD rule's own path; for a policy, which has none, the fields its
+expression reads) and says that the API server refuses the object at create.
+
+**Where the rules come from.** Never from this repository: trainstack reads them from artifacts.
+
+1. `--admission-dir DIR` (on `check`, `preview` and `admission`) or `$TRAINSTACK_ADMISSION_DIR`: an
+   offline folder for air-gapped use. Volcano's policies are `DIR/volcano/*.yaml` (the chart's
+   `policy/` files) or a Volcano chart archive anywhere below `DIR` (`*.tgz`; its `*/policy/*.yaml`
+   members are read). CRDs come from `$TRAINSTACK_CRD_DIR`, else `DIR/crds/`.
+2. Otherwise the cache, `$TRAINSTACK_CACHE_DIR/admission` (default `~/.cache/trainstack/admission`),
+   which `trainstack admission fetch` fills from the pinned sources in `policies/admission/sources.yaml`:
+   each file's upstream URL at its release tag and its sha256. A download whose sha256 differs is
+   refused and nothing of it is written; `file://` URLs work for mirrors. (The pins are of the
+   individual files, byte-identical to the chart archive's `policy/` members: the chart archive's own
+   digest could not be recorded offline. Sources may also name an archive with its sha256; the
+   fetcher then extracts the listed members.)
+
+`trainstack admission show` lists what was found. Every file is recognised by its sha256, so a
+finding names the release (`unpinned` for a file that matches no pin; it is still evaluated).
+Extracting the rules parses several MB of CRDs, so the extracted index is cached (keyed by the
+files' paths, sizes and modification times): the first run after a change costs 1-4 s, later runs
+about 0.1-0.2 s (see docs/benchmarks.md). The test suite reads `../shared/admission/` and
+`../shared/crds/`.
+
+**When the rules cannot be loaded**, the run reports one note (`not checked`), naming the folder it
+looked in and how to fill it; it never passes as if they had been evaluated. Runs whose objects no
+upstream rule could match (no Volcano, Trainer, JobSet, Kubeflow, monitoring kind, no Pod) need no
+note.
+
+**Semantics**, as the API server at `CREATE`: mutating policies first (JSONPatch mutations; their
+`JSONPatch{...}` values and `jsonpatch.escapeKey`), then the CRD's rules, then validating policies;
+`matchConstraints` and the binding's `matchResources` (group, version, resource, operation,
+excludeResourceRules, label selectors), `matchConditions`, `variables` in order, `messageExpression`
+before `message`; `request.operation` is `"CREATE"`, `oldObject` null; `namespaceObject` is the
+stack's Namespace object when it renders one, else null. An expression that fails at run time (a
+missing field, a function given the wrong type) denies the request, as `failurePolicy: Fail` does.
+Resource quantities are what the object holds: an int-or-string field written as a number reaches
+CEL as an int, and `quantity()` has no int overload, so Volcano's queue policy denies a Queue whose
+`capability`/`deserved`/`guarantee` amounts are bare integers (write `"16"`, not `16`). Each
+expression is compiled once per process; results are remembered per object content.
+
+The CEL evaluator is the `common-expression-language` package (Rust `cel` crate); the Kubernetes
+libraries the rules call are implemented in `policies/admission/k8s_functions.py`: `quantity`,
+`isQuantity` and a quantity's `compareTo`, `isLessThan`, `isGreaterThan`, `add`, `sub`,
+`asInteger`, `isInteger`, `asApproximateFloat`, `sign`; strings `split`, `join`, `replace`,
+`lowerAscii`, `upperAscii`, `substring`, `charAt`, `trim`, `indexOf`, `lastIndexOf`, `format`;
+lists `sum`, `isSorted`, `min`, `max`, `slice`; regex `find`, `findAll` (and CEL's `matches`);
+`format.dns1123Label()`, `dns1123Subdomain()`, `dns1035Label()`, `qualifiedName()`, `labelValue()`
+with `.validate(s)` (an optional list of errors); `jsonpatch.escapeKey`.
+
+**Not evaluated, and why.**
+
+- Rules that cannot be compiled or call a function trainstack does not implement become a note
+  naming the rule, never a crash. With the pinned releases there are none: every expression of
+  the files above compiles and uses only the functions listed (the test suite asserts it).
+- Transition rules (those reading `oldSelf`) run only on update: the immutability rules of JobSet,
+  (Cluster)TrainingRuntime and TrainJob fields and the Training Operator's
+  `runPolicy.schedulingPolicy.queue`. `optionalOldSelf` rules run with `oldSelf` absent.
+- Validations guarded by `request.operation` for `UPDATE` or `DELETE` (job task count and queue
+  changes, deleting the `default`/`root` queue) pass on create, as on the API server.
+- Expressions reading `authorizer` (the requester's permissions) and policies with `paramKind`
+  (parameter objects): unknown before apply; a note if ever matched.
+- A mutation that fails is skipped, not reported: the chart installs the MutatingAdmissionPolicies
+  only with `map_enable` (off by default), and its mutating webhooks set the same defaults.
+  ApplyConfiguration mutations are not applied (Volcano uses none).
+- Volcano's Go webhooks (on by default) also check what no policy states (queue hierarchy and
+  parent state, a PodGroup's queue being open, ...): not this rule. The policies are evaluated
+  whatever `vapEnable` says, because the webhooks enforce the same checks.
+- The CRDs' OpenAPI schema itself (types, patterns, required fields) and defaulting: the test suite
+  validates rendered objects against the CRD schemas; this rule runs only the CEL rules.
+"""

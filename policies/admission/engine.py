@@ -1,0 +1,698 @@
+"""Evaluate upstream's admission rules on one object as the API server would at CREATE.
+
+Order, as in the API server: matching MutatingAdmissionPolicies set their defaults (JSONPatch
+mutations), then the CRD's `x-kubernetes-validations` rules run (schema validation), then the
+matching ValidatingAdmissionPolicies. Semantics followed:
+
+- ``request.operation`` is ``"CREATE"``; ``oldObject`` is null; transition rules (those reading
+  ``oldSelf``) do not run on create (with ``optionalOldSelf`` they see ``optional.none()``).
+- ``matchConstraints`` and the binding's ``matchResources`` (resourceRules by group, version,
+  resource and operation; excludeResourceRules; label selectors), then ``matchConditions``.
+- ``variables`` in order, each seeing the earlier ones; ``messageExpression`` before ``message``.
+- An expression that errors at run time counts as the API server counts it: with
+  ``failurePolicy: Fail`` (Volcano's choice) the request is denied.
+- An expression the library cannot compile, or that calls a function not implemented here, is
+  not evaluated: it becomes a note naming the rule, never a crash and never a silent pass.
+
+Each expression is compiled once per process (``compile_expr`` is cached).
+"""
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import logging
+import re
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from .celrt import cel
+
+from . import k8s_functions as kf
+from .loader import Index
+
+# The CEL library logs each failing Python function at WARNING before raising; the error itself
+# reaches us as an exception, so the log line is noise in reports.
+for _name in ("cel", "cel.cel", "cel_expr_python"):
+    logging.getLogger(_name).setLevel(logging.CRITICAL)
+
+FUNCTIONS = kf.functions(cel.OptionalValue)
+# Standard CEL functions the `cel` package implements itself (macros and operators are `_x_`/`@x`).
+BUILTINS = frozenset({
+    "size", "contains", "startsWith", "endsWith", "matches", "int", "uint", "double", "string", "bytes", "bool",
+    "type", "dyn", "duration", "timestamp", "has", "all", "exists", "exists_one", "map", "filter",
+    "hasValue", "orValue", "value", "or", "of", "none", "ofNonZeroValue",
+    "getFullYear", "getMonth", "getDayOfYear", "getDayOfMonth", "getDate", "getDayOfWeek", "getHours",
+    "getMinutes", "getSeconds", "getMilliseconds",
+})
+KNOWN = BUILTINS | set(FUNCTIONS)
+MEMO_SIZE = 4096
+NO_OLD_SELF = cel.OptionalValue.none()   # what an optionalOldSelf rule sees on create
+NO_VARIABLES: dict = {}
+
+
+@dataclass(frozen=True)
+class Compiled:
+    source: str
+    program: Any            # cel.Program, or None when not evaluable
+    problem: str = ""       # why it is not evaluated (compile error, unimplemented function)
+    reads_old: bool = False
+
+
+class EvalError(Exception):
+    """The expression failed at run time (the API server applies the failure policy)."""
+
+
+class NotEvaluable(Exception):
+    """The expression needs something this evaluator lacks (a function, a variable)."""
+
+
+_JSONPATCH = re.compile(r"\bJSONPatch\s*\{")
+
+
+def _close(text: str, start: int) -> int:
+    """Index of the brace closing the one at ``start`` (skipping string literals)."""
+    depth, i, quote = 0, start, ""
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        elif c in "{[(":
+            depth += 1
+        elif c in "}])":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    raise ValueError("unbalanced braces")
+
+
+def _top_level_commas(text: str) -> list[str]:
+    parts, depth, quote, last, i = [], 0, "", 0, 0
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        elif c in "{[(":
+            depth += 1
+        elif c in "}])":
+            depth -= 1
+        elif c == "," and depth == 0:
+            parts.append(text[last:i])
+            last = i + 1
+        i += 1
+    parts.append(text[last:])
+    return parts
+
+
+def rewrite_jsonpatch(source: str) -> str:
+    """``JSONPatch{op: "add", path: p, value: v}`` as the map ``{"op": "add", "path": p, "value": v}``:
+    the object construction MutatingAdmissionPolicies use, which the `cel` package does not offer."""
+    while True:
+        match = _JSONPATCH.search(source)
+        if not match:
+            return source
+        open_at = match.end() - 1
+        close_at = _close(source, open_at)
+        fields = []
+        for part in _top_level_commas(source[open_at + 1:close_at]):
+            if not part.strip():
+                continue
+            key, sep, value = part.partition(":")
+            if not sep or not key.strip().isidentifier():
+                raise ValueError(f"unexpected JSONPatch field {part.strip()!r}")
+            fields.append(f"\"{key.strip()}\": {rewrite_jsonpatch(value).strip()}")
+        source = source[:match.start()] + "{" + ", ".join(fields) + "}" + source[close_at + 1:]
+
+
+@functools.lru_cache(maxsize=None)
+def compile_expr(source: str) -> Compiled:
+    try:
+        program = cel.compile(source)
+    except Exception as exc:   # the library's parse errors are ValueError, others are possible
+        return Compiled(source, None, f"does not compile: {' '.join(str(exc).split())[:200]}")
+    names = set(program.variables())
+    if "authorizer" in names:
+        return Compiled(source, None, "reads `authorizer` (the requester's permissions), unknown before apply")
+    unknown = sorted(f for f in program.functions() if f.isidentifier() and not f.startswith("_") and f not in KNOWN)
+    if unknown:
+        return Compiled(source, None, f"calls {', '.join(unknown)}, which trainstack does not implement")
+    return Compiled(source, program, reads_old="oldSelf" in names)
+
+
+class Scope:
+    """One CEL context: the functions once, the variables as set."""
+
+    def __init__(self) -> None:
+        self.context = cel.Context(variables=dict(kf.NAMESPACES), functions=FUNCTIONS)
+        self.bound: dict[str, Any] = {}
+
+    def bind(self, values: dict[str, Any]) -> None:
+        """Each binding converts the value to CEL: skip those already bound to the same value."""
+        for name, value in values.items():
+            if name in self.bound and self.bound[name] is value:
+                continue
+            if name in self.bound and value is None and self.bound[name] is None:
+                continue
+            self.context.add_variable(name, value)
+            self.bound[name] = value
+
+    def run(self, compiled: Compiled) -> Any:
+        if compiled.program is None:
+            raise NotEvaluable(compiled.problem)
+        try:
+            return compiled.program.execute(self.context)
+        except KeyError as exc:
+            raise EvalError(f"no such key: {exc.args[0] if exc.args else exc}") from None
+        except Exception as exc:
+            text = " ".join(str(exc).split())
+            if "Undefined variable or function" in text:
+                raise NotEvaluable(text.split(". Check")[0]) from None
+            text = re.sub(r"^Function '(\w+)' error: Python function call failed: \w+: ", r"\1: ", text)
+            raise EvalError(text.split(". Check function arguments")[0]) from None
+
+
+def plain(value: Any) -> Any:
+    """JSON-like data as the API server holds it: integral floats (the Pulumi wire) are ints."""
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _mapping(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _meta(obj: Any) -> dict:
+    return _mapping(_mapping(obj).get("metadata"))
+
+
+# --- matching ---------------------------------------------------------------------------------
+
+def _labels_match(selector: dict | None, labels: dict) -> bool:
+    if not selector:
+        return True
+    if any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
+        return False
+    for expr in selector.get("matchExpressions") or []:
+        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+        if op == "In" and labels.get(key) not in values:
+            return False
+        if op == "NotIn" and key in labels and labels[key] in values:
+            return False
+        if op == "Exists" and key not in labels:
+            return False
+        if op == "DoesNotExist" and key in labels:
+            return False
+    return True
+
+
+def _rule_hits(rule: dict, group: str, version: str, resource: str, operation: str) -> bool:
+    def has(values, item):
+        return values is None or "*" in values or item in values
+    return (has(rule.get("operations"), operation) and has(rule.get("apiGroups"), group)
+            and has(rule.get("apiVersions"), version)
+            and (has(rule.get("resources"), resource) or f"{resource}/*" in (rule.get("resources") or [])))
+
+
+def _matches(match: dict, target: "Target", default: bool) -> bool:
+    rules = match.get("resourceRules")
+    if not rules:
+        return default
+    if not any(_rule_hits(r, target.group, target.version, target.resource, "CREATE") for r in rules):
+        return False
+    if any(_rule_hits(r, target.group, target.version, target.resource, "CREATE")
+           for r in match.get("excludeResourceRules") or []):
+        return False
+    labels = _mapping(_meta(target.obj).get("labels"))
+    ns_labels = _mapping(_meta(target.namespace).get("labels"))
+    return _labels_match(match.get("objectSelector"), labels) and \
+        (not _meta(target.obj).get("namespace") or _labels_match(match.get("namespaceSelector"), ns_labels))
+
+
+def _resource_hits(policy: dict, target: "Target") -> bool:
+    rules = policy["matchConstraints"].get("resourceRules") or []
+    return any(_rule_hits(r, target.group, target.version, target.resource, "CREATE") for r in rules)
+
+
+@dataclass
+class Target:
+    obj: dict
+    group: str
+    version: str
+    kind: str
+    resource: str
+    namespace: dict | None
+
+
+# --- results ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Denial:
+    """Upstream would refuse the object: who (policy or CRD rule), where and upstream's words."""
+
+    source: str        # "Volcano ValidatingAdmissionPolicy 'x' (release, file)" / "CRD x (release) rule ..."
+    path: str          # field path in the object
+    message: str       # upstream's message (or the run-time error it would report)
+    rule: str          # the expression, whitespace collapsed
+    reads: tuple[str, ...] = ()   # object fields the expression reads (VAPs have no fieldPath)
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """An upstream rule that matched but could not be evaluated, and why."""
+
+    source: str
+    rule: str
+    reason: str
+
+
+def _squash(text: str, limit: int = 240) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+_OBJECT_PATH = re.compile(r"\b(?:object|oldObject)((?:\.[A-Za-z_]\w*+(?!\s*\())+)")
+_VARIABLE = re.compile(r"\bvariables\.([A-Za-z_]\w*)")
+
+
+def fields_read(source: str, variables: dict[str, str]) -> tuple[str, ...]:
+    """The deepest object fields an expression reads (through its variables too)."""
+    return _fields_read(source, tuple(variables.items()))
+
+
+@functools.lru_cache(maxsize=None)
+def _fields_read(source: str, variable_items: tuple) -> tuple[str, ...]:
+    variables = dict(variable_items)
+    seen, todo, texts = set(), [source], []
+    while todo:
+        text = todo.pop()
+        texts.append(text)
+        for name in _VARIABLE.findall(text):
+            if name not in seen and name in variables:
+                seen.add(name)
+                todo.append(variables[name])
+    paths = {m.lstrip(".") for text in texts for m in _OBJECT_PATH.findall(text)}
+    deepest = sorted(p for p in paths if not any(o.startswith(p + ".") for o in paths))
+    return tuple(deepest)
+
+
+@functools.lru_cache(maxsize=None)
+def _variables_in(source: str) -> tuple[str, ...]:
+    return tuple(_VARIABLE.findall(source))
+
+
+def common_path(paths: tuple[str, ...]) -> str:
+    if not paths:
+        return ""
+    split = [p.split(".") for p in paths]
+    out = []
+    for parts in zip(*split):
+        if len(set(parts)) != 1:
+            break
+        out.append(parts[0])
+    return ".".join(out)
+
+
+# --- JSON patch -------------------------------------------------------------------------------
+
+def _pointer(path: str) -> list[str]:
+    if not path.startswith("/"):
+        raise EvalError(f"invalid JSON patch path {path!r}")
+    return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
+
+
+def apply_patch(obj: dict, ops: list) -> dict:
+    out = copy.deepcopy(obj)
+    for op in ops or []:
+        if not isinstance(op, dict):
+            raise EvalError(f"a JSON patch operation must be a JSONPatch, got {op!r}")
+        parts = _pointer(str(op.get("path", "")))
+        parent: Any = out
+        for part in parts[:-1]:
+            parent = parent[int(part)] if isinstance(parent, list) else parent.get(part) if isinstance(parent, dict) else None
+            if parent is None:
+                raise EvalError(f"JSON patch {op.get('op')} {op.get('path')}: parent does not exist")
+        last, kind = parts[-1], op.get("op")
+        if kind == "test":
+            current = parent[int(last)] if isinstance(parent, list) else parent.get(last)
+            if current != op.get("value"):
+                raise EvalError(f"JSON patch test {op.get('path')} failed")
+        elif kind in ("add", "replace"):
+            value = copy.deepcopy(op.get("value"))
+            if isinstance(parent, list):
+                if last == "-":
+                    parent.append(value)
+                elif kind == "add":
+                    parent.insert(int(last), value)
+                else:
+                    parent[int(last)] = value
+            else:
+                parent[last] = value
+        elif kind == "remove":
+            if isinstance(parent, list):
+                parent.pop(int(last))
+            else:
+                parent.pop(last, None)
+        else:
+            raise EvalError(f"JSON patch operation {kind!r} is not supported here")
+    return out
+
+
+# --- the rule set -------------------------------------------------------------------------------
+
+_CORE_PLURALS = {"Endpoints": "endpoints", "NetworkPolicy": "networkpolicies", "PriorityClass": "priorityclasses",
+                 "StorageClass": "storageclasses", "Ingress": "ingresses", "IngressClass": "ingressclasses"}
+
+
+def _plural(kind: str) -> str:
+    if kind in _CORE_PLURALS:
+        return _CORE_PLURALS[kind]
+    lower = kind.lower()
+    if lower.endswith("y") and lower[-2:-1] not in "aeiou":
+        return lower[:-1] + "ies"
+    return lower + ("es" if lower.endswith(("s", "x", "ch", "sh")) else "s")
+
+
+def _step_label(path: list) -> str:
+    return ".".join(p if isinstance(p, str) else "" for p in path).replace("..", ".").strip(".")
+
+
+class RuleSet:
+    """Upstream's rules, ready to evaluate (expressions compiled lazily, each once)."""
+
+    def __init__(self, index: Index):
+        self.index = index
+        self.policies = index.policies
+        self.crds = {(c["group"], c["version"], c["kind"]): c for c in index.crds}
+        self.plurals = {(c["group"], c["kind"]): c["plural"] for c in index.crds}
+        self._scopes: dict[str, Scope] = {}
+        self._memo: OrderedDict[str, list] = OrderedDict()
+        self._by_resource: dict[tuple[str, str, str], list[dict]] = {}
+        self._lock = threading.RLock()
+
+    @property
+    def missing(self) -> list[str]:
+        return self.index.missing
+
+    def scope(self, name: str = "policy") -> Scope:
+        """Policies and CRD rules bind different variables: separate contexts keep a rebind of
+        `self` from converting the whole object again."""
+        if name not in self._scopes:
+            self._scopes[name] = Scope()
+        return self._scopes[name]
+
+    def target(self, obj: dict, namespaces: dict[str, dict]) -> Target | None:
+        api, kind = obj.get("apiVersion"), obj.get("kind")
+        if not isinstance(api, str) or not isinstance(kind, str):
+            return None
+        group, _, version = api.rpartition("/")
+        resource = self.plurals.get((group, kind)) or _plural(kind)
+        ns = _meta(obj).get("namespace")
+        ns = ns if isinstance(ns, str) else None
+        return Target(obj, group, version, kind, resource, namespaces.get(ns) if ns else None)
+
+    def applicable(self, target: Target) -> list[dict]:
+        key = (target.group, target.version, target.resource)
+        if key not in self._by_resource:   # the resource rules alone, once per resource
+            self._by_resource[key] = [p for p in self.policies if _resource_hits(p, target)]
+        return [p for p in self._by_resource[key]
+                if _matches(p["matchConstraints"], target, False) and _matches(p["bindingMatch"], target, True)]
+
+    def evaluate(self, obj: dict, namespaces: dict[str, dict] | None = None) -> list[Denial | Skipped]:
+        """What upstream says about ``obj``. Results are remembered by content: the pack and the
+        test suite judge the same rendered objects again and again."""
+        target = self.target(plain(obj), namespaces or {})
+        if target is None or not self._may_apply(target):
+            return []
+        try:
+            key = json.dumps([target.obj, target.namespace], sort_keys=True, default=str)
+        except (TypeError, ValueError):
+            key = None
+        with self._lock:    # one CEL context per rule set; the pack's gRPC server has threads
+            if key is not None and key in self._memo:
+                self._memo.move_to_end(key)
+                return self._memo[key]
+            out = list(self._evaluate(target))
+            if key is not None:
+                self._memo[key] = out
+                if len(self._memo) > MEMO_SIZE:
+                    self._memo.popitem(last=False)
+            return out
+
+    def _may_apply(self, target: Target) -> bool:
+        crd = self.crds.get((target.group, target.version, target.kind))
+        return bool(crd and crd["rules"]) or bool(self.applicable(target))
+
+    def _evaluate(self, target: Target) -> Iterator[Denial | Skipped]:
+        policies = self.applicable(target)
+        crd = self.crds.get((target.group, target.version, target.kind))
+        if not policies and not (crd and crd["rules"]):
+            return
+        scope = self.scope()
+        request = {"operation": "CREATE", "kind": {"group": target.group, "version": target.version,
+                                                     "kind": target.kind},
+                   "resource": {"group": target.group, "version": target.version, "resource": target.resource},
+                   "name": _meta(target.obj).get("name", ""),
+                   "namespace": _meta(target.obj).get("namespace", ""),
+                   "dryRun": True, "userInfo": {"username": "trainstack"}}
+        current = target.obj
+        for policy in (p for p in policies if p["kind"] == "MutatingAdmissionPolicy"):
+            current, outcomes = self._mutate(policy, current, request, target, scope)
+            yield from outcomes
+        if crd and crd["rules"]:
+            yield from self._crd_rules(crd, current, self.scope("crd"))
+        for policy in (p for p in policies if p["kind"] == "ValidatingAdmissionPolicy"):
+            yield from self._validate(policy, current, request, target, scope)
+
+    # -- admission policies --
+
+    def _label(self, policy: dict) -> str:
+        return f"Volcano {policy['kind']} '{policy['name']}' ({policy['release']}, {policy['source']})"
+
+    def _prepare(self, policy: dict, obj: dict, request: dict, target: Target,
+                 scope: Scope) -> tuple[bool, dict[str, str], list[Denial | Skipped]]:
+        """Bind the policy's inputs; run matchConditions and variables. Returns (applies, variable
+        errors by name, outcomes so far)."""
+        label = self._label(policy)
+        if policy.get("paramKind"):
+            return False, {}, [Skipped(label, "", "needs parameter objects (paramKind), which a stack does not carry")]
+        scope.bind({"object": obj, "oldObject": None, "request": request, "params": None,
+                    "namespaceObject": target.namespace, "variables": NO_VARIABLES})
+        for cond in policy["matchConditions"]:
+            try:
+                if scope.run(compile_expr(cond["expression"])) is not True:
+                    return False, {}, []
+            except NotEvaluable as exc:
+                return False, {}, [Skipped(label, _squash(cond["expression"]), f"matchCondition {cond.get('name')}: {exc}")]
+            except EvalError as exc:
+                if policy["failurePolicy"] == "Fail":
+                    return False, {}, [Denial(label, "", f"matchCondition {cond.get('name')!r} resulted in error: {exc}",
+                                              _squash(cond["expression"]))]
+                return False, {}, []
+        values: dict[str, Any] = {}
+        errors: dict[str, str] = {}
+        stale = False   # `variables` is rebound only when a later variable reads an earlier one
+        for var in policy["variables"]:
+            if stale and "variables." in var["expression"]:
+                scope.bind({"variables": dict(values)})
+                stale = False
+            try:
+                values[var["name"]] = scope.run(compile_expr(var["expression"]))
+                stale = True
+            except (EvalError, NotEvaluable) as exc:
+                errors[var["name"]] = str(exc)
+        if stale:
+            scope.bind({"variables": dict(values)})
+        return True, errors, []
+
+    def _uses_failed(self, source: str, errors: dict[str, str]) -> str | None:
+        if not errors:
+            return None
+        for name in _variables_in(source):
+            if name in errors:
+                return f"variable {name!r}: {errors[name]}"
+        return None
+
+    def _validate(self, policy: dict, obj: dict, request: dict, target: Target, scope: Scope
+                  ) -> Iterator[Denial | Skipped]:
+        if "Deny" not in policy["validationActions"]:
+            return
+        applies, errors, outcomes = self._prepare(policy, obj, request, target, scope)
+        yield from outcomes
+        if not applies:
+            return
+        label = self._label(policy)
+        variables = {v["name"]: v["expression"] for v in policy["variables"]}
+        for validation in policy["validations"]:
+            source = validation["expression"]
+            compiled = compile_expr(source)
+            reads = fields_read(source, variables)
+            failed_var = self._uses_failed(source, errors)
+            try:
+                if compiled.program is None:
+                    raise NotEvaluable(compiled.problem)
+                if failed_var:
+                    if "does not implement" in failed_var or "Undefined" in failed_var:
+                        raise NotEvaluable(failed_var)
+                    raise EvalError(failed_var)
+                result = scope.run(compiled)
+            except NotEvaluable as exc:
+                yield Skipped(label, _squash(source), str(exc))
+                continue
+            except EvalError as exc:
+                if policy["failurePolicy"] == "Fail":
+                    yield Denial(label, common_path(reads), f"expression resulted in error: {exc} "
+                                 f"(failurePolicy Fail: the request is denied; upstream's message for this rule "
+                                 f"is \"{validation.get('message', '')}\")", _squash(source), reads)
+                continue
+            if result is True:
+                continue
+            message = self._message(validation, scope) or f"failed expression: {_squash(source)}"
+            yield Denial(label, common_path(reads), message, _squash(source), reads)
+
+    def _message(self, validation: dict, scope: Scope) -> str:
+        if validation.get("messageExpression"):
+            try:
+                text = scope.run(compile_expr(validation["messageExpression"]))
+                if isinstance(text, str) and text.strip():
+                    return " ".join(text.split())
+            except (EvalError, NotEvaluable):
+                pass
+        return " ".join(str(validation.get("message", "")).split())
+
+    def _mutate(self, policy: dict, obj: dict, request: dict, target: Target, scope: Scope
+                ) -> tuple[dict, list[Denial | Skipped]]:
+        applies, errors, outcomes = self._prepare(policy, obj, request, target, scope)
+        if not applies:
+            return obj, outcomes
+        label = self._label(policy)
+        current = obj
+        for mutation in policy["mutations"]:
+            if mutation.get("patchType") != "JSONPatch":
+                outcomes.append(Skipped(label, "", f"{mutation.get('patchType')} mutations are not applied"))
+                continue
+            source = (mutation.get("jsonPatch") or {}).get("expression", "")
+            try:
+                compiled = compile_expr(rewrite_jsonpatch(source))
+            except ValueError as exc:
+                outcomes.append(Skipped(label, _squash(source), f"does not compile: {exc}"))
+                continue
+            try:
+                failed_var = self._uses_failed(source, errors)
+                if failed_var:
+                    raise EvalError(failed_var)
+                scope.bind({"object": current})
+                current = apply_patch(current, scope.run(compiled))
+            except NotEvaluable as exc:
+                outcomes.append(Skipped(label, _squash(source), str(exc)))
+            except (EvalError, KeyError, IndexError, ValueError, TypeError):
+                # The chart installs these policies only with map_enable (off by default); its
+                # mutating webhooks set the same defaults without failing, so an error here only
+                # means this default is not applied. Validation then judges the object as sent.
+                continue
+        return current, outcomes
+
+    # -- CRD rules --
+
+    def _crd_rules(self, crd: dict, obj: dict, scope: Scope) -> Iterator[Denial | Skipped]:
+        """Rules grouped by schema node: `self` is bound once per value, for all its rules."""
+        label = f"the {crd['kind']} CRD {crd['crd']} ({crd['release']})"
+        groups: dict[str, list[tuple[dict, Compiled]]] = {}
+        paths: dict[str, list] = {}
+        for rule in crd["rules"]:
+            compiled = compile_expr(rule["rule"])
+            if compiled.reads_old and not rule.get("optionalOldSelf"):
+                continue    # a transition rule: the API server runs it on update only
+            key = json.dumps(rule["path"])
+            groups.setdefault(key, []).append((rule, compiled))
+            paths[key] = rule["path"]
+        broken: set[int] = set()
+        for key, rules in groups.items():
+            nodes = list(_nodes(obj, paths[key], ""))
+            if len(nodes) > 1:
+                # Many values (list items, map entries): one pass over all of them per rule first;
+                # only a rule that fails somewhere is run value by value to say where.
+                scope.bind({"__values": [value for value, _ in nodes]})
+                rules = [(rule, compiled) for rule, compiled in rules if not self._holds_for_all(rule, compiled, scope)]
+            for value, path in nodes if rules else ():
+                scope.bind({"self": value, "oldSelf": NO_OLD_SELF})
+                for rule, compiled in rules:
+                    if id(rule) in broken:
+                        continue
+                    try:
+                        result, error = scope.run(compiled), ""
+                    except NotEvaluable as exc:
+                        broken.add(id(rule))
+                        yield Skipped(label, _squash(rule["rule"]), str(exc))
+                        continue
+                    except EvalError as exc:
+                        result, error = None, str(exc)
+                    if result is True:
+                        continue
+                    yield self._crd_denial(label, rule, value, path, error, scope)
+
+    @staticmethod
+    def _holds_for_all(rule: dict, compiled: Compiled, scope: Scope) -> bool:
+        if compiled.program is None or compiled.reads_old:
+            return False
+        try:
+            return scope.run(compile_expr(f"__values.all(self, ({rule['rule']}))")) is True
+        except (EvalError, NotEvaluable):
+            return False
+
+    def _crd_denial(self, label: str, rule: dict, value: Any, path: str, error: str, scope: Scope) -> Denial:
+        message = error and f"rule resulted in error: {error}"
+        if not message and rule.get("messageExpression"):
+            try:
+                text = scope.run(compile_expr(rule["messageExpression"]))
+                message = " ".join(text.split()) if isinstance(text, str) else ""
+            except (EvalError, NotEvaluable):
+                message = ""
+        message = message or " ".join(str(rule.get("message", "")).split()) or f"failed rule: {_squash(rule['rule'])}"
+        where = (path + (rule.get("fieldPath") or "")).lstrip(".")
+        return Denial(label, where, f"{where or '<root>'}: Invalid value: {_kind_word(value)}: {message}",
+                      _squash(rule["rule"]))
+
+
+def _kind_word(value: Any) -> str:
+    if isinstance(value, dict):
+        return '"object"'
+    if isinstance(value, list):
+        return '"array"'
+    if isinstance(value, str):
+        return f'"{value}"'
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _nodes(value: Any, steps: list, path: str) -> Iterator[tuple[Any, str]]:
+    """Every value a schema node's rule applies to (absent fields get no rule run)."""
+    if not steps:
+        yield value, path
+        return
+    step, rest = steps[0], steps[1:]
+    if isinstance(step, str):
+        if isinstance(value, dict) and step in value and value[step] is not None:
+            yield from _nodes(value[step], rest, f"{path}.{step}")
+    elif step == ["items"] and isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _nodes(item, rest, f"{path}[{i}]")
+    elif step == ["additionalProperties"] and isinstance(value, dict):
+        for key, item in value.items():
+            yield from _nodes(item, rest, f"{path}[{key}]")

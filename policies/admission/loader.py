@@ -1,0 +1,243 @@
+"""Find upstream's admission rules on disk and extract them, never from the repository.
+
+Where they come from (first that is set):
+
+1. ``--admission-dir DIR`` / ``$TRAINSTACK_ADMISSION_DIR``: an offline folder. Volcano's
+   admission policies are ``DIR/volcano/*.yaml`` (the chart's ``policy/`` files) or a Volcano chart
+   archive ``DIR/**/volcano-*.tgz`` (its ``policy/*.yaml`` members are read); CRDs are read from
+   ``$TRAINSTACK_CRD_DIR`` or else ``DIR/crds/``.
+2. The cache ``$TRAINSTACK_CACHE_DIR/admission`` (default ``~/.cache/trainstack/admission``), which
+   ``trainstack admission fetch`` fills from the pinned sources in ``sources.yaml`` (sha256 verified).
+
+Every file is recognised by its sha256 against ``sources.yaml``, so findings can name the upstream
+release; a file that matches no pin is still evaluated and reported as "unpinned". Extracting the
+rules means parsing the CRDs (several MB), so the extracted index is cached in the cache folder,
+keyed by the inputs' paths, sizes and modification times.
+"""
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import os
+import tarfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+SOURCES = HERE / "sources.yaml"
+ENV_DIR = "TRAINSTACK_ADMISSION_DIR"
+ENV_CRDS = "TRAINSTACK_CRD_DIR"
+ENV_CACHE = "TRAINSTACK_CACHE_DIR"
+POLICY_KINDS = ("ValidatingAdmissionPolicy", "MutatingAdmissionPolicy")
+BINDING_KINDS = ("ValidatingAdmissionPolicyBinding", "MutatingAdmissionPolicyBinding")
+INDEX_VERSION = 1
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def cache_root() -> Path:
+    configured = os.environ.get(ENV_CACHE)
+    if configured:
+        return Path(configured)
+    base = os.environ.get("XDG_CACHE_HOME")
+    return (Path(base) if base else Path.home() / ".cache") / "trainstack"
+
+
+def cache_dir() -> Path:
+    return cache_root() / "admission"
+
+
+def pinned() -> dict[str, dict]:
+    """sha256 -> {"release", "path", "url"} for every pinned file."""
+    data = yaml.load(SOURCES.read_text(encoding="utf-8"), Loader=_Loader)
+    out = {}
+    for source in data["sources"]:
+        for f in source.get("files", []):
+            out[f["sha256"]] = {"release": source["release"], "path": f["path"], "url": f["url"]}
+    return out
+
+
+@dataclass
+class Location:
+    """The folders rules are read from and why."""
+
+    policies: Path | None     # folder with the Volcano policy files or chart archives
+    crds: Path | None
+    origin: str               # "option/env" or "cache"
+    problems: list[str] = field(default_factory=list)
+
+
+def locate() -> Location:
+    configured = os.environ.get(ENV_DIR)
+    crd_env = os.environ.get(ENV_CRDS)
+    if configured:
+        base, origin = Path(configured), f"${ENV_DIR} / --admission-dir ({configured})"
+    else:
+        base, origin = cache_dir(), f"the cache {cache_dir()}"
+    problems = []
+    if not base.is_dir():
+        problems.append(f"{base} does not exist")
+    crds = Path(crd_env) if crd_env else base / "crds"
+    if crd_env and not crds.is_dir():
+        problems.append(f"${ENV_CRDS} {crds} does not exist")
+    return Location(policies=base if base.is_dir() else None, crds=crds if crds.is_dir() else None,
+                    origin=origin, problems=problems)
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def policy_documents(folder: Path) -> list[tuple[str, bytes]]:
+    """``(label, bytes)`` of every Volcano policy file under ``folder``: ``volcano/*.yaml`` files
+    and the ``policy/*.yaml`` members of chart archives (``*.tgz``)."""
+    out = []
+    volcano = folder / "volcano"
+    if volcano.is_dir():
+        out += [(f"{p.relative_to(folder)}", p.read_bytes()) for p in sorted(volcano.glob("*.yaml"))]
+    for archive in sorted(folder.rglob("*.tgz")):
+        with tarfile.open(archive, "r:gz") as tar:
+            for member in tar.getmembers():
+                if member.isfile() and fnmatch.fnmatch(member.name, "*/policy/*.yaml") \
+                        and member.name.count("/policy/") == 1 and "/charts/" not in member.name:
+                    data = tar.extractfile(member).read()
+                    out.append((f"{archive.name}:{member.name}", data))
+    return out
+
+
+def _fingerprint(paths: list[Path]) -> str:
+    h = hashlib.sha256(f"{INDEX_VERSION}:{SOURCES.stat().st_mtime_ns}".encode())
+    for p in paths:
+        st = p.stat()
+        h.update(f"{p.resolve()}:{st.st_size}:{st.st_mtime_ns};".encode())
+    return h.hexdigest()[:32]
+
+
+def _inputs(loc: Location) -> list[Path]:
+    files = []
+    if loc.policies is not None:
+        volcano = loc.policies / "volcano"
+        if volcano.is_dir():
+            files += sorted(volcano.glob("*.yaml"))
+        files += sorted(loc.policies.rglob("*.tgz"))
+    if loc.crds is not None:
+        files += sorted(loc.crds.rglob("*.yaml"))
+    return files
+
+
+def _is_skipped_policy_file(label: str) -> bool:
+    return Path(label.split(":")[-1]).name.startswith("templates")
+
+
+def extract_policies(docs: list[tuple[str, bytes]], pins: dict[str, dict]) -> list[dict]:
+    """Admission policies as plain data, with their bindings' actions and match resources."""
+    policies, bindings = [], {}
+    for label, data in docs:
+        if _is_skipped_policy_file(label):
+            continue
+        pin = pins.get(_sha(data))
+        release = pin["release"] if pin else "unpinned"
+        for doc in yaml.load_all(data.decode("utf-8"), Loader=_Loader):
+            if not isinstance(doc, dict):
+                continue
+            kind, spec = doc.get("kind"), doc.get("spec") or {}
+            if kind in BINDING_KINDS:
+                bindings[spec.get("policyName")] = spec
+            elif kind in POLICY_KINDS and doc["metadata"]["name"] not in {p["name"] for p in policies}:
+                policies.append({
+                    "kind": kind, "name": doc["metadata"]["name"], "source": label, "release": release,
+                    "failurePolicy": spec.get("failurePolicy", "Fail"),
+                    "matchConstraints": spec.get("matchConstraints") or {},
+                    "matchConditions": spec.get("matchConditions") or [],
+                    "variables": spec.get("variables") or [],
+                    "validations": spec.get("validations") or [],
+                    "mutations": spec.get("mutations") or [],
+                    "paramKind": spec.get("paramKind"),
+                })
+    for policy in policies:
+        binding = bindings.get(policy["name"], {})
+        policy["bound"] = policy["name"] in bindings
+        policy["validationActions"] = binding.get("validationActions", ["Deny"])
+        policy["bindingMatch"] = binding.get("matchResources") or {}
+    return policies
+
+
+def _walk(node: dict, path: list, out: list) -> None:
+    if not isinstance(node, dict):
+        return
+    for rule in node.get("x-kubernetes-validations") or []:
+        out.append({"path": list(path), **{k: rule[k] for k in ("rule", "message", "messageExpression", "reason",
+                                                                 "fieldPath", "optionalOldSelf") if k in rule}})
+    for name, child in (node.get("properties") or {}).items():
+        _walk(child, path + [name], out)
+    if isinstance(node.get("items"), dict):
+        _walk(node["items"], path + [["items"]], out)
+    if isinstance(node.get("additionalProperties"), dict):
+        _walk(node["additionalProperties"], path + [["additionalProperties"]], out)
+
+
+def extract_crd_rules(folder: Path, pins: dict[str, dict]) -> list[dict]:
+    """One entry per served CRD version that has `x-kubernetes-validations` rules, and the plural
+    of every CRD kind (to match admission policies' resource rules)."""
+    out = []
+    for file in sorted(folder.rglob("*.yaml")):
+        data = file.read_bytes()
+        if b"CustomResourceDefinition" not in data:
+            continue
+        pin = pins.get(_sha(data))
+        for doc in yaml.load_all(data.decode("utf-8"), Loader=_Loader):
+            if not isinstance(doc, dict) or doc.get("kind") != "CustomResourceDefinition":
+                continue
+            spec = doc["spec"]
+            for version in spec.get("versions", []):
+                rules: list = []
+                _walk((version.get("schema") or {}).get("openAPIV3Schema") or {}, [], rules)
+                out.append({"crd": doc["metadata"]["name"], "source": str(file.relative_to(folder)),
+                            "release": pin["release"] if pin else "unpinned", "group": spec["group"],
+                            "version": version["name"], "kind": spec["names"]["kind"],
+                            "plural": spec["names"]["plural"], "rules": rules})
+    return out
+
+
+@dataclass
+class Index:
+    """Every upstream rule found, as plain data (what the engine compiles)."""
+
+    policies: list[dict]
+    crds: list[dict]
+    location: Location
+    missing: list[str]        # what could not be found, for the one advisory line
+
+
+def load_index(loc: Location | None = None) -> Index:
+    loc = loc or locate()
+    files = _inputs(loc)
+    key = _fingerprint(files)
+    cached = cache_root() / "admission-index" / f"{key}.json"
+    data = None
+    if cached.is_file():
+        try:
+            data = json.loads(cached.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = None
+    if data is None:
+        pins = pinned()
+        data = {"policies": extract_policies(policy_documents(loc.policies), pins) if loc.policies else [],
+                "crds": extract_crd_rules(loc.crds, pins) if loc.crds else []}
+        try:   # a read-only home only costs the extraction next time
+            if not data["policies"] and not data["crds"]:
+                raise OSError("nothing to remember")
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cached.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(data), encoding="utf-8")
+            tmp.replace(cached)
+        except OSError:
+            pass
+    missing = list(loc.problems)
+    if not data["policies"]:
+        missing.append(f"no Volcano admission policies in {loc.policies or 'any folder'}")
+    if not data["crds"]:
+        missing.append(f"no CRDs in {loc.crds or 'any folder'}")
+    return Index(policies=data["policies"], crds=data["crds"], location=loc, missing=list(dict.fromkeys(missing)))
