@@ -155,7 +155,8 @@ def survey(corpus: Path, stack: str, validator, base: int) -> dict:
         mine = [v for v in result["violations"] if v.get("source") == str(file)]
         row["findings"] += len(mine)
         for v in mine:
-            if v["rule"] == "host-network-opt-in" and "/kube-system/" in v["resource"] and v["path"].endswith("dnsPolicy"):
+            if (v["rule"] == "host-network-opt-in" and "/kube-system/" in v["resource"]
+                    and v["path"].endswith("dnsPolicy")):
                 row["fp_exempt_dns"] += 1
             if v["resource"].startswith("?/") or "/?/" in v["resource"]:
                 row["fp_kindless"] += 1

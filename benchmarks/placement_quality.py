@@ -91,8 +91,8 @@ def summary(result) -> dict[str, dict]:
 
 def run_trace(path: Path, stack_name: str) -> None:
     stack, bundle = load(stack_name)
-    jobs = load_workloads(path, str(path.relative_to(ROOT)), bundle.fabric, runtimes_in(r.obj for r in bundle.resources),
-                          stack.name)
+    jobs = load_workloads(path, str(path.relative_to(ROOT)), bundle.fabric,
+                          runtimes_in(r.obj for r in bundle.resources), stack.name)
     start = time.perf_counter()
     result = simulate(bundle.fabric, jobs, settings=settings_from_bundle(bundle))
     elapsed = time.perf_counter() - start
@@ -134,8 +134,9 @@ def run_random(count: int, stack_name: str, jobs: int, fractional: bool, fragmen
                 worst = max(worst, (aware / oblivious - 1, seed))
     kind = "fractional-GPU " if fractional else ""
     start = f", {fragment} nodes partly used at the start" if fragment else ""
-    print(f"{count} random {kind}traces of {jobs} jobs on {stack_name}{start}: topology-aware total worse than oblivious in "
-          f"{len(worse)} ({len(worse) / count:.1%}); worst by {worst[0]:.2%} (seed {worst[1]})")
+    print(f"{count} random {kind}traces of {jobs} jobs on {stack_name}{start}: "
+          f"topology-aware total worse than oblivious in {len(worse)} ({len(worse) / count:.1%}); "
+          f"worst by {worst[0]:.2%} (seed {worst[1]})")
 
 
 def main() -> int:

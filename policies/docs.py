@@ -98,7 +98,7 @@ folder): `make setup` creates it with pulumi, pulumi-policy and trainstack insta
 creates a pack's virtualenv itself, so run `make setup` before `pulumi preview --policy-pack policies`.
 The pack imports the rules from the project (the pack folder's parent); set `TRAINSTACK_PROJECT_DIR`
 to point it at another checkout.
-"""
+"""  # noqa: E501 (markdown table rows cannot wrap)
 
 
 def _settings(rule: Rule) -> list[str]:

@@ -91,7 +91,8 @@ def hpa_metric(ctx: RenderContext, where: str, item: dict) -> dict:
     kind = given[0]
     if metric.type == "Pods":
         if kind != "averageValue":
-            raise ctx.error(f"{where}.value", f"{item['name']} is a Pods metric: expected averageValue (per pod), not value")
+            raise ctx.error(f"{where}.value",
+                            f"{item['name']} is a Pods metric: expected averageValue (per pod), not value")
         if item["selector"]:
             raise ctx.error(f"{where}.selector", f"{item['name']} is a Pods metric; the HPA selects its pods, "
                             "expected no selector")

@@ -11,7 +11,6 @@ import argparse
 import json
 import math
 import re
-from pathlib import Path
 
 from .config import Project, PROFILE_BY_ENVIRONMENT
 from .errors import ConfigError
@@ -49,7 +48,8 @@ def fabric_file(args: argparse.Namespace) -> str:
     else:
         per = args.leaves_per_spine or max(1, math.ceil(math.sqrt(leaves)))
         spines = math.ceil(leaves / per)
-        lines.append(f"  core: {{switches: [\"{_range('spine-', 1, spines, 1 if spines < 10 else len(str(spines)))}\"]}}")
+        spine_range = _range('spine-', 1, spines, 1 if spines < 10 else len(str(spines)))
+        lines.append(f"  core: {{switches: [\"{spine_range}\"]}}")
         for s in range(spines):
             lo, hi = s * per + 1, min(leaves, (s + 1) * per)
             name = f"spine-{s + 1:0{1 if spines < 10 else len(str(spines))}d}"
@@ -110,7 +110,8 @@ def cmd_init(args: argparse.Namespace, project: Project) -> int:
         if value < 1:
             raise ConfigError("trainstack init", flag, f"expected a positive number, got {value}")
     if args.gpu_type and not re.match(r"^[A-Za-z0-9][-A-Za-z0-9_.]*$", args.gpu_type):
-        raise ConfigError("trainstack init", "--gpu-type", f"expected a model name such as H100-SXM, got {args.gpu_type!r}")
+        raise ConfigError("trainstack init", "--gpu-type",
+                          f"expected a model name such as H100-SXM, got {args.gpu_type!r}")
     if not NODE_PATTERN.match(args.node_prefix):
         raise ConfigError("trainstack init", "--node-prefix", f"expected the start of a Kubernetes node name, "
                           f"got {args.node_prefix!r}")

@@ -47,7 +47,8 @@ def k8s_name(raw: str) -> str:
     """A valid Kubernetes object name for a source name (``I21`` -> ``i21``, ``Rack 1`` -> ``rack-1``).
 
     Lower-cases and turns every other character into ``-`` (as topograph's node names do), trims
-    ``-`` around each dot-separated part and drops empty parts, and shortens names over 253 characters with a hash suffix so they stay distinct.
+    ``-`` around each dot-separated part and drops empty parts, and shortens names over 253 characters
+    with a hash suffix so they stay distinct.
     """
     if is_k8s_name(raw):
         return raw

@@ -13,7 +13,7 @@ into the chosen engine's layout. The order is the same for both engines:
 from __future__ import annotations
 
 from modules.core import yamlio
-from modules.core.bundle import Bundle, ChartRelease, Overlay, Resource
+from modules.core.bundle import Bundle, ChartRelease, Overlay
 from modules.core.context import MANAGED_BY, RenderContext
 from modules.volcano.render import QUEUE_WAVE, SYNC_WAVE_ANNOTATION as WAVE_ANNOTATION  # Argo CD order
 
@@ -213,7 +213,8 @@ def argocd_files(bundle: Bundle, cfg: dict, folder: str, phase_of: dict[str, str
             files[path] = [application(item.name, waves[item.key], source, item.namespace, ["ServerSideApply=true"])]
             children.append(path.removeprefix("argocd/"))
     source = {"repoURL": cfg["repoURL"], "targetRevision": cfg["targetRevision"], "path": folder}
-    files["argocd/application.objects.yaml"] = [application("objects", last + 1, source, None, ["ServerSideApply=true"])]
+    files["argocd/application.objects.yaml"] = [
+        application("objects", last + 1, source, None, ["ServerSideApply=true"])]
     children.append("application.objects.yaml")
     files["argocd/kustomization.yaml"] = [_kustomization(sorted(children))]
     root_source = {"repoURL": cfg["repoURL"], "targetRevision": cfg["targetRevision"], "path": f"{folder}/argocd"}
@@ -248,7 +249,8 @@ def flux_files(bundle: Bundle, cfg: dict, folder: str, phase_of: dict[str, str])
     release_keys = {r.key: r for r in bundle.releases}
     for release in bundle.releases:
         if release.repository.startswith("oci://"):
-            source = {"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "OCIRepository", "metadata": meta(release.name),
+            source = {"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "OCIRepository",
+                      "metadata": meta(release.name),
                       "spec": {"interval": interval, "url": f"{release.repository.rstrip('/')}/{release.chart}",
                                "ref": {"tag": release.version},
                                "layerSelector": {"mediaType": "application/vnd.cncf.helm.chart.content.v1.tar+gzip",
@@ -256,10 +258,12 @@ def flux_files(bundle: Bundle, cfg: dict, folder: str, phase_of: dict[str, str])
             chart = {"chartRef": {"kind": "OCIRepository", "name": f"{bundle.stack}-{release.name}"}}
             source_file = f"ocirepository.{release.name}.yaml"
         else:
-            source = {"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "HelmRepository", "metadata": meta(release.name),
+            source = {"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "HelmRepository",
+                      "metadata": meta(release.name),
                       "spec": {"interval": interval, "url": release.repository}}
             chart = {"chart": {"spec": {"chart": release.chart, "version": release.version,
-                                        "sourceRef": {"kind": "HelmRepository", "name": f"{bundle.stack}-{release.name}"}}}}
+                                        "sourceRef": {"kind": "HelmRepository",
+                                                      "name": f"{bundle.stack}-{release.name}"}}}}
             source_file = f"helmrepository.{release.name}.yaml"
         depends = [{"name": f"{bundle.stack}-{release_keys[d].name}"}
                    for d in bundle.dependencies.get(release.key, ()) if d in release_keys]
@@ -274,7 +278,8 @@ def flux_files(bundle: Bundle, cfg: dict, folder: str, phase_of: dict[str, str])
             spec["dependsOn"] = depends
         files[f"flux/charts/{source_file}"] = [source]
         files[f"flux/charts/helmrelease.{release.name}.yaml"] = [{
-            "apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "metadata": meta(release.name), "spec": spec}]
+            "apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "metadata": meta(release.name),
+            "spec": spec}]
         chart_files += [source_file, f"helmrelease.{release.name}.yaml"]
     files["flux/charts/kustomization.yaml"] = [_kustomization(chart_files)]
 
@@ -284,7 +289,8 @@ def flux_files(bundle: Bundle, cfg: dict, folder: str, phase_of: dict[str, str])
         if depends:
             spec["dependsOn"] = [{"name": f"{bundle.stack}-{d}"} for d in depends]
         spec.update(extra or {})
-        return {"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization", "metadata": meta(name), "spec": spec}
+        return {"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization", "metadata": meta(name),
+                "spec": spec}
 
     kustomizations: dict[str, dict] = {"charts": kustomization("charts", f"{folder}/flux/charts", [])}
     for overlay in bundle.overlays:

@@ -126,7 +126,8 @@ def probe_thresholds(ctx: RenderContext) -> dict[str, float]:
     names = [t.name for t in probe.available_tiers(ctx.fabric)]
     for name in cfg["minBusbwGBps"]:
         if name not in names:
-            raise ctx.expected(f"monitoring.probe.minBusbwGBps.{name}", "a tier of the fabric: " + ", ".join(names), name)
+            raise ctx.expected(f"monitoring.probe.minBusbwGBps.{name}",
+                               "a tier of the fabric: " + ", ".join(names), name)
     return {t.name: float(cfg["minBusbwGBps"].get(t.name, round(cfg["bandwidthFraction"]
                                                                   * ctx.fabric.link(t.number).bandwidth_gbps, 1)))
             for t in tiers}
@@ -139,7 +140,8 @@ def probe_group(ctx: RenderContext) -> dict | None:
     sizes = runtime.parse_sizes(ctx.section("probe")["sizes"])
     if max(sizes) < BANDWIDTH_BOUND_BYTES:
         ctx.warn(f"{ctx.stack.file}: trainstack:probe.sizes: the largest size is {runtime.format_size(max(sizes))}; "
-                 f"the bandwidth alerts compare peak busbw, which small messages do not reach (probe up to 256MiB or more)")
+                 f"the bandwidth alerts compare peak busbw, which small messages do not reach "
+                 f"(probe up to 256MiB or more)")
     rules = []
     for tier, threshold in probe_thresholds(ctx).items():
         selector = f'{{collective="{cfg["collective"]}",tier={_quote(tier)}}}'
@@ -204,7 +206,8 @@ def training_group(ctx: RenderContext) -> dict:
     cfg = ctx.section(MODULE)["training"]
     namespaces = ctx.stack.values["trainingNamespaces"]
     rules = [rule(ctx, "TrainingPodRestarting",
-                  f'sum by (namespace, pod) (increase(kube_pod_container_status_restarts_total{{namespace=~"{_regex(namespaces)}"}}'
+                  f'sum by (namespace, pod) (increase(kube_pod_container_status_restarts_total'
+                  f'{{namespace=~"{_regex(namespaces)}"}}'
                   f'[{cfg["restartWindow"]}])) >= {cfg["restarts"]}', "0m")]
     claims = shared_claims(ctx)
     if claims:
@@ -214,7 +217,8 @@ def training_group(ctx: RenderContext) -> dict:
             # kubelets on every node mounting a claim report it; take one value per claim
             return f"max by (namespace, persistentvolumeclaim) ({' or '.join(parts)})"
         rules.append(rule(ctx, "TrainingClaimNearlyFull",
-                          f"{select('kubelet_volume_stats_used_bytes')} / {select('kubelet_volume_stats_capacity_bytes')}"
+                          f"{select('kubelet_volume_stats_used_bytes')}"
+                          f" / {select('kubelet_volume_stats_capacity_bytes')}"
                           f" > {cfg['claimFullRatio']:g}", "15m"))
     return {"name": "trainstack-training", "rules": rules}
 

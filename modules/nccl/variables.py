@@ -106,7 +106,9 @@ def _subsys(value: str) -> str | None:
     known = {"INIT", "COLL", "P2P", "SHM", "NET", "GRAPH", "TUNING", "ENV", "ALLOC", "ALLOC_HOST", "CALL",
              "PROXY", "NVLS", "BOOTSTRAP", "REG", "PROFILE", "RAS", "DESTROY", "ALL"}
     names = [n.strip().lstrip("^").upper() for n in value.split(",")]
-    return None if names and all(n in known for n in names) else "a comma list of subsystems: " + ", ".join(sorted(known))
+    if names and all(n in known for n in names):
+        return None
+    return "a comma list of subsystems: " + ", ".join(sorted(known))
 
 
 def _netdevs(value: str) -> str | None:

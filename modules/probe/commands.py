@@ -113,7 +113,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--sizes", type=_sizes, default=DEFAULT_SIZES,
                    help=f"comma list (1MiB,64MiB) or power-of-two range (default {DEFAULT_SIZES}: several minutes "
                         "on CPUs; 1MiB-64MiB for a quick run)")
-    p.add_argument("--iters", type=int, default=0, help="timed iterations per size (default: about 1 s each, at most 20)")
+    p.add_argument("--iters", type=int, default=0,
+                   help="timed iterations per size (default: about 1 s each, at most 20)")
     p.add_argument("--warmup", type=int, default=runtime.DEFAULT_WARMUP, help="warm-up iterations per size")
     p.add_argument("--tier", default="node", help="tier label of the results (default node: one machine)")
     p.add_argument("--json", metavar="FILE", help="write the results as JSON")
@@ -132,7 +133,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--model-size", default="70B",
                    help="parameters with a unit: 350M, 7B, 70B, 1.5T or 7e10 (default 70B); a bare 70 is refused")
     p.add_argument("--gpus", type=int, help="GPUs of the job (default: the fabric's largest domain)")
-    p.add_argument("--grad-dtype", choices=sorted(recommend.BYTES_PER), default="bf16", help="gradient dtype (default bf16)")
+    p.add_argument("--grad-dtype", choices=sorted(recommend.BYTES_PER), default="bf16",
+                   help="gradient dtype (default bf16)")
     p.add_argument("--gpu-memory-gb", type=float, help="GPU memory, if the pool's gpuType is not known")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(run=cmd_recommend)

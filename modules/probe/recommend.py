@@ -33,7 +33,8 @@ BYTES_PER = {"bf16": 2, "fp16": 2, "fp32": 4}
 # GPU memory (GB) by model name fragment; the first match wins.
 GPU_MEMORY_GB = (("GB300", 288), ("B300", 288), ("GB200", 186), ("B200", 180), ("H200", 141), ("H20", 96),
                  ("H100", 80), ("H800", 80), ("A100-40", 40), ("A100", 80), ("A800", 80), ("L40", 48))
-WEIGHT_SHARE = 0.25            # bf16 weights may take this share of a GPU's memory (rest: grads, optimizer, activations)
+# bf16 weights may take this share of a GPU's memory (rest: grads, optimizer, activations)
+WEIGHT_SHARE = 0.25
 BANDWIDTH_KEEP = 0.9           # PP takes a tier when DP would keep less than this share of the best bandwidth
 MAX_PP = 64
 
@@ -210,7 +211,8 @@ def allreduce_ring(n: float, s: Span, models: dict[int, TierModel], share: int =
     if s.ranks < 2:
         return 0.0
     intra = 2 * (s.ranks - 1) - 2 * (s.nodes - 1)
-    latency = NCCL_BASE_LATENCY_S + intra * models[0].alpha_s + sum(2 * h * models[t].alpha_s for t, h in s.hops.items())
+    latency = (NCCL_BASE_LATENCY_S + intra * models[0].alpha_s
+               + sum(2 * h * models[t].alpha_s for t, h in s.hops.items()))
     return latency + 2 * (s.ranks - 1) / s.ranks * n / _bottleneck(s, models, share)
 
 
@@ -452,7 +454,8 @@ def recommend(stack, fabric: Fabric, records: list[dict], model_size: str, gpus:
                           "its domains; a label-defined fabric has no static inventory")
     pools = [p for p in fabric.pools.values() if p.gpus]
     if not pools:
-        raise ConfigError(stack.file, "trainstack:fabric.nodePools", "expected a pool with GPUs to recommend a layout for")
+        raise ConfigError(stack.file, "trainstack:fabric.nodePools",
+                          "expected a pool with GPUs to recommend a layout for")
     pool = pools[0]
     pool_nodes = sum(1 for n in fabric.nodes.values() if n.pool.name == pool.name)
     top = fabric.highest_tier
@@ -467,7 +470,8 @@ def recommend(stack, fabric: Fabric, records: list[dict], model_size: str, gpus:
     try:
         layout = choose_layout(fabric, pool, job, models)
     except ValueError as exc:   # the model does not fit these GPUs
-        raise ConfigError("trainstack recommend", "--gpus", f"{exc}; give more GPUs or a smaller --model-size") from None
+        raise ConfigError("trainstack recommend", "--gpus",
+                          f"{exc}; give more GPUs or a smaller --model-size") from None
     g = pool.gpus
     dp_span = dp_group(fabric, g, gpus, layout.tp, layout.pp)
     share = max(1, min(layout.tp, g))
@@ -500,8 +504,8 @@ def text_report(r: dict) -> str:
     add("")
     add("Per-tier model (alpha = latency per ring step, busbw = bus bandwidth):")
     for tier, m in sorted(r["models"].items()):
-        add(f"  tier {tier} {m.name:<8} {m.source:<13} alpha {m.alpha_s * 1e6:9.2f} us   busbw {m.busbw_gbps:10.3f} GB/s"
-            f"   {m.detail}")
+        add(f"  tier {tier} {m.name:<8} {m.source:<13} alpha {m.alpha_s * 1e6:9.2f} us"
+            f"   busbw {m.busbw_gbps:10.3f} GB/s   {m.detail}")
     for note in r["notes"]:
         add(f"  note: {note}")
     layout = r["layout"]
@@ -526,7 +530,8 @@ def text_report(r: dict) -> str:
     add("NCCL settings (validated with modules/nccl/variables.py, as the nccl-env-valid policy does):")
     for name, value in sorted(r["nccl"].items()):
         now = r["current_nccl"].get(name)
-        state = "as the stack has it" if now == value else (f"stack has {now}" if now is not None else "not set in the stack")
+        state = ("as the stack has it" if now == value
+                 else f"stack has {now}" if now is not None else "not set in the stack")
         add(f"  {name}={value}   ({state})")
     for reason in r["nccl_why"]:
         add(f"  - {reason}")

@@ -141,7 +141,8 @@ def placement(fabric: Fabric, tier: Tier, pool: NodePool, candidates: int) -> Pl
         return Placement(tier, pods=1, nodes={"a": None})
     if tier.number == 1:
         return Placement(tier, pods=2, nodes={"a": None, "b": None}, apart_on=HOSTNAME,
-                         note="hard tier 1 keeps both pods in one leaf; anti-affinity on the hostname puts them on two nodes")
+                         note="hard tier 1 keeps both pods in one leaf; "
+                              "anti-affinity on the hostname puts them on two nodes")
     labels = discovery_labels(fabric)
     if not fabric.switches and labels:
         below = labels.get(tier.number - 1)
@@ -231,7 +232,8 @@ def pod_template(ctx: RenderContext, plan: Placement, task: str, rank: int, run:
             "volumeMounts": [{"name": "probe", "mountPath": MOUNT, "readOnly": True},
                              {"name": "dshm", "mountPath": "/dev/shm"}],
         }],
-        "volumes": [{"name": "probe", "configMap": {"name": CONFIGMAP, "items": [{"key": "probe.py", "path": "probe.py"}]}},
+        "volumes": [{"name": "probe",
+                     "configMap": {"name": CONFIGMAP, "items": [{"key": "probe.py", "path": "probe.py"}]}},
                     {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": cfg["resources"]["shm"]}}],
     }
     # Probe pods never call the API server; the runtime's seccomp filter suffices for NCCL.
@@ -249,9 +251,11 @@ def pod_template(ctx: RenderContext, plan: Placement, task: str, rank: int, run:
         affinity["nodeAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
             {"matchFields": [{"key": "metadata.name", "operator": "In", "values": nodes}]}]}}
     if plan.together_on:
-        affinity["podAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [_affinity_term(plan.together_on, run)]}
+        affinity["podAffinity"] = {
+            "requiredDuringSchedulingIgnoredDuringExecution": [_affinity_term(plan.together_on, run)]}
     if plan.apart_on:
-        affinity["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [_affinity_term(plan.apart_on, run)]}
+        affinity["podAntiAffinity"] = {
+            "requiredDuringSchedulingIgnoredDuringExecution": [_affinity_term(plan.apart_on, run)]}
     if affinity:
         spec["affinity"] = affinity
     labels = {"app.kubernetes.io/name": "fabric-probe", TIER_LABEL: plan.tier.slug, RUN_LABEL: run}

@@ -122,9 +122,11 @@ def _labels(**labels: object) -> str:
 def exposition(records: list[dict], tier: str, timestamp: float, backend: str) -> str:
     """Gauges per collective, size and tier in the Prometheus text format (version 0.0.4)."""
     gauges = (
-        ("busbw_gbps", "busbw_gbps", "Bus bandwidth (GB/s, nccl-tests formulas) measured by the trainstack fabric probe."),
+        ("busbw_gbps", "busbw_gbps",
+         "Bus bandwidth (GB/s, nccl-tests formulas) measured by the trainstack fabric probe."),
         ("algbw_gbps", "algbw_gbps", "Algorithm bandwidth S/t (GB/s) measured by the trainstack fabric probe."),
-        ("time_seconds", "time_s", "Time per collective operation (max over ranks) measured by the trainstack fabric probe."),
+        ("time_seconds", "time_s",
+         "Time per collective operation (max over ranks) measured by the trainstack fabric probe."),
     )
     lines: list[str] = []
     for name, field, help_text in gauges:
@@ -290,7 +292,8 @@ def sweep(probe: Probe, collectives: list[str], sizes: list[int], iters: int | N
 
 def table_line(r: dict | None) -> str:
     if r is None:
-        return f"{'collective':<15}{'size':>9}{'ranks':>7}{'iters':>7}{'time (ms)':>12}{'algbw GB/s':>12}{'busbw GB/s':>12}"
+        return (f"{'collective':<15}{'size':>9}{'ranks':>7}{'iters':>7}"
+                f"{'time (ms)':>12}{'algbw GB/s':>12}{'busbw GB/s':>12}")
     return (f"{r['collective']:<15}{format_size(r['bytes']):>9}{r['world_size']:>7}{r['iters']:>7}"
             f"{r['time_s'] * 1e3:>12.3f}{r['algbw_gbps']:>12.3f}{r['busbw_gbps']:>12.3f}")
 
@@ -301,7 +304,8 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--collectives", default=",".join(DEFAULT_COLLECTIVES),
                    help=f"comma list of {', '.join(COLLECTIVES)}")
     p.add_argument("--sizes", default="1MiB-1GiB", help="comma list (1MiB,64MiB) or a power-of-two range (1MiB-1GiB)")
-    p.add_argument("--iters", type=int, default=0, help="timed iterations per size (0: about --time-budget each, at most 20)")
+    p.add_argument("--iters", type=int, default=0,
+                   help="timed iterations per size (0: about --time-budget each, at most 20)")
     p.add_argument("--warmup", type=int, default=DEFAULT_WARMUP)
     p.add_argument("--time-budget", type=float, default=DEFAULT_TIME_BUDGET_S)
     p.add_argument("--tier", default="node", help="fabric tier the ranks span (label on every result)")

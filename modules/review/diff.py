@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from modules.core.bundle import Bundle, ChartRelease, Resource
+from modules.core.bundle import Bundle
 from modules.core.config import Project, load_project, load_stack
 from modules.core.errors import ConfigError
 
@@ -266,8 +266,9 @@ def stack_diff(old: Rendered | None, new: Rendered | None) -> dict:
     rb = {r.key: r for r in (nb.releases if nb else [])}
     for key in sorted(set(ra) | set(rb)):
         a, b = ra.get(key), rb.get(key)
-        if a is not None and b is not None and (a.version, a.chart, a.repository) == (b.version, b.chart, b.repository) \
-                and a.values == b.values:
+        if (a is not None and b is not None
+                and (a.version, a.chart, a.repository) == (b.version, b.chart, b.repository)
+                and a.values == b.values):
             continue
         row: dict = {"release": key, "module": (b or a).module, "chart": (b or a).chart,
                      "before": a.version if a else None, "after": b.version if b else None}
@@ -343,10 +344,12 @@ def markdown(report: dict) -> str:
                 lines.append(f"- ... and {len(m['changed']) - LIST_LIMIT} more changed")
             lines.append("")
         if stack["charts"]:
-            lines += ["#### Charts", "", "| release | chart | before | after | values changed |", "|---|---|---|---|---|"]
+            lines += ["#### Charts", "", "| release | chart | before | after | values changed |",
+                      "|---|---|---|---|---|"]
             for c in stack["charts"]:
                 values = ", ".join(f"`{p}`" for p in c.get("values", [])[:FIELD_LIMIT]) or "-"
-                lines.append(f"| `{c['release']}` | {c['chart']} | {c['before'] or '-'} | {c['after'] or '-'} | {values} |")
+                lines.append(f"| `{c['release']}` | {c['chart']} | {c['before'] or '-'} | {c['after'] or '-'}"
+                             f" | {values} |")
             lines.append("")
         if f["added"] or f["removed"]:
             lines += ["#### Policy findings", ""]
@@ -376,7 +379,8 @@ def _findings_markdown(what: str, findings: list[dict]) -> list[str]:
         prefix = f"{items[0]['resource']} at {items[0]['path']}: " if items[0]["path"] else f"{items[0]['resource']}: "
         message = message[len(prefix):] if message.startswith(prefix) else message
         message = message if len(message) <= 160 else message[:157] + "..."
-        on = ", ".join(f"`{v['resource']}`" for v in items[:8]) + (f" and {len(items) - 8} more" if len(items) > 8 else "")
+        on = (", ".join(f"`{v['resource']}`" for v in items[:8])
+              + (f" and {len(items) - 8} more" if len(items) > 8 else ""))
         lines.append(f"- {what} {level} `{rule}` ({len(items)}) on {on}: {message}")
     return lines
 
@@ -397,7 +401,8 @@ def _fabric_markdown(fabric: dict) -> list[str]:
         lines.append(f"- {fabric['nodesRemovedCount']} node(s) removed: "
                      + ", ".join(f"`{n}`" for n in _limited(fabric["nodesRemoved"], 10)))
     for m in fabric["nodesMoved"][:LIST_LIMIT]:
-        lines.append(f"- node(s) moved from `{m['from']}` to `{m['to']}`: " + ", ".join(f"`{n}`" for n in m["nodes"][:10]))
+        lines.append(f"- node(s) moved from `{m['from']}` to `{m['to']}`: "
+                     + ", ".join(f"`{n}`" for n in m["nodes"][:10]))
     if fabric["capacityKnown"]:
         t = fabric["totals"]
         lines += ["", f"Nodes {t['before']['nodes']} → {t['after']['nodes']}, GPUs {t['before']['gpus']} → "

@@ -88,4 +88,4 @@ with `.validate(s)` (an optional list of errors); `jsonpatch.escapeKey`.
   whatever `vapEnable` says, because the webhooks enforce the same checks.
 - The CRDs' OpenAPI schema itself (types, patterns, required fields) and defaulting: the test suite
   validates rendered objects against the CRD schemas; this rule runs only the CEL rules.
-"""
+"""  # noqa: E501 (markdown table rows cannot wrap)

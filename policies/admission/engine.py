@@ -346,7 +346,8 @@ def apply_patch(obj: dict, ops: list) -> dict:
         parts = _pointer(str(op.get("path", "")))
         parent: Any = out
         for part in parts[:-1]:
-            parent = parent[int(part)] if isinstance(parent, list) else parent.get(part) if isinstance(parent, dict) else None
+            parent = (parent[int(part)] if isinstance(parent, list)
+                      else parent.get(part) if isinstance(parent, dict) else None)
             if parent is None:
                 raise EvalError(f"JSON patch {op.get('op')} {op.get('path')}: parent does not exist")
         last, kind = parts[-1], op.get("op")
@@ -500,10 +501,12 @@ class RuleSet:
                 if scope.run(compile_expr(cond["expression"])) is not True:
                     return False, {}, []
             except NotEvaluable as exc:
-                return False, {}, [Skipped(label, _squash(cond["expression"]), f"matchCondition {cond.get('name')}: {exc}")]
+                return False, {}, [Skipped(label, _squash(cond["expression"]),
+                                           f"matchCondition {cond.get('name')}: {exc}")]
             except EvalError as exc:
                 if policy["failurePolicy"] == "Fail":
-                    return False, {}, [Denial(label, "", f"matchCondition {cond.get('name')!r} resulted in error: {exc}",
+                    return False, {}, [Denial(label, "",
+                                              f"matchCondition {cond.get('name')!r} resulted in error: {exc}",
                                               _squash(cond["expression"]))]
                 return False, {}, []
         values: dict[str, Any] = {}
