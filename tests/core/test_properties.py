@@ -15,7 +15,8 @@ PROJECT = load_project(ROOT)
 JUNK = st.recursive(
     st.none() | st.booleans() | st.integers(-3, 10) | st.floats(allow_nan=False, allow_infinity=False, width=16)
     | st.sampled_from(["", "x", "500GB", "-1", "1Gi", "{n}", "[1-3]", "gpu-[01-04]", "ring", "^", "a b"]),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["a", "name", "tier", "x"]), inner, max_size=3),
+    lambda inner: (st.lists(inner, max_size=3)
+                   | st.dictionaries(st.sampled_from(["a", "name", "tier", "x"]), inner, max_size=3)),
     max_leaves=6)
 
 SAMPLE_STRINGS = ["gpu-{n:03d}", "leaf-{leaf}", "500Gi", "4", "250m", "team-a", "mlx5_0", "=eth0", "WARN", "x", ".*"]

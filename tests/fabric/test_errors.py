@@ -49,7 +49,8 @@ CASES = [
     ("unknown block switch", topo("switches:\n  a: {switches: [l1]}\nblocks:\n- {switch: l9, nodes: [n1]}\n"),
      TOPO, "blocks[0].switch", "switch 'l9', which the model does not declare"),
     ("leaves at different depths", topo("switches:\n  core: {switches: [spine, rackx]}\n  spine: {switches: [l1]}\n"
-                                        "blocks:\n- {switch: l1, nodes: ['n[1-2]']}\n- {switch: rackx, nodes: ['n[3-4]']}\n"),
+                                        "blocks:\n- {switch: l1, nodes: ['n[1-2]']}\n"
+                                        "- {switch: rackx, nodes: ['n[3-4]']}\n"),
      TOPO, "switches.core", "sits more than one tier above its child 'rackx' (tier 1)"),
     ("nodes and child switches", topo("switches:\n  core: {switches: [l1]}\nblocks:\n"
                                       "- {switch: l1, nodes: [n1]}\n- {switch: core, nodes: [n2]}\n"),
@@ -99,9 +100,11 @@ CASES = [
      FILE, "switches.l.nodes", "node 'n3' is under switch 'l' but not in the node list"),
     ("selector without nodes", own("switches:\n  s: {switches: [l]}\n  l: {selector: {matchLabels: {rack: a}}}\n"),
      FILE, "switches.l.selector", "must still list its nodes"),
-    ("selector on a spine", own("switches:\n  s: {switches: [l], selector: {matchLabels: {rack: a}}}\n  l: {nodes: [n1]}\n"),
+    ("selector on a spine", own("switches:\n  s: {switches: [l], selector: {matchLabels: {rack: a}}}\n"
+                                "  l: {nodes: [n1]}\n"),
      FILE, "switches.s.selector", "a label selector chooses nodes and belongs on a leaf switch only"),
-    ("same selector twice", own("switches:\n  s: {switches: [a, b]}\n  a: {nodes: [n1], selector: {matchLabels: {r: x}}}\n"
+    ("same selector twice", own("switches:\n  s: {switches: [a, b]}\n"
+                                "  a: {nodes: [n1], selector: {matchLabels: {r: x}}}\n"
                                 "  b: {nodes: [n2], selector: {matchLabels: {r: x}}}\n"),
      FILE, "switches.b.selector", "select nodes with the same labels"),
     ("selector expression without values", own("switches:\n  l:\n    nodes: [n1]\n    selector:\n"

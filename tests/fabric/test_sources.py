@@ -69,7 +69,8 @@ def test_inline_with_label_leaf_inventory_and_domains():
 def test_exact_match_when_names_do_not_form_one_range():
     fabric, objs, _ = build({"source": "inline", "switches": {
         "s": {"switches": ["a", "b"]}, "a": {"nodes": ["gpu-1", "gpu-2", "gpu-10"]}, "b": {"nodes": ["cpu-7"]}}})
-    assert [m["selector"] for m in members(objs, "a")] == [{"exactMatch": {"name": n}} for n in ("gpu-1", "gpu-2", "gpu-10")]
+    assert [m["selector"] for m in members(objs, "a")] == [
+        {"exactMatch": {"name": n}} for n in ("gpu-1", "gpu-2", "gpu-10")]
     assert members(objs, "b") == [{"type": "Node", "selector": {"exactMatch": {"name": "cpu-7"}}}]
     check_tree(objs, list(fabric.nodes))
 
@@ -139,7 +140,8 @@ def test_static_fabrics_have_no_discovery():
 
 def test_topograph_block_labels_override_switch_labels(tmp_path):
     root = project(tmp_path, {"source": "topograph", "path": "m.yaml"}, {"m.yaml": (
-        "switches:\n  core:\n    labels: {zone: a, rack: none}\n    annotations: {accelerator.topology.test/domain: d0}\n"
+        "switches:\n  core:\n    labels: {zone: a, rack: none}\n"
+        "    annotations: {accelerator.topology.test/domain: d0}\n"
         "    switches: [leaf]\nblocks:\n- switch: leaf\n  nodes: ['n[1-2]']\n  labels: {rack: r1}\n"
         "- switch: leaf\n  nodes: [n3]\n  annotations: {accelerator.topology.test/domain: d1}\n")})
     fabric = render(load_stack(load_project(root), "test")).fabric

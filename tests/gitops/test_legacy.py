@@ -40,7 +40,8 @@ def test_elastic_pytorchjob_validates_and_gangs_with_volcano():
     assert set(spec["pytorchReplicaSpecs"]) == {"Worker"}   # c10d rendezvous: no Master
     scheduling = spec["runPolicy"]["schedulingPolicy"]
     assert scheduling["minAvailable"] == policy["minReplicas"]   # the gang is the elastic minimum
-    assert scheduling["queue"] in {q["metadata"]["name"] for q in (r.obj for r in legacy().resources) if q["kind"] == "Queue"}
+    assert scheduling["queue"] in {q["metadata"]["name"] for q in (r.obj for r in legacy().resources)
+                                   if q["kind"] == "Queue"}
     pod = spec["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]
     assert pod["schedulerName"] == "volcano"
     # The operator creates the PodGroup for Volcano when started with the gang scheduler flag.

@@ -63,7 +63,8 @@ def test_every_runbook_page_belongs_to_an_alert():
 
 
 def test_stacks_differ_for_real():
-    thresholds = {n: {r["labels"].get("tier"): r["expr"] for r in rules_of(n) if r["alert"] == "FabricProbeBandwidthLow"}
+    thresholds = {n: {r["labels"].get("tier"): r["expr"]
+                      for r in rules_of(n) if r["alert"] == "FabricProbeBandwidthLow"}
                   for n in SHIPPED}
     assert len({str(sorted(t.items())) for t in thresholds.values()}) == len(SHIPPED)
     stale = {n: any(r["alert"] == "FabricProbeResultsStale" for r in rules_of(n)) for n in SHIPPED}
@@ -94,7 +95,8 @@ def test_bandwidth_thresholds_fire_below_and_stay_quiet_above(name, tmp_path):
                                 "description": monitoring.ALERTS["FabricProbeBandwidthLow"].description
                                 .replace("{{ $labels.tier }}", low)
                                 .replace('{{ $value | printf "%.1f" }}', f"{thresholds[low] * 0.9:.1f}"),
-                                "runbook_url": monitoring.runbook_url_for(stack(name).values, "FabricProbeBandwidthLow")},
+                                "runbook_url": monitoring.runbook_url_for(stack(name).values,
+                                                                          "FabricProbeBandwidthLow")},
         }]}]}]}
     (tmp_path / "bw.test.yml").write_text(yaml.safe_dump(fire, sort_keys=False))
     result = run_promtool("test", "rules", "bw.test.yml", cwd=tmp_path)

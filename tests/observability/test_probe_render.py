@@ -154,7 +154,8 @@ def test_scheduled_stacks_launch_jobs_from_a_cronjob():
 def label_fabric() -> Fabric:
     pool = NodePool("h100", re.compile(".*"), 8, "nvidia.com/gpu", "H100", 192000, 1 << 40, {})
     discovery = [{"source": "label", "enabled": True, "config": {"networkTopologyTypes": {"rail": [
-        {"nodeLabel": "example.com/spine"}, {"nodeLabel": "example.com/leaf"}, {"nodeLabel": "kubernetes.io/hostname"}]}}}]
+        {"nodeLabel": "example.com/spine"}, {"nodeLabel": "example.com/leaf"},
+        {"nodeLabel": "kubernetes.io/hostname"}]}}}]
     return Fabric("labels", {1: "example.com/leaf", 2: "example.com/spine"}, {}, {}, {"h100": pool},
                   discovery=discovery)
 

@@ -134,7 +134,8 @@ def test_launcher_deletes_a_job_that_overruns(server, tmp_path):
     handler, url = server
     jobs = "/apis/batch.volcano.sh/v1alpha1/namespaces/training/jobs"
     handler.responses[("POST", jobs)] = (201, json.dumps({"metadata": {"name": "stuck"}}).encode())
-    handler.responses[("GET", f"{jobs}/stuck")] = (200, json.dumps({"status": {"state": {"phase": "Pending"}}}).encode())
+    handler.responses[("GET", f"{jobs}/stuck")] = (
+        200, json.dumps({"status": {"state": {"phase": "Pending"}}}).encode())
     template = tmp_path / "probe-core.json"
     template.write_text("{}")
     code = launcher.main([str(template), "--namespace", "training", "--api", url, "--poll", "0.01",

@@ -60,7 +60,8 @@ def synthetic(tier, ranks, nodes, alpha_intra, alpha_inter, busbw_gbps, collecti
     out = []
     for size in (MIB, 4 * MIB, 16 * MIB, 64 * MIB, 256 * MIB, GIB):
         intra, inter = rec.ring_steps(collective, ranks, nodes)
-        t = intra * alpha_intra + inter * alpha_inter + size * runtime.busbw_factor(collective, ranks) / (busbw_gbps * 1e9)
+        t = (intra * alpha_intra + inter * alpha_inter
+             + size * runtime.busbw_factor(collective, ranks) / (busbw_gbps * 1e9))
         out.append({"collective": collective, "bytes": size, "world_size": ranks, "time_s": t, "tier": tier,
                     "nodes": nodes, "backend": "nccl"})
     return out

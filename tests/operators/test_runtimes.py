@@ -85,7 +85,8 @@ def test_dev_runtimes_are_soft_and_sized_from_the_pool():
         assert "tolerations" not in pod["spec"] and "hostNetwork" not in pod["spec"]
     _, one = pod_of(runtimes["torch-default-1gpu-tier2-soft"])
     # 1 of 8 GPUs: 1/8 of 192 CPUs and 1800Gi, minus 10%.
-    assert one["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "21", "memory": "202Gi", "nvidia.com/gpu": 1}
+    assert one["spec"]["containers"][0]["resources"]["requests"] == {
+        "cpu": "21", "memory": "202Gi", "nvidia.com/gpu": 1}
 
 
 def test_host_network_only_where_a_stack_asks():

@@ -113,7 +113,8 @@ def test_prod_is_highly_available():
      "trainstack:volcano.queues[0].guarantee.nvidia.com/gpu", "exceeds"),
     ({"volcano": {"queues": [{"name": "a", "guarantee": {"nvidia.com/gpu": 100}},
                               {"name": "b", "guarantee": {"nvidia.com/gpu": 100}}]}},   # dev has 128 GPUs
-     "trainstack:volcano.queues[1].guarantee.nvidia.com/gpu", "add up to 200 nvidia.com/gpu, more than the fabric's nodes have (128)"),
+     "trainstack:volcano.queues[1].guarantee.nvidia.com/gpu",
+     "add up to 200 nvidia.com/gpu, more than the fabric's nodes have (128)"),
     # Volcano's queue admission (queues-validating.yaml): guarantee <= deserved <= capability, per resource.
     ({"volcano": {"queues": [{"name": "a", "guarantee": {"nvidia.com/gpu": 16}}]}},
      "trainstack:volcano.queues[0].deserved", "must be >= guarantee"),

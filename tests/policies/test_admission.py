@@ -128,7 +128,8 @@ def test_finding_names_the_policy_the_field_and_quotes_upstream(ruleset):
     found = run_rules([queue], CheckContext(), Settings(), [RULE])
     assert len(found) == 1 and found[0].path == "spec"
     message = found[0].message
-    assert message.startswith(f"{found[0].resource} at spec: Volcano ValidatingAdmissionPolicy 'queue-validation-policy'")
+    assert message.startswith(
+        f"{found[0].resource} at spec: Volcano ValidatingAdmissionPolicy 'queue-validation-policy'")
     assert found[0].resource.endswith("Queue/q1")
     assert '"must be >= guarantee"' in message and "spec.deserved, spec.guarantee.resource" in message
     assert "volcano-sh/volcano v1.15.1" in message and "change the object" in message
@@ -382,7 +383,8 @@ def test_offline_folder_with_the_chart_archive(tmp_path, dirs, monkeypatch):
     index = load_index(locate())
     assert not index.missing
     names_ = {p["name"] for p in index.policies}
-    assert "queue-validation-policy" in names_ and all(p["source"].startswith("volcano-1.15.1.tgz:") for p in index.policies)
+    assert "queue-validation-policy" in names_
+    assert all(p["source"].startswith("volcano-1.15.1.tgz:") for p in index.policies)
     assert all(p["release"].startswith("volcano-sh/volcano v1.15.1") for p in index.policies)   # sha256 matched
     assert list((tmp_path / "cache" / "admission-index").glob("*.json"))    # extracted once, then reused
     again = load_index(locate())

@@ -43,7 +43,8 @@ GPU = {"name": "w", "image": "registry.example.com/w:1.0",
 
 
 def volcano_job(tier, pods=40) -> dict:
-    return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "j", "namespace": "training"},
+    return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
+            "metadata": {"name": "j", "namespace": "training"},
             "spec": {"minAvailable": pods, "schedulerName": "volcano",
                      "networkTopology": {"mode": "hard", "highestTierAllowed": tier},
                      "tasks": [{"name": "w", "replicas": pods, "template": {"spec": {"containers": [GPU]}}}]}}
@@ -200,7 +201,8 @@ def test_one_pack_process_serves_independent_runs_without_leftovers(pack):
                          {"nodeLabel": "example.com/spine"}, {"nodeLabel": "example.com/leaf"},
                          {"nodeLabel": "kubernetes.io/hostname"}]}}}]})}}
     leaf = {"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": {"name": "extra-leaf"},
-            "spec": {"tier": 1, "tierName": "leaf", "members": [{"type": "Node", "selector": {"exactMatch": {"name": "gpu-0001"}}}]}}
+            "spec": {"tier": 1, "tierName": "leaf",
+                     "members": [{"type": "Node", "selector": {"exactMatch": {"name": "gpu-0001"}}}]}}
     pack.configure_stack("prod", config_of("prod"))
     levels = policy_config(pack.info())
     for run, obj in ((1, discovery), (2, leaf)):   # Configure, Analyze, AnalyzeStack: as the engine runs one preview

@@ -69,7 +69,8 @@ def _deployment(kind: str):
 
 
 def _volcano_job(t):
-    return ({"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "x", "namespace": "training"},
+    return ({"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
+             "metadata": {"name": "x", "namespace": "training"},
              "spec": {"schedulerName": "volcano", "minAvailable": 1,
                       "tasks": [{"name": "w", "replicas": 1, "template": t}]}}, "spec.tasks[0].template")
 
@@ -95,7 +96,8 @@ KINDS = {
     "VolcanoJob": _volcano_job,
     "VolcanoCronJob": lambda t: ({"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "CronJob",
                                   "metadata": {"name": "x", "namespace": "training"},
-                                  "spec": {"schedule": "* * * * *", "jobTemplate": {"spec": _volcano_job(t)[0]["spec"]}}},
+                                  "spec": {"schedule": "* * * * *",
+                                           "jobTemplate": {"spec": _volcano_job(t)[0]["spec"]}}},
                                  "spec.jobTemplate.spec.tasks[0].template"),
     "JobTemplate": lambda t: ({"apiVersion": "flow.volcano.sh/v1alpha1", "kind": "JobTemplate",
                                "metadata": {"name": "x", "namespace": "training"}, "spec": _volcano_job(t)[0]["spec"]},
@@ -247,7 +249,8 @@ def test_trainjob_is_judged_after_its_runtime_patches():
     # Trainer v2.0-2.2's podTemplateOverrides
     trainjob["spec"] = {"runtimeRef": {"name": "torch"}, "podTemplateOverrides": [
         {"targetJobs": [{"name": "node"}], "spec": {"volumes": [{"name": "h", "hostPath": {"path": "/"}}]}}]}
-    assert [v.path for v in findings([runtime, trainjob], BASELINE)] == ["spec.podTemplateOverrides[0].spec.volumes[0].hostPath"]
+    assert [v.path for v in findings([runtime, trainjob], BASELINE)] == [
+        "spec.podTemplateOverrides[0].spec.volumes[0].hostPath"]
 
 
 def test_thresholds_are_validated_per_stack():

@@ -15,10 +15,13 @@ from modules.core.config import load_project
 from tests.support.cli import ROOT, run
 
 RESULTS = {
-    "prod": ([Violation("image-pinned", "mandatory", "medium", "Job/training/prep", "spec.template.spec.containers[0].image",
-                        "Job/training/prep at spec.template.spec.containers[0].image: image 'x:latest' is tagged :latest",
+    "prod": ([Violation("image-pinned", "mandatory", "medium", "Job/training/prep",
+                        "spec.template.spec.containers[0].image",
+                        "Job/training/prep at spec.template.spec.containers[0].image: "
+                        "image 'x:latest' is tagged :latest",
                         source="jobs/prep file.yaml"),
-              Violation("nccl-debug-production", "advisory", "low", "ConfigMap/training/nccl-infiniband", "data.NCCL_DEBUG",
+              Violation("nccl-debug-production", "advisory", "low", "ConfigMap/training/nccl-infiniband",
+                        "data.NCCL_DEBUG",
                         "ConfigMap/training/nccl-infiniband at data.NCCL_DEBUG: NCCL_DEBUG=INFO in a production stack"),
               Violation("topology-satisfiable", "note", "critical", "TrainJob/training/llm", "",
                         "TrainJob/training/llm: gang size unknown: its runtime is not in the stack")], 61),
@@ -63,7 +66,8 @@ def test_sarif_from_the_cli_validates(tmp_path):
     assert result.code == 1
     doc = json.loads(result.out)
     jsonschema.Draft4Validator(sarif_schema()).validate(doc)
-    assert len(doc["runs"]) == len(load_project(ROOT).stacks()) and all(r["results"][0]["ruleId"] == "nccl-env-valid" for r in doc["runs"])
+    assert len(doc["runs"]) == len(load_project(ROOT).stacks())
+    assert all(r["results"][0]["ruleId"] == "nccl-env-valid" for r in doc["runs"])
 
 
 def test_junit_one_suite_per_stack_one_case_per_rule_one_failure_per_violation():
@@ -76,7 +80,8 @@ def test_junit_one_suite_per_stack_one_case_per_rule_one_failure_per_violation()
     assert list(cases) == [r.id for r in RULES]
     assert prod.get("tests") == str(len(RULES)) and prod.get("failures") == "2"
     failure = cases["image-pinned"].find("failure")
-    assert failure.get("type") == "mandatory" and "tagged :latest" in failure.text and "jobs/prep file.yaml" in failure.text
+    assert failure.get("type") == "mandatory"
+    assert "tagged :latest" in failure.text and "jobs/prep file.yaml" in failure.text
     assert cases["nccl-debug-production"].find("failure").get("type") == "advisory"
     assert cases["topology-satisfiable"].find("failure") is None
     assert "not checked" in cases["topology-satisfiable"].find("system-out").text
@@ -88,7 +93,8 @@ def test_json_and_text():
     assert (doc["objects"], doc["mandatory"], doc["advisory"]) == (61, 1, 1)
     assert [v["rule"] for v in doc["notChecked"]] == ["topology-satisfiable"]
     lines = text(RESULTS).splitlines()
-    assert lines[0].startswith("MANDATORY image-pinned: Job/training/prep at") and lines[0].endswith("[jobs/prep file.yaml]")
+    assert lines[0].startswith("MANDATORY image-pinned: Job/training/prep at")
+    assert lines[0].endswith("[jobs/prep file.yaml]")
     assert lines[2].startswith("NOTE      topology-satisfiable")
     assert lines[3] == "prod: 1 mandatory, 1 advisory violation(s) in 61 object(s), 1 not checked"
     assert set(FORMATS) == {"text", "json", "sarif", "junit"}

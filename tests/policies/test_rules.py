@@ -49,7 +49,8 @@ def release(values: dict, name: str = "volcano") -> dict:
 
 
 def job(tier=1, pods=8, **spec) -> dict:
-    return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "j", "namespace": "training"},
+    return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
+            "metadata": {"name": "j", "namespace": "training"},
             "spec": {"minAvailable": pods, "networkTopology": {"mode": "hard", "highestTierAllowed": tier},
                      "tasks": [{"name": "w", "replicas": pods, "template": {"spec": {"containers": [GPU]}}}], **spec}}
 
@@ -98,7 +99,8 @@ def test_release_values_typed_and_pinned():
 
 def test_unknown_action_and_unlisted_weighted_resource():
     conf = ("actions: \"enqueue, allocate, bogus\"\ntiers:\n- plugins:\n  - name: network-topology-aware\n"
-            "    arguments: {weight: 0, hypernode.binpack.resources: cpu, hypernode.binpack.resources.nvidia.com/gpu: 5}\n")
+            "    arguments: {weight: 0, hypernode.binpack.resources: cpu, "
+            "hypernode.binpack.resources.nvidia.com/gpu: 5}\n")
     found = [v.message for v in violations([release({"custom": {"scheduler_config_override": conf}})])
              if v.rule == "scheduler-args-typed"]
     assert any("unknown action(s) bogus" in m for m in found)
@@ -153,7 +155,8 @@ def test_label_discovery_over_a_static_fabric_is_flagged_on_the_release():
     found = [v for v in violations([release(values)]) if v.rule == "topology-source-exclusive"]
     assert len(found) == 1 and found[0].resource == "helm.sh/v3/Release/volcano-system/volcano"
     ufm = {"custom": {"controller_config_override": {"networkTopologyDiscovery": [
-        {"source": "ufm", "enabled": True, "credentials": {"secretRef": {"name": "ufm", "namespace": "volcano-system"}}}]}}}
+        {"source": "ufm", "enabled": True,
+         "credentials": {"secretRef": {"name": "ufm", "namespace": "volcano-system"}}}]}}}
     assert "topology-source-exclusive" in rules_of(violations([release(ufm)]))
 
 
@@ -201,7 +204,8 @@ def test_gang_sizes():
 
 # --- the stack's trainer API and elastic PyTorchJobs --------------------------------------------
 
-PYTORCHJOB = {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "elastic", "namespace": "training"},
+PYTORCHJOB = {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+              "metadata": {"name": "elastic", "namespace": "training"},
               "spec": {"elasticPolicy": {"minReplicas": 2, "maxReplicas": 4, "rdzvBackend": "c10d"},
                        "pytorchReplicaSpecs": {"Worker": {"replicas": 2, "template": {"spec": {"containers": [
                            {**GPU, "name": "pytorch"}]}}}}}}

@@ -14,7 +14,8 @@ CASES = [
     ("nccl-env-valid", "  trainstack:nccl: {env: {NCCL_NTHREADS: 4}}\n", "NCCL_NTHREADS"),
     ("topology-tier-exists", "  trainstack:runtimes: {runtimes: [{topology: {mode: hard, highestTierAllowed: 5}}]}\n",
      "highestTierAllowed"),
-    ("topology-satisfiable", "  trainstack:runtimes: {runtimes: [{numNodes: 5, topology: {mode: hard, highestTierAllowed: 1}}]}\n",
+    ("topology-satisfiable",
+     "  trainstack:runtimes: {runtimes: [{numNodes: 5, topology: {mode: hard, highestTierAllowed: 1}}]}\n",
      "Pending forever"),
     ("image-pinned", "  trainstack:runtimes: {runtimes: [{image: 'pytorch/pytorch:latest'}]}\n", "pinned image"),
 ]
@@ -39,7 +40,8 @@ def test_render_refuses_and_check_reports_the_rule(tmp_path, rule, section, frag
 SCHEMA_CASES = [   # mistakes the stack's schema refuses, tagged with the rule that catches them in manifests
     ("scheduler-args-typed", "  trainstack:volcano: {networkTopologyAware: {weight: '10'}}\n", "weight"),
     ("nccl-env-valid", "  trainstack:nccl: {nthreads: 4}\n", "nthreads"),
-    ("hpa-target-scalable", "  trainstack:autoscaling:\n    hpas: [{namespace: training, target: {kind: TrainJob, name: t}, "
+    ("hpa-target-scalable",
+     "  trainstack:autoscaling:\n    hpas: [{namespace: training, target: {kind: TrainJob, name: t}, "
      "maxReplicas: 2, metrics: [{name: gpu_utilization, averageValue: 80}]}]\n", "scale subresource"),
 ]
 
