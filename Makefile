@@ -35,7 +35,8 @@ demo: setup
 	@echo "Docs: README.md (commands, GitOps with Argo CD or Flux, Pulumi), modules/<capability>/README.md"
 	@echo "(every option), docs/architecture.md. Tests and the probe: make test (installs the dev and probe extras)."
 
-test: $(FULL) promtool
+# lint first: a style or pyflakes error fails `make test` (and CI) before pytest starts.
+test: $(FULL) promtool lint
 	$(BIN)/python -m pytest -q
 
 # Re-render the committed golden output (deploy/<stack>/) after an intended change; commit it on
@@ -44,7 +45,8 @@ golden: setup
 	$(BIN)/trainstack render --all
 
 # Style and pyflakes checks (ruff, settings in pyproject.toml); `ruff check --fix` repairs most.
-lint: setup
+# ruff comes with the dev extra.
+lint: $(FULL)
 	$(BIN)/ruff check .
 
 clean:
