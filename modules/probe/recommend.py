@@ -257,7 +257,7 @@ def allreduce_times(n: float, s: Span, models: dict[int, TierModel], share: int 
 # --- layout -------------------------------------------------------------------------------------
 
 @dataclass
-class Job:
+class JobShape:
     params: float
     grad_bytes_per_param: int
     gpus: int
@@ -325,7 +325,7 @@ def dp_group(fabric: Fabric, g: int, gpus: int, tp: int, pp: int) -> Span:
     return span(fabric, max(1, math.ceil(stage / g)), max(1, min(g, stage) // tp))
 
 
-def choose_layout(fabric: Fabric, pool: NodePool, job: Job, models: dict[int, TierModel]) -> Layout:
+def choose_layout(fabric: Fabric, pool: NodePool, job: JobShape, models: dict[int, TierModel]) -> Layout:
     g = pool.gpus
     reasons: list[str] = []
     weights_gb = job.params * 2 / 1e9
@@ -465,7 +465,7 @@ def recommend(stack, fabric: Fabric, records: list[dict], model_size: str, gpus:
         raise ConfigError("trainstack recommend", "--gpus", f"expected a whole number of {pool.gpus}-GPU nodes "
                           f"up to {largest} GPUs (the largest domain of the fabric), got {gpus}")
     memory, memory_why = gpu_memory(pool, gpu_memory_gb)
-    job = Job(params, BYTES_PER[grad_dtype], gpus, memory, memory_why)
+    job = JobShape(params, BYTES_PER[grad_dtype], gpus, memory, memory_why)
     models, notes = tier_models(fabric, records)
     try:
         layout = choose_layout(fabric, pool, job, models)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from .engine import Denial, RuleSet, Skipped
+from .engine import Denial, RuleSet, SkippedRule
 from .loader import ENV_CRDS, ENV_DIR, load_index, locate
 
 _CACHE: dict[tuple, RuleSet] = {}
@@ -18,4 +18,4 @@ def rules() -> RuleSet:
     return _CACHE[key]
 
 
-__all__ = ["Denial", "RuleSet", "Skipped", "rules", "load_index", "locate"]
+__all__ = ["Denial", "RuleSet", "SkippedRule", "rules", "load_index", "locate"]

@@ -275,7 +275,7 @@ class Denial:
 
 
 @dataclass(frozen=True)
-class Skipped:
+class SkippedRule:
     """An upstream rule that matched but could not be evaluated, and why."""
 
     source: str
@@ -436,7 +436,7 @@ class RuleSet:
         return [p for p in self._by_resource[key]
                 if _matches(p["matchConstraints"], target, False) and _matches(p["bindingMatch"], target, True)]
 
-    def evaluate(self, obj: dict, namespaces: dict[str, dict] | None = None) -> list[Denial | Skipped]:
+    def evaluate(self, obj: dict, namespaces: dict[str, dict] | None = None) -> list[Denial | SkippedRule]:
         """What upstream says about ``obj``. Results are remembered by content: the pack and the
         test suite judge the same rendered objects again and again."""
         target = self.target(plain(obj), namespaces or {})
@@ -461,7 +461,7 @@ class RuleSet:
         crd = self.crds.get((target.group, target.version, target.kind))
         return bool(crd and crd["rules"]) or bool(self.applicable(target))
 
-    def _evaluate(self, target: Target) -> Iterator[Denial | Skipped]:
+    def _evaluate(self, target: Target) -> Iterator[Denial | SkippedRule]:
         policies = self.applicable(target)
         crd = self.crds.get((target.group, target.version, target.kind))
         if not policies and not (crd and crd["rules"]):
@@ -488,12 +488,13 @@ class RuleSet:
         return f"Volcano {policy['kind']} '{policy['name']}' ({policy['release']}, {policy['source']})"
 
     def _prepare(self, policy: dict, obj: dict, request: dict, target: Target,
-                 scope: Scope) -> tuple[bool, dict[str, str], list[Denial | Skipped]]:
+                 scope: Scope) -> tuple[bool, dict[str, str], list[Denial | SkippedRule]]:
         """Bind the policy's inputs; run matchConditions and variables. Returns (applies, variable
         errors by name, outcomes so far)."""
         label = self._label(policy)
         if policy.get("paramKind"):
-            return False, {}, [Skipped(label, "", "needs parameter objects (paramKind), which a stack does not carry")]
+            return False, {}, [SkippedRule(label, "",
+                                           "needs parameter objects (paramKind), which a stack does not carry")]
         scope.bind({"object": obj, "oldObject": None, "request": request, "params": None,
                     "namespaceObject": target.namespace, "variables": NO_VARIABLES})
         for cond in policy["matchConditions"]:
@@ -501,7 +502,7 @@ class RuleSet:
                 if scope.run(compile_expr(cond["expression"])) is not True:
                     return False, {}, []
             except NotEvaluable as exc:
-                return False, {}, [Skipped(label, _squash(cond["expression"]),
+                return False, {}, [SkippedRule(label, _squash(cond["expression"]),
                                            f"matchCondition {cond.get('name')}: {exc}")]
             except EvalError as exc:
                 if policy["failurePolicy"] == "Fail":
@@ -534,7 +535,7 @@ class RuleSet:
         return None
 
     def _validate(self, policy: dict, obj: dict, request: dict, target: Target, scope: Scope
-                  ) -> Iterator[Denial | Skipped]:
+                  ) -> Iterator[Denial | SkippedRule]:
         if "Deny" not in policy["validationActions"]:
             return
         applies, errors, outcomes = self._prepare(policy, obj, request, target, scope)
@@ -557,7 +558,7 @@ class RuleSet:
                     raise EvalError(failed_var)
                 result = scope.run(compiled)
             except NotEvaluable as exc:
-                yield Skipped(label, _squash(source), str(exc))
+                yield SkippedRule(label, _squash(source), str(exc))
                 continue
             except EvalError as exc:
                 if policy["failurePolicy"] == "Fail":
@@ -581,7 +582,7 @@ class RuleSet:
         return " ".join(str(validation.get("message", "")).split())
 
     def _mutate(self, policy: dict, obj: dict, request: dict, target: Target, scope: Scope
-                ) -> tuple[dict, list[Denial | Skipped]]:
+                ) -> tuple[dict, list[Denial | SkippedRule]]:
         applies, errors, outcomes = self._prepare(policy, obj, request, target, scope)
         if not applies:
             return obj, outcomes
@@ -589,13 +590,13 @@ class RuleSet:
         current = obj
         for mutation in policy["mutations"]:
             if mutation.get("patchType") != "JSONPatch":
-                outcomes.append(Skipped(label, "", f"{mutation.get('patchType')} mutations are not applied"))
+                outcomes.append(SkippedRule(label, "", f"{mutation.get('patchType')} mutations are not applied"))
                 continue
             source = (mutation.get("jsonPatch") or {}).get("expression", "")
             try:
                 compiled = compile_expr(rewrite_jsonpatch(source))
             except ValueError as exc:
-                outcomes.append(Skipped(label, _squash(source), f"does not compile: {exc}"))
+                outcomes.append(SkippedRule(label, _squash(source), f"does not compile: {exc}"))
                 continue
             try:
                 failed_var = self._uses_failed(source, errors)
@@ -604,7 +605,7 @@ class RuleSet:
                 scope.bind({"object": current})
                 current = apply_patch(current, scope.run(compiled))
             except NotEvaluable as exc:
-                outcomes.append(Skipped(label, _squash(source), str(exc)))
+                outcomes.append(SkippedRule(label, _squash(source), str(exc)))
             except (EvalError, KeyError, IndexError, ValueError, TypeError):
                 # The chart installs these policies only with map_enable (off by default); its
                 # mutating webhooks set the same defaults without failing, so an error here only
@@ -614,7 +615,7 @@ class RuleSet:
 
     # -- CRD rules --
 
-    def _crd_rules(self, crd: dict, obj: dict, scope: Scope) -> Iterator[Denial | Skipped]:
+    def _crd_rules(self, crd: dict, obj: dict, scope: Scope) -> Iterator[Denial | SkippedRule]:
         """Rules grouped by schema node: `self` is bound once per value, for all its rules."""
         label = f"the {crd['kind']} CRD {crd['crd']} ({crd['release']})"
         groups: dict[str, list[tuple[dict, Compiled]]] = {}
@@ -643,7 +644,7 @@ class RuleSet:
                         result, error = scope.run(compiled), ""
                     except NotEvaluable as exc:
                         broken.add(id(rule))
-                        yield Skipped(label, _squash(rule["rule"]), str(exc))
+                        yield SkippedRule(label, _squash(rule["rule"]), str(exc))
                         continue
                     except EvalError as exc:
                         result, error = None, str(exc)

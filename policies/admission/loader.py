@@ -60,7 +60,7 @@ def pinned() -> dict[str, dict]:
 
 
 @dataclass
-class Location:
+class RuleSources:
     """The folders rules are read from and why."""
 
     policies: Path | None     # folder with the Volcano policy files or chart archives
@@ -69,7 +69,7 @@ class Location:
     problems: list[str] = field(default_factory=list)
 
 
-def locate() -> Location:
+def locate() -> RuleSources:
     configured = os.environ.get(ENV_DIR)
     crd_env = os.environ.get(ENV_CRDS)
     if configured:
@@ -82,7 +82,7 @@ def locate() -> Location:
     crds = Path(crd_env) if crd_env else base / "crds"
     if crd_env and not crds.is_dir():
         problems.append(f"${ENV_CRDS} {crds} does not exist")
-    return Location(policies=base if base.is_dir() else None, crds=crds if crds.is_dir() else None,
+    return RuleSources(policies=base if base.is_dir() else None, crds=crds if crds.is_dir() else None,
                     origin=origin, problems=problems)
 
 
@@ -115,7 +115,7 @@ def _fingerprint(paths: list[Path]) -> str:
     return h.hexdigest()[:32]
 
 
-def _inputs(loc: Location) -> list[Path]:
+def _inputs(loc: RuleSources) -> list[Path]:
     files = []
     if loc.policies is not None:
         volcano = loc.policies / "volcano"
@@ -207,11 +207,11 @@ class Index:
 
     policies: list[dict]
     crds: list[dict]
-    location: Location
+    location: RuleSources
     missing: list[str]        # what could not be found, for the one advisory line
 
 
-def load_index(loc: Location | None = None) -> Index:
+def load_index(loc: RuleSources | None = None) -> Index:
     loc = loc or locate()
     files = _inputs(loc)
     key = _fingerprint(files)

@@ -101,7 +101,7 @@ def test_exposition_text_is_read_like_json(tmp_path):
 def test_pipeline_crosses_a_tier_slower_than_the_ones_below():
     fabric = bundle("staging").fabric    # 2 spines of 32 nodes under a core; default core link 175 GB/s
     pool = fabric.pools["h100"]
-    job = rec.Job(7e9, 2, 512, 80, "test")
+    job = rec.JobShape(7e9, 2, 512, 80, "test")
     slow_core, _ = rec.tier_models(fabric, [])
     layout = rec.choose_layout(fabric, pool, job, slow_core)
     assert (layout.tp, layout.pp, layout.dp) == (1, 2, 256)
@@ -116,9 +116,9 @@ def test_tensor_parallel_stays_in_the_nvlink_domain():
     fabric = bundle("prod").fabric
     pool = fabric.pools["h100"]
     fitted, _ = rec.tier_models(fabric, [])
-    big = rec.choose_layout(fabric, pool, rec.Job(405e9, 2, 4096, 80, "test"), fitted)
+    big = rec.choose_layout(fabric, pool, rec.JobShape(405e9, 2, 4096, 80, "test"), fitted)
     assert big.tp == 8 and big.pp == 8 and big.tp * big.pp * big.dp == 4096
-    small = rec.choose_layout(fabric, pool, rec.Job(7e9, 2, 1024, 80, "test"), fitted)
+    small = rec.choose_layout(fabric, pool, rec.JobShape(7e9, 2, 1024, 80, "test"), fitted)
     assert small.tp == 1
 
 

@@ -17,8 +17,8 @@ import yaml
 
 from modules.core.config import load_project, load_stack, pulumi_config_map
 from modules.core.render import render
-from policies.admission.engine import Denial, RuleSet, Skipped, apply_patch, compile_expr, rewrite_jsonpatch
-from policies.admission.loader import Index, Location, load_index, locate
+from policies.admission.engine import Denial, RuleSet, SkippedRule, apply_patch, compile_expr, rewrite_jsonpatch
+from policies.admission.loader import Index, RuleSources, load_index, locate
 from policies.framework import CheckContext
 from policies.runner import Settings, bundle_objects, run_rules
 from policies.rules import BY_ID
@@ -44,9 +44,9 @@ def ruleset(dirs) -> RuleSet:
     return rules()
 
 
-def verdict(ruleset: RuleSet, obj: dict) -> tuple[list[Denial], list[Skipped]]:
+def verdict(ruleset: RuleSet, obj: dict) -> tuple[list[Denial], list[SkippedRule]]:
     items = ruleset.evaluate(obj)
-    return [i for i in items if isinstance(i, Denial)], [i for i in items if isinstance(i, Skipped)]
+    return [i for i in items if isinstance(i, Denial)], [i for i in items if isinstance(i, SkippedRule)]
 
 
 def names(denials: list[Denial]) -> set[str]:
@@ -232,7 +232,7 @@ def test_missing_rules_give_one_note_never_a_silent_pass(tmp_path, monkeypatch):
 
 
 def _index(policies: list[dict] = (), crds: list[dict] = ()) -> Index:
-    return Index(policies=list(policies), crds=list(crds), location=Location(None, None, "test"), missing=[])
+    return Index(policies=list(policies), crds=list(crds), location=RuleSources(None, None, "test"), missing=[])
 
 
 def _policy(expression: str) -> dict:
