@@ -27,7 +27,7 @@ def plain(value: Any) -> Any:
     if target is not None:
         return plain(target)
     if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
+        return {str(k): plain(v) for k, v in value.items()}   # YAML may give int keys; the API has none
     if isinstance(value, (list, tuple)):
         return [plain(v) for v in value]
     if isinstance(value, float) and value.is_integer():

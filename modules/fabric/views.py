@@ -164,14 +164,18 @@ def _boxes(fabric: Fabric, max_boxes: int) -> tuple[list[tuple[str, str, list[st
     return boxes, edges
 
 
+def _label_levels(fabric: Fabric) -> list[str]:
+    """The node labels of a label-defined fabric's discovery, in the order Volcano reads them."""
+    return [level["nodeLabel"] for level in next(iter(fabric.discovery[0]["config"]["networkTopologyTypes"].values()))]
+
+
 def mermaid(fabric: Fabric, stack: str, max_boxes: int = 120) -> str:
     """A Markdown block to paste into a pull request (GitHub renders ``mermaid`` fences)."""
     out = ["```mermaid", "graph TD"]
     out += [f"  %% {line}" for line in summary_text(fabric, stack)]
     if fabric.label_defined:
-        levels = next(iter(fabric.discovery[0]["config"]["networkTopologyTypes"].values()))
-        for i, level in enumerate(levels):
-            out.append(f'  l{i}["{_mermaid_escape(level["nodeLabel"])}"]')
+        for i, label in enumerate(_label_levels(fabric)):
+            out.append(f'  l{i}["{_mermaid_escape(label)}"]')
             if i:
                 out.append(f"  l{i - 1} --> l{i}")
     else:
@@ -192,9 +196,8 @@ def dot(fabric: Fabric, stack: str, max_boxes: int = 120) -> str:
     out = [f"// {line}" for line in summary_text(fabric, stack)]
     out += ["digraph fabric {", "  rankdir=TB;", '  node [shape=box, fontname="Helvetica"];']
     if fabric.label_defined:
-        levels = next(iter(fabric.discovery[0]["config"]["networkTopologyTypes"].values()))
-        for i, level in enumerate(levels):
-            out.append(f'  l{i} [label="{_dot_escape(level["nodeLabel"])}"];')
+        for i, label in enumerate(_label_levels(fabric)):
+            out.append(f'  l{i} [label="{_dot_escape(label)}"];')
             if i:
                 out.append(f"  l{i - 1} -> l{i};")
     else:

@@ -28,6 +28,9 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from modules.core.selectors import selector_matches
+from modules.core.wire import plain
+
 from .celrt import cel
 
 from . import k8s_functions as kf
@@ -72,8 +75,8 @@ class NotEvaluable(Exception):
 _JSONPATCH = re.compile(r"\bJSONPatch\s*\{")
 
 
-def _close(text: str, start: int) -> int:
-    """Index of the brace closing the one at ``start`` (skipping string literals)."""
+def _outside_strings(text: str, start: int = 0) -> Iterator[tuple[int, str, int]]:
+    """``(index, character, bracket depth after it)`` for each character outside string literals."""
     depth, i, quote = 0, start, ""
     while i < len(text):
         c = text[i]
@@ -84,35 +87,29 @@ def _close(text: str, start: int) -> int:
                 quote = ""
         elif c in "\"'":
             quote = c
-        elif c in "{[(":
-            depth += 1
-        elif c in "}])":
-            depth -= 1
-            if depth == 0:
-                return i
+        else:
+            if c in "{[(":
+                depth += 1
+            elif c in "}])":
+                depth -= 1
+            yield i, c, depth
         i += 1
+
+
+def _close(text: str, start: int) -> int:
+    """Index of the brace closing the one at ``start`` (skipping string literals)."""
+    for i, c, depth in _outside_strings(text, start):
+        if c in "}])" and depth == 0:
+            return i
     raise ValueError("unbalanced braces")
 
 
 def _top_level_commas(text: str) -> list[str]:
-    parts, depth, quote, last, i = [], 0, "", 0, 0
-    while i < len(text):
-        c = text[i]
-        if quote:
-            if c == "\\":
-                i += 1
-            elif c == quote:
-                quote = ""
-        elif c in "\"'":
-            quote = c
-        elif c in "{[(":
-            depth += 1
-        elif c in "}])":
-            depth -= 1
-        elif c == "," and depth == 0:
+    parts, last = [], 0
+    for i, c, depth in _outside_strings(text):
+        if c == "," and depth == 0:
             parts.append(text[last:i])
             last = i + 1
-        i += 1
     parts.append(text[last:])
     return parts
 
@@ -184,17 +181,6 @@ class Scope:
             raise EvalError(text.split(". Check function arguments")[0]) from None
 
 
-def plain(value: Any) -> Any:
-    """JSON-like data as the API server holds it: integral floats (the Pulumi wire) are ints."""
-    if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
-
-
 def _mapping(value: Any) -> dict:
     return value if isinstance(value, dict) else {}
 
@@ -204,24 +190,6 @@ def _meta(obj: Any) -> dict:
 
 
 # --- matching ---------------------------------------------------------------------------------
-
-def _labels_match(selector: dict | None, labels: dict) -> bool:
-    if not selector:
-        return True
-    if any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
-        return False
-    for expr in selector.get("matchExpressions") or []:
-        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
-        if op == "In" and labels.get(key) not in values:
-            return False
-        if op == "NotIn" and key in labels and labels[key] in values:
-            return False
-        if op == "Exists" and key not in labels:
-            return False
-        if op == "DoesNotExist" and key in labels:
-            return False
-    return True
-
 
 def _rule_hits(rule: dict, group: str, version: str, resource: str, operation: str) -> bool:
     def has(values, item):
@@ -242,8 +210,8 @@ def _matches(match: dict, target: "Target", default: bool) -> bool:
         return False
     labels = _mapping(_meta(target.obj).get("labels"))
     ns_labels = _mapping(_meta(target.namespace).get("labels"))
-    return _labels_match(match.get("objectSelector"), labels) and \
-        (not _meta(target.obj).get("namespace") or _labels_match(match.get("namespaceSelector"), ns_labels))
+    return selector_matches(match.get("objectSelector"), labels) and \
+        (not _meta(target.obj).get("namespace") or selector_matches(match.get("namespaceSelector"), ns_labels))
 
 
 def _resource_hits(policy: dict, target: "Target") -> bool:
