@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from tests.support.cli import run, run_process
+from tests.support.cli import run, run_processes
 
-SHIPPED = ("dev", "staging", "prod")
+SHIPPED = ("dev", "staging", "prod", "legacy")   # legacy: the Training Operator v1 overlay
 
 
 @pytest.fixture(scope="module")
@@ -35,8 +35,8 @@ def test_preview_cli_reports_like_check(tmp_path):
         "  tasks:\n  - name: w\n    replicas: 40\n    template:\n      spec:\n        containers:\n"
         "        - name: w\n          image: registry.example.com/w:1.0\n"
         "          resources: {requests: {cpu: '8', memory: 64Gi, nvidia.com/gpu: 8}, limits: {nvidia.com/gpu: 8}}\n")
-    previewed = run_process("preview", "prod", "--manifests", str(manifest), "--format", "junit")
-    checked = run_process("check", "prod", "--manifests", str(manifest), "--format", "junit")
+    previewed, checked = run_processes(("preview", "prod", "--manifests", str(manifest), "--format", "junit"),
+                                       ("check", "prod", "--manifests", str(manifest), "--format", "junit"))
     assert previewed.code == checked.code == 1
     assert "Traceback" not in previewed.err
     assert previewed.out == checked.out and 'name="topology-satisfiable"' in previewed.out

@@ -5,6 +5,7 @@ import io
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,3 +45,9 @@ def run_process(*args: str, cwd: Path | None = None, timeout: float = 300) -> Re
     proc = subprocess.run([sys.executable, "-m", "modules.cli", *args], cwd=cwd or ROOT, env=env,
                           capture_output=True, text=True, timeout=timeout)
     return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+def run_processes(*commands: tuple[str, ...], timeout: float = 300) -> list[Result]:
+    """Independent CLI processes side by side: the wall time of the slowest, not of all together."""
+    with ThreadPoolExecutor(len(commands)) as pool:
+        return list(pool.map(lambda args: run_process(*args, timeout=timeout), commands))
