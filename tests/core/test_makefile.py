@@ -73,3 +73,22 @@ def test_demo_installs_the_package_alone_and_test_the_extras(tmp_path):
     assert "pip install --quiet -e .\n" in demo and "[dev" not in demo and "probe]" not in demo
     assert "Next: create your own stack" in demo and "Docs: README.md" in demo
     assert "pip install --quiet -e '.[dev,probe]'" in plan("test")
+
+
+def test_make_test_stops_when_lint_fails(tmp_path):
+    """`make test` runs ruff first: a lint error fails it (and CI) before pytest starts."""
+    if shutil.which("make") is None:
+        pytest.skip("make not installed")
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    for name, body in {"python": "echo pytest ran\n", "ruff": "echo 'E501 Line too long' >&2; exit 1\n"}.items():
+        (venv / "bin" / name).write_text("#!/bin/sh\n" + body)
+        (venv / "bin" / name).chmod(0o755)
+    (venv / ".installed").touch()       # newer than pyproject.toml: nothing to install
+    (venv / ".installed-dev").touch()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MAKE")}
+    env["PATH"] = str(_bin(tmp_path, {"make": None, "sh": None, "id": None}))
+    result = subprocess.run(["make", "--no-print-directory", "-C", str(ROOT), "test", f"VENV={venv}"],
+                            env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0, result.stdout + result.stderr
+    assert "E501 Line too long" in result.stderr and "pytest ran" not in result.stdout
