@@ -41,6 +41,15 @@ class RenderContext:
     def expected(self, path: str, what: str, got: object, rule: str | None = None) -> ConfigError:
         return self.stack.expected(path, what, got, rule=rule)
 
+    def pick(self, path: str, name: str, choices: list[str], what: str) -> str:
+        """``name`` if it is one of ``choices`` (else an error saying ``what`` was expected); the first
+        choice when ``name`` is empty."""
+        if not name:
+            return choices[0]
+        if name not in choices:
+            raise self.expected(path, what, name)
+        return name
+
     def metadata(self, module: str, name: str, namespace: str | None = None,
                  labels: dict | None = None, annotations: dict | None = None) -> dict[str, Any]:
         """Object metadata with trainstack's standard labels."""

@@ -79,12 +79,8 @@ def after_queues(items: list) -> None:
 def resolve_queue(ctx: RenderContext, path: str, name: str) -> str:
     """A queue named in the stack (or "" for the first one); must be a Queue this bundle renders."""
     names = queue_names(ctx)
-    if not name:
-        return names[0]
-    if name not in names:
-        raise ctx.expected(path, f"one of the stack's queues ({', '.join(names)}, set in "
-                           "trainstack:volcano.queues)", name)
-    return name
+    return ctx.pick(path, name, names, f"one of the stack's queues ({', '.join(names)}, set in "
+                    "trainstack:volcano.queues)")
 
 
 def priority_class_names(ctx: RenderContext) -> list[str]:

@@ -23,12 +23,8 @@ TORCH_LAUNCHERS = ("torchrun",)
 
 def _namespace(ctx: RenderContext, path: str, name: str) -> str:
     namespaces = ctx.stack.values["trainingNamespaces"]
-    if not name:
-        return namespaces[0]
-    if name not in namespaces:
-        raise ctx.expected(path, f"one of trainstack:trainingNamespaces ({', '.join(namespaces)}); the "
-                           "NCCL ConfigMaps the pods load exist only there", name)
-    return name
+    return ctx.pick(path, name, namespaces, f"one of trainstack:trainingNamespaces ({', '.join(namespaces)}); "
+                    "the NCCL ConfigMaps the pods load exist only there")
 
 
 def _network_topology(spec: dict) -> dict:
