@@ -284,37 +284,33 @@ _QUALIFIED_NAME_PART = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 
 
-def _dns1123_label(value: str) -> list[str]:
-    errors = []
-    if len(value) > 63:
-        errors.append("must be no more than 63 characters")
-    if not _DNS1123_LABEL.match(value):
-        errors.append("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
-                      "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used "
-                      "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
+def _length_and_pattern(limit: int, pattern: re.Pattern, message: str) -> Callable[[str], list[str]]:
+    """A Kubernetes name validator: the length error, then the format error, as apimachinery words them."""
+    def errors(value: str) -> list[str]:
+        out = []
+        if len(value) > limit:
+            out.append(f"must be no more than {limit} characters")
+        if not pattern.match(value):
+            out.append(message)
+        return out
     return errors
 
 
-def _dns1123_subdomain(value: str) -> list[str]:
-    errors = []
-    if len(value) > 253:
-        errors.append("must be no more than 253 characters")
-    if not _DNS1123_SUBDOMAIN.match(value):
-        errors.append("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
-                      "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
-                      "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
-    return errors
-
-
-def _dns1035_label(value: str) -> list[str]:
-    errors = []
-    if len(value) > 63:
-        errors.append("must be no more than 63 characters")
-    if not _DNS1035_LABEL.match(value):
-        errors.append("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
-                      "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', "
-                      "regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')")
-    return errors
+_dns1123_label = _length_and_pattern(
+    63, _DNS1123_LABEL,
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
+    "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used "
+    "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
+_dns1123_subdomain = _length_and_pattern(
+    253, _DNS1123_SUBDOMAIN,
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
+    "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+_dns1035_label = _length_and_pattern(
+    63, _DNS1035_LABEL,
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+    "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', "
+    "regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')")
 
 
 def _qualified_name(value: str) -> list[str]:
