@@ -33,3 +33,28 @@ def _admission_environment(tmp_path_factory):
             os.environ.pop(key, None)
         else:
             os.environ[key] = value
+
+
+def _early_modules(session) -> list:
+    modules = []
+    for item in session.items:
+        module = getattr(item, "module", None)
+        if module is not None and hasattr(module, "start_early") and module not in modules:
+            modules.append(module)
+    return modules
+
+
+def pytest_collection_finish(session):
+    """A test module may start its slow subprocesses (``start_early()``) as soon as the run is known:
+    they then use the second core while pytest works through the other tests on one. Not under
+    pytest-xdist workers, where each worker collects everything but runs only its share."""
+    if os.environ.get("PYTEST_XDIST_WORKER") or session.config.option.collectonly:
+        return
+    for module in _early_modules(session):
+        module.start_early()
+
+
+def pytest_sessionfinish(session):
+    for module in _early_modules(session):
+        if hasattr(module, "stop_early"):
+            module.stop_early()

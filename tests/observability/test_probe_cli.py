@@ -11,7 +11,7 @@ import pytest
 from modules.probe import runtime
 from tests.support.cli import run
 
-from .support import promtool
+from .support import promtool, start_early, stop_early  # noqa: F401 (tests/conftest.py: probe run early)
 
 if importlib.util.find_spec("torch") is None:   # find_spec: no need to import torch in the test process
     pytest.skip("the probe needs torch: pip install 'trainstack[probe]'", allow_module_level=True)

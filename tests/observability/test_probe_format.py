@@ -12,6 +12,8 @@ from modules.core.errors import ConfigError
 from modules.probe import results, runtime
 from tests.support.cli import run
 
+from .support import start_early, stop_early  # noqa: F401 (tests/conftest.py starts the probe run early)
+
 
 def test_the_writer_and_the_reader_agree_on_the_version():
     assert runtime.RESULTS_FORMAT == results.FORMAT

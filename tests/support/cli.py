@@ -5,6 +5,7 @@ import io
 import os
 import subprocess
 import sys
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
@@ -51,3 +52,40 @@ def run_processes(*commands: tuple[str, ...], timeout: float = 300) -> list[Resu
     """Independent CLI processes side by side: the wall time of the slowest, not of all together."""
     with ThreadPoolExecutor(len(commands)) as pool:
         return list(pool.map(lambda args: run_process(*args, timeout=timeout), commands))
+
+
+class Started:
+    """A process started now and read later: output goes to files, so a run started early never
+    blocks on a full pipe while nobody reads it."""
+
+    def __init__(self, args: list[str], cwd: Path | None = None, env: dict | None = None):
+        self.files = (tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+"))
+        self.proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=self.files[0], stderr=self.files[1], text=True)
+
+    def result(self, timeout: float) -> Result:
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            raise
+        out, err = (self._read(f) for f in self.files)
+        return Result(self.proc.returncode, out, err)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        for f in self.files:
+            f.close()
+
+    @staticmethod
+    def _read(f) -> str:
+        f.seek(0)
+        text = f.read()
+        f.close()
+        return text
+
+
+def start_process(*args: str, cwd: Path | None = None) -> Started:
+    """``run_process`` started now, its ``result(timeout)`` read later."""
+    return Started([sys.executable, "-m", "modules.cli", *args], cwd or ROOT, dict(os.environ, PYTHONPATH=str(ROOT)))
