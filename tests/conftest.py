@@ -8,31 +8,41 @@ one "not evaluated" note and tests/policies/test_admission.py skips.
 from __future__ import annotations
 
 import os
-
-import pytest
+import shutil
+import tempfile
 
 # Evaluate upstream's admission rules in every test (all runners, every table case, every shipped
 # stack) when ../shared/admission and ../shared/crds (or the env vars) are there.
 UPSTREAM_RULES_EVERYWHERE = True
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _admission_environment(tmp_path_factory):
+_KEYS = ("TRAINSTACK_CACHE_DIR", "TRAINSTACK_ADMISSION_DIR", "TRAINSTACK_CRD_DIR")
+_SAVED: dict[str, str | None] = {}
+
+
+def pytest_sessionstart(session):
+    """Before collection, so that processes started early (``start_early``) see the same environment."""
     from tests.support.admission import shared_dirs
 
-    saved = {k: os.environ.get(k) for k in ("TRAINSTACK_CACHE_DIR", "TRAINSTACK_ADMISSION_DIR", "TRAINSTACK_CRD_DIR")}
-    os.environ["TRAINSTACK_CACHE_DIR"] = str(tmp_path_factory.mktemp("trainstack-cache"))
+    _SAVED.update({k: os.environ.get(k) for k in _KEYS})
+    os.environ["TRAINSTACK_CACHE_DIR"] = tempfile.mkdtemp(prefix="trainstack-cache-")
     dirs = shared_dirs() if UPSTREAM_RULES_EVERYWHERE else None
     if dirs:
         os.environ["TRAINSTACK_ADMISSION_DIR"], os.environ["TRAINSTACK_CRD_DIR"] = map(str, dirs)
     else:
         os.environ.pop("TRAINSTACK_ADMISSION_DIR", None)
-    yield
-    for key, value in saved.items():
+
+
+def _restore_environment() -> None:
+    if not _SAVED:
+        return
+    shutil.rmtree(os.environ["TRAINSTACK_CACHE_DIR"], ignore_errors=True)
+    for key, value in _SAVED.items():
         if value is None:
             os.environ.pop(key, None)
         else:
             os.environ[key] = value
+    _SAVED.clear()
 
 
 def _early_modules(session) -> list:
@@ -58,3 +68,4 @@ def pytest_sessionfinish(session):
     for module in _early_modules(session):
         if hasattr(module, "stop_early"):
             module.stop_early()
+    _restore_environment()

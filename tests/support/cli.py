@@ -54,13 +54,19 @@ def run_processes(*commands: tuple[str, ...], timeout: float = 300) -> list[Resu
         return list(pool.map(lambda args: run_process(*args, timeout=timeout), commands))
 
 
+def _lower_priority() -> None:
+    os.nice(5)
+
+
 class Started:
     """A process started now and read later: output goes to files, so a run started early never
     blocks on a full pipe while nobody reads it."""
 
     def __init__(self, args: list[str], cwd: Path | None = None, env: dict | None = None):
         self.files = (tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+"))
-        self.proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=self.files[0], stderr=self.files[1], text=True)
+        # Niced: started early, it should take the core pytest leaves idle, not slow pytest down.
+        self.proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=self.files[0], stderr=self.files[1], text=True,
+                                     preexec_fn=_lower_priority if hasattr(os, "nice") else None)
 
     def result(self, timeout: float) -> Result:
         try:
