@@ -55,7 +55,7 @@ def run_processes(*commands: tuple[str, ...], timeout: float = 300) -> list[Resu
 
 
 def _lower_priority() -> None:
-    os.nice(5)
+    os.nice(10)
 
 
 class Started:
