@@ -285,8 +285,8 @@ def _decode_pulumi_value(text: str | None, sub_schema: dict) -> Any:
     if text is None or sub_schema.get("type") == "string":
         return text
     try:
-        return json.loads(text)
-    except (TypeError, ValueError):
+        return json.loads(text, parse_constant=yamlio.refuse_constant)   # no NaN or infinities
+    except (TypeError, ValueError, RecursionError):
         return text
 
 

@@ -393,7 +393,7 @@ def load_file(ctx: "RenderContext", section: dict) -> Fabric:
     """trainstack's compact fabric file (see modules/fabric/README.md)."""
     path = ctx.stack.resolve("fabric.path", section.get("path"))
     shown = ctx.stack.project.show(path)
-    data = yamlio.load_file(path, shown)
+    data = yamlio.load_file(path, shown, limit=yamlio.MAX_FABRIC_FILE_BYTES)
 
     def error_at(where: str, message: str) -> ConfigError:
         return ConfigError(shown, where, message)
@@ -568,7 +568,7 @@ def load_topograph(ctx: "RenderContext", section: dict) -> Fabric:
     """
     path = ctx.stack.resolve("fabric.path", section.get("path"))
     shown = ctx.stack.project.show(path)
-    data = yamlio.load_file(path, shown, _TopographLoader, plain_strings=True)
+    data = yamlio.load_file(path, shown, _TopographLoader, plain_strings=True, limit=yamlio.MAX_FABRIC_FILE_BYTES)
 
     def error_at(where: str, message: str) -> ConfigError:
         return ConfigError(shown, where, message)

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from modules.core import yamlio
 from modules.core.errors import ConfigError
 from modules.fabric.model import Fabric, NodePool
 from modules.nccl import variables
@@ -47,16 +48,10 @@ _PROM_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
 def load_results(path: str) -> list[dict]:
     """Probe results from JSON (what `trainstack probe --json` writes, or a list of records) or from
     Prometheus exposition text (a Pushgateway's /metrics, or `--prom` output)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(path, "", f"cannot read probe results: {exc.strerror or exc}") from None
+    text = yamlio.read_text(Path(path), path)   # bounded; a FIFO or device is refused
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            raise ConfigError(path, "", f"expected probe results as JSON: {exc}") from None
+        data = yamlio.loads_json(text, path, "expected probe results as JSON")
         records = data.get("results") if isinstance(data, dict) else data
         where = "results" if isinstance(data, dict) else "(document)"
         if not isinstance(records, list):

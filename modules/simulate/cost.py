@@ -26,10 +26,10 @@ results fitted per tier (``fit_links``): the interface is a ``{tier: Link}`` map
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from modules.core import yamlio
 from modules.core.errors import ConfigError, show
 from modules.fabric.model import Link
 
@@ -82,12 +82,7 @@ def allreduce_seconds(links: Mapping[int, Link], span_tier: int, ranks: Sequence
 
 def load_probe(path: Path, shown: str) -> list[dict]:
     """Probe records: a JSON list, or an object with a ``results`` list (one record per measurement)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(shown, "", "file not found") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConfigError(shown, "", f"expected JSON probe results: {exc}") from None
+    data = yamlio.load_json(path, shown, "expected JSON probe results")   # bounded; NaN and infinities refused
     records = data.get("results") if isinstance(data, dict) else data
     if not isinstance(records, list):
         raise ConfigError(shown, "", f"expected a list of probe records (or {{\"results\": [...]}}), got {show(data)}")
