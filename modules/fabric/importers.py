@@ -300,6 +300,10 @@ def _expand_block(exprs: object, where: str, error_at: ErrorAt) -> tuple[list[st
     if len(exprs) == 1 and isinstance(exprs[0], str):
         numbered = hostlist.single_range(exprs[0])
         if numbered is not None:
+            try:
+                hostlist.take(len(numbered))   # before a name is built: [1-100000000] is one line
+            except hostlist.HostlistError as exc:
+                raise error_at(f"{where}[0]", str(exc)) from None
             return list(numbered.names()), numbered
     return _expand(exprs, where, error_at), None
 
@@ -429,6 +433,10 @@ def load_generated(ctx: "RenderContext", section: dict) -> Fabric:
                                + ", ".join("{" + k + "}" for k in values), pattern) from None
 
     fmt("nodeName", n=1, leaf=1, pod=1, i=1)           # report a bad pattern once, up front
+    try:
+        hostlist.take(pods * leaves_per_pod * per_leaf)   # before building: a typo can ask for 10^12
+    except hostlist.HostlistError as exc:
+        raise ctx.error(where, str(exc)) from None
     node_pattern = gen["nodeName"]
     raws: list[RawSwitch] = []
     spine_names = []
@@ -708,4 +716,8 @@ def load(ctx: "RenderContext") -> Fabric:
     if source in ("topograph", "file") and "path" not in given:
         raise ctx.error("fabric.path", f"missing: source {source} needs the path of its fabric file, "
                         "relative to the stacks folder")
-    return SOURCES[source](ctx, section)
+    token = hostlist.node_budget()
+    try:
+        return SOURCES[source](ctx, section)
+    finally:
+        hostlist.end_budget(token)
