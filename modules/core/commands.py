@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -65,22 +66,35 @@ def cmd_render(args: argparse.Namespace, project: Project) -> int:
 
 # --- check ----------------------------------------------------------------------------------
 
+def _is_object(obj: object) -> bool:
+    """The shape every rule relies on: string kind and apiVersion, metadata a mapping, a string name."""
+    if not (isinstance(obj, dict) and isinstance(obj.get("kind"), str) and obj["kind"]
+            and isinstance(obj.get("apiVersion", ""), str) and isinstance(obj.get("metadata"), dict)):
+        return False
+    meta = obj["metadata"]
+    return all(isinstance(meta.get(key, ""), str) for key in ("name", "namespace", "generateName"))
+
+
 def load_manifests(paths: list[str]) -> tuple[list[dict], dict[int, str]]:
-    """User manifests from files or folders (every *.yaml / *.yml below a folder)."""
+    """User manifests from files or folders (every *.yaml / *.yml / *.json below a folder)."""
     objects: list[dict] = []
     sources: dict[int, str] = {}
     for raw in paths:
         path = Path(raw)
-        if not path.exists():
+        if not os.path.lexists(path):
             raise ConfigError(raw, "", "no such file or folder")
-        files = sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml")) if path.is_dir() else [path]
+        files = sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml", ".json")) \
+            if path.is_dir() else [path]
         for file in files:
             for i, doc in enumerate(yamlio.load_all(yamlio.read_text(file, str(file)), str(file))):
-                is_list = isinstance(doc, dict) and str(doc.get("kind", "")).endswith("List")
-                for obj in (doc.get("items") or []) if is_list else [doc]:
-                    if not (isinstance(obj, dict) and obj.get("kind") and isinstance(obj.get("metadata"), dict)):
+                is_list = isinstance(doc, dict) and isinstance(doc.get("kind"), str) and doc["kind"].endswith("List")
+                items = doc.get("items") or [] if is_list else [doc]
+                if not isinstance(items, list):
+                    raise ConfigError(str(file), f"document {i + 1}: items", "expected a list of Kubernetes objects")
+                for obj in items:
+                    if not _is_object(obj):
                         raise ConfigError(str(file), f"document {i + 1}", "expected a Kubernetes object with "
-                                          "apiVersion, kind and metadata")
+                                          "apiVersion, kind and metadata (strings, and a metadata mapping)")
                     objects.append(obj)
                     sources[id(obj)] = str(file)
     return objects, sources

@@ -254,7 +254,8 @@ def write_tree(trees: dict[Path, dict[str, bytes]], show=str) -> None:
             raise ValueError(f"output for {target} lacks {MARKER}")   # a caller bug
         parent = Path(target).parent
         parent.mkdir(parents=True, exist_ok=True)
-        resolved[Path(os.path.realpath(parent)) / Path(target).name] = (files, show(target))
+        shown = os.path.join(show(parent), Path(target).name)   # the target itself may be a link
+        resolved[Path(os.path.realpath(parent)) / Path(target).name] = (files, shown)
     locks: list[int] = []
     staged: list[tuple[Path, Path]] = []
     try:

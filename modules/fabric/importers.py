@@ -393,6 +393,14 @@ def _inventory(exprs: list, where: str, error_at: ErrorAt) -> list[RawBlock]:
     return out
 
 
+def _must_be_mapping(data: object, shown: str, what: str) -> None:
+    """A file that is no mapping may be anything (a token file named by mistake): its contents are
+    never echoed, only their type."""
+    if not isinstance(data, dict):
+        kind = "nothing" if data is None else f"a {type(data).__name__}"
+        raise ConfigError(shown, "(document)", f"expected {what}, got {kind}")
+
+
 def load_file(ctx: "RenderContext", section: dict) -> Fabric:
     """trainstack's compact fabric file (see modules/fabric/README.md)."""
     path = ctx.stack.resolve("fabric.path", section.get("path"))
@@ -402,6 +410,7 @@ def load_file(ctx: "RenderContext", section: dict) -> Fabric:
     def error_at(where: str, message: str) -> ConfigError:
         return ConfigError(shown, where, message)
 
+    _must_be_mapping(data, shown, "a fabric file: a mapping with switches")
     schemas.validate(_compact_schema(), data, shown, _file_path)
     if "tierNames" in data:
         if ctx.stack.given.get("fabric", {}).get("tierNames") not in (None, data["tierNames"]):
@@ -581,6 +590,7 @@ def load_topograph(ctx: "RenderContext", section: dict) -> Fabric:
     def error_at(where: str, message: str) -> ConfigError:
         return ConfigError(shown, where, message)
 
+    _must_be_mapping(data, shown, "a topograph model: a mapping with switches and blocks")
     if not _topograph_shape_ok(data):
         schemas.validate(_TOPOGRAPH_SCHEMA, data, shown, _file_path)   # names the first mistake
     declared = data.get("switches") or {}

@@ -130,7 +130,7 @@ CASES: list[tuple[str, dict, list[str]]] = [
     # --- silent corruption ---
     ("adapter-named-volcano", {"stacks/Pulumi.t.yaml": stack(
         "trainstack:autoscaling: {adapter: {name: volcano}, hpas: [{namespace: training, target: {kind: Deployment, "
-        "name: web}, maxReplicas: 3, metrics: [{gpuUtilization: 80}]}]}")}, ["render", "t"]),
+        "name: web}, maxReplicas: 3, metrics: [{name: gpu_utilization, averageValue: 80}]}]}")}, ["render", "t"]),
     ("nan-links", {"stacks/Pulumi.t.yaml": stack(fabric="  trainstack:fabric: {source: generated, links: "
                                                  "{node: {bandwidthGBps: .nan}}}\n")}, ["render", "t"]),
     ("inf-links-simulate", {"stacks/Pulumi.t.yaml": stack(fabric="  trainstack:fabric: {source: generated, links: "
@@ -147,9 +147,11 @@ CASES: list[tuple[str, dict, list[str]]] = [
     ("secret-pushgateway-url", {"stacks/Pulumi.t.yaml": stack(
         f"trainstack:probe: {{pushgateway: 'https://user:{SECRET}@push.example.com:9091'}}")}, ["render", "t"]),
     ("secret-adapter-url", {"stacks/Pulumi.t.yaml": stack(
-        f"trainstack:autoscaling: {{adapter: {{prometheusUrl: 'http://admin:{SECRET}@prom.example'}}}}")}, ["render", "t"]),
+        f"trainstack:autoscaling: {{adapter: {{prometheusUrl: 'http://admin:{SECRET}@prom.example'}}, hpas: "
+        "[{namespace: training, target: {kind: Deployment, name: web}, maxReplicas: 3, metrics: [{name: gpu_utilization, averageValue: 80}]}]}")},
+     ["render", "t"]),
     ("secret-storage-parameter", {"stacks/Pulumi.t.yaml": stack(
-        "trainstack:storage: {storageClass: {name: nas, provisioner: nas.csi.example.com, "
+        "trainstack:storage: {storageClass: {create: true, name: nas, provisioner: nas.csi.example.com, "
         f"parameters: {{server: nas.example, password: {SECRET}}}}}, claims: [{{name: d, size: 1Gi}}]}}")},
      ["render", "t"]),
     ("secret-in-bad-value", {"stacks/Pulumi.t.yaml": stack(f"trainstack:nccl: {{debug: 'https://u:{SECRET}@x'}}")},

@@ -49,7 +49,7 @@ def main() -> None:
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
         print(json.dumps({"name": case["name"], "code": code, "seconds": round(time.monotonic() - started, 2),
-                          "out": out.getvalue()[-2000:], "err": err.getvalue()[-2000:]}), flush=True)
+                          "out": out.getvalue()[-2**20:], "err": err.getvalue()[-2000:]}), flush=True)
 
 
 if __name__ == "__main__":
