@@ -90,6 +90,11 @@ def find_credentials(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
         if isinstance(current, dict):
             if "valueFrom" in current or "secretKeyRef" in current:
                 continue   # a reference to a Secret, the right way
+            name, literal = current.get("name"), current.get("value")
+            if isinstance(name, str) and isinstance(literal, str) and holds_secret(name) and literal.strip() \
+                    and not _REFERENCE.match(literal):   # an env entry {name: DB_PASSWORD, value: ...}
+                yield (f"{where}.value" if where else "value"), f"a literal value for {name!r}"
+                continue
             for k, v in current.items():
                 stack.append((f"{where}.{k}" if where else str(k), str(k), v))
         elif isinstance(current, list):
