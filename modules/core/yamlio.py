@@ -315,6 +315,22 @@ def _json_depth(text: str) -> int:
     return deepest
 
 
+def finite(value: Any) -> Any:
+    """A copy for JSON output with NaN and infinities as null: ``NaN`` is not JSON."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value
+
+
+def dumps_json(value: Any, **options: Any) -> str:
+    """JSON that every parser accepts, whatever the numbers."""
+    return json.dumps(finite(value), allow_nan=False, **options)
+
+
 def load_json(path: Path, shown_as: str, what: str = "invalid JSON") -> Any:
     return loads_json(read_text(path, shown_as), shown_as, what)
 
