@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -147,11 +148,17 @@ def _leftovers(out: Path) -> list[str]:
 def test_kill_at_random_moments_leaves_a_complete_render(big):
     root, reference, seconds = big
     out = root / "deploy"
-    assert _cli(root, "render", "t").wait(timeout=120) == 0
+    shutil.copytree(root.parent / "reference" / "t", out / "t")   # a complete earlier render, marker included
     rng = random.Random(16)
-    for _ in range(4):   # bounded: each run costs about `seconds`
+    for i in range(4):   # bounded: each run costs about `seconds`
         proc = _cli(root, "render", "t")
-        time.sleep(rng.uniform(0.4, 1.05) * seconds)
+        if i == 0:   # anywhere in the run
+            time.sleep(rng.uniform(0.3, 1.0) * seconds)
+        else:        # while files are written or swapped: soon after the temporary folder appears
+            deadline = time.monotonic() + 4 * seconds + 10
+            while proc.poll() is None and not _leftovers(out) and time.monotonic() < deadline:
+                time.sleep(0.001)
+            time.sleep(rng.uniform(0, 0.03))
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=60)
         assert tree(out / "t") == reference   # the old or the new output, complete
