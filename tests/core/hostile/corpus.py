@@ -143,6 +143,17 @@ CASES: list[tuple[str, dict, list[str]]] = [
      ["check", "t", "--manifests", "m.yaml", "--format", "junit"]),
     ("claim-253", {"stacks/Pulumi.t.yaml": stack(f"trainstack:storage: {{claims: [{{name: {LONG}, size: 1Gi, "
                                                  "storageClass: nfs}]}")}, ["render", "t"]),
+    ("workload-quantity-huge", {"stacks/Pulumi.t.yaml": stack(),
+                                "w.yaml": workload(2).replace("nvidia.com/gpu: 8", "nvidia.com/gpu: 1e999999")},
+     ["simulate", "t", "--workloads", "w.yaml"]),
+    ("workload-duplicate-key", {"stacks/Pulumi.t.yaml": stack(), "w.yaml": workload(2) + "kind: Job\n"},
+     ["simulate", "t", "--workloads", "w.yaml"]),
+    ("json-manifest-in-folder", {"stacks/Pulumi.t.yaml": stack(),
+                                 "m/bad.json": '{"apiVersion": "v1", "kind": ["Pod"], "metadata": {"name": "x"}}'},
+     ["check", "t", "--manifests", "m"]),
+    ("pulumi-yaml-deep", {"Pulumi.yaml": "name: trainstack\nstackConfigDir: stacks\nconfig: " + deep_flow(5000) + "\n",
+                          "stacks/Pulumi.t.yaml": stack()}, ["validate", "t"]),
+    ("stack-file-is-folder", {"stacks/Pulumi.t.yaml/x": "x"}, ["validate", "t"]),
     # --- secrets ---
     ("secret-pushgateway-url", {"stacks/Pulumi.t.yaml": stack(
         f"trainstack:probe: {{pushgateway: 'https://user:{SECRET}@push.example.com:9091'}}")}, ["render", "t"]),
