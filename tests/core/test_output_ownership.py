@@ -175,3 +175,29 @@ def test_concurrent_renders_of_one_stack(big):
     assert codes == [0] * 3, [p.stderr.read() for p in procs]
     assert tree(out / "t") == reference
     assert _leftovers(out) == []
+
+
+def test_a_full_disk_leaves_the_old_output_and_no_leftovers(tmp_path, monkeypatch):
+    import errno
+
+    from modules.core import output
+
+    root = project(tmp_path / "p", {"t": SMALL})
+    assert run("render", "t", "--project", str(root)).code == 0
+    before = tree(root / "deploy" / "t")
+    calls = []
+    real_write = os.write
+
+    def full(fd, data):   # the disk fills up after a few files
+        calls.append(fd)
+        if len(calls) > 5:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(output.os, "write", full)
+    result = run("render", "t", "--project", str(root))
+    monkeypatch.undo()
+    assert result.code == 2 and "No space left on device" in result.err, result.err
+    assert len(result.err.strip().splitlines()) == 1 and "deploy/t/" in result.err   # names the file, not a temp
+    assert tree(root / "deploy" / "t") == before
+    assert _leftovers(root / "deploy") == []
