@@ -190,7 +190,8 @@ def _clean_leftovers(target: Path) -> None:
         if not match or not entry.is_dir(follow_symlinks=False):
             continue
         path = Path(entry.path)
-        if match.group(1) == "old" and not os.path.lexists(target) and (path / MARKER).is_file():
+        if match.group(1) == "old" and not os.path.lexists(target) \
+                and ((path / MARKER).is_file() or _unmarked_output(path)):
             os.rename(path, target)
         else:
             shutil.rmtree(path)

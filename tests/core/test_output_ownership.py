@@ -201,3 +201,20 @@ def test_a_full_disk_leaves_the_old_output_and_no_leftovers(tmp_path, monkeypatc
     assert len(result.err.strip().splitlines()) == 1 and "deploy/t/" in result.err   # names the file, not a temp
     assert tree(root / "deploy" / "t") == before
     assert _leftovers(root / "deploy") == []
+
+
+def test_without_an_atomic_exchange_a_kill_between_the_renames_is_repaired(tmp_path, monkeypatch):
+    """Where renameat2 is missing the swap is two renames; the old output a kill leaves in
+    .<stack>.old-* goes back into place on the next run."""
+    from modules.core import output
+
+    root = project(tmp_path / "p", {"t": SMALL})
+    assert run("render", "t", "--project", str(root)).code == 0
+    before = tree(root / "deploy" / "t")
+    (root / "deploy" / "t").rename(root / "deploy" / ".t.old-abcd1234")   # the state after the first rename
+    (root / "deploy" / ".t.new-efgh5678").mkdir()                        # and the new files, half written
+    output._clean_leftovers(root / "deploy" / "t")
+    assert tree(root / "deploy" / "t") == before and _leftovers(root / "deploy") == []
+    monkeypatch.setattr(output, "_exchange", lambda a, b: False)
+    assert run("render", "t", "--project", str(root)).code == 0
+    assert tree(root / "deploy" / "t") == before and _leftovers(root / "deploy") == []
