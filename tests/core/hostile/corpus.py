@@ -153,6 +153,7 @@ CASES: list[tuple[str, dict, list[str]]] = [
      ["check", "t", "--manifests", "m"]),
     ("pulumi-yaml-deep", {"Pulumi.yaml": "name: trainstack\nstackConfigDir: stacks\nconfig: " + deep_flow(5000) + "\n",
                           "stacks/Pulumi.t.yaml": stack()}, ["validate", "t"]),
+    ("stack-file-5mib", {"stacks/Pulumi.t.yaml": stack() + "#" * (5 * 2**20) + "\n"}, ["validate", "t"]),
     ("stack-file-is-folder", {"stacks/Pulumi.t.yaml/x": "x"}, ["validate", "t"]),
     # --- secrets ---
     ("secret-pushgateway-url", {"stacks/Pulumi.t.yaml": stack(
