@@ -28,8 +28,10 @@ _POINTER_WORDS = {"name", "names", "ref", "refs", "file", "files", "path", "path
 _REFERENCE = re.compile(r"^\s*(?:$|[{$/<]|\"?\$\{|.*(?:secretRef|secretKeyRef|SecretName|valueFrom))")
 
 _URL_USERINFO = re.compile(r"\b([a-z][a-z0-9+.-]*://)[^/\s@]*@", re.I)
+# `password=...` on a command line and `"password": "..."` in JSON; not `path.password: message`,
+# the shape of our own messages.
 _KEY_VALUE = re.compile(r"(?i)\b([A-Za-z0-9_.-]*(?:password|passwd|secret|token|apikey|api_key|credential)"
-                        r"[A-Za-z0-9_.-]*)(\"?\s*[:=]\s*\"?)([^\s\",;}]+)")
+                        r"[A-Za-z0-9_.-]*)(\s*=\s*\"?|\"\s*:\s*\")([^\s\",;}]+)")
 REDACTED = "<redacted>"
 
 
