@@ -38,7 +38,7 @@ def _references(template: dict, path: str) -> Iterator[tuple[str, str]]:
 
 def _configmap_refs_exist(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
     namespace = meta(obj).get("namespace")
-    if not namespace or obj.get("kind") in CLUSTER_SCOPED_KINDS:
+    if not namespace or not isinstance(namespace, str) or obj.get("kind") in CLUSTER_SCOPED_KINDS:
         return   # no namespace known: the pods' namespace is decided at apply time
     templates = list(pod_templates(obj))
     via = ""
