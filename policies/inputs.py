@@ -52,7 +52,7 @@ def _files(raw: str) -> list[Path]:
     if not path.exists():
         raise ConfigError(raw, "", "no such file or folder")
     if path.is_dir():
-        return sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+        return sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml", ".json") and p.is_file())
     return [path]
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from .config import Project, find_project, load_project, load_stack
 from .errors import ConfigError
+from .names import check_stack_name, check_stack_names
 from .output import bundle_files, stale_files, write_tree
 from .render import render
 
@@ -53,10 +54,10 @@ def stacks_from(args: argparse.Namespace, project: Project) -> list[str]:
         names = project.stacks()
         if not names:
             raise ConfigError(project.show(project.stack_dir), "", "no Pulumi.<stack>.yaml files here")
-        return names
+        return check_stack_names(names, project.show(project.stack_dir))
     if not args.stack:
         raise ConfigError("trainstack", "", "name a stack (for example dev) or pass --all")
-    return [args.stack]
+    return [check_stack_name(args.stack)]
 
 
 def add_stack_args(parser: argparse.ArgumentParser) -> None:
@@ -89,7 +90,7 @@ def cmd_render(args: argparse.Namespace, project: Project) -> int:
             else:
                 print(f"{shown} is up to date ({len(rendered[target])} files)")
         return 1 if any(stale.values()) else 0
-    write_tree(rendered)
+    write_tree(rendered, show=project.show)
     for target, files in rendered.items():
         print(f"rendered {target.name}: {len(files)} files in {project.show(target)}")
     return 0
