@@ -36,7 +36,8 @@ def stack_name_of(project: Project, path: Path) -> str:
     """``stacks/Pulumi.east.yaml`` -> ``east``, when that file is one of the project's stack files."""
     name = path.name
     if not (name.startswith("Pulumi.") and name.endswith((".yaml", ".yml"))) or name.count(".") < 2:
-        raise ConfigError(str(path), "", "expected a stack name or a stack file named Pulumi.<stack>.yaml")
+        raise ConfigError(str(path), "", "invalid stack name: expected a stack name (letters, digits, '-', '_', "
+                          "'.') or the path of a stack file named Pulumi.<stack>.yaml")
     stack = name[len("Pulumi."):name.rindex(".")]
     if path.resolve() != project.stack_file(stack).resolve():
         raise ConfigError(str(path), "", f"not a stack file of the project at {project.root}: its stacks are "
