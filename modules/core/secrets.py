@@ -25,7 +25,7 @@ VALUE_PATTERNS = [
 # A secret-like key whose last word says the value names or points at the secret, not holds it.
 _POINTER_WORDS = {"name", "names", "ref", "refs", "file", "files", "path", "paths", "dir", "namespace", "mount",
                   "selector", "enabled", "type", "mode", "id", "key", "keys", "provider", "store"}
-_REFERENCE = re.compile(r"^\s*(?:$|[{$/<]|\"?\$\{|.*(?:secretRef|secretKeyRef|SecretName|valueFrom))")
+REFERENCE = re.compile(r"^\s*(?:$|[{$/<]|\"?\$\{|.*(?:secretRef|secretKeyRef|SecretName|valueFrom))")
 
 _URL_USERINFO = re.compile(r"\b([a-z][a-z0-9+.-]*://)[^/\s@]*@", re.I)
 # `password=...` on a command line and `"password": "..."` in JSON; not `path.password: message`,
@@ -101,7 +101,7 @@ def find_credentials(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
                 continue   # a reference to a Secret, the right way
             name, literal = current.get("name"), current.get("value")
             if isinstance(name, str) and isinstance(literal, str) and holds_secret(name) and literal.strip() \
-                    and not _REFERENCE.match(literal):   # an env entry {name: DB_PASSWORD, value: ...}
+                    and not REFERENCE.match(literal):   # an env entry {name: DB_PASSWORD, value: ...}
                 yield (f"{where}.value" if where else "value"), f"a literal value for {name!r}"
                 continue
             for k, v in current.items():
@@ -111,7 +111,7 @@ def find_credentials(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
         elif isinstance(current, str):
             what = credential_in(current)
             if what is None and key is not None and holds_secret(key) and current.strip() \
-                    and not _REFERENCE.match(current) and "\n" not in current.strip():
+                    and not REFERENCE.match(current) and "\n" not in current.strip():
                 what = f"a literal value for {key!r}"
             if what:
                 yield where, what

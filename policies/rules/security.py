@@ -6,7 +6,7 @@ import fnmatch
 import re
 from typing import Any, Iterator
 
-from modules.core.secrets import find_credentials
+from modules.core.secrets import REFERENCE, VALUE_PATTERNS, find_credentials, secret_like_key
 
 from ..framework import (MANDATORY, CheckContext, Finding, Rule, annotations, as_dict, as_list, meta,
                          pod_templates, where)
@@ -100,31 +100,7 @@ def _host_network_opt_in(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
 
 # --- no-secrets-in-configmaps -----------------------------------------------------------------
 
-_SECRET_WORDS = {"password", "passwd", "pwd", "secret", "token", "apikey", "credential", "credentials",
-                 "privatekey", "accesskey", "secretkey", "passphrase", "bearer"}
-_SECRET_PAIRS = {("api", "key"), ("private", "key"), ("access", "key"), ("secret", "key"), ("client", "secret"),
-                 ("auth", "token"), ("pass", "word")}
-_VALUE_PATTERNS = [
-    (re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----"), "a PEM private key"),
-    (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), "an AWS access key id"),
-    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,}\b"), "a GitHub token"),
-    (re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"), "a Slack token"),
-    (re.compile(r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]+@"), "credentials in a URL"),
-    (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+"), "a JSON Web Token"),
-]
-_REFERENCE = re.compile(r"^\s*(?:$|[{$/<]|\"?\$\{|.*(?:secretRef|secretKeyRef|SecretName|valueFrom))")
 _LINE = re.compile(r"(?im)^[\s\"'-]*([A-Za-z0-9_.-]+)[\"']?\s*[:=]\s*(.+?)\s*$")
-
-
-def _words(key: str) -> list[str]:
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", key)
-    return [w.lower() for w in re.split(r"[^A-Za-z0-9]+", spaced) if w]
-
-
-def secret_like_key(key: str) -> bool:
-    words = _words(key)
-    return bool(set(words) & _SECRET_WORDS) or any(pair in _SECRET_PAIRS for pair in zip(words, words[1:])) \
-        or "".join(words) in _SECRET_WORDS
 
 
 # Scripts shipped in ConfigMaps: there `token = read_token()` is code, and only a quoted string
@@ -136,16 +112,16 @@ _NOT_SECRET = re.compile(r"""^["']?(|null|~|true|false|True|False|-?[0-9]+(\.[0-
 
 
 def _secret_in(key: str, value: str) -> str | None:
-    for pattern, what in _VALUE_PATTERNS:
+    for pattern, what in VALUE_PATTERNS:
         if pattern.search(value):
             return what
-    if secret_like_key(key) and value.strip() and not _REFERENCE.match(value) and "\n" not in value.strip():
+    if secret_like_key(key) and value.strip() and not REFERENCE.match(value) and "\n" not in value.strip():
         return f"a literal value for {key!r}"
     source = key.endswith(_SOURCE_SUFFIXES)
     for name, inner in _LINE.findall(value) if "\n" in value else []:
         if source and not _QUOTED.match(inner):
             continue
-        if secret_like_key(name) and not _REFERENCE.match(inner) and not _NOT_SECRET.match(inner):
+        if secret_like_key(name) and not REFERENCE.match(inner) and not _NOT_SECRET.match(inner):
             return f"a literal {name!r} inside it"
     return None
 
