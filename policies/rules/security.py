@@ -6,6 +6,8 @@ import fnmatch
 import re
 from typing import Any, Iterator
 
+from modules.core.secrets import find_credentials
+
 from ..framework import (MANDATORY, CheckContext, Finding, Rule, annotations, as_dict, as_list, meta,
                          pod_templates, where)
 from ..k8s import image_reference, images_of
@@ -150,6 +152,18 @@ def _secret_in(key: str, value: str) -> str | None:
 
 def _no_secrets(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
     allowed = set(ctx.config.get("allowKeys") or [])
+    kind = obj.get("kind")
+    if kind == "Secret":
+        return   # where secrets belong
+    if kind != "ConfigMap":   # every other object and chart values: by shape and by key
+        for path, what in find_credentials({k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}):
+            if path.rsplit(".", 1)[-1] in allowed:
+                continue
+            yield Finding(path, f"{where(obj, path)}: looks like a secret ({what}); rendered objects and chart "
+                          "values end up in GitOps repositories and in the cluster's plain objects. Keep it in a "
+                          "Secret and reference it by name; if it is not a secret, list the key in the rule's "
+                          "allowKeys.")
+        return
     for part in ("data", "binaryData"):
         for key, value in as_dict(obj.get(part)).items():
             if key in allowed or not isinstance(value, str):
@@ -224,16 +238,18 @@ RULES = (
         config_defaults={"exemptNamespaces": ["kube-system"]}),
     Rule(
         id=NO_SECRETS,
-        description="ConfigMaps hold no secrets: no secret-named keys with literal values, no private keys, "
-                    "cloud keys, tokens or credentials in URLs, also inside embedded configuration files.",
+        description="No object but a Secret holds a secret (ConfigMaps, every other object and chart values): no "
+                    "secret-named keys with literal values, no private keys, cloud keys, tokens or credentials in "
+                    "URLs, also inside embedded configuration files.",
         why="ConfigMaps are readable by every reader of the namespace, are not encrypted at rest and are "
             "committed to GitOps repositories by `trainstack render`.",
         fix="Keep the value in a Kubernetes Secret and reference it by name (trainstack never decrypts secure "
             "config values).",
-        severity="high", enforcement=MANDATORY, check=_no_secrets, kinds=frozenset({"ConfigMap"}),
+        severity="high", enforcement=MANDATORY, check=_no_secrets, kinds=None,
         config_schema={"allowKeys": {
             "type": "array", "items": {"type": "string", "minLength": 1}, "default": [],
-            "description": "ConfigMap keys that look like secrets but are not."}},
+            "description": "Keys that look like secrets but are not (ConfigMap data keys, or the last key of a "
+                           "path in any other object)."}},
         config_defaults={"allowKeys": []}),
     Rule(
         id=RBAC,
