@@ -10,8 +10,8 @@ from modules.core import yamlio
 from modules.core.bundle import Bundle, ChartRelease, Resource
 from modules.core.errors import ConfigError
 
-from .framework import NOTE, CheckContext, Violation, resource_id
-from .inputs import Manifests, load
+from .framework import NOTE, Violation, resource_id
+from .inputs import Manifests
 from .locate import Locator, StackMarks, document_path
 from .runner import STACK, bundle_objects, render_error_violation
 

@@ -82,7 +82,8 @@ def parse_settings(data: object, file: str, rules: Iterable[Rule] = RULES) -> Se
             raise ConfigError(file, key, f"expected a level or an object with enforcementLevel, got {show(value)}")
         level = value.get("enforcementLevel", settings.levels.get(key, rule.enforcement))
         if level not in LEVELS:
-            raise ConfigError(file, f"{key}.enforcementLevel", f"expected one of {', '.join(LEVELS)}, got {show(level)}")
+            raise ConfigError(file, f"{key}.enforcementLevel",
+                              f"expected one of {', '.join(LEVELS)}, got {show(level)}")
         settings.levels[key] = level
         props = {k: v for k, v in value.items() if k != "enforcementLevel"}
         schema = {"type": "object", "properties": rule.config_schema, "additionalProperties": False}
