@@ -149,6 +149,27 @@ def _without_logged(messages: frozenset[str]):
         root.removeFilter(keep)
 
 
+def in_bundle_order(resources: list, rendered: list[dict]) -> list:
+    """The program's registrations in the order `check` judges the objects (the bundle's). Under
+    mocks the program registers as its outputs resolve, in an order that changes from run to run;
+    the pack's findings come back in registration order, so without this the report would too."""
+    from .framework import resource_id
+    from .pack import manifest
+
+    rank: dict[str, int] = {}
+    for i, obj in enumerate(rendered):
+        rank.setdefault(resource_id(obj), i)
+
+    def key(item: tuple[int, object]) -> tuple[int, int]:
+        index, resource = item
+        if resource.type == "pulumi:pulumi:Stack":
+            return -1, index
+        obj = manifest(resource.type, resource.properties, resource.name)
+        return (len(rank) if obj is None else rank.get(resource_id(obj), len(rank))), index
+
+    return [r for _, r in sorted(enumerate(resources), key=key)]
+
+
 class OverGrpc(Collector):
     """One pack process for the run (started on the first stack that renders), switched to each
     stack with ConfigureStack as the engine does for a new preview."""
@@ -169,9 +190,11 @@ class OverGrpc(Collector):
         from .pack import PACK_DIR
         from .runner import bundle_objects
 
-        mine = without_copies(bundle_objects(bundle), list(user.objects))   # as `check` counts them: once
+        rendered = bundle_objects(bundle)
+        mine = without_copies(rendered, list(user.objects))   # as `check` counts them: once
         config = pulumi_config_map(stack)
-        resources = program_resources(project, stack.name, config, frozenset(bundle.warnings))
+        resources = in_bundle_order(program_resources(project, stack.name, config, frozenset(bundle.warnings)),
+                                    rendered)
         resources += manifest_resources(mine, stack.name, project.name, stack_urn(stack.name, project.name),
                                         user.sources, taken=[r.urn for r in resources])
         data, shown = read_settings_file(stack.name)
