@@ -133,8 +133,8 @@ def stack_error_violation(err: ConfigError, settings, project) -> Violation:
     violation = render_error_violation(err, settings)
     if violation is None:
         raise err
-    path = next((p for p in (Path(err.file), project.root / err.file) if p.is_file()), None)
-    if path is None:
+    path = project.root / err.file   # errors name files relative to the project root (Project.show)
+    if not path.is_file():
         return violation
     text = yamlio.read_text(path, err.file)
     if path.name.startswith("Pulumi.") and path.resolve().parent == project.stack_dir.resolve():
