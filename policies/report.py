@@ -138,24 +138,25 @@ def as_sarif(results: Results) -> str:
     return json.dumps(doc, indent=2) + "\n"
 
 
-def failure(fmt: str, stacks: list[str], message: str) -> str:
-    """A valid document for a run that stopped on its input (exit 2): the failure, no results."""
+def failure(fmt: str, stacks: list[str], message: str, code: int = 2) -> str:
+    """A valid document for a run that stopped (exit ``code``: 2 on its input, 3 when `preview`'s
+    pack failed): the failure, no results."""
     if fmt == "sarif":
         runs = [{"tool": {"driver": {"name": TOOL, "version": VERSION, "semanticVersion": VERSION,
                                      "rules": sarif_rules()}},
                  "automationDetails": {"id": f"{TOOL}/{name}/"},
-                 "invocations": [{"executionSuccessful": False, "exitCode": 2,
+                 "invocations": [{"executionSuccessful": False, "exitCode": code,
                                   "toolExecutionNotifications": [{"level": "error", "message": {"text": message}}]}],
                  "results": [], "properties": {"stack": name, "objects": 0}} for name in stacks]
         return json.dumps({"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": runs}, indent=2) + "\n"
     if fmt == "json":
-        return json.dumps({"error": message, "exitCode": 2, "stacks": {}}, indent=2, sort_keys=True) + "\n"
+        return json.dumps({"error": message, "exitCode": code, "stacks": {}}, indent=2, sort_keys=True) + "\n"
     if fmt == "junit":
         root = ET.Element("testsuites", name="trainstack policies", tests="1", failures="0", errors="1")
         for name in stacks:
             suite = ET.SubElement(root, "testsuite", name=name, tests="1", failures="0", errors="1", skipped="0")
             case = ET.SubElement(suite, "testcase", classname=f"{TOOL}.{name}", name="input")
-            ET.SubElement(case, "error", type="input", message=message).text = message
+            ET.SubElement(case, "error", type="input" if code == 2 else "tool", message=message).text = message
         ET.indent(root)
         return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
     return ""

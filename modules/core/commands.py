@@ -1,4 +1,4 @@
-"""`trainstack render`, `check` and `validate`."""
+"""`trainstack render` and `validate` (`check` and `preview` live in policies/commands.py)."""
 from __future__ import annotations
 
 import argparse
@@ -97,24 +97,6 @@ def cmd_render(args: argparse.Namespace, project: Project) -> int:
     return 0
 
 
-# --- check ----------------------------------------------------------------------------------
-
-def load_manifests(paths: list[str]) -> tuple[list[dict], dict[int, str]]:
-    """User manifests from files, folders or standard input (``-``); see policies/inputs.py."""
-    from policies.inputs import load
-
-    loaded = load(paths)
-    return loaded.objects, loaded.sources
-
-
-def cmd_check(args: argparse.Namespace, project: Project) -> int:
-    from policies.admission.commands import apply_dir_option
-    from policies.checking import cmd_check as check
-
-    apply_dir_option(args)
-    return check(args, project)
-
-
 # --- validate -------------------------------------------------------------------------------
 
 def cmd_validate(args: argparse.Namespace, project: Project) -> int:
@@ -132,18 +114,6 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--out", metavar="DIR", help="parent folder of the output (default: deploy)")
     p.add_argument("--check", action="store_true", help="exit 1 and list the files that differ, write nothing")
     p.set_defaults(run=cmd_render)
-
-    p = sub.add_parser("check", parents=[common], help="run the policy rules on the rendered stack")
-    add_stack_args(p)
-    p.add_argument("--manifests", nargs="+", metavar="PATH",
-                   help="also check these YAML files or folders (- reads standard input)")
-    from policies.report import FORMATS
-
-    p.add_argument("--format", default="text", choices=sorted(FORMATS), help="report format")
-    from policies.admission.commands import add_dir_option
-
-    add_dir_option(p)
-    p.set_defaults(run=cmd_check)
 
     p = sub.add_parser("validate", parents=[common], help="validate the stack's configuration only")
     add_stack_args(p)
