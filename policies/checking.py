@@ -2,9 +2,7 @@
 each finding located (file, line, column; for rendered objects also the stack key behind them)."""
 from __future__ import annotations
 
-import argparse
 import os
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -12,10 +10,10 @@ from modules.core import yamlio
 from modules.core.bundle import Bundle, ChartRelease, Resource
 from modules.core.errors import ConfigError
 
-from .framework import NOTE, CheckContext, Violation, resource_id
-from .inputs import Manifests, load
-from .locate import Locator, StackMarks
-from .runner import STACK, bundle_objects, has_mandatory, load_settings, render_error_violation, run_rules
+from .framework import NOTE, Violation, resource_id
+from .inputs import Manifests
+from .locate import Locator, StackMarks, document_path
+from .runner import STACK, bundle_objects, render_error_violation
 
 INPUT = "manifests"   # the rule name of notes about skipped input
 
@@ -128,49 +126,19 @@ def skipped_notes(user: Manifests) -> list[Violation]:
     return out
 
 
-def check(args: argparse.Namespace, project) -> int:
-    from modules.core.commands import stacks_from
-    from modules.core.config import load_stack
-    from modules.core.render import render
-
-    from .report import FORMATS
-
-    user = load(args.manifests or [])
-    results = {}
-    for name in stacks_from(args, project):
-        settings = load_settings(name)
-        try:
-            stack = load_stack(project, name)
-            bundle = render(stack)
-        except ConfigError as err:   # a mistake a rule also catches is reported as that rule
-            violation = render_error_violation(err, settings)
-            if violation is None:
-                raise
-            stack_path = project.stack_file(name)
-            if Path(err.file).name == stack_path.name:
-                text = yamlio.read_text(stack_path, err.file)
-                line, column = StackMarks(err.file, lambda: text).path(err.path)
-                violation = replace(violation, source=shown(stack_path), line=line, column=column)
-            results[name] = ([violation], 0)
-            continue
-        locate, rendered = stack_locator(project, stack, bundle, user)
-        objects = rendered + without_copies(rendered, user.objects)
-        violations = run_rules(objects, CheckContext(stack=stack, fabric=bundle.fabric), settings,
-                               sources=user.sources, locate=locate)
-        results[name] = (violations + skipped_notes(user), len(objects))
-    sys.stdout.write(FORMATS[args.format](results))
-    return 1 if any(has_mandatory(v) for v, _ in results.values()) else 0
-
-
-def cmd_check(args: argparse.Namespace, project) -> int:
-    """As check(); a run that fails on its input (exit 2) still writes a valid json/sarif/junit
-    document that records the failure, so CI uploads never break on a missing file."""
-    try:
-        return check(args, project)
-    except ConfigError as err:
-        if args.format != "text":
-            from .report import failure
-
-            sys.stdout.write(failure(args.format, [args.stack or "all"], str(err)))
-        raise
-
+def stack_error_violation(err: ConfigError, settings, project) -> Violation:
+    """A stack that does not render, as `check` and `preview` report it: the violation of the rule
+    that catches the same mistake in manifests, at the error's line in the stack file (or the
+    fabric file it names). Re-raises ``err`` when no enabled rule catches it (exit 2, as render)."""
+    violation = render_error_violation(err, settings)
+    if violation is None:
+        raise err
+    path = project.root / err.file   # errors name files relative to the project root (Project.show)
+    if not path.is_file():
+        return violation
+    text = yamlio.read_text(path, err.file)
+    if path.name.startswith("Pulumi.") and path.resolve().parent == project.stack_dir.resolve():
+        line, column = StackMarks(err.file, lambda: text).path(err.path)
+    else:
+        line, column = document_path(text, err.path)
+    return replace(violation, source=shown(path), line=line, column=column)

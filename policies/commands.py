@@ -1,27 +1,118 @@
-"""`trainstack preview`: the Pulumi program under mocks, checked by the real policy pack over gRPC.
+"""`trainstack check` and `trainstack preview`: one report loop over stacks, two ways to collect
+violations.
 
-What `pulumi preview --policy-pack policies --policy-pack-config policies/config.<stack>.json`
-does, without the Pulumi CLI, a backend, cloud credentials or a cluster: the program registers its
-resources with a mock monitor, and every registration goes to the pack started as the engine
-starts it. Reports and exit codes are those of `trainstack check`.
+Both load the user's manifests, then for each stack: load and render it (a mistake a rule also
+catches becomes that rule's mandatory violation at its line in the stack file; any other error
+stops the run, exit 2, as in `render`), print the render's warnings as `validate` and `render` do,
+collect and locate violations, and write one report in --format. A run that stops on its input
+still writes a valid json/sarif/junit document that records the failure.
+
+* `check` runs the rules in-process over the rendered objects plus the user's manifests.
+* `preview` is what `pulumi preview --policy-pack policies --policy-pack-config
+  policies/config.<stack>.json` does, without the Pulumi CLI, a backend, cloud credentials or a
+  cluster: the Pulumi program registers its resources with a mock monitor and every registration
+  goes to the real pack, started as the engine starts it (one process for the run) and driven
+  over gRPC. Violations come back by resource id and are located as `check` locates them.
 """
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
+from contextlib import contextmanager
 
-from modules.core.commands import add_stack_args, stacks_from
+from modules.core.commands import add_stack_args, stacks_from, warn
 from modules.core.config import Project, load_stack, pulumi_config_map
 from modules.core.errors import ConfigError
 
-from .framework import Violation
-from .runner import bundle_objects, has_mandatory, load_settings, read_settings_file, render_error_violation
+from .framework import CheckContext, Violation
+from .inputs import Manifests, load
+from .runner import has_mandatory, load_settings, read_settings_file, run_rules
 
 EXIT_PACK_FAILED = 3
 
 
-def program_resources(project: Project, stack_name: str, config: dict[str, str]):
-    """The program's registrations as the engine would describe them to an analyzer."""
+# --- the shared loop ----------------------------------------------------------------------------
+
+class Collector:
+    """How a command turns one rendered stack (and the user's manifests) into located violations
+    and the number of objects judged. A context manager: resources live for one run."""
+
+    def __enter__(self) -> "Collector":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+    def collect(self, project: Project, stack, bundle, user: Manifests, settings) -> tuple[list[Violation], int]:
+        raise NotImplementedError
+
+
+def report(args: argparse.Namespace, project: Project, collector: Collector) -> int:
+    """Both commands' run; a ConfigError (exit 2) still leaves a valid json/sarif/junit document."""
+    from .admission.commands import apply_dir_option
+
+    apply_dir_option(args)
+    try:
+        return _report(args, project, collector)
+    except ConfigError as err:
+        _failure(args, str(err), 2)
+        raise
+
+
+def _failure(args: argparse.Namespace, message: str, code: int) -> None:
+    if args.format != "text":
+        from .report import failure
+
+        sys.stdout.write(failure(args.format, [args.stack or "all"], message, code))
+
+
+def _report(args: argparse.Namespace, project: Project, collector: Collector) -> int:
+    from modules.core.render import render
+
+    from .checking import skipped_notes, stack_error_violation
+    from .report import FORMATS
+
+    user = load(args.manifests or [])
+    results: dict[str, tuple[list[Violation], int]] = {}
+    with collector:
+        for name in stacks_from(args, project):
+            settings = load_settings(name)   # a broken settings file is exit 2, whether or not the stack renders
+            try:
+                stack = load_stack(project, name)
+                bundle = render(stack)
+            except ConfigError as err:
+                results[name] = ([stack_error_violation(err, settings, project)], 0)
+                continue
+            warn(bundle.warnings)   # a warning in validate and render is the same warning here
+            violations, count = collector.collect(project, stack, bundle, user, settings)
+            results[name] = (violations + skipped_notes(user), count)
+    sys.stdout.write(FORMATS[args.format](results))
+    return 1 if any(has_mandatory(v) for v, _ in results.values()) else 0
+
+
+# --- check: the rules in-process ----------------------------------------------------------------
+
+class InProcess(Collector):
+    def collect(self, project, stack, bundle, user, settings):
+        from .checking import stack_locator, without_copies
+
+        locate, rendered = stack_locator(project, stack, bundle, user)
+        objects = rendered + without_copies(rendered, user.objects)
+        violations = run_rules(objects, CheckContext(stack=stack, fabric=bundle.fabric), settings,
+                               sources=user.sources, locate=locate)
+        return violations, len(objects)
+
+
+def cmd_check(args: argparse.Namespace, project: Project) -> int:
+    return report(args, project, InProcess())
+
+
+# --- preview: the program under mocks, the pack over gRPC ---------------------------------------
+
+def program_resources(project: Project, stack_name: str, config: dict[str, str], quiet: frozenset[str] = frozenset()):
+    """The program's registrations as the engine would describe them to an analyzer. ``quiet``:
+    warnings the program logs that the caller has already printed (the render's)."""
     from modules.core.preview_engine import run_program
 
     from .driver import Resource, stack_urn
@@ -30,7 +121,9 @@ def program_resources(project: Project, stack_name: str, config: dict[str, str])
     out = [Resource(type="pulumi:pulumi:Stack", name=f"{project.name}-{stack_name}", urn=root, properties={},
                     custom=False)]
     by_urn: dict[str, Resource] = {}
-    for reg in run_program(project.root, stack_name, config):
+    with _without_logged(quiet):
+        registrations = run_program(project.root, stack_name, config)
+    for reg in registrations:
         if reg.read:   # prerequisites the program only reads (an existing CRD): nothing to analyze
             continue
         resource = Resource(type=reg.type, name=reg.name, urn=reg.urn, properties=reg.inputs, custom=reg.custom,
@@ -41,77 +134,118 @@ def program_resources(project: Project, stack_name: str, config: dict[str, str])
     return out
 
 
-def preview_stack(project: Project, stack_name: str, user: list[dict] = (),
-                  sources: dict[int, str] | None = None, loaded=None) -> tuple[list[Violation], int]:
-    """``loaded``: the policies.inputs.Manifests ``user`` came from, to locate findings by line."""
+@contextmanager
+def _without_logged(messages: frozenset[str]):
+    """Under mocks the program's ``pulumi.log.warn`` goes to the root logger; drop the messages the
+    report loop already printed, so each warning shows once and in one form."""
+    def keep(record: logging.LogRecord) -> bool:
+        return record.getMessage() not in messages
+
+    root = logging.getLogger()
+    root.addFilter(keep)
+    try:
+        yield
+    finally:
+        root.removeFilter(keep)
+
+
+def in_bundle_order(resources: list, rendered: list[dict]) -> list:
+    """The program's registrations in the order `check` judges the objects (the bundle's). Under
+    mocks the program registers as its outputs resolve, in an order that changes from run to run;
+    the pack's findings come back in registration order, so without this the report would too."""
+    from .framework import resource_id
+    from .pack import manifest
+
+    rank: dict[str, int] = {}
+    for i, obj in enumerate(rendered):
+        rank.setdefault(resource_id(obj), i)
+
+    def key(item: tuple[int, object]) -> tuple[int, int]:
+        index, resource = item
+        if resource.type == "pulumi:pulumi:Stack":
+            return -1, index
+        obj = manifest(resource.type, resource.properties, resource.name)
+        return (len(rank) if obj is None else rank.get(resource_id(obj), len(rank))), index
+
+    return [r for _, r in sorted(enumerate(resources), key=key)]
+
+
+class OverGrpc(Collector):
+    """One pack process for the run (started on the first stack that renders), switched to each
+    stack with ConfigureStack as the engine does for a new preview."""
+
+    def __init__(self) -> None:
+        self.pack = None
+
+    def __exit__(self, *exc) -> None:
+        if self.pack is not None:
+            self.pack.close()
+            self.pack = None
+
+    def collect(self, project, stack, bundle, user, settings):
+        import grpc
+
+        from .checking import locate_violations, without_copies
+        from .driver import Pack, PackError, analyze, manifest_resources, stack_urn
+        from .pack import PACK_DIR
+        from .runner import bundle_objects
+
+        rendered = bundle_objects(bundle)
+        mine = without_copies(rendered, list(user.objects))   # as `check` counts them: once
+        config = pulumi_config_map(stack)
+        resources = in_bundle_order(program_resources(project, stack.name, config, frozenset(bundle.warnings)),
+                                    rendered)
+        resources += manifest_resources(mine, stack.name, project.name, stack_urn(stack.name, project.name),
+                                        user.sources, taken=[r.urn for r in resources])
+        data, shown = read_settings_file(stack.name)
+        try:
+            if self.pack is None:
+                root = None if project.root == PACK_DIR.parent else project.root
+                self.pack = Pack(stack.name, project.name, config, project_root=root)
+            self.pack.stack, self.pack.config = stack.name, dict(config)   # analyze() sends ConfigureStack
+            outcome = analyze(self.pack, resources, data, shown)
+        except (PackError, grpc.RpcError) as err:   # the pack died or answered badly: not the user's mistake
+            raise PackError(f"{stack.name}: {err}") from None
+        return locate_violations(outcome.violations, project, stack, bundle, user), outcome.objects
+
+
+def preview_stack(project: Project, stack_name: str, user: Manifests | None = None) -> tuple[list[Violation], int]:
+    """One stack through the program and the pack, no report (benchmarks, tests)."""
     from modules.core.render import render
 
-    from .checking import locate_violations, without_copies
-    from .driver import Pack, analyze, manifest_resources, stack_urn
-    from .inputs import Manifests
-    from .pack import PACK_DIR
-
     stack = load_stack(project, stack_name)
-    bundle = render(stack)             # a broken stack is a ConfigError (exit 2), not a failed program
-    user = without_copies(bundle_objects(bundle), list(user))   # as `check` counts them: once
-    config = pulumi_config_map(stack)
-    resources = program_resources(project, stack_name, config)
-    resources += manifest_resources(list(user), stack_name, project.name, stack_urn(stack_name, project.name),
-                                    sources, taken=[r.urn for r in resources])
-    data, shown = read_settings_file(stack_name)
-    root = None if project.root == PACK_DIR.parent else project.root
-    with Pack(stack_name, project.name, config, project_root=root) as pack:
-        outcome = analyze(pack, resources, data, shown)
-    return locate_violations(outcome.violations, project, stack, bundle, loaded or Manifests()), outcome.objects
+    bundle = render(stack)
+    with OverGrpc() as collector:
+        return collector.collect(project, stack, bundle, user or Manifests(), load_settings(stack_name))
 
 
 def cmd_preview(args: argparse.Namespace, project: Project) -> int:
-    try:
-        return preview(args, project)
-    except ConfigError as err:   # as in `check`: json/sarif/junit still get a valid document
-        if args.format != "text":
-            from .report import failure
-
-            sys.stdout.write(failure(args.format, [args.stack or "all"], str(err)))
-        raise
-
-
-def preview(args: argparse.Namespace, project: Project) -> int:
-    from .admission.commands import apply_dir_option
-    from .checking import skipped_notes
     from .driver import PackError
-    from .inputs import load
-    from .report import FORMATS
 
-    apply_dir_option(args)
-    loaded = load(args.manifests or [])
-    user, sources = loaded.objects, loaded.sources
-    results = {}
-    for name in stacks_from(args, project):
-        try:
-            results[name] = preview_stack(project, name, user, sources, loaded)
-            results[name] = (results[name][0] + skipped_notes(loaded), results[name][1])
-        except PackError as err:
-            print(f"error: {name}: {err}", file=sys.stderr)
-            return EXIT_PACK_FAILED
-        except ConfigError as err:   # as in `check`: a mistake a rule also catches is that rule's violation
-            violation = render_error_violation(err, load_settings(name))
-            if violation is None:
-                raise
-            results[name] = ([violation], 0)
-    sys.stdout.write(FORMATS[args.format](results))
-    return 1 if any(has_mandatory(v) for v, _ in results.values()) else 0
+    try:
+        return report(args, project, OverGrpc())
+    except PackError as err:   # not the user's mistake: exit 3, and CI still gets a document
+        print(f"error: {err}", file=sys.stderr)
+        _failure(args, str(err), EXIT_PACK_FAILED)
+        return EXIT_PACK_FAILED
 
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    from .admission.commands import add_dir_option
     from .report import FORMATS
+
+    p = sub.add_parser("check", parents=[common], help="run the policy rules on the rendered stack")
+    add_stack_args(p)
+    p.add_argument("--manifests", nargs="+", metavar="PATH",
+                   help="also check these YAML files or folders (- reads standard input)")
+    p.add_argument("--format", default="text", choices=sorted(FORMATS), help="report format")
+    add_dir_option(p)
+    p.set_defaults(run=cmd_check)
 
     p = sub.add_parser("preview", parents=[common],
                        help="run the Pulumi program under mocks and check it with the real policy pack over gRPC")
     add_stack_args(p)
     p.add_argument("--manifests", nargs="+", metavar="PATH", help="also send these YAML files or folders to the pack")
     p.add_argument("--format", default="text", choices=sorted(FORMATS), help="report format")
-    from .admission.commands import add_dir_option
-
     add_dir_option(p)
     p.set_defaults(run=cmd_preview)

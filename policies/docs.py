@@ -30,7 +30,16 @@ Rules are pure functions over manifests (`policies/rules/`), and one rule set ru
 
 All three report the same violations. Exit codes: `0` no mandatory violation, `1` at least one
 mandatory violation, `2` a configuration error (stack file, manifest or policy config), `3` (preview)
-the pack could not be started.
+the pack could not be started or answered badly.
+
+**The same verdict as `validate` and `render`.** `check` and `preview` share one loop
+(`policies/commands.py`): each stack is rendered first. A stack that does not render is never
+accepted: where a rule catches the same mistake in manifests, the error is that rule's mandatory
+violation (exit 1) at the error's line in the stack file, whatever level the settings give the rule
+(a disabled rule leaves the error: exit 2); any other error is exit 2, as in `render`. The render's
+warnings are printed on stderr as `validate` prints them, and a warning never becomes a mandatory
+violation (at most a note). `tests/policies/test_command_agreement.py` holds the four commands to
+this over a corpus of stack variants.
 
 **Checking your own jobs against a stack.** `trainstack check prod --manifests my-trainjob.yaml`
 checks your objects together with the prod bundle: a TrainJob's `runtimeRef` resolves against the
@@ -76,8 +85,9 @@ relative to `%SRCROOT%`, the folder the command runs in, with a `region` (line, 
 setting as a related location, and a logical location `apiVersion/Kind/namespace/name:path`); upload
 it with `github/codeql-action/upload-sarif` from the repository root. `--format junit` writes one
 testsuite per stack, one testcase per rule and one `<failure>` per violation (`type` is the level).
-A run that stops on its input (exit 2) still writes a valid json, sarif or junit document that
-records the failure (SARIF `invocations[].executionSuccessful: false` with the message).
+A run that stops on its input (exit 2), or in `preview` on the pack (exit 3), still writes a valid json,
+sarif or junit document that records the failure (SARIF `invocations[].executionSuccessful: false`
+with the message and the exit code).
 
 ## Per-stack configuration
 

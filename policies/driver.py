@@ -219,6 +219,17 @@ def _path_of(message: str) -> str:
     return match.group("path") if match else ""
 
 
+def _note_subject(reason: str, subject: Resource | None, by_id: dict[str, Resource]) -> tuple[Resource | None, str]:
+    """The resource and field a "not checked" reason is about. A not_applicable answer carries no
+    URN: a stack policy's note names its object in the text (``<resource id> at <path>: ...``),
+    as `check` reports it; a note that names no analyzed object stays on ``subject``."""
+    match = _AT.match(reason)
+    named = by_id.get(match.group("resource")) if match else None
+    if named is None or (subject is not None and named is not subject):
+        return subject, ""
+    return named, match.group("path")
+
+
 @dataclass
 class Outcome:
     violations: list[Violation]
@@ -239,6 +250,10 @@ def analyze(pack: Pack, resources: list[Resource], policy_file_data: Any = None,
     objects = {r.urn: manifest(r.type, r.properties, r.name) for r in resources}
     order = {r.urn: i for i, r in enumerate(resources)}
     rule_order = {r.id: i for i, r in enumerate(RULES)}
+    by_id: dict[str, Resource] = {}
+    for r in resources:
+        if objects.get(r.urn) is not None:
+            by_id.setdefault(resource_id(objects[r.urn]), r)
     found: list[tuple[tuple, Violation]] = []
 
     def collect(response: apb.AnalyzeResponse, subject: Resource | None) -> None:
@@ -255,11 +270,12 @@ def analyze(pack: Pack, resources: list[Resource], policy_file_data: Any = None,
             if na.reason.startswith("Policy does not implement"):
                 continue
             for reason in na.reason.split(NOTE_SEPARATOR):
+                target, path = _note_subject(reason, subject, by_id)
                 v = Violation(rule=na.policy_name, level=NOTE, severity=severity.get(na.policy_name, "medium"),
-                              resource=resource_id(objects[subject.urn]) if subject is not None and objects.get(
-                                  subject.urn) else "stack", path="", message=reason,
-                              source=subject.source if subject is not None else None)
-                found.append(((rule_order.get(v.rule, 99), order.get(subject.urn, -1) if subject else -1,
+                              resource=resource_id(objects[target.urn]) if target is not None and objects.get(
+                                  target.urn) else "stack", path=path, message=reason,
+                              source=target.source if target is not None else None)
+                found.append(((rule_order.get(v.rule, 99), order.get(target.urn, -1) if target else -1,
                                len(found)), v))
 
     for resource in resources:

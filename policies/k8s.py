@@ -74,8 +74,11 @@ _BINARY = (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
 def show_amount(resource: str, amount: Decimal) -> str:
     if resource == "memory" or resource.startswith("hugepages-") or resource == "ephemeral-storage":
         for suffix, size in _BINARY:
-            if amount >= size and amount % size == 0:
-                return f"{amount // size}{suffix}"
+            try:
+                if amount >= size and amount % size == 0:
+                    return f"{amount // size}{suffix}"
+            except ArithmeticError:   # beyond the context's precision (a gang of 10^19 pods): plain number
+                break
     if resource == "cpu" and amount != amount.to_integral_value():
         return f"{int(amount * 1000)}m"
     normal = amount.normalize()

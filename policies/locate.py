@@ -193,11 +193,12 @@ class StackMarks:
         return 1, 1
 
     def path(self, path: str) -> tuple[int, int]:
-        """A ConfigError's path (``workloads.deployments[0].topology``) in the stack file."""
+        """A ConfigError's path (``trainstack:workloads.deployments[0].topology``; the namespace
+        may be left out) in the stack file."""
         config = self._config()
         if not isinstance(config, yaml.MappingNode) or not path:
             return 1, 1
-        module, _, rest = path.partition(".")
+        module, _, rest = path.removeprefix("trainstack:").partition(".")
         module = _SEGMENT.split(module)[0]
         for key_node, value in config.value:
             if getattr(key_node, "value", None) == f"trainstack:{module}":
@@ -218,3 +219,13 @@ def _named(node: yaml.Node, name: str) -> yaml.Node | None:
         elif isinstance(current, yaml.SequenceNode):
             queue.extend(current.value)
     return None
+
+
+def document_path(text: str, path: str) -> tuple[int, int]:
+    """``path`` in the first document of ``text`` (a fabric file's ``switches.leaf-01``); 1, 1 when
+    the text does not parse or has no document."""
+    try:
+        docs = documents(text)
+    except yaml.YAMLError:
+        return 1, 1
+    return find(docs[0], path) if docs and path else (1, 1)

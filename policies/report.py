@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import urllib.parse
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -137,24 +138,25 @@ def as_sarif(results: Results) -> str:
     return json.dumps(doc, indent=2) + "\n"
 
 
-def failure(fmt: str, stacks: list[str], message: str) -> str:
-    """A valid document for a run that stopped on its input (exit 2): the failure, no results."""
+def failure(fmt: str, stacks: list[str], message: str, code: int = 2) -> str:
+    """A valid document for a run that stopped (exit ``code``: 2 on its input, 3 when `preview`'s
+    pack failed): the failure, no results."""
     if fmt == "sarif":
         runs = [{"tool": {"driver": {"name": TOOL, "version": VERSION, "semanticVersion": VERSION,
                                      "rules": sarif_rules()}},
                  "automationDetails": {"id": f"{TOOL}/{name}/"},
-                 "invocations": [{"executionSuccessful": False, "exitCode": 2,
+                 "invocations": [{"executionSuccessful": False, "exitCode": code,
                                   "toolExecutionNotifications": [{"level": "error", "message": {"text": message}}]}],
                  "results": [], "properties": {"stack": name, "objects": 0}} for name in stacks]
         return json.dumps({"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": runs}, indent=2) + "\n"
     if fmt == "json":
-        return json.dumps({"error": message, "exitCode": 2, "stacks": {}}, indent=2, sort_keys=True) + "\n"
+        return json.dumps({"error": message, "exitCode": code, "stacks": {}}, indent=2, sort_keys=True) + "\n"
     if fmt == "junit":
         root = ET.Element("testsuites", name="trainstack policies", tests="1", failures="0", errors="1")
         for name in stacks:
             suite = ET.SubElement(root, "testsuite", name=name, tests="1", failures="0", errors="1", skipped="0")
             case = ET.SubElement(suite, "testcase", classname=f"{TOOL}.{name}", name="input")
-            ET.SubElement(case, "error", type="input", message=message).text = message
+            ET.SubElement(case, "error", type="input" if code == 2 else "tool", message=message).text = message
         ET.indent(root)
         return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
     return ""
@@ -197,8 +199,21 @@ def as_junit(results: Results) -> str:
     root.set("tests", str(total))
     root.set("failures", str(failed))
     root.set("errors", "0")
+    for element in root.iter():   # names and messages come from user input: keep the XML valid
+        element.text = _xml_safe(element.text)
+        for key, value in element.attrib.items():
+            element.set(key, _xml_safe(value))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+# Characters XML 1.0 forbids (C0 controls but tab and newlines, surrogates, U+FFFE/U+FFFF);
+# ElementTree writes them as they are, which no parser accepts.
+_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml_safe(value: str | None) -> str | None:
+    return _XML_INVALID.sub(lambda m: f"\\x{ord(m.group()):02x}", value) if value else value
 
 
 FORMATS = {"text": text, "json": as_json, "sarif": as_sarif, "junit": as_junit}

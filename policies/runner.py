@@ -82,7 +82,8 @@ def parse_settings(data: object, file: str, rules: Iterable[Rule] = RULES) -> Se
             raise ConfigError(file, key, f"expected a level or an object with enforcementLevel, got {show(value)}")
         level = value.get("enforcementLevel", settings.levels.get(key, rule.enforcement))
         if level not in LEVELS:
-            raise ConfigError(file, f"{key}.enforcementLevel", f"expected one of {', '.join(LEVELS)}, got {show(level)}")
+            raise ConfigError(file, f"{key}.enforcementLevel",
+                              f"expected one of {', '.join(LEVELS)}, got {show(level)}")
         settings.levels[key] = level
         props = {k: v for k, v in value.items() if k != "enforcementLevel"}
         schema = {"type": "object", "properties": rule.config_schema, "additionalProperties": False}
@@ -101,10 +102,13 @@ def read_settings_file(stack: str) -> tuple[object, str]:
     shown = f"policies/{path.name}"
     if not path.is_file():
         return None, shown
+    text = yamlio.read_text(path, shown)
     try:
-        return json.loads(yamlio.read_text(path, shown)), shown
+        return json.loads(text, parse_constant=yamlio.refuse_constant), shown
     except json.JSONDecodeError as exc:
         raise ConfigError(shown, f"line {exc.lineno}, column {exc.colno}", f"invalid JSON: {exc.msg}") from None
+    except (ValueError, RecursionError):
+        return yamlio.loads_json(text, shown), shown   # names the bound it broke
 
 
 def load_settings(stack: str) -> Settings:
@@ -197,11 +201,13 @@ def run_rules(objects: list[dict], ctx: CheckContext, settings: Settings, rules:
 def render_error_violation(err: ConfigError, settings: Settings, rules: Iterable[Rule] = RULES) -> Violation | None:
     """A stack the renderer refuses for a mistake a rule also catches (an invalid NCCL value, a tier
     the fabric lacks, a gang that can never fit) is reported as that rule's violation, so `check`
-    and `preview` give the rule id and exit 1 while `render` exits 2. None for other errors."""
+    and `preview` give the rule id and exit 1 while `render` exits 2. Always mandatory: a stack
+    that does not render is never accepted, whatever level the settings give the rule for
+    manifests. None for other errors and for a disabled rule (then the error stands: exit 2)."""
     rule = next((r for r in rules if r.id == err.rule), None)
     if rule is None or settings.level(rule) == DISABLED:
         return None
-    return Violation(rule=rule.id, level=settings.level(rule), severity=rule.severity, resource="stack",
+    return Violation(rule=rule.id, level=MANDATORY, severity=rule.severity, resource="stack",
                      path=err.path, message=f"{err} (the stack does not render until this is fixed)",
                      source=err.file)
 

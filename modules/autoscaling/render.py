@@ -121,12 +121,39 @@ def scale_target(ctx: RenderContext, where: str, target: dict) -> dict:
     return {"apiVersion": SCALABLE[kind], "kind": kind, "name": target["name"]}
 
 
+def elastic_bounds(ctx: RenderContext, where: str, item: dict) -> None:
+    """An HPA on a PyTorchJob this stack renders scales inside the job's elastic bounds: the rule
+    hpa-target-scalable requires the same of manifests, so `check` never refuses what render accepts."""
+    target = item["target"]
+    jobs = (ctx.stack.values.get("workloads") or {}).get("pyTorchJobs") or []
+    found = [(j, job) for j, job in enumerate(jobs) if job["name"] == target["name"]
+             and job["namespace"] == item["namespace"]]
+    if not found:
+        return   # a job submitted later: nothing to compare with
+    j, job = found[0]
+    elastic = job.get("elastic")
+    if not elastic:
+        raise ctx.error(f"{where}.target.name", f"PyTorchJob {job['name']!r} (workloads.pyTorchJobs[{j}]) is not "
+                        "elastic: changing its workers restarts torchrun with a fixed world size; set its elastic "
+                        "bounds or drop the HPA", rule="hpa-target-scalable")
+    if item["minReplicas"] < elastic["minReplicas"]:
+        raise ctx.error(f"{where}.minReplicas", f"expected at least the job's elastic.minReplicas "
+                        f"({elastic['minReplicas']}), got {item['minReplicas']}: the rendezvous waits for that "
+                        "many workers", rule="hpa-target-scalable")
+    if item["maxReplicas"] > elastic["maxReplicas"]:
+        raise ctx.error(f"{where}.maxReplicas", f"expected at most the job's elastic.maxReplicas "
+                        f"({elastic['maxReplicas']}), got {item['maxReplicas']}: the rendezvous refuses workers "
+                        "beyond it", rule="hpa-target-scalable")
+
+
 def hpa(ctx: RenderContext, i: int, item: dict) -> dict:
     where = f"autoscaling.hpas[{i}]"
     target = scale_target(ctx, f"{where}.target", item["target"])
     if item["minReplicas"] > item["maxReplicas"]:
         raise ctx.error(f"{where}.minReplicas", f"expected at most maxReplicas ({item['maxReplicas']}), "
                         f"got {item['minReplicas']}", rule="hpa-target-scalable")
+    if target["kind"] == "PyTorchJob":
+        elastic_bounds(ctx, where, item)
     metrics = [hpa_metric(ctx, f"{where}.metrics[{j}]", m) for j, m in enumerate(item["metrics"])]
     scale_down: dict = {"stabilizationWindowSeconds": item["scaleDownStabilizationSeconds"]}
     annotations = None

@@ -1,4 +1,4 @@
-"""`trainstack render`, `check` and `validate`."""
+"""`trainstack render` and `validate` (`check` and `preview` live in policies/commands.py)."""
 from __future__ import annotations
 
 import argparse
@@ -7,6 +7,7 @@ from pathlib import Path
 
 from .config import Project, find_project, load_project, load_stack
 from .errors import ConfigError
+from .names import check_stack_name, check_stack_names
 from .output import bundle_files, stale_files, write_tree
 from .render import render
 
@@ -35,7 +36,8 @@ def stack_name_of(project: Project, path: Path) -> str:
     """``stacks/Pulumi.east.yaml`` -> ``east``, when that file is one of the project's stack files."""
     name = path.name
     if not (name.startswith("Pulumi.") and name.endswith((".yaml", ".yml"))) or name.count(".") < 2:
-        raise ConfigError(str(path), "", "expected a stack name or a stack file named Pulumi.<stack>.yaml")
+        raise ConfigError(str(path), "", "invalid stack name: expected a stack name (letters, digits, '-', '_', "
+                          "'.') or the path of a stack file named Pulumi.<stack>.yaml")
     stack = name[len("Pulumi."):name.rindex(".")]
     if path.resolve() != project.stack_file(stack).resolve():
         raise ConfigError(str(path), "", f"not a stack file of the project at {project.root}: its stacks are "
@@ -53,10 +55,10 @@ def stacks_from(args: argparse.Namespace, project: Project) -> list[str]:
         names = project.stacks()
         if not names:
             raise ConfigError(project.show(project.stack_dir), "", "no Pulumi.<stack>.yaml files here")
-        return names
+        return check_stack_names(names, project.show(project.stack_dir))
     if not args.stack:
         raise ConfigError("trainstack", "", "name a stack (for example dev) or pass --all")
-    return [args.stack]
+    return [check_stack_name(args.stack)]
 
 
 def add_stack_args(parser: argparse.ArgumentParser) -> None:
@@ -89,28 +91,10 @@ def cmd_render(args: argparse.Namespace, project: Project) -> int:
             else:
                 print(f"{shown} is up to date ({len(rendered[target])} files)")
         return 1 if any(stale.values()) else 0
-    write_tree(rendered)
+    write_tree(rendered, show=project.show)
     for target, files in rendered.items():
         print(f"rendered {target.name}: {len(files)} files in {project.show(target)}")
     return 0
-
-
-# --- check ----------------------------------------------------------------------------------
-
-def load_manifests(paths: list[str]) -> tuple[list[dict], dict[int, str]]:
-    """User manifests from files, folders or standard input (``-``); see policies/inputs.py."""
-    from policies.inputs import load
-
-    loaded = load(paths)
-    return loaded.objects, loaded.sources
-
-
-def cmd_check(args: argparse.Namespace, project: Project) -> int:
-    from policies.admission.commands import apply_dir_option
-    from policies.checking import cmd_check as check
-
-    apply_dir_option(args)
-    return check(args, project)
 
 
 # --- validate -------------------------------------------------------------------------------
@@ -130,18 +114,6 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--out", metavar="DIR", help="parent folder of the output (default: deploy)")
     p.add_argument("--check", action="store_true", help="exit 1 and list the files that differ, write nothing")
     p.set_defaults(run=cmd_render)
-
-    p = sub.add_parser("check", parents=[common], help="run the policy rules on the rendered stack")
-    add_stack_args(p)
-    p.add_argument("--manifests", nargs="+", metavar="PATH",
-                   help="also check these YAML files or folders (- reads standard input)")
-    from policies.report import FORMATS
-
-    p.add_argument("--format", default="text", choices=sorted(FORMATS), help="report format")
-    from policies.admission.commands import add_dir_option
-
-    add_dir_option(p)
-    p.set_defaults(run=cmd_check)
 
     p = sub.add_parser("validate", parents=[common], help="validate the stack's configuration only")
     add_stack_args(p)

@@ -30,6 +30,15 @@ VOLCANO_GROUP = "batch.volcano.sh"
 TRAINER_GROUP = "trainer.kubeflow.org"
 RUNTIME_KINDS = ("ClusterTrainingRuntime", "TrainingRuntime")
 _MISSING = object()
+MAX_PODS = 1_000_000   # pods in one workloads file, all jobs together (docs/reliability.md)
+_pods_left = [MAX_PODS]
+
+
+def _take_pods(doc: "Doc", path: str, count: int) -> None:
+    """Count pods against the file's budget before they are built (10^7 replicas is a typo)."""
+    if count > _pods_left[0]:
+        raise doc.error(path, f"the workloads would hold more than {MAX_PODS:,} pods (the documented maximum)")
+    _pods_left[0] -= count
 
 
 class Doc:
@@ -174,6 +183,7 @@ def volcano_job(doc: Doc, obj: dict, gpu_resources: set[str]) -> Job:
             raise doc.error(f"{path}.name", f"task name {task_name!r} is used twice")
         task_names.add(task_name)
         replicas = doc.integer(task, "replicas", path, 0, "an integer >= 0 (the task's pod count)")
+        _take_pods(doc, f"{path}.replicas", replicas)
         template = doc.get(task, "template", path, dict, "a pod template")
         requests = pod_requests(doc, template.get("spec"), f"{path}.template.spec")
         first = len(pods)
@@ -260,11 +270,13 @@ def train_job(doc: Doc, obj: dict, runtimes: Mapping, gpu_resources: set[str], s
         if j == trainer_index:
             requests = pod_requests(rdoc, pod_spec, spec_path, ("node", per_node))
             count, prefix = num_nodes, f"{name}-{job_name}-0"
+            _take_pods(doc, "spec.trainer.numNodes", count)
             pods.extend(Pod(f"{prefix}-{i}", requests, gpu_count(requests, gpu_resources)) for i in range(count))
             continue
         requests = pod_requests(rdoc, pod_spec, spec_path)
         replicas = rdoc.integer(rjob, "replicas", path, 0, "an integer >= 0", 1)
         parallelism = rdoc.integer(job_template, "parallelism", f"{path}.template.spec", 0, "an integer >= 0", 1)
+        _take_pods(rdoc, f"{path}.replicas", replicas * parallelism)
         for r in range(replicas):
             pods.extend(Pod(f"{name}-{job_name}-{r}-{i}", requests, gpu_count(requests, gpu_resources))
                         for i in range(parallelism))
@@ -293,6 +305,7 @@ def load_workloads(path: Path, shown: str, fabric: Fabric, runtimes: Mapping, st
                    warnings: list[str] | None = None) -> list[Job]:
     """Every Volcano Job and TrainJob in the file, in order; other objects are skipped with a warning."""
     docs = yamlio.load_all(yamlio.read_text(path, shown), shown)
+    _pods_left[0] = MAX_PODS
     gpu_resources = {p.gpu_resource for p in fabric.pools.values()} | {"nvidia.com/gpu"}
     jobs: list[Job] = []
     seen: dict[str, str] = {}

@@ -163,6 +163,10 @@ def _sorted(resources: dict) -> dict:
     return {name: str(resources[name]) for name in sorted(resources)}
 
 
+# The policy rule that runs the same queue admission policy over manifests (ConfigError.rule).
+ADMISSION = "upstream-admission"
+
+
 def _check_shares(ctx: RenderContext, path: str, q: dict) -> None:
     """Volcano's queue admission (queues-validating.yaml, per resource): guarantee <= deserved,
     every guaranteed resource listed in deserved, deserved <= capability; guarantee <= capability."""
@@ -171,21 +175,21 @@ def _check_shares(ctx: RenderContext, path: str, q: dict) -> None:
         cap = capability.get(resource)
         if cap is not None and parse_quantity(amount) > parse_quantity(cap):
             raise ctx.error(f"{path}.guarantee.{resource}", f"the guarantee ({amount}) exceeds the "
-                            f"queue's capability ({cap})")
+                            f"queue's capability ({cap})", rule=ADMISSION)
         share = deserved.get(resource)
         if share is None:
             raise ctx.error(f"{path}.deserved", f"expected deserved.{resource} >= the guarantee ({amount}): "
                             "Volcano rejects a Queue whose guarantee lists a resource that deserved does not "
                             f"(\"must be >= guarantee\"), so `pulumi up` fails. Set deserved.{resource}, "
-                            f"between {amount} and the capability")
+                            f"between {amount} and the capability", rule=ADMISSION)
         if parse_quantity(share) < parse_quantity(amount):
             raise ctx.error(f"{path}.deserved.{resource}", f"expected at least the guarantee ({amount}), got "
-                            f"{share}: Volcano rejects the Queue (\"must be >= guarantee\")")
+                            f"{share}: Volcano rejects the Queue (\"must be >= guarantee\")", rule=ADMISSION)
     for resource, share in deserved.items():
         cap = capability.get(resource)
         if cap is not None and parse_quantity(share) > parse_quantity(cap):
             raise ctx.error(f"{path}.deserved.{resource}", f"expected at most the capability ({cap}), got "
-                            f"{share}: Volcano rejects the Queue (\"must be <= capability\")")
+                            f"{share}: Volcano rejects the Queue (\"must be <= capability\")", rule=ADMISSION)
 
 
 def queue(ctx: RenderContext, i: int, q: dict) -> Resource:

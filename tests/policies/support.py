@@ -143,12 +143,13 @@ def policy_data(stack: str):
 def through_pack(pack: Pack, project: Path, case: Case, manifests: Path | None) -> Report:
     """The engine's sequence against the shared pack process: ConfigureStack switches it to the
     case's stack; the user's manifests (or, for a stack case, the rendered bundle) are analyzed."""
-    from modules.core.commands import load_manifests
+    from policies.inputs import load
 
     stack = load_stack(load_project(project), case.stack)
     pack.stack, pack.config = case.stack, pulumi_config_map(stack)
     if manifests is not None:
-        objects, sources = load_manifests([str(manifests)])
+        loaded = load([str(manifests)])
+        objects, sources = loaded.objects, loaded.sources
     else:
         objects, sources = bundle_objects(render(stack)), {}
     resources = manifest_resources(objects, case.stack, "trainstack", stack_urn(case.stack, "trainstack"), sources)
