@@ -52,7 +52,8 @@ CASES: list[tuple[str, dict, list[str]]] = [
      ["check", "t"]),
     ("alias-bomb-pulumi-yaml", {"Pulumi.yaml": "name: trainstack\nstackConfigDir: stacks\nx:\n" + indented(bomb(), 2),
                                 "stacks/Pulumi.t.yaml": stack()}, ["validate", "t"]),
-    ("alias-bomb-manifest", {"stacks/Pulumi.t.yaml": stack(), "m.yaml": bomb()}, ["check", "t", "--manifests", "m.yaml"]),
+    ("alias-bomb-manifest", {"stacks/Pulumi.t.yaml": stack(), "m.yaml": bomb()},
+     ["check", "t", "--manifests", "m.yaml"]),
     ("generated-huge", {"stacks/Pulumi.t.yaml": stack(fabric="  trainstack:fabric: {source: generated, generated: "
                                                       "{leaves: 100000, nodesPerLeaf: 100000}}\n")}, ["render", "t"]),
     ("range-1e8", {"stacks/Pulumi.t.yaml": stack(fabric="  trainstack:fabric: {source: file, path: f.yaml}\n"),
@@ -61,10 +62,12 @@ CASES: list[tuple[str, dict, list[str]]] = [
                      "stacks/f.yaml": "switches:\n" + "".join(
                          f"  leaf{i}: {{nodes: ['n{i}-[0000001-0999999]']}}\n" for i in range(30))}, ["validate", "t"]),
     ("huge-digits-range", {"stacks/Pulumi.t.yaml": stack(fabric="  trainstack:fabric: {source: file, path: f.yaml}\n"),
-                           "stacks/f.yaml": "switches:\n  leaf: {nodes: 'gpu-[" + "1" * 5000 + "-" + "2" * 5000 + "]'}\n"},
+                           "stacks/f.yaml": "switches:\n  leaf: {nodes: 'gpu-["
+                                            + "1" * 5000 + "-" + "2" * 5000 + "]'}\n"},
      ["render", "t"]),
     ("manifests-dev-zero", {"stacks/Pulumi.t.yaml": stack()}, ["check", "t", "--manifests", "/dev/zero"]),
-    ("manifests-fifo", {"stacks/Pulumi.t.yaml": stack(), "fifo.yaml": None}, ["check", "t", "--manifests", "fifo.yaml"]),
+    ("manifests-fifo", {"stacks/Pulumi.t.yaml": stack(), "fifo.yaml": None},
+     ["check", "t", "--manifests", "fifo.yaml"]),
     ("manifests-folder-with-fifo", {"stacks/Pulumi.t.yaml": stack(), "m/fifo.yaml": None},
      ["check", "t", "--manifests", "m"]),
     ("replicas-1e7", {"stacks/Pulumi.t.yaml": stack(), "w.yaml": workload(10**7)},
@@ -83,13 +86,17 @@ CASES: list[tuple[str, dict, list[str]]] = [
      ["render", "t"]),
     ("int-25-digits", {"stacks/Pulumi.t.yaml": stack(fabric="  trainstack:fabric: {source: generated, generated: "
                                                      "{leaves: 1000000000000000000000000}}\n")}, ["render", "t"]),
-    ("quantity-out-of-range", {"stacks/Pulumi.t.yaml": stack("trainstack:storage: {claims: [{name: d, size: 9e99Ei}]}")},
+    ("quantity-out-of-range",
+     {"stacks/Pulumi.t.yaml": stack("trainstack:storage: {claims: [{name: d, size: 9e99Ei}]}")},
      ["render", "t"]),
-    ("quantity-huge-exponent", {"stacks/Pulumi.t.yaml": stack("trainstack:storage: {claims: [{name: d, size: 1e999999}]}")},
+    ("quantity-huge-exponent",
+     {"stacks/Pulumi.t.yaml": stack("trainstack:storage: {claims: [{name: d, size: 1e999999}]}")},
      ["render", "t"]),
-    ("manifest-kind-list", {"stacks/Pulumi.t.yaml": stack(), "m.yaml": "apiVersion: v1\nkind: [a, b]\nmetadata: {name: x}\n"},
+    ("manifest-kind-list",
+     {"stacks/Pulumi.t.yaml": stack(), "m.yaml": "apiVersion: v1\nkind: [a, b]\nmetadata: {name: x}\n"},
      ["check", "t", "--manifests", "m.yaml"]),
-    ("manifest-kind-map", {"stacks/Pulumi.t.yaml": stack(), "m.yaml": "apiVersion: v1\nkind: {a: b}\nmetadata: {name: x}\n"},
+    ("manifest-kind-map",
+     {"stacks/Pulumi.t.yaml": stack(), "m.yaml": "apiVersion: v1\nkind: {a: b}\nmetadata: {name: x}\n"},
      ["check", "t", "--manifests", "m.yaml"]),
     ("manifest-list-items-int", {"stacks/Pulumi.t.yaml": stack(), "m.yaml": "apiVersion: v1\nkind: List\nitems: 5\n"},
      ["check", "t", "--manifests", "m.yaml"]),
@@ -104,18 +111,23 @@ CASES: list[tuple[str, dict, list[str]]] = [
                           "stacks/f.yaml": ("link", "f.yaml")}, ["render", "t"]),
     ("stack-config-dir-loop", {"Pulumi.yaml": "name: trainstack\nstackConfigDir: loop\n", "loop": ("link", "loop")},
      ["render", "t"]),
-    ("fabric-path-absolute", {"stacks/Pulumi.t.yaml": stack(fabric="  trainstack:fabric: {source: file, path: /etc/hostname}\n")},
+    ("fabric-path-absolute",
+     {"stacks/Pulumi.t.yaml": stack(fabric="  trainstack:fabric: {source: file, path: /etc/hostname}\n")},
      ["render", "t"]),
-    ("fabric-path-dotdot", {"stacks/Pulumi.t.yaml": stack(fabric="  trainstack:fabric: {source: file, path: ../secret.yaml}\n"),
-                            "secret.yaml": f"token: {SECRET}\n"}, ["render", "t"]),
-    ("fabric-path-link-out", {"stacks/Pulumi.t.yaml": stack(fabric="  trainstack:fabric: {source: topograph, path: f.yaml}\n"),
-                              "secret.yaml": f"token: {SECRET}\n", "stacks/f.yaml": ("link", "../secret.yaml")},
+    ("fabric-path-dotdot",
+     {"stacks/Pulumi.t.yaml": stack(fabric="  trainstack:fabric: {source: file, path: ../secret.yaml}\n"),
+      "secret.yaml": f"token: {SECRET}\n"}, ["render", "t"]),
+    ("fabric-path-link-out",
+     {"stacks/Pulumi.t.yaml": stack(fabric="  trainstack:fabric: {source: topograph, path: f.yaml}\n"),
+      "secret.yaml": f"token: {SECRET}\n", "stacks/f.yaml": ("link", "../secret.yaml")},
      ["render", "t"]),
-    ("fabric-file-not-yaml-map", {"stacks/Pulumi.t.yaml": stack(fabric="  trainstack:fabric: {source: topograph, path: f.yaml}\n"),
-                                  "stacks/f.yaml": f"{SECRET}-{SECRET}-{SECRET}-{SECRET}\n"}, ["render", "t"]),
+    ("fabric-file-not-yaml-map",
+     {"stacks/Pulumi.t.yaml": stack(fabric="  trainstack:fabric: {source: topograph, path: f.yaml}\n"),
+      "stacks/f.yaml": f"{SECRET}-{SECRET}-{SECRET}-{SECRET}\n"}, ["render", "t"]),
     ("out-is-a-file", {"stacks/Pulumi.t.yaml": stack(), "file": "x"}, ["render", "t", "--out", "file"]),
     ("out-symlink-loop", {"stacks/Pulumi.t.yaml": stack(), "out": ("link", "out")}, ["render", "t", "--out", "out"]),
-    ("out-stack-is-symlink", {"stacks/Pulumi.t.yaml": stack(), "deploy/t": ("link", "../elsewhere"), "elsewhere/keep": "k"},
+    ("out-stack-is-symlink",
+     {"stacks/Pulumi.t.yaml": stack(), "deploy/t": ("link", "../elsewhere"), "elsewhere/keep": "k"},
      ["render", "t"]),
     # --- names ---
     ("stack-dot", {"stacks/Pulumi..yaml": stack()}, ["render", "."]),
@@ -139,7 +151,8 @@ CASES: list[tuple[str, dict, list[str]]] = [
     ("probe-json-nan", {"stacks/Pulumi.t.yaml": stack(), "p.json": '[{"collective": "all_reduce", "bytes": 1, '
                         '"world_size": 2, "time_s": NaN, "tier": 1}]'}, ["recommend", "--probe", "p.json", "t"]),
     ("junit-control-char", {"stacks/Pulumi.t.yaml": stack(), "m.yaml": "apiVersion: v1\nkind: Pod\nmetadata: "
-                            "{name: \"a\\x01\\x1b\", namespace: \"\\x07\"}\nspec: {containers: [{name: c, image: i}]}\n"},
+                            "{name: \"a\\x01\\x1b\", namespace: \"\\x07\"}\n"
+                            "spec: {containers: [{name: c, image: i}]}\n"},
      ["check", "t", "--manifests", "m.yaml", "--format", "junit"]),
     ("claim-253", {"stacks/Pulumi.t.yaml": stack(f"trainstack:storage: {{claims: [{{name: {LONG}, size: 1Gi, "
                                                  "storageClass: nfs}]}")}, ["render", "t"]),
@@ -160,7 +173,8 @@ CASES: list[tuple[str, dict, list[str]]] = [
         f"trainstack:probe: {{pushgateway: 'https://user:{SECRET}@push.example.com:9091'}}")}, ["render", "t"]),
     ("secret-adapter-url", {"stacks/Pulumi.t.yaml": stack(
         f"trainstack:autoscaling: {{adapter: {{prometheusUrl: 'http://admin:{SECRET}@prom.example'}}, hpas: "
-        "[{namespace: training, target: {kind: Deployment, name: web}, maxReplicas: 3, metrics: [{name: gpu_utilization, averageValue: 80}]}]}")},
+        "[{namespace: training, target: {kind: Deployment, name: web}, maxReplicas: 3, "
+        "metrics: [{name: gpu_utilization, averageValue: 80}]}]}")},
      ["render", "t"]),
     ("secret-storage-parameter", {"stacks/Pulumi.t.yaml": stack(
         "trainstack:storage: {storageClass: {create: true, name: nas, provisioner: nas.csi.example.com, "
