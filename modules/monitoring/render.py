@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from modules.core.bundle import Prerequisite, Resource
 from modules.core.context import RenderContext
 from modules.probe import render as probe
-from modules.probe import runtime
+from modules.probe import measure
 
 MODULE = "monitoring"
 API_VERSION = "monitoring.coreos.com/v1"
@@ -137,9 +137,9 @@ def probe_group(ctx: RenderContext) -> dict | None:
     if not ctx.section("probe")["enabled"]:
         return None
     cfg = ctx.section(MODULE)["probe"]
-    sizes = runtime.parse_sizes(ctx.section("probe")["sizes"])
+    sizes = measure.parse_sizes(ctx.section("probe")["sizes"])
     if max(sizes) < BANDWIDTH_BOUND_BYTES:
-        ctx.warn(f"{ctx.stack.file}: trainstack:probe.sizes: the largest size is {runtime.format_size(max(sizes))}; "
+        ctx.warn(f"{ctx.stack.file}: trainstack:probe.sizes: the largest size is {measure.format_size(max(sizes))}; "
                  f"the bandwidth alerts compare peak busbw, which small messages do not reach "
                  f"(probe up to 256MiB or more)")
     rules = []

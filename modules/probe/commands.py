@@ -14,15 +14,15 @@ from modules.core.config import Project, load_stack
 from modules.core.context import RenderContext
 from modules.core.errors import ConfigError
 
-from . import recommend, results, runtime
+from . import measure, recommend, results
 
-RUNTIME = Path(runtime.__file__).resolve()
+MEASURE_SCRIPT = Path(measure.__file__).resolve()
 INSTALL_HINT = "pip install 'trainstack[probe]' (or pip install torch)"
 
 
 def _sizes(text: str) -> str:
     try:
-        runtime.parse_sizes(text)
+        measure.parse_sizes(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     return text
@@ -30,7 +30,7 @@ def _sizes(text: str) -> str:
 
 def _collectives(text: str) -> str:
     try:
-        return ",".join(runtime._collectives(text))
+        return ",".join(measure._collectives(text))
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -67,7 +67,7 @@ def cmd_probe(args: argparse.Namespace, project: Project | None) -> int:
     # torchrun, as in the cluster: one process per rank on this machine, over loopback.
     command = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc-per-node", str(args.nproc),
                "--master-addr", "127.0.0.1", "--master-port", str(_free_port()), "--monitor-interval", "0.1",
-               str(RUNTIME), "--backend", args.backend, "--collectives", args.collectives, "--sizes", args.sizes,
+               str(MEASURE_SCRIPT), "--backend", args.backend, "--collectives", args.collectives, "--sizes", args.sizes,
                "--iters", str(args.iters), "--warmup", str(args.warmup), "--tier", args.tier]
     for flag in ("json", "prom"):
         if getattr(args, flag) and getattr(args, flag) != "-":
@@ -77,7 +77,7 @@ def cmd_probe(args: argparse.Namespace, project: Project | None) -> int:
             command += [f"--{flag}", getattr(args, flag)]
     env = dict(os.environ, MASTER_ADDR="127.0.0.1", GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1")
     count = len(args.collectives.split(","))
-    sizes = len(runtime.parse_sizes(args.sizes))
+    sizes = len(measure.parse_sizes(args.sizes))
     print(f"trainstack probe: {args.nproc} ranks ({args.backend}), {count} collectives x {sizes} sizes "
           f"({args.sizes}); {TIMINGS}. Results go to: {'; '.join(_where_results_go(args))}"
           + ("" if args.json or args.prom else " (nothing is written to disk; add --json FILE or --prom FILE)"),
@@ -136,14 +136,14 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.set_defaults(needs_project=False)
     p.add_argument("--nproc", type=int, default=2, help="ranks to start (default 2)")
     p.add_argument("--backend", choices=("gloo", "nccl"), default="gloo", help="gloo (CPU, default) or nccl (GPUs)")
-    p.add_argument("--collectives", type=_collectives, default=",".join(runtime.DEFAULT_COLLECTIVES),
-                   help=f"comma list of {', '.join(runtime.COLLECTIVES)}")
+    p.add_argument("--collectives", type=_collectives, default=",".join(measure.DEFAULT_COLLECTIVES),
+                   help=f"comma list of {', '.join(measure.COLLECTIVES)}")
     p.add_argument("--sizes", type=_sizes, default=DEFAULT_SIZES,
                    help=f"comma list (1MiB,64MiB) or power-of-two range (default {DEFAULT_SIZES}: several minutes "
                         "on CPUs; 1MiB-64MiB for a quick run)")
     p.add_argument("--iters", type=int, default=0,
                    help="timed iterations per size (default: about 1 s each, at most 20)")
-    p.add_argument("--warmup", type=int, default=runtime.DEFAULT_WARMUP, help="warm-up iterations per size")
+    p.add_argument("--warmup", type=int, default=measure.DEFAULT_WARMUP, help="warm-up iterations per size")
     p.add_argument("--tier", default="node", help="tier label of the results (default node: one machine)")
     p.add_argument("--json", metavar="FILE", help="write the results as JSON")
     p.add_argument("--prom", metavar="FILE", help="write Prometheus exposition text")

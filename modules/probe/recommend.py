@@ -25,7 +25,7 @@ from modules.core.errors import ConfigError
 from modules.fabric.model import Fabric, NodePool
 from modules.nccl import variables
 
-from . import results, runtime
+from . import measure, results
 
 NCCL_BASE_LATENCY_S = 8.4e-6   # Ring/Simple base latency in NCCL's tuning model (src/graph/tuning.cc)
 NODE_TIER_NAME = results.NODE_TIER
@@ -94,7 +94,7 @@ def fit(records: list[dict], alpha_node: float | None) -> tuple[float, float, st
     for r in records:
         nodes = int(r.get("nodes") or 1)
         intra, inter = ring_steps(r["collective"], r["world_size"], nodes)
-        moved = r["bytes"] * runtime.busbw_factor(r["collective"], r["world_size"])
+        moved = r["bytes"] * measure.busbw_factor(r["collective"], r["world_size"])
         fixed = intra * (alpha_node or 0.0) if inter else 0.0
         steps = inter if inter else intra
         rows.append((float(steps), moved, r["time_s"] - fixed if r["time_s"] > fixed else r["time_s"]))

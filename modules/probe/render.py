@@ -27,7 +27,7 @@ from modules.fabric.model import Fabric, NodePool
 from modules.nccl.render import configmap_name
 from modules.volcano.render import queue_names, queue_ref
 
-from . import runtime
+from . import measure
 
 MODULE = "probe"
 HERE = Path(__file__).resolve().parent
@@ -335,7 +335,7 @@ def render(ctx: RenderContext) -> list[Resource]:
     if not cfg["enabled"]:
         return []
     try:
-        runtime.parse_sizes(cfg["sizes"])
+        measure.parse_sizes(cfg["sizes"])
     except ValueError as exc:
         raise ctx.error("probe.sizes", str(exc)) from None
     namespace = probe_namespace(ctx)
@@ -343,7 +343,7 @@ def render(ctx: RenderContext) -> list[Resource]:
     pool, tier_plans = plans(ctx)
     nccl_cm = f"ConfigMap/{namespace}/{configmap_name(ctx.section('nccl')['transport'])}"
     scheduled = bool(cfg["schedule"])
-    data = {"probe.py": (HERE / "runtime.py").read_text(encoding="utf-8")}
+    data = {"probe.py": (HERE / "measure.py").read_text(encoding="utf-8")}
     out: list[Resource] = []
     if scheduled:
         data["launch.py"] = (HERE / "launcher.py").read_text(encoding="utf-8")

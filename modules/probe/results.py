@@ -1,6 +1,6 @@
 """The probe results format, and its one reader (``trainstack recommend`` and ``simulate --probe``).
 
-``trainstack probe --json`` (runtime.py, which ships alone in a ConfigMap and so writes the
+``trainstack probe --json`` (measure.py, which ships alone in a ConfigMap and so writes the
 document itself) writes version ``trainstack.probe/v1``, documented in README.md ("Results
 format"). This module reads that document, a bare list of its records, or the Prometheus text the
 probe exposes, checks every record and returns them in one shape:
@@ -20,7 +20,7 @@ from pathlib import Path
 from modules.core import yamlio
 from modules.core.errors import ConfigError, show
 
-from . import runtime
+from . import measure
 
 FORMAT = "trainstack.probe/v1"
 NODE_TIER = "node"              # tier 0: ranks inside one node
@@ -71,8 +71,8 @@ def _record(r: object, at: str, shown: str, defaults: dict) -> dict:
     for key, kind in (("collective", str), ("bytes", int), ("world_size", int), ("time_s", (int, float))):
         if not isinstance(r.get(key), kind) or isinstance(r.get(key), bool):
             raise ConfigError(shown, f"{at}.{key}", f"expected {key} in every probe record, got {show(r.get(key))}")
-    if r["collective"] not in runtime.COLLECTIVES:
-        raise ConfigError(shown, f"{at}.collective", f"expected one of {', '.join(runtime.COLLECTIVES)}, "
+    if r["collective"] not in measure.COLLECTIVES:
+        raise ConfigError(shown, f"{at}.collective", f"expected one of {', '.join(measure.COLLECTIVES)}, "
                           f"got {show(r['collective'])}")
     for key, low in (("bytes", 1), ("time_s", 0), ("world_size", 2)):
         if r[key] < low or (key == "time_s" and r[key] <= 0):

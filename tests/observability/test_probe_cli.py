@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from modules.probe import runtime
+from modules.probe import measure
 from tests.support.cli import run
 
 from .support import promtool, start_early, stop_early  # noqa: F401 (tests/conftest.py: probe run early)
@@ -28,7 +28,7 @@ def test_json_has_one_record_per_collective_and_size(probe_run):
     doc = json.loads((folder / "out.json").read_text())
     records = doc["results"]
     assert {(r["collective"], r["bytes"]) for r in records} == {
-        (c, s) for c in runtime.COLLECTIVES for s in (1 << 20, 4 << 20)}
+        (c, s) for c in measure.COLLECTIVES for s in (1 << 20, 4 << 20)}
     assert doc["probe"]["backend"] == "gloo" and doc["probe"]["world_size"] == 2
     for r in records:
         assert {"collective", "bytes", "world_size", "time_s", "algbw_gbps", "busbw_gbps"} <= set(r)
@@ -42,7 +42,7 @@ def test_busbw_over_algbw_follows_the_nccl_tests_formulas(probe_run):
     for r in json.loads((folder / "out.json").read_text())["results"]:
         n = r["world_size"]
         assert r["busbw_gbps"] / r["algbw_gbps"] == pytest.approx(expected[r["collective"]], rel=1e-12)
-        assert r["busbw_gbps"] / r["algbw_gbps"] == pytest.approx(runtime.busbw_factor(r["collective"], n), rel=1e-12)
+        assert r["busbw_gbps"] / r["algbw_gbps"] == pytest.approx(measure.busbw_factor(r["collective"], n), rel=1e-12)
         assert r["algbw_gbps"] == pytest.approx(r["bytes"] / r["time_s"] / 1e9, rel=1e-12)
         assert r["time_s"] >= r["time_mean_s"] > 0     # max over ranks >= mean
         assert 0.001 < r["busbw_gbps"] < 1000           # loopback gloo: sane, not a precise figure

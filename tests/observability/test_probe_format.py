@@ -9,14 +9,14 @@ import pytest
 import yaml
 
 from modules.core.errors import ConfigError
-from modules.probe import results, runtime
+from modules.probe import measure, results
 from tests.support.cli import run
 
 from .support import start_early, stop_early  # noqa: F401 (tests/conftest.py starts the probe run early)
 
 
 def test_the_writer_and_the_reader_agree_on_the_version():
-    assert runtime.RESULTS_FORMAT == results.FORMAT
+    assert measure.RESULTS_FORMAT == results.FORMAT
 
 
 def test_probe_json_is_versioned_and_read_back(probe_run):

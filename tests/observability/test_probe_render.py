@@ -17,7 +17,7 @@ from tests.support.cli import ROOT
 
 from .support import SHIPPED, bundle, stack
 
-RUNTIME = (ROOT / "modules" / "probe" / "runtime.py").read_text()
+MEASURE_SCRIPT = (ROOT / "modules" / "probe" / "measure.py").read_text()
 
 
 def probe_jobs(b) -> list[dict]:
@@ -119,7 +119,7 @@ def test_jobs_validate_and_pods_are_well_formed(name):
 def test_configmap_ships_the_runtime_unchanged(name):
     b = bundle(name)
     cm = b.get(f"ConfigMap/{probe_namespace(b)}/fabric-probe")
-    assert cm.obj["data"]["probe.py"] == RUNTIME
+    assert cm.obj["data"]["probe.py"] == MEASURE_SCRIPT
     assert probe_namespace(b) in stack(name).values["trainingNamespaces"]
 
 

@@ -11,7 +11,7 @@ from modules.core.context import RenderContext
 from modules.core.errors import ConfigError
 from modules.fabric.model import build_fabric
 from modules.probe import recommend as rec
-from modules.probe import results, runtime
+from modules.probe import measure, results
 from tests.support.cli import run
 
 from .support import FIXTURES, SHIPPED, bundle, stack
@@ -61,7 +61,7 @@ def synthetic(tier, ranks, nodes, alpha_intra, alpha_inter, busbw_gbps, collecti
     for size in (MIB, 4 * MIB, 16 * MIB, 64 * MIB, 256 * MIB, GIB):
         intra, inter = rec.ring_steps(collective, ranks, nodes)
         t = (intra * alpha_intra + inter * alpha_inter
-             + size * runtime.busbw_factor(collective, ranks) / (busbw_gbps * 1e9))
+             + size * measure.busbw_factor(collective, ranks) / (busbw_gbps * 1e9))
         out.append({"collective": collective, "bytes": size, "world_size": ranks, "time_s": t, "tier": tier,
                     "nodes": nodes, "backend": "nccl"})
     return out
@@ -88,9 +88,9 @@ def test_fit_of_gloo_results_says_what_they_are():
 
 
 def test_exposition_text_is_read_like_json(tmp_path):
-    records = [runtime.record("all_reduce", s, 16, s / 3e11 + 1e-4, s / 3e11, nodes=2) for s in (MIB, GIB)]
+    records = [measure.record("all_reduce", s, 16, s / 3e11 + 1e-4, s / 3e11, nodes=2) for s in (MIB, GIB)]
     path = tmp_path / "pushgateway.txt"
-    path.write_text(runtime.exposition(records, "spine", 1.0, "nccl").replace(
+    path.write_text(measure.exposition(records, "spine", 1.0, "nccl").replace(
         '{tier="spine"', '{instance="",job="trainstack-probe",tier="spine"'))
     loaded = results.read(str(path))
     assert [(r["bytes"], r["world_size"], r["nodes"], r["tier"], r["backend"]) for r in loaded] == [

@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from modules.probe import launcher, runtime
+from modules.probe import launcher, measure
 
 from .support import promtool
 
@@ -20,36 +20,36 @@ from .support import promtool
     ("sendrecv", 8, 1.0), ("broadcast", 16, 1.0),
 ])
 def test_busbw_factors_follow_nccl_tests(collective, n, factor):
-    assert runtime.busbw_factor(collective, n) == pytest.approx(factor)
+    assert measure.busbw_factor(collective, n) == pytest.approx(factor)
 
 
 def test_record_computes_algbw_and_busbw():
-    r = runtime.record("all_reduce", 1 << 30, 16, time_max=0.01, time_mean=0.009)
+    r = measure.record("all_reduce", 1 << 30, 16, time_max=0.01, time_mean=0.009)
     assert r["algbw_gbps"] == pytest.approx((1 << 30) / 0.01 / 1e9)
     assert r["busbw_gbps"] == pytest.approx(r["algbw_gbps"] * 2 * 15 / 16)
 
 
 def test_counted_bytes_are_whole_elements_per_rank():
     # all_gather/reduce_scatter count the gathered total: it must split into n float32 chunks
-    assert runtime.counted_bytes("all_gather", 1 << 20, 3) % (3 * 4) == 0
-    assert runtime.counted_bytes("all_reduce", 1 << 20, 3) == 1 << 20
-    assert runtime.counted_bytes("reduce_scatter", 10, 4) == 16   # at least one element per rank
+    assert measure.counted_bytes("all_gather", 1 << 20, 3) % (3 * 4) == 0
+    assert measure.counted_bytes("all_reduce", 1 << 20, 3) == 1 << 20
+    assert measure.counted_bytes("reduce_scatter", 10, 4) == 16   # at least one element per rank
 
 
 def test_sizes():
-    assert runtime.parse_sizes("1MiB-8MiB") == [1 << 20, 2 << 20, 4 << 20, 8 << 20]
-    assert runtime.parse_sizes("64MiB,1MiB,1GiB") == [1 << 20, 64 << 20, 1 << 30]
-    assert runtime.parse_sizes("4096") == [4096]
-    assert list(runtime.DEFAULT_SIZES) == runtime.parse_sizes("1MiB-1GiB")
-    assert runtime.format_size(3 << 20) == "3MiB"
+    assert measure.parse_sizes("1MiB-8MiB") == [1 << 20, 2 << 20, 4 << 20, 8 << 20]
+    assert measure.parse_sizes("64MiB,1MiB,1GiB") == [1 << 20, 64 << 20, 1 << 30]
+    assert measure.parse_sizes("4096") == [4096]
+    assert list(measure.DEFAULT_SIZES) == measure.parse_sizes("1MiB-1GiB")
+    assert measure.format_size(3 << 20) == "3MiB"
     for bad in ("1XB", "", "0", "8MiB-1MiB", "-1"):
         with pytest.raises(ValueError):
-            runtime.parse_sizes(bad)
+            measure.parse_sizes(bad)
 
 
 def test_exposition_passes_promtool_check_metrics():
-    records = [runtime.record(c, 1 << 20, 2, 0.002, 0.0019, nodes=1) for c in runtime.DEFAULT_COLLECTIVES]
-    text = runtime.exposition(records, "leaf", 1795000000.5, "nccl")
+    records = [measure.record(c, 1 << 20, 2, 0.002, 0.0019, nodes=1) for c in measure.DEFAULT_COLLECTIVES]
+    text = measure.exposition(records, "leaf", 1795000000.5, "nccl")
     assert 'trainstack_probe_busbw_gbps{tier="leaf",collective="all_reduce",bytes="1048576"}' in text
     assert 'trainstack_probe_last_success_timestamp_seconds{tier="leaf"} 1795000000.5' in text
     result = subprocess.run([promtool(), "check", "metrics"], input=text, capture_output=True, text=True)
@@ -92,8 +92,8 @@ def server():
 
 def test_push_puts_the_group_to_the_pushgateway(server):
     handler, url = server
-    text = runtime.exposition([runtime.record("all_reduce", 1 << 20, 2, 0.002, 0.002, nodes=1)], "spine", 1.0, "nccl")
-    assert runtime.push(url + "/", text, "spine") == 200
+    text = measure.exposition([measure.record("all_reduce", 1 << 20, 2, 0.002, 0.002, nodes=1)], "spine", 1.0, "nccl")
+    assert measure.push(url + "/", text, "spine") == 200
     method, path, headers, body = handler.calls[0]
     assert (method, path) == ("PUT", "/metrics/job/trainstack-probe/tier/spine")
     assert headers["Content-Type"].startswith("text/plain; version=0.0.4")
@@ -104,7 +104,7 @@ def test_push_failure_raises(server):
     handler, url = server
     handler.responses[("PUT", "/metrics/job/trainstack-probe/tier/leaf")] = (400, b"bad")
     with pytest.raises(OSError):
-        runtime.push(url, "x 1\n", "leaf")
+        measure.push(url, "x 1\n", "leaf")
 
 
 def test_launcher_creates_each_job_and_waits_for_it(server, tmp_path):
