@@ -233,18 +233,10 @@ def argocd_files(bundle: Bundle, cfg: dict, folder: str, phase_of: dict[str, str
 
 # --- Flux ---------------------------------------------------------------------------------------
 
-def flux_files(bundle: Bundle, cfg: dict, folder: str, phase_of: dict[str, str]) -> dict[str, list[dict]]:
-    flux = cfg["flux"]
-    ns = flux["namespace"]
-    interval = flux["interval"]
-    source_ref = {"kind": "GitRepository", "name": flux["sourceRef"]["name"]}
-    if flux["sourceRef"]["namespace"]:
-        source_ref["namespace"] = flux["sourceRef"]["namespace"]
+def flux_chart_files(bundle: Bundle, interval: str, meta) -> dict[str, list[dict]]:
+    """Per chart release a HelmRepository or OCIRepository and a HelmRelease (``dependsOn`` the
+    releases it needs), plus the kustomization that lists them."""
     files: dict[str, list[dict]] = {}
-
-    def meta(name: str) -> dict:
-        return {"name": f"{bundle.stack}-{name}", "namespace": ns, "labels": _labels(bundle)}
-
     chart_files: list[str] = []
     release_keys = {r.key: r for r in bundle.releases}
     for release in bundle.releases:
@@ -282,6 +274,21 @@ def flux_files(bundle: Bundle, cfg: dict, folder: str, phase_of: dict[str, str])
             "spec": spec}]
         chart_files += [source_file, f"helmrelease.{release.name}.yaml"]
     files["flux/charts/kustomization.yaml"] = [_kustomization(chart_files)]
+    return files
+
+
+def flux_files(bundle: Bundle, cfg: dict, folder: str, phase_of: dict[str, str]) -> dict[str, list[dict]]:
+    flux = cfg["flux"]
+    ns = flux["namespace"]
+    interval = flux["interval"]
+    source_ref = {"kind": "GitRepository", "name": flux["sourceRef"]["name"]}
+    if flux["sourceRef"]["namespace"]:
+        source_ref["namespace"] = flux["sourceRef"]["namespace"]
+
+    def meta(name: str) -> dict:
+        return {"name": f"{bundle.stack}-{name}", "namespace": ns, "labels": _labels(bundle)}
+
+    files = flux_chart_files(bundle, interval, meta)
 
     def kustomization(name: str, path: str, depends: list[str], extra: dict | None = None) -> dict:
         spec = {"interval": interval, "sourceRef": source_ref, "path": f"./{path}", "prune": True,
