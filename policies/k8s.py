@@ -9,6 +9,9 @@ from typing import Any, Iterable, Mapping
 
 from modules.core.quantity import parse_quantity
 
+from modules.semantics.podspec import Reader, container_requests
+from modules.semantics.podspec import pod_requests as semantic_pod_requests
+
 from .framework import as_dict, as_list
 
 CORE_RESOURCES = ("cpu", "memory")
@@ -37,28 +40,14 @@ def quantity(value: Any) -> Decimal | None:
 
 
 def effective_requests(container: Mapping) -> dict[str, Decimal]:
-    """What the scheduler counts for a container: requests, with limits standing in for missing
-    requests (the API server copies a limit into an absent request). Unparsable values are left out."""
-    requests, limits = resources_of(container)
-    out: dict[str, Decimal] = {}
-    for name, value in {**limits, **requests}.items():
-        amount = quantity(value)
-        if amount is not None:
-            out[str(name)] = amount
-    return out
+    """What node fit counts for a container: requests, with limits standing in for missing requests
+    (the API server copies a limit into an absent request). Unparsable values are left out."""
+    return container_requests(Reader(strict=False), container.get("resources"), "resources").fit
 
 
 def pod_requests(pod_spec: Mapping) -> dict[str, Decimal]:
-    """A pod's requests as the scheduler sees them: the sum over containers, at least the largest
-    init container (init containers run one at a time, before the others)."""
-    total: dict[str, Decimal] = {}
-    for container in as_list(pod_spec.get("containers")):
-        for name, amount in effective_requests(as_dict(container)).items():
-            total[name] = total.get(name, Decimal(0)) + amount
-    for container in as_list(pod_spec.get("initContainers")):
-        for name, amount in effective_requests(as_dict(container)).items():
-            total[name] = max(total.get(name, Decimal(0)), amount)
-    return total
+    """A pod's requests as node fit sees them (``modules.semantics.podspec``, lenient)."""
+    return semantic_pod_requests(Reader(strict=False), pod_spec, "spec", require_containers=False).fit
 
 
 def add(a: Mapping[str, Decimal], b: Mapping[str, Decimal], times: int = 1) -> dict[str, Decimal]:

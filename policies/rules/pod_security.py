@@ -16,7 +16,7 @@ from typing import Iterator
 
 from ..framework import (ADVISORY, MANDATORY, CheckContext, Finding, Rule, annotations, as_dict, as_list, meta,
                          pod_templates, where)
-from ..workloads import find_runtime, replicated_jobs
+from modules.semantics.workloads import find_runtime, replicated_jobs
 from .security import HOST_NETWORK_ANNOTATION
 
 BASELINE = "pod-security-baseline"

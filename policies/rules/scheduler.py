@@ -6,9 +6,10 @@ from typing import Any, Iterator
 
 from ..framework import (MANDATORY, CheckContext, Finding, NotChecked, Rule, annotations, as_dict, is_kind,
                          pod_templates, resource_id, where)
-from ..volcano import (BATCH, MIN_MEMBER_ANNOTATION, NTA, RUNTIME_KINDS, TOPOLOGY, SchedulerConf, conf_plugins,
-                       constraints, expected_scheduler_name, has_plugin, is_volcano_release, parse_conf,
-                       release_values, scheduler_confs, uses_volcano_gang)
+from modules.semantics.scheduler_conf import (SchedulerConf, conf_plugins, expected_scheduler_name, has_plugin,
+                                              is_volcano_release, parse_conf, release_values, scheduler_confs)
+from modules.semantics.volcano import (BATCH, MIN_MEMBER_ANNOTATION, NTA, RUNTIME_KINDS, TOPOLOGY, constraints,
+                                      uses_volcano_gang)
 
 PLUGIN_ENABLED = "scheduler-plugin-enabled"
 ARGS_TYPED = "scheduler-args-typed"

@@ -9,8 +9,8 @@ from modules.semantics.capacity import pods_per_node, reachable_pool_counts, sma
 from ..framework import (MANDATORY, CheckContext, Finding, NotChecked, Rule, annotations, as_dict, as_int,
                          as_list, meta, resource_id, where)
 from ..k8s import add, pod_requests, show_resources
-from ..volcano import (MODE_ANNOTATION, TIER_ANNOTATION, Constraint, Tiers, constraints, tiers_of)
-from ..workloads import Gang, PodSet, Unknown, find_runtime, gang_of
+from modules.semantics.volcano import (MODE_ANNOTATION, TIER_ANNOTATION, Constraint, Tiers, constraints, tiers_of)
+from modules.semantics.workloads import Gang, PodSet, Unknown, find_runtime, gang_of
 
 TIER_EXISTS = "topology-tier-exists"
 SATISFIABLE = "topology-satisfiable"

@@ -14,7 +14,7 @@ from typing import Iterator
 
 from ..framework import MANDATORY, CheckContext, Finding, NotChecked, Rule, as_dict, as_int, as_list, meta, where
 from ..k8s import quantity
-from ..workloads import find_runtime
+from modules.semantics.workloads import find_runtime
 
 RULE_ID = "trainer-admission"
 GROUP = "trainer.kubeflow.org"
