@@ -56,6 +56,7 @@ class PodSet:
     quota: dict[str, Decimal] | None = None   # minResources view; None: same as requests
     name: str = ""                     # task / replicatedJob / role name
     path: str = ""                     # the pod spec's path in its object
+    group: int = 1                     # pods per replica (a JobSet's parallelism), for pod names
 
     @property
     def admission(self) -> dict[str, Decimal]:
@@ -127,7 +128,7 @@ class Workload:
         for s in self.sets:
             take = min(s.count, left)
             if take > 0:
-                sets.append(PodSet(take, s.requests, s.what, s.quota, s.name, s.path))
+                sets.append(PodSet(take, s.requests, s.what, s.quota, s.name, s.path, s.group))
                 left -= take
         return Gang(tuple(sets), self.how)
 
@@ -159,9 +160,9 @@ def topology_of(reader: Reader, obj: object, path: str, tier_default: int | None
 
 
 def _requests_set(reader: Reader, spec: object, path: str, count: int, what: str, name: str,
-                  overrides: dict | None = None) -> PodSet:
+                  overrides: dict | None = None, group: int = 1) -> PodSet:
     got: PodRequests = pod_requests(reader, spec, path, overrides)
-    return PodSet(count, got.fit, what, got.quota, name, path)
+    return PodSet(count, got.fit, what, got.quota, name, path, group)
 
 
 def _queue(obj: dict, *candidates: object) -> str | None:
@@ -363,12 +364,13 @@ def trainer_workload(reader: Reader, trainjob: dict | None, runtime: dict) -> Wo
             c = node_container_index(spec)
             overrides = {c: per_node} if c is not None and per_node else None
             sets.append(_requests_set(reader, spec, path, nodes, NODE if job_name == NODE else
-                                      f"trainer replicatedJob {job_name}", job_name, overrides))
+                                      f"trainer replicatedJob {job_name}", job_name, overrides, max(nodes, 1)))
             continue
         replicas = _count(reader, rj, "replicas", f"spec.template.spec.replicatedJobs[{i}]", 1)
         parallelism = _count(reader, as_dict(as_dict(rj.get("template")).get("spec")), "parallelism",
                              f"spec.template.spec.replicatedJobs[{i}].template.spec", 1)
-        sets.append(_requests_set(reader, spec, path, replicas * parallelism, f"replicatedJob {job_name}", job_name))
+        sets.append(_requests_set(reader, spec, path, replicas * parallelism, f"replicatedJob {job_name}", job_name,
+                                  group=parallelism))
     extra = sum(s.count for s in sets) - nodes
     how = f"{source} {nodes}" + (f" plus {extra} pod(s) of other replicatedJobs" if extra else "")
     rspec = as_dict(runtime.get("spec"))
@@ -419,7 +421,8 @@ def jobset(reader: Reader, obj: dict) -> Workload:
         parallelism = _count(reader, as_dict(as_dict(rj.get("template")).get("spec")), "parallelism",
                              f"{path}.template.spec", 1)
         sets.append(_requests_set(reader, job_pod_spec(rj), f"{path}.template.spec.template.spec",
-                                  replicas * parallelism, f"replicatedJob {rj.get('name', i)}", str(rj.get("name", i))))
+                                  replicas * parallelism, f"replicatedJob {rj.get('name', i)}", str(rj.get("name", i)),
+                                  group=parallelism))
     pods = sum(s.count for s in sets)
     name, namespace = _name(reader, obj)
     return Workload("JobSet", name, namespace, tuple(sets), pods, f"every pod of every replicatedJob ({pods})",

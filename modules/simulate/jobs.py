@@ -8,16 +8,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Mapping
 
+from modules.semantics.workloads import Topology  # noqa: F401  (the spec as written, shared)
+
 TOP_NAME = "<cluster-top>"   # Volcano's virtual HyperNode above every root; it holds every node
-
-
-@dataclass(frozen=True)
-class Topology:
-    """A ``networkTopology`` spec as written: mode and at most one of the two tier fields."""
-
-    mode: str = "hard"                # hard | soft
-    tier: int | None = None           # highestTierAllowed
-    tier_name: str | None = None      # highestTierName
 
 
 @dataclass(frozen=True)

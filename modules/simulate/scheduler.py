@@ -21,6 +21,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Mapping
 
+from modules.core.wire import release_manifest
+from modules.semantics.scheduler_conf import conf_in_effect
+
 from .cluster import TOP, Cluster, Need
 from .jobs import Constraint, Job, Partition, effective, tier_label
 
@@ -513,11 +516,24 @@ def settings_from_conf(text: str, source: str) -> Settings:
     return Settings(weights=weights, plugin_weight=plugin_weight, source=f"{source} (binpack weights: {described})")
 
 
+def settings_from_objects(objects: Iterable[dict]) -> Settings:
+    """The conf in effect among manifests (``modules.semantics.scheduler_conf``): a user ConfigMap
+    that replaces the chart's, else the release's ``custom.scheduler_config_override``, else the
+    chart default (baseline weights)."""
+    conf = conf_in_effect(objects)
+    if conf is None or not isinstance(conf.text, str) or not conf.text.strip():
+        return Settings()
+    m = conf.obj.get("metadata") or {}
+    if conf.obj.get("kind") == "ConfigMap":
+        where = f"{m.get('namespace')}/{m.get('name')}" if m.get("namespace") else str(m.get("name"))
+        return settings_from_conf(conf.text, f"the scheduler conf of ConfigMap {where}")
+    return settings_from_conf(conf.text, f"the scheduler conf of release {m.get('name')}")
+
+
 def settings_from_bundle(bundle) -> Settings:
-    """Read the Volcano chart release's ``custom.scheduler_config_override``, if the stack renders one."""
-    for release in getattr(bundle, "releases", []):
-        custom = release.values.get("custom") if isinstance(release.values, dict) else None
-        text = custom.get("scheduler_config_override") if isinstance(custom, dict) else None
-        if isinstance(text, str) and text.strip():
-            return settings_from_conf(text, f"the scheduler conf of release {release.name}")
-    return Settings()
+    """The scheduler conf the stack installs: its Volcano release's values, or a ConfigMap of the
+    stack that replaces the one the chart renders."""
+    objects = [release_manifest(r.name, r.namespace, r.chart, r.repository, r.version, r.values)
+               for r in getattr(bundle, "releases", [])]
+    objects += [r.obj for r in getattr(bundle, "resources", [])]
+    return settings_from_objects(objects)

@@ -218,8 +218,9 @@ def test_other_objects_are_skipped_with_a_warning(tmp_path):
     jobs = load_workloads(write(tmp_path, namespace, VCJOB), "jobs.yaml", FABRIC, runtimes_in([RUNTIME]), "test",
                           warnings)
     assert [j.name for j in jobs] == ["llm"]
-    assert warnings == ["jobs.yaml: document 1: skipped v1 Namespace: only Volcano Jobs (batch.volcano.sh) and "
-                        "TrainJobs (trainer.kubeflow.org) are simulated"]
+    assert warnings == ["jobs.yaml: document 1: skipped v1 Namespace: only Volcano Jobs (batch.volcano.sh), "
+                        "TrainJobs (trainer.kubeflow.org), PyTorchJobs, JobSets, Deployments, StatefulSets and "
+                        "ReplicaSets are simulated"]
 
 
 def test_second_document_is_named(tmp_path):
@@ -231,7 +232,8 @@ def test_runtime_mistakes_name_the_runtime(tmp_path):
     runtime = _edit(RUNTIME, "spec.template.spec.replicatedJobs.1.name", "trainer")
     runtime["spec"]["template"]["spec"]["replicatedJobs"][1]["template"]["metadata"]["labels"] = {}
     with pytest.raises(ConfigError, match="runtimeRef ClusterTrainingRuntime torch-volcano-tier1: "
-                                          "spec.template.spec.replicatedJobs: no replicatedJob named node"):
+                                          "spec.template.spec.replicatedJobs: .*has no trainer replicatedJob \\(label "
+                                          "trainer.kubeflow.org/trainjob-ancestor-step: trainer\\)"):
         load(write(tmp_path, TRAINJOB), [runtime])
 
 
