@@ -509,7 +509,7 @@ def workload_of(obj: dict, objects: Iterable[dict], reader: Reader | None = None
 def gang_of(obj: dict, objects: list[dict]) -> Gang | None:
     """The gang of a workload kind Volcano places with topology, or None for other kinds (the
     policies' view: lenient). Raises Unknown when it cannot be worked out."""
-    if obj.get("kind") in ("PyTorchJob", "JobSet") or is_kind(obj, "CronJob", BATCH):
-        return None      # the topology rules look at the objects these create (kept as before)
+    if obj.get("kind") == "JobSet" or is_kind(obj, "CronJob", BATCH):
+        return None      # no PodGroup of their own / the rules judge the Jobs a CronJob stamps out
     workload = workload_of(obj, objects)
     return workload.gang() if workload is not None else None
