@@ -45,10 +45,11 @@ from modules.core import yamlio
 from modules.core.errors import ConfigError, show
 from modules.core.quantity import parse_quantity
 from modules.fabric.model import Fabric, Link, Node, NodePool, Switch
+from modules.semantics.podspec import Reader
 
 from .jobs import TOP_NAME, Job, Partition, Pod, Topology
 from .scheduler import Settings, settings_from_conf
-from .workloads import (TRAINER_GROUP, VOLCANO_GROUP, Doc, gpu_count, pod_requests, runtimes_in, topology_of,
+from .workloads import (TRAINER_GROUP, VOLCANO_GROUP, gpu_count, pod_requests, runtimes_in, topology_of,
                         train_job, volcano_job)
 
 MAX_BYTES = 256 * 2**20          # per file and in all
@@ -169,7 +170,7 @@ def taint_resource(taint: tuple[str, str, str]) -> str:
 
 # --- the fabric -----------------------------------------------------------------------------------
 
-def _quantities(doc: Doc, raw: Any, path: str) -> dict[str, Decimal]:
+def _quantities(doc: Reader, raw: Any, path: str) -> dict[str, Decimal]:
     if raw is None:
         return {}
     if not isinstance(raw, dict):
@@ -195,7 +196,7 @@ def _pool(name: str, alloc: Mapping[str, Decimal]) -> NodePool:
                     memory_bytes=int(alloc.get("memory", Decimal(0))), resources=others)
 
 
-def _members(doc: Doc, hn: dict, path: str) -> list[tuple[str, str, Any]]:
+def _members(doc: Reader, hn: dict, path: str) -> list[tuple[str, str, Any]]:
     spec = doc.get(hn, "spec", "", dict, "a HyperNode spec with tier and members")
     members = doc.get(spec, "members", "spec", list, "a list of members", [])
     out = []
@@ -223,7 +224,7 @@ def _members(doc: Doc, hn: dict, path: str) -> list[tuple[str, str, Any]]:
     return out
 
 
-def build_fabric(shown: str, nodes: list[tuple[Doc, dict]], hypernodes: list[tuple[Doc, dict]],
+def build_fabric(shown: str, nodes: list[tuple[Reader, dict]], hypernodes: list[tuple[Reader, dict]],
                  extra: Mapping[str, Mapping[str, Decimal]]) -> Fabric:
     """Nodes and HyperNodes as a ``Fabric``; ``extra`` adds synthetic resources per node (selectors)."""
     pools: dict[tuple, NodePool] = {}
@@ -245,7 +246,7 @@ def build_fabric(shown: str, nodes: list[tuple[Doc, dict]], hypernodes: list[tup
         by_name[name] = Node(name, None, pool, labels=dict(labels))
         labels_of[name] = labels
 
-    specs: dict[str, tuple[Doc, int, str | None, list]] = {}
+    specs: dict[str, tuple[Reader, int, str | None, list]] = {}
     for doc, obj in hypernodes:
         meta = doc.get(obj, "metadata", "", dict, "a mapping with name")
         name = doc.get(meta, "name", "metadata", str, "a HyperNode name")
@@ -305,9 +306,9 @@ def build_fabric(shown: str, nodes: list[tuple[Doc, dict]], hypernodes: list[tup
 
 # --- pods, PodGroups, jobs ------------------------------------------------------------------------
 
-def _meta(doc: Doc, obj: dict) -> tuple[str, str, dict, dict]:
+def _meta(doc: Reader, obj: dict) -> tuple[str, str, dict, dict]:
     meta = obj.get("metadata")
-    if type(meta) is dict and type(meta.get("name")) is str:      # the usual case, without Doc's checks
+    if type(meta) is dict and type(meta.get("name")) is str:      # the usual case, without Reader's checks
         namespace = meta.get("namespace", "default")
         labels = meta.get("labels") or {}
         annotations = meta.get("annotations") or {}
@@ -325,14 +326,14 @@ def _meta(doc: Doc, obj: dict) -> tuple[str, str, dict, dict]:
 class _Group:
     name: str
     namespace: str
-    doc: Doc | None
+    doc: Reader | None
     obj: dict | None
     # name, labels, requests, selector
     pending: list[tuple[str, dict, dict[str, Decimal], dict]] = field(default_factory=list)
     bound: list[tuple[str, dict, str]] = field(default_factory=list)        # name, labels, node
 
 
-def _policy_topology(doc: Doc, raw: Any, path: str) -> Topology | None:
+def _policy_topology(doc: Reader, raw: Any, path: str) -> Topology | None:
     return topology_of(doc, raw, path) if raw is not None else None
 
 
@@ -377,7 +378,7 @@ def group_job(group: _Group, fabric: Fabric, gpu_resources: set[str], selector_r
                ready_partitions=ready, min_resources=min_resources)
 
 
-def _sub_jobs(doc: Doc | None, spec: dict, group: _Group, fabric: Fabric, topology: Topology | None
+def _sub_jobs(doc: Reader | None, spec: dict, group: _Group, fabric: Fabric, topology: Topology | None
               ) -> tuple[list[Partition], dict[str, int], dict[str, int], list[str], set[int]]:
     """SubJobs: pods (pending and bound) grouped by the policy's matchLabelKeys values; a pod
     matching no policy stays in the job's default SubJob."""
@@ -487,12 +488,12 @@ def snapshot_from_objects(objects: Iterable[tuple[str, dict]], shown: str, conf_
     return Snapshot(fabric, jobs, usage, settings, warnings, runtimes)
 
 
-def _by_kind(objects: Iterable[tuple[str, dict]], shown: str) -> dict[str, list[tuple[Doc, dict]]]:
-    by_kind: dict[str, list[tuple[Doc, dict]]] = {}
+def _by_kind(objects: Iterable[tuple[str, dict]], shown: str) -> dict[str, list[tuple[Reader, dict]]]:
+    by_kind: dict[str, list[tuple[Reader, dict]]] = {}
     for where, obj in objects:
         meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
         label = meta.get("name")
-        doc = Doc(shown, f"{where} ({obj['kind']} {label})" if label else where)
+        doc = Reader(shown, f"{where} ({obj['kind']} {label})" if label else where)
         api = str(obj.get("apiVersion", ""))
         kind = obj["kind"]
         if kind == "Job" and not api.startswith(VOLCANO_GROUP + "/"):

@@ -35,7 +35,6 @@ from .jobs import Job, Partition, Pod
 VOLCANO_GROUP = "batch.volcano.sh"
 TRAINER_GROUP = "trainer.kubeflow.org"
 RUNTIME_KINDS = ("ClusterTrainingRuntime", "TrainingRuntime")
-Doc = Reader          # the simulator reads strictly: the first mistake is a ConfigError
 
 
 def pod_requests(doc: Reader, spec: Any, path: str) -> dict[str, Decimal]:
@@ -103,7 +102,7 @@ def runtimes_in(objects: Iterable[dict]) -> dict[tuple[str, str | None, str], di
 
 
 def train_job(doc: Reader, obj: dict, runtimes: Mapping, gpu_resources: set[str], stack: str) -> Job:
-    name = doc.get(doc.get(obj, "metadata", "", dict, "a mapping with name"), "name", "metadata", str, "a name")
+    doc.get(doc.get(obj, "metadata", "", dict, "a mapping with name"), "name", "metadata", str, "a name")
     namespace = doc.get(obj["metadata"], "namespace", "metadata", str, "a namespace", None)
     spec = doc.get(obj, "spec", "", dict, "a mapping with runtimeRef")
     ref = doc.get(spec, "runtimeRef", "spec", dict, "a mapping with the runtime's name")
@@ -174,7 +173,7 @@ def load_workloads(path: Path, shown: str, fabric: Fabric, runtimes: Mapping, st
             raise ConfigError(shown, where, f"expected a Volcano Job or a TrainJob, got {show(obj)}")
         kind, api = obj.get("kind"), str(obj.get("apiVersion", ""))
         label = (obj.get("metadata") or {}).get("name") if isinstance(obj.get("metadata"), dict) else None
-        doc = Doc(shown, f"{where} ({kind} {label})" if label else where)
+        doc = Reader(shown, f"{where} ({kind} {label})" if label else where)   # strict
         if kind == "Job" and api.startswith(VOLCANO_GROUP + "/"):
             job = volcano_job(doc, obj, gpu_resources)
         elif kind == "TrainJob" and api.startswith(TRAINER_GROUP + "/"):

@@ -12,6 +12,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Mapping
 
 from modules.semantics.capacity import pods_per_node
+from modules.semantics.volcano import discovery_tiers
 
 if TYPE_CHECKING:
     from modules.core.context import RenderContext
@@ -41,22 +42,13 @@ class Tiers:
 
 
 def label_levels(discovery: list[dict]) -> dict[int, list[str]]:
-    """Tier -> node-label keys, as Volcano's label discoverer derives them.
-
-    Each `networkTopologyTypes` list runs top -> bottom and ends with the node-level key, which the
-    discoverer drops; the key just above it becomes tier 1 and its `tierName` (volcano.md §6).
-    """
+    """Tier -> node-label keys, as Volcano's label discoverer derives them (the semantic core's
+    ``discovery_tiers``: the node-level key is dropped, the key above it is tier 1 and its tierName)."""
     levels: dict[int, list[str]] = {}
-    for entry in discovery:
-        if entry.get("source") != "label" or not entry.get("enabled", False):
-            continue
-        types = (entry.get("config") or {}).get("networkTopologyTypes") or {}
-        for name in sorted(types):
-            keys = [level.get("nodeLabel") for level in types[name] if isinstance(level, dict)]
-            for tier, key in enumerate(reversed(keys[:-1]), start=1):
-                if isinstance(key, str) and key not in levels.setdefault(tier, []):
-                    levels[tier].append(key)
-    return levels
+    for tier, key, source in discovery_tiers(discovery):
+        if source == "label discovery" and key and key not in levels.setdefault(tier, []):
+            levels[tier].append(key)
+    return {tier: keys for tier, keys in levels.items() if keys}
 
 
 def fabric_tiers(fabric: "Fabric") -> Tiers:

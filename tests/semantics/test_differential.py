@@ -132,7 +132,8 @@ def _conf(weight: int) -> str:
                            "arguments": {"weight": weight, "hypernode.binpack.cpu": weight}}]}]})
 
 
-RELEASE = {"apiVersion": "helm.sh/v3", "kind": "Release", "metadata": {"name": "volcano", "namespace": "volcano-system"},
+RELEASE = {"apiVersion": "helm.sh/v3", "kind": "Release",
+           "metadata": {"name": "volcano", "namespace": "volcano-system"},
            "spec": {"chart": "volcano", "values": {"custom": {"scheduler_config_override": _conf(3)}}}}
 USER_CONFIGMAP = {"apiVersion": "v1", "kind": "ConfigMap",
                   "metadata": {"name": "volcano-scheduler-configmap", "namespace": "volcano-system"},
