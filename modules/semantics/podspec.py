@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import lru_cache
 from typing import Any, Mapping
 
 from modules.core import yamlio
@@ -24,6 +25,9 @@ from modules.core.errors import ConfigError, show
 from modules.core.quantity import parse_quantity
 
 _MISSING = object()
+# Manifests repeat the same few quantities ("8", "64Gi") on every pod: parse each once (Decimals are
+# immutable, so sharing them is safe).
+_quantity = lru_cache(maxsize=4096, typed=True)(parse_quantity)   # typed: True is not 1
 
 
 @dataclass
@@ -52,7 +56,7 @@ class Reader:
 
     def get(self, obj: Any, key: str, path: str, kind: type | tuple, what: str, default: Any = _MISSING) -> Any:
         full = yamlio.join_path(path, key)
-        if not isinstance(obj, Mapping):
+        if not isinstance(obj, dict):
             self.wrong(path, "a mapping", obj)
             return None if default is _MISSING else default
         if key not in obj or obj[key] is None:
@@ -68,7 +72,7 @@ class Reader:
         return value
 
     def integer(self, obj: Any, key: str, path: str, minimum: int, what: str, default: Any = _MISSING) -> Any:
-        value = obj.get(key) if isinstance(obj, Mapping) else None
+        value = obj.get(key) if isinstance(obj, dict) else None
         if isinstance(value, float) and value.is_integer() and not self.strict:
             value = int(value)    # the Pulumi engine sends every number as a float
             obj = {**obj, key: value}
@@ -86,14 +90,14 @@ class PodRequests:
 
 
 def _amounts(reader: Reader, given: Any, path: str) -> dict[str, Decimal]:
-    if not isinstance(given, Mapping):
+    if not isinstance(given, dict):
         if given is not None:
             reader.wrong(path, "a mapping of resource name to quantity", given)
         return {}
     out: dict[str, Decimal] = {}
     for name, value in given.items():
         try:
-            amount = parse_quantity(value)
+            amount = _quantity(value) if isinstance(value, (str, int)) else parse_quantity(value)
         except (ValueError, ArithmeticError):
             reader.wrong(f"{path}.{name}", "a Kubernetes quantity such as 8 or 64Gi", value)
             continue
@@ -110,13 +114,13 @@ def merge_resources(base: Any, override: Mapping | None) -> Any:
     the TrainJob's values win."""
     if not override:
         return base
-    base = base if isinstance(base, Mapping) else {}
+    base = base if isinstance(base, dict) else {}
     out = dict(base)
     for part in ("requests", "limits"):
         extra = override.get(part)
-        if isinstance(extra, Mapping) and extra:
+        if isinstance(extra, dict) and extra:
             mine = base.get(part)
-            out[part] = {**(mine if isinstance(mine, Mapping) else {}), **extra}
+            out[part] = {**(mine if isinstance(mine, dict) else {}), **extra}
     return out
 
 
@@ -124,7 +128,7 @@ def container_requests(reader: Reader, resources: Any, path: str) -> PodRequests
     """One container's ``(fit, quota)`` requests."""
     if resources is None:
         resources = {}
-    if not isinstance(resources, Mapping):
+    if not isinstance(resources, dict):
         reader.wrong(path, "a mapping with requests and limits", resources)
         return PodRequests({}, {})
     limits = _amounts(reader, resources.get("limits"), f"{path}.limits")
@@ -146,7 +150,7 @@ def pod_requests(reader: Reader, spec: Any, path: str, overrides: Mapping[int, M
                  require_containers: bool = True) -> PodRequests:
     """A pod's requests in both views. ``overrides``: container index -> resources merged into it
     (Trainer's ``resourcesPerNode``)."""
-    if not isinstance(spec, Mapping):
+    if not isinstance(spec, dict):
         reader.wrong(path, "a pod spec with containers", spec)
         return PodRequests({}, {})
     items = spec.get("containers")
@@ -156,7 +160,7 @@ def pod_requests(reader: Reader, spec: Any, path: str, overrides: Mapping[int, M
     views = ({}, {})                       # fit, quota: running containers and sidecars
     for i, container in enumerate(items):
         where = f"{path}.containers[{i}]"
-        if not isinstance(container, Mapping):
+        if not isinstance(container, dict):
             reader.wrong(where, "a container", container)
             continue
         resources = merge_resources(container.get("resources"), (overrides or {}).get(i))
@@ -171,7 +175,7 @@ def pod_requests(reader: Reader, spec: Any, path: str, overrides: Mapping[int, M
     sidecars: tuple[dict, dict] = ({}, {})
     for i, container in enumerate(inits):
         where = f"{path}.initContainers[{i}]"
-        if not isinstance(container, Mapping):
+        if not isinstance(container, dict):
             reader.wrong(where, "a container", container)
             continue
         got = container_requests(reader, container.get("resources"), f"{where}.resources")
