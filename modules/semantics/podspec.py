@@ -89,7 +89,8 @@ class PodRequests:
     quota: dict[str, Decimal]    # PodGroup minResources: requests as written in the template
 
 
-def _amounts(reader: Reader, given: Any, path: str) -> dict[str, Decimal]:
+def amounts(reader: Reader, given: Any, path: str) -> dict[str, Decimal]:
+    """A mapping of resource name to quantity (requests, limits, minResources, overhead), parsed."""
     if not isinstance(given, dict):
         if given is not None:
             reader.wrong(path, "a mapping of resource name to quantity", given)
@@ -131,8 +132,8 @@ def container_requests(reader: Reader, resources: Any, path: str) -> PodRequests
     if not isinstance(resources, dict):
         reader.wrong(path, "a mapping with requests and limits", resources)
         return PodRequests({}, {})
-    limits = _amounts(reader, resources.get("limits"), f"{path}.limits")
-    requests = _amounts(reader, resources.get("requests"), f"{path}.requests")
+    limits = amounts(reader, resources.get("limits"), f"{path}.limits")
+    requests = amounts(reader, resources.get("requests"), f"{path}.requests")
     return PodRequests({**limits, **requests}, dict(requests))
 
 
@@ -187,7 +188,7 @@ def pod_requests(reader: Reader, spec: Any, path: str, overrides: Mapping[int, M
                 step = dict(sidecars[view])
                 _add(step, amounts)
                 _max(peaks[view], step)
-    overhead = _amounts(reader, spec.get("overhead"), f"{path}.overhead")
+    overhead = amounts(reader, spec.get("overhead"), f"{path}.overhead")
     for view in (0, 1):
         _max(views[view], peaks[view])
         _add(views[view], overhead)

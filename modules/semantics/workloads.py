@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Iterable
 
-from .podspec import PodRequests, Reader, pod_requests
+from .podspec import PodRequests, Reader, amounts, merge_resources, pod_requests
 from .shapes import annotations, as_dict, as_int, as_list, is_kind, meta
 from .volcano import BATCH, MIN_MEMBER_ANNOTATION, RUNTIME_KINDS, SCHEDULING, TRAINER
 
@@ -245,8 +245,7 @@ def pod_group(reader: Reader, obj: dict) -> Workload:
     spec = as_dict(obj.get("spec"))
     members = as_int(spec.get("minMember"))
     members = 1 if members is None else members
-    from .podspec import _amounts   # the same quantity reading as containers
-    total = _amounts(reader, spec.get("minResources"), "spec.minResources")
+    total = amounts(reader, spec.get("minResources"), "spec.minResources")
     if not total:
         raise Unknown("it sets no minResources, so the size of its pods is unknown")
     per_pod = {k: v / members for k, v in total.items()} if members else total
@@ -338,7 +337,6 @@ def effective_node_pod(trainjob: dict | None, runtime: dict) -> tuple[dict, str]
     path = f"{base}.containers[{c}].resources" if c is not None else base
     per_node = per_node_resources(trainjob)
     if c is not None and per_node:
-        from .podspec import merge_resources
         container = as_dict(pod_spec["containers"][c])
         pod_spec["containers"][c] = {**container, "resources": merge_resources(container.get("resources"), per_node)}
     return pod_spec, path
@@ -376,8 +374,7 @@ def trainer_workload(reader: Reader, trainjob: dict | None, runtime: dict) -> Wo
     rspec = as_dict(runtime.get("spec"))
     volcano = as_dict(as_dict(rspec.get("podGroupPolicy")).get("volcano"))
     raw = volcano.get("networkTopology")
-    rreader = Reader(reader.file, reader.where, reader.strict, reader.problems)
-    topology = topology_of(rreader, raw, "spec.podGroupPolicy.volcano.networkTopology", tier_default=1) \
+    topology = topology_of(reader, raw, "spec.podGroupPolicy.volcano.networkTopology", tier_default=1) \
         if raw is not None else None      # the runtime CRD defaults highestTierAllowed to 1
     owner = trainjob if trainjob is not None else runtime
     name, namespace = _name(reader, owner)

@@ -43,9 +43,8 @@ import yaml
 
 from modules.core import yamlio
 from modules.core.errors import ConfigError, show
-from modules.core.quantity import parse_quantity
 from modules.fabric.model import Fabric, Link, Node, NodePool, Switch
-from modules.semantics.podspec import Reader
+from modules.semantics.podspec import Reader, amounts
 
 from .jobs import TOP_NAME, Job, Partition, Pod, Topology
 from .scheduler import Settings, settings_from_conf
@@ -171,20 +170,7 @@ def taint_resource(taint: tuple[str, str, str]) -> str:
 # --- the fabric -----------------------------------------------------------------------------------
 
 def _quantities(doc: Reader, raw: Any, path: str) -> dict[str, Decimal]:
-    if raw is None:
-        return {}
-    if not isinstance(raw, dict):
-        raise doc.expected(path, "a mapping of resource name to quantity", raw)
-    out = {}
-    for name, value in raw.items():
-        try:
-            amount = parse_quantity(value)
-        except ValueError:
-            raise doc.expected(f"{path}.{name}", "a Kubernetes quantity", value) from None
-        if amount < 0:
-            raise doc.expected(f"{path}.{name}", "a quantity >= 0", value)
-        out[str(name)] = amount
-    return out
+    return amounts(doc, raw, path)      # strict: the first bad quantity is a ConfigError
 
 
 def _pool(name: str, alloc: Mapping[str, Decimal]) -> NodePool:
