@@ -180,13 +180,13 @@ def pod_requests(reader: Reader, spec: Any, path: str, overrides: Mapping[int, M
             reader.wrong(where, "a container", container)
             continue
         got = container_requests(reader, container.get("resources"), f"{where}.resources")
-        for view, amounts in enumerate((got.fit, got.quota)):
+        for view, asked in enumerate((got.fit, got.quota)):
             if container.get("restartPolicy") == "Always":   # a sidecar: runs beside what follows
-                _add(sidecars[view], amounts)
-                _add(views[view], amounts)
+                _add(sidecars[view], asked)
+                _add(views[view], asked)
             else:                                          # runs alone, beside the sidecars started before it
                 step = dict(sidecars[view])
-                _add(step, amounts)
+                _add(step, asked)
                 _max(peaks[view], step)
     overhead = amounts(reader, spec.get("overhead"), f"{path}.overhead")
     for view in (0, 1):
