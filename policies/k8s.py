@@ -62,9 +62,10 @@ _BINARY = (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
 
 def show_amount(resource: str, amount: Decimal) -> str:
     if resource == "memory" or resource.startswith("hugepages-") or resource == "ephemeral-storage":
+        whole = int(amount) if amount == amount.to_integral_value() else None   # exact, however large
         for suffix, size in _BINARY:
-            if amount >= size and amount % size == 0:
-                return f"{amount // size}{suffix}"
+            if whole is not None and whole >= size and whole % size == 0:
+                return f"{whole // size}{suffix}"
     if resource == "cpu" and amount != amount.to_integral_value():
         return f"{int(amount * 1000)}m"
     normal = amount.normalize()
