@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import traceback
 from pathlib import Path
 
 from modules.core.commands import project_for
@@ -74,8 +75,13 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+EXIT_INTERNAL = 4   # a trainstack bug: one line asking for a report; --debug shows the traceback
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv   # accepted anywhere on the line, for every command
+    args = parser().parse_args([a for a in argv if a != "--debug"])
     try:
         return args.run(args, project_for(args))   # None for commands that need no project (probe)
     except ConfigError as err:
@@ -83,6 +89,20 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except RecursionError:   # a guard missed some deep input: still one line, never a traceback
+        print("error: the input is nested too deeply", file=sys.stderr)
+        return 2
+    except OSError as err:   # the environment: read-only or full file system, permissions, long names
+        where = err.filename if err.filename is not None else "trainstack"
+        reason = err.strerror or err.__class__.__name__
+        print(f"error: {where}: {reason}", file=sys.stderr)
+        return 2
+    except Exception as err:   # noqa: BLE001 - the one place that turns a bug into one line
+        if debug:
+            traceback.print_exc()
+        print(f"error: internal error ({err.__class__.__name__}); please report it with the command "
+              "you ran{}".format("" if debug else " (add --debug for the traceback)"), file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

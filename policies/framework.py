@@ -12,6 +12,8 @@ from typing import Any, Callable, Iterable
 from modules.semantics.shapes import (  # noqa: F401
     annotations, api_group, as_dict, as_int, as_list, containers, is_kind, labels, meta, pod_templates)
 
+from modules.core.secrets import redact
+
 MANDATORY, ADVISORY, DISABLED = "mandatory", "advisory", "disabled"
 LEVELS = (MANDATORY, ADVISORY, DISABLED)
 # A report level, not an enforcement level: a rule said what it could not check. Never fails a run.
@@ -100,6 +102,9 @@ class Violation:
     line: int | None = None     # 1-based line and column of the field in source, when known
     column: int | None = None
     origin: str | None = None   # "file:line:column" of the stack key that renders the object
+
+    def __post_init__(self) -> None:   # a message may quote a user's value: never a credential
+        object.__setattr__(self, "message", redact(self.message))
 
     @property
     def is_note(self) -> bool:

@@ -52,7 +52,8 @@ def _files(raw: str) -> list[Path]:
     if not path.exists():
         raise ConfigError(raw, "", "no such file or folder")
     if path.is_dir():
-        return sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+        # not only regular files: a FIFO or device among them is refused by the reader, with a note
+        return sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml", ".json") and not p.is_dir())
     return [path]
 
 
@@ -69,6 +70,9 @@ def _not_an_object(doc: object, file: str) -> str | None:
     if not kind or not api or not isinstance(kind, str) or not isinstance(api, str):
         if any(fnmatch.fnmatchcase(name, p) for p in _VALUES_FILES):
             return "Helm chart values (no apiVersion/kind)"
+        odd = [k for k, v in (("apiVersion", api), ("kind", kind)) if v and not isinstance(v, str)]
+        if odd:
+            return f"{' and '.join(odd)} not a string: not a Kubernetes object"
         missing = " and ".join(k for k, v in (("apiVersion", api), ("kind", kind)) if not isinstance(v, str) or not v)
         return f"no {missing}: a patch fragment or other configuration, not a Kubernetes object"
     if not isinstance(doc.get("metadata"), dict):
@@ -113,7 +117,10 @@ def load(paths: list[str], stdin=None) -> Manifests:
     for raw in paths:
         if raw == STDIN:
             try:
-                _read_one(out, STDIN_NAME, (stdin or sys.stdin).read())
+                text = (stdin or sys.stdin).read(yamlio.MAX_FILE_BYTES + 1)   # bounded like a file
+                if len(text) > yamlio.MAX_FILE_BYTES:
+                    raise ConfigError(STDIN_NAME, "", f"larger than {yamlio.MAX_FILE_BYTES // 2**20} MiB")
+                _read_one(out, STDIN_NAME, text)
             except ConfigError as err:
                 errors.append(err)
             continue

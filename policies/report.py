@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import urllib.parse
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -197,8 +198,21 @@ def as_junit(results: Results) -> str:
     root.set("tests", str(total))
     root.set("failures", str(failed))
     root.set("errors", "0")
+    for element in root.iter():   # names and messages come from user input: keep the XML valid
+        element.text = _xml_safe(element.text)
+        for key, value in element.attrib.items():
+            element.set(key, _xml_safe(value))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+# Characters XML 1.0 forbids (C0 controls but tab and newlines, surrogates, U+FFFE/U+FFFF);
+# ElementTree writes them as they are, which no parser accepts.
+_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml_safe(value: str | None) -> str | None:
+    return _XML_INVALID.sub(lambda m: f"\\x{ord(m.group()):02x}", value) if value else value
 
 
 FORMATS = {"text": text, "json": as_json, "sarif": as_sarif, "junit": as_junit}

@@ -101,10 +101,13 @@ def read_settings_file(stack: str) -> tuple[object, str]:
     shown = f"policies/{path.name}"
     if not path.is_file():
         return None, shown
+    text = yamlio.read_text(path, shown)
     try:
-        return json.loads(yamlio.read_text(path, shown)), shown
+        return json.loads(text, parse_constant=yamlio.refuse_constant), shown
     except json.JSONDecodeError as exc:
         raise ConfigError(shown, f"line {exc.lineno}, column {exc.colno}", f"invalid JSON: {exc.msg}") from None
+    except (ValueError, RecursionError):
+        return yamlio.loads_json(text, shown), shown   # names the bound it broke
 
 
 def load_settings(stack: str) -> Settings:

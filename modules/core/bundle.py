@@ -184,6 +184,13 @@ class Bundle:
                 raise ConfigError(stack_file, "(bundle)", f"two objects are both {item.key} (from "
                                   f"modules {other.module} and {item.module}); give one another name")
             index[item.key] = item
+        releases: dict[str, ChartRelease] = {}
+        for item in items:   # one values file per release name (charts/<name>.values.yaml)
+            if isinstance(item, ChartRelease):
+                other = releases.setdefault(item.name, item)
+                if other is not item:
+                    raise ConfigError(stack_file, "(bundle)", f"two chart releases are both named {item.name!r} "
+                                      f"(from modules {other.module} and {item.module}); give one another name")
         served = {group: i.key for i in items if isinstance(i, (ChartRelease, Overlay, Prerequisite))
                   for group in i.serves}
         deps = {key: set(_implicit_deps(item, index, served)) | set(item.depends_on) for key, item in index.items()}

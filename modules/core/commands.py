@@ -7,6 +7,7 @@ from pathlib import Path
 
 from .config import Project, find_project, load_project, load_stack
 from .errors import ConfigError
+from .names import check_stack_name, check_stack_names
 from .output import bundle_files, stale_files, write_tree
 from .render import render
 
@@ -35,7 +36,8 @@ def stack_name_of(project: Project, path: Path) -> str:
     """``stacks/Pulumi.east.yaml`` -> ``east``, when that file is one of the project's stack files."""
     name = path.name
     if not (name.startswith("Pulumi.") and name.endswith((".yaml", ".yml"))) or name.count(".") < 2:
-        raise ConfigError(str(path), "", "expected a stack name or a stack file named Pulumi.<stack>.yaml")
+        raise ConfigError(str(path), "", "invalid stack name: expected a stack name (letters, digits, '-', '_', "
+                          "'.') or the path of a stack file named Pulumi.<stack>.yaml")
     stack = name[len("Pulumi."):name.rindex(".")]
     if path.resolve() != project.stack_file(stack).resolve():
         raise ConfigError(str(path), "", f"not a stack file of the project at {project.root}: its stacks are "
@@ -53,10 +55,10 @@ def stacks_from(args: argparse.Namespace, project: Project) -> list[str]:
         names = project.stacks()
         if not names:
             raise ConfigError(project.show(project.stack_dir), "", "no Pulumi.<stack>.yaml files here")
-        return names
+        return check_stack_names(names, project.show(project.stack_dir))
     if not args.stack:
         raise ConfigError("trainstack", "", "name a stack (for example dev) or pass --all")
-    return [args.stack]
+    return [check_stack_name(args.stack)]
 
 
 def add_stack_args(parser: argparse.ArgumentParser) -> None:
@@ -89,7 +91,7 @@ def cmd_render(args: argparse.Namespace, project: Project) -> int:
             else:
                 print(f"{shown} is up to date ({len(rendered[target])} files)")
         return 1 if any(stale.values()) else 0
-    write_tree(rendered)
+    write_tree(rendered, show=project.show)
     for target, files in rendered.items():
         print(f"rendered {target.name}: {len(files)} files in {project.show(target)}")
     return 0

@@ -16,6 +16,7 @@ from typing import Any, Iterable
 from . import schema as schemas
 from . import yamlio
 from .errors import ConfigError, SecretText, SecureValue, expected, show
+from .names import check_stack_name, check_stack_names
 from .registry import MODULES
 
 NAMESPACE = "trainstack"
@@ -36,10 +37,11 @@ class Project:
         """How a file is named in messages: relative to the project root when inside it."""
         try:
             return str(Path(path).resolve().relative_to(self.root))
-        except ValueError:
+        except (ValueError, RuntimeError, OSError):   # outside the project, or a symlink loop
             return str(path)
 
     def stack_file(self, stack: str) -> Path:
+        check_stack_name(stack)   # before the name becomes part of any path
         return self.stack_dir / f"Pulumi.{stack}.yaml"
 
     def stacks(self) -> list[str]:
@@ -85,7 +87,11 @@ def load_project(root: Path) -> Project:
                 defaults[full] = value["default"]
         else:
             defaults[full] = value
-    return Project(root=root, name=name, stack_dir=(root / stack_dir).resolve(), defaults=defaults)
+    try:
+        resolved = (root / stack_dir).resolve()
+    except (RuntimeError, OSError) as exc:   # a symlink loop
+        raise expected("Pulumi.yaml", "stackConfigDir", "a folder", f"{stack_dir} ({exc.__class__.__name__})") from None
+    return Project(root=root, name=name, stack_dir=resolved, defaults=defaults)
 
 
 def module_schema(name: str) -> dict:
@@ -167,10 +173,18 @@ class StackConfig:
         """A file referenced from the stack file, relative to the stacks folder; must exist."""
         if not isinstance(relative, str) or not relative:
             raise self.expected(path, "a file path relative to stacks/", relative)
-        target = (self.project.stack_dir / relative).resolve()
-        if not target.is_file():
-            shown = self.project.show(self.project.stack_dir)
+        shown = self.project.show(self.project.stack_dir)
+        # Stay under the stacks folder: no absolute path, no `..`, no symlink leading out of it.
+        if Path(relative).is_absolute() or ".." in Path(relative).parts or "\0" in relative:
+            raise self.expected(path, f"a file path under {shown}/ (no absolute path, no '..')", relative)
+        try:
+            target = (self.project.stack_dir / relative).resolve(strict=True)
+        except (OSError, RuntimeError):   # missing, or a symlink loop
+            target = None
+        if target is None or not target.is_file():
             raise self.expected(path, f"an existing file under {shown}/", f"{relative} (not found)")
+        if not target.is_relative_to(self.project.stack_dir):
+            raise self.expected(path, f"a file under {shown}/", f"{relative} (a link leading out of it)")
         return target
 
 
@@ -275,6 +289,7 @@ def load_stack(project: Project, stack: str) -> StackConfig:
     if not path.is_file():
         known = ", ".join(project.stacks()) or "none"
         raise ConfigError(shown, "", f"no such stack {stack!r} (stacks here: {known})")
+    check_stack_names([stack] + [s for s in project.stacks() if s.lower() == stack.lower() and s != stack])
     data = yamlio.load_file(path, shown)
     if data is None:
         raise ConfigError(shown, "(document)", "the file is empty; expected a mapping with a 'config' key")
@@ -325,8 +340,8 @@ def _decode_pulumi_value(text: str | None, sub_schema: dict) -> Any:
     if text is None or sub_schema.get("type") == "string":
         return text
     try:
-        return json.loads(text)
-    except (TypeError, ValueError):
+        return json.loads(text, parse_constant=yamlio.refuse_constant)   # no NaN or infinities
+    except (TypeError, ValueError, RecursionError):
         return text
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from .secrets import redact, redact_value
+
 
 class ConfigError(Exception):
     """A mistake in user input: names the file, the path inside it and what was expected.
@@ -14,7 +16,7 @@ class ConfigError(Exception):
     def __init__(self, file: str | Path, path: str, message: str, rule: str | None = None):
         self.file = str(file)
         self.path = path
-        self.message = " ".join(str(message).split())  # always one line
+        self.message = redact(" ".join(str(message).split()))  # always one line, never a credential
         # The policy rule that catches the same mistake in manifests: `trainstack check` and
         # `preview` report the error as a violation of it (exit 1); render and validate exit 2.
         self.rule = rule
@@ -29,9 +31,9 @@ def show(value: object, limit: int = 60) -> str:
     if isinstance(value, SecureValue):
         return "a secure value"
     try:
-        text = json.dumps(value, sort_keys=True, default=str)
-    except (TypeError, ValueError):
-        text = repr(value)
+        text = json.dumps(redact_value(value), sort_keys=True, default=str)
+    except (TypeError, ValueError, RecursionError):
+        text = redact(repr(value)[:limit])
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

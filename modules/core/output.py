@@ -5,19 +5,54 @@ namespace part is left out for cluster-scoped objects), a ``kustomization.yaml``
 bundle order, and ``charts/releases.yaml`` with ``charts/<release>.values.yaml``.
 
 Files are built in memory first; writing goes to a temporary folder beside the target that is
-renamed into place only when complete, so a failed run leaves the previous output untouched.
+swapped into place only when complete, so a failed or killed run leaves the previous output
+untouched. trainstack owns only the folders it marked (``MARKER``): any other file or folder at
+``<out>/<stack>`` is refused, never replaced. See docs/reliability.md.
 """
 from __future__ import annotations
 
+import ctypes
+import errno
+import fcntl
+import hashlib
 import importlib
 import os
+import re
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 
 from . import yamlio
 from .registry import MODULES
 from .bundle import Bundle, Resource
+from .errors import ConfigError
+
+# The file that marks a folder as trainstack's output; render replaces only folders that carry it.
+MARKER = ".trainstack-output"
+VERSION = "0.1.0"    # trainstack's version (pyproject.toml), recorded in the marker
+NAME_MAX = 255       # bytes in one file name on Linux, macOS and Windows file systems
+
+
+def marker_text(stack: str) -> str:
+    return (f"# This folder is written by `trainstack render {stack}` and replaced as a whole;\n"
+            f"# do not keep other files here.\nstack: {stack}\nversion: {VERSION}\n")
+
+
+def _short_name(name: str) -> str:
+    """A file name within NAME_MAX bytes: long names keep their start and end plus a short hash."""
+    raw = name.encode()
+    if len(raw) <= NAME_MAX:
+        return name
+    stem, dot, suffix = name.rpartition(".")
+    tail = f"-{hashlib.sha256(raw).hexdigest()[:12]}{dot}{suffix}"
+    keep = NAME_MAX - len(tail.encode())
+    head = stem.encode()[:keep].decode(errors="ignore")   # never cut a character in half
+    return head + tail
+
+
+def short_path(path: str) -> str:
+    return "/".join(_short_name(part) for part in path.split("/"))
 
 
 def header(bundle: Bundle, stack_file: str) -> str:
@@ -35,16 +70,31 @@ def bundle_files(bundle: Bundle, stack_file: str) -> dict[str, bytes]:
     """Every output file, path -> bytes, in a fixed order."""
     head = header(bundle, stack_file)
     files: dict[str, bytes] = {}
+    owners: dict[str, str] = {}
+
+    def claim(path: str, owner: str) -> str:
+        """Two items must never share one output file (the second would silently win)."""
+        path = short_path(path)
+        key = path.lower()   # case-insensitive file systems merge names that differ only in case
+        if key in owners:
+            raise ConfigError(stack_file, "(bundle)", f"{owners[key]} and {owner} would both be written to "
+                              f"{path}; give one of them another name")
+        owners[key] = owner
+        return path
+
     for resource in bundle.resources:
-        files[resource_path(resource)] = (head + yamlio.dump(resource.obj)).encode()
+        files[claim(resource_path(resource), resource.key)] = (head + yamlio.dump(resource.obj)).encode()
+    overlay_dirs = []
     for overlay in bundle.overlays:
-        files[f"overlays/{overlay.name}/kustomization.yaml"] = (head + yamlio.dump(overlay.kustomization)).encode()
+        path = claim(f"overlays/{overlay.name}/kustomization.yaml", overlay.key)
+        files[path] = (head + yamlio.dump(overlay.kustomization)).encode()
+        overlay_dirs.append(os.path.dirname(path))
     kustomization = {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
                      "resources": [path for path in files if not path.startswith("overlays/")]
-                     + [f"overlays/{o.name}" for o in bundle.overlays]}
+                     + overlay_dirs}
     releases = []
     for release in bundle.releases:
-        values_file = f"{release.name}.values.yaml"
+        values_file = claim(f"charts/{release.name}.values.yaml", f"chart release {release.name!r}")[len("charts/"):]
         releases.append({"name": release.name, "chart": release.chart, "repository": release.repository,
                          "version": release.version, "namespace": release.namespace,
                          "valuesFile": values_file, "dependsOn": list(release.depends_on)})
@@ -67,6 +117,7 @@ def bundle_files(bundle: Bundle, stack_file: str) -> dict[str, bytes]:
         module = importlib.import_module(f"modules.{name}.render")
         if hasattr(module, "output_files"):
             files = module.output_files(bundle, files, head)
+    files[MARKER] = marker_text(bundle.stack).encode()
     return dict(sorted(files.items()))
 
 
@@ -86,35 +137,170 @@ def stale_files(files: dict[str, bytes], target: Path) -> list[str]:
     return out
 
 
-def write_tree(trees: dict[Path, dict[str, bytes]]) -> None:
-    """Write several output folders; each one appears complete or not at all."""
+def _refuse(target: Path, shown: str) -> ConfigError:
+    return ConfigError(shown, "", "exists and was not written by trainstack; choose another --out or remove it")
+
+
+def _check_owned(target: Path, stack: str, shown: str) -> bool:
+    """True when ``target`` is trainstack's output for ``stack``, False when it does not exist;
+    anything else (a user's folder or file, a symlink) is refused. Links are never followed."""
+    try:
+        info = os.lstat(target)
+    except FileNotFoundError:
+        return False
+    if not stat.S_ISDIR(info.st_mode):   # a file, or a symlink (even to our own output)
+        raise _refuse(target, shown)
+    try:
+        fd = os.open(target / MARKER, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        if _unmarked_output(target):
+            return True
+        raise _refuse(target, shown) from None
+    except OSError:
+        raise _refuse(target, shown) from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _refuse(target, shown)
+        text = os.read(fd, 4096).decode(errors="replace")
+    finally:
+        os.close(fd)
+    if f"\nstack: {stack}\n" not in text:
+        raise _refuse(target, shown)
+    return True
+
+
+def _unmarked_output(target: Path) -> bool:
+    """Output of a trainstack release before the marker: every entry a plain folder or a file that
+    starts with our header (a user's file never does), and a kustomization.yaml."""
+    if not os.path.isfile(target / "kustomization.yaml"):
+        return False
+    for folder, dirs, names in os.walk(target):   # os.walk does not follow links
+        for name in names + [d for d in dirs if os.path.islink(os.path.join(folder, d))]:
+            path = os.path.join(folder, name)
+            if os.path.islink(path) or not os.path.isfile(path):
+                return False
+            with open(path, "rb") as handle:
+                if not handle.read(len(_HEADER_START)) == _HEADER_START:
+                    return False
+    return True
+
+
+_HEADER_START = b"# Generated by trainstack from "
+
+
+def _temp_pattern(name: str) -> re.Pattern:
+    return re.compile(rf"^\.{re.escape(name)}\.(new|old)-[A-Za-z0-9_]{{8}}$")
+
+
+def _clean_leftovers(target: Path) -> None:
+    """Temporary folders of an earlier run that was killed: ours by name, removed without
+    following links. A kill between the two renames of the fallback swap leaves the complete old
+    output in ``.old-``: it goes back into place."""
+    pattern = _temp_pattern(target.name)
+    for entry in sorted(os.scandir(target.parent), key=lambda e: e.name):
+        match = pattern.match(entry.name)
+        if not match or not entry.is_dir(follow_symlinks=False):
+            continue
+        path = Path(entry.path)
+        if match.group(1) == "old" and not os.path.lexists(target) \
+                and ((path / MARKER).is_file() or _unmarked_output(path)):
+            os.rename(path, target)
+        else:
+            shutil.rmtree(path)
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two folders in one atomic step (Linux renameat2); False where it is not available."""
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError):
+        return False
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _lock(parent: Path) -> int:
+    """Renders into one folder take turns: an exclusive lock on the folder itself (no lock file
+    is left behind)."""
+    fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
+def _write_files(tmp: Path, target: Path, files: dict[str, bytes]) -> None:
+    for folder in sorted({os.path.dirname(path) for path in files} - {""}):
+        os.makedirs(tmp / folder, exist_ok=True)   # once per folder, not per file
+    for path, data in files.items():   # plain system calls: thousands of small files
+        try:
+            fd = os.open(tmp / path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except OSError as exc:   # name the file as the user knows it, not the temporary folder
+            raise OSError(exc.errno, exc.strerror, str(target / path)) from None
+        try:
+            view = memoryview(data)
+            while view:   # a write may be short; finish it
+                view = view[os.write(fd, view):]
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror, str(target / path)) from None
+        finally:
+            os.close(fd)
+    tmp.chmod(0o755)
+
+
+def write_tree(trees: dict[Path, dict[str, bytes]], show=str) -> None:
+    """Write several output folders; each one appears complete or not at all.
+
+    Each target must be trainstack's own output (it carries MARKER) or not exist. The parent is
+    resolved once; the swap never follows a link; nothing but the target and this run's (or a
+    killed run's) temporary folders beside it is ever removed.
+    """
+    resolved = {}
+    for target, files in trees.items():
+        if MARKER not in files:
+            raise ValueError(f"output for {target} lacks {MARKER}")   # a caller bug
+        parent = Path(target).parent
+        parent.mkdir(parents=True, exist_ok=True)
+        shown = os.path.join(show(parent), Path(target).name)   # the target itself may be a link
+        resolved[Path(os.path.realpath(parent)) / Path(target).name] = (files, shown)
+    locks: list[int] = []
     staged: list[tuple[Path, Path]] = []
     try:
-        for target, files in trees.items():
-            target.parent.mkdir(parents=True, exist_ok=True)
+        for parent in sorted({target.parent for target in resolved}):   # one order: no lock cycles
+            locks.append(_lock(parent))
+        for target, (files, shown) in resolved.items():
+            _clean_leftovers(target)
+            _check_owned(target, target.name, shown)
+        for target, (files, shown) in resolved.items():
             tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-", dir=target.parent))
             staged.append((target, tmp))
-            for folder in sorted({os.path.dirname(path) for path in files} - {""}):
-                os.makedirs(tmp / folder, exist_ok=True)   # once per folder, not per file
-            for path, data in files.items():   # plain system calls: thousands of small files
-                fd = os.open(tmp / path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-                try:
-                    view = memoryview(data)
-                    while view:   # a write may be short; finish it
-                        view = view[os.write(fd, view):]
-                finally:
-                    os.close(fd)
-            tmp.chmod(0o755)
+            _write_files(tmp, target, files)
         for target, tmp in staged:
-            old = None
-            if target.exists():
+            if not os.path.lexists(target):
+                os.rename(tmp, target)
+            elif not _exchange(tmp, target):   # two renames; a kill between them is repaired next run
                 old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
                 os.rmdir(old)
-                os.replace(target, old)
-            os.replace(tmp, target)
-            if old is not None:
+                os.rename(target, old)
+                try:
+                    os.rename(tmp, target)
+                except BaseException:
+                    os.rename(old, target)
+                    raise
                 shutil.rmtree(old)
+                continue
+            if os.path.lexists(tmp):   # after the exchange it holds the previous output
+                shutil.rmtree(tmp)
     except BaseException:
-        for _, tmp in staged:
+        for target, tmp in staged:
             shutil.rmtree(tmp, ignore_errors=True)
         raise
+    finally:
+        for fd in locks:
+            os.close(fd)

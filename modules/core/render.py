@@ -12,6 +12,7 @@ import importlib
 
 from .bundle import Bundle, ChartRelease, Item, Overlay, Resource, namespace_key
 from .config import StackConfig
+from .errors import ConfigError
 from .context import KEEP_ANNOTATIONS, RenderContext
 from .registry import MODULES
 
@@ -38,7 +39,27 @@ def render(stack: StackConfig) -> Bundle:
     bundle = Bundle.build(stack.name, items, ORDER, stack.file, ctx.warnings)
     bundle.fabric = ctx.fabric
     bundle.gitops = stack.section("gitops")
+    _refuse_credentials(bundle, stack.file)
     return bundle
+
+
+def _refuse_credentials(bundle: Bundle, file: str) -> None:
+    """No credential is ever rendered (deploy/ is committed; the program registers the same
+    objects): a value that looks like one is refused before anything is written."""
+    from .secrets import find_credentials
+
+    for item in bundle.items:
+        if isinstance(item, Resource):
+            found, name = next(find_credentials(item.obj), None), item.key
+        elif isinstance(item, ChartRelease):
+            found, name = next(find_credentials(item.values, "values"), None), f"chart release {item.name}"
+        else:
+            continue
+        if found is not None:
+            path, what = found
+            raise ConfigError(file, f"{name}: {path}", f"looks like a credential ({what}); trainstack never writes "
+                              "one: keep it in a Kubernetes Secret and reference the Secret by name",
+                              rule="no-secrets-in-configmaps")
 
 
 def _namespaces(ctx: RenderContext, items: list[Item]) -> list[Resource]:

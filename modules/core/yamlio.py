@@ -2,9 +2,20 @@
 
 Loading rejects duplicate keys (PyYAML silently keeps the last one) and reports the dotted path
 and line of the mistake; dumping is deterministic and writes multi-line strings as literal blocks.
+
+Every reader is bounded (docs/reliability.md): a file must be a regular file of at most
+MAX_FILE_BYTES; nesting deeper than MAX_DEPTH is refused before PyYAML's C composer (which
+recurses) sees the text; aliases may not expand to more than MAX_ALIAS_NODES nodes in all (an
+alias bomb is a few hundred bytes); integers have at most MAX_INT_DIGITS digits; NaN and
+infinities are refused.
 """
 from __future__ import annotations
 
+import json
+import math
+import os
+import re
+import stat
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -12,7 +23,96 @@ import yaml
 
 from .errors import ConfigError
 
-_Loader = yaml.CSafeLoader
+MAX_FILE_BYTES = 4 * 2**20      # stack files, manifests, workloads: parsing costs ~200 MiB per MiB
+MAX_FABRIC_FILE_BYTES = 16 * 2**20   # a topograph model naming each of 64k nodes is about 2 MiB
+MAX_DEPTH = 100                 # our own files nest about 12 deep
+MAX_ALIAS_NODES = 100_000       # nodes that aliases may add by repeating their anchors
+MAX_INT_DIGITS = 30             # beyond int64 and any count we use
+
+
+class _BoundedLoader(yaml.CSafeLoader):
+    """The C safe loader with bounded integers and finite floats."""
+
+    def construct_yaml_int(self, node):
+        digits = node.value.lstrip("+-").replace("_", "")
+        if len(digits) > MAX_INT_DIGITS:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"integer with {len(digits)} digits; at most {MAX_INT_DIGITS} are allowed",
+                node.start_mark)
+        return super().construct_yaml_int(node)
+
+    def construct_yaml_float(self, node):
+        value = super().construct_yaml_float(node)
+        if not math.isfinite(value):
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{node.value!r} is not a finite number", node.start_mark)
+        return value
+
+
+_BoundedLoader.add_constructor("tag:yaml.org,2002:int", _BoundedLoader.construct_yaml_int)
+_BoundedLoader.add_constructor("tag:yaml.org,2002:float", _BoundedLoader.construct_yaml_float)
+_Loader = _BoundedLoader
+
+# Cheap upper bounds on nesting: block collections nest only by indentation or by the indicators
+# `- `, `? ` and `: ` at the start of a line (at most two levels per column), flow collections by
+# brackets. Text whose bound stays under MAX_DEPTH needs no exact check.
+_LINE_PREFIX = re.compile(r"^[ \t?:-]*", re.M)
+_MAYBE_ALIAS = re.compile(r"(?:^|[\s\[{,])\*[^\s\[\]{},]")
+
+
+def _depth_bound(text: str) -> int:
+    block = 2 * max((len(m) for m in _LINE_PREFIX.findall(text)), default=0) + 2
+    flow = depth = 0
+    for char in _NOT_BRACKET.sub("", text):
+        depth = depth + 1 if char in "[{" else max(depth - 1, 0)
+        flow = max(flow, depth)
+    return block + flow
+
+
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+
+
+def check_bounds(text: str, file: str, loader_class: type = yaml.CSafeLoader) -> None:
+    """Refuse nesting deeper than MAX_DEPTH and alias expansion beyond MAX_ALIAS_NODES, from the
+    C parser's events (the parser keeps its own stack; only the composer recurses)."""
+    if len(text) > MAX_FABRIC_FILE_BYTES:
+        raise ConfigError(file, "", f"the text is larger than {MAX_FABRIC_FILE_BYTES // 2**20} MiB")
+    if not _MAYBE_ALIAS.search(text) and _depth_bound(text) <= MAX_DEPTH:
+        return
+    sizes: dict[str, int] = {}     # anchor -> nodes it stands for, aliases expanded
+    frames: list[list] = [[0, None]]
+    expanded = 0
+    try:
+        for event in yaml.parse(text, Loader=loader_class):
+            if isinstance(event, yaml.CollectionStartEvent):
+                frames.append([1, event.anchor])
+                if len(frames) - 1 > MAX_DEPTH:
+                    raise _bound(file, event, f"nested more than {MAX_DEPTH} levels deep")
+            elif isinstance(event, yaml.CollectionEndEvent):
+                count, anchor = frames.pop()
+                if anchor is not None:
+                    sizes[anchor] = count
+                frames[-1][0] += count
+            elif isinstance(event, yaml.ScalarEvent):
+                if event.anchor is not None:
+                    sizes[event.anchor] = 1
+                frames[-1][0] += 1
+            elif isinstance(event, yaml.AliasEvent):
+                size = sizes.get(event.anchor, 1)
+                expanded += size
+                if expanded > MAX_ALIAS_NODES:
+                    raise _bound(file, event, f"aliases expand to more than {MAX_ALIAS_NODES} nodes "
+                                 "(an alias bomb?)")
+                frames[-1][0] += size
+            elif isinstance(event, yaml.DocumentEndEvent):
+                sizes.clear()   # anchors are local to a document
+    except yaml.YAMLError:
+        return   # the composer reports syntax errors with their line
+
+
+def _bound(file: str, event: yaml.Event, what: str) -> ConfigError:
+    mark = event.start_mark
+    return ConfigError(file, f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(document)", what)
 
 
 def join_path(base: str, key: object) -> str:
@@ -102,6 +202,7 @@ def loads(text: str, file: str, loader_class: type = _Loader, plain_strings: boo
     ``loader_class`` lets a reader of a foreign format resolve scalars its own way (a subclass of
     the C safe loader with other implicit resolvers); ``plain_strings`` says that loader resolves
     every scalar to a string or null, which allows a much faster way to build the objects."""
+    check_bounds(text, file, loader_class)
     loader = loader_class(text)
     try:
         node = loader.get_single_node()
@@ -125,32 +226,113 @@ def loads(text: str, file: str, loader_class: type = _Loader, plain_strings: boo
         loader.dispose()
 
 
-def read_text(path: Path, shown_as: str) -> str:
-    """A user's file as text; a missing or unreadable file is a ConfigError naming it."""
+def read_text(path: Path, shown_as: str, limit: int = MAX_FILE_BYTES) -> str:
+    """A user's file as text; a missing or unreadable file is a ConfigError naming it. Only a
+    regular file of at most ``limit`` bytes is read (a FIFO or /dev/zero would never end)."""
     try:
-        return Path(path).read_text(encoding="utf-8")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
         raise ConfigError(shown_as, "", "file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(shown_as, "", f"cannot read file: {exc.__class__.__name__}") from None
+    except OSError as exc:
+        raise ConfigError(shown_as, "", f"cannot read file: {exc.strerror or exc.__class__.__name__}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigError(shown_as, "", "not a regular file (a folder, device or pipe)")
+        if info.st_size > limit:
+            raise ConfigError(shown_as, "", f"file is {info.st_size} bytes; at most {limit} are read")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise ConfigError(shown_as, "", f"cannot read file: {exc.strerror or exc.__class__.__name__}") from None
+    finally:
+        os.close(fd)
+    if len(data) > limit:   # it grew while we read it
+        raise ConfigError(shown_as, "", f"file is larger than {limit} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(shown_as, "", "cannot read file: not UTF-8 text") from None
 
 
-def load_file(path: Path, shown_as: str, loader_class: type = _Loader, plain_strings: bool = False) -> Any:
+def load_file(path: Path, shown_as: str, loader_class: type = _Loader, plain_strings: bool = False,
+              limit: int = MAX_FILE_BYTES) -> Any:
     """Read and parse a YAML file; a missing or unreadable file is a ConfigError too."""
-    return loads(read_text(path, shown_as), shown_as, loader_class, plain_strings)
+    return loads(read_text(path, shown_as, limit), shown_as, loader_class, plain_strings)
 
 
 def load_all(text: str, file: str) -> list[Any]:
-    """Parse a multi-document YAML stream (user manifests, workload files), skipping empty documents."""
+    """Parse a multi-document YAML stream (user manifests, workload files), skipping empty
+    documents; duplicate keys are refused as in ``loads``."""
+    check_bounds(text, file)
+    loader = _Loader(text)
+    docs = []
     try:
-        docs = list(yaml.load_all(text, Loader=_Loader))
+        while loader.check_node():
+            node = loader.get_node()
+            if node is None:
+                continue
+            index = len(docs) + 1
+            _check_duplicates(node, "" if index == 1 else f"(document {index})", file)
+            docs.append(loader.construct_document(node))
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(document)"
         raise ConfigError(file, where, f"invalid YAML: {exc.problem or exc.context}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(file, "(document)", f"invalid YAML: {exc}") from None
+    finally:
+        loader.dispose()
     return [d for d in docs if d is not None]
+
+
+def refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a finite number")
+
+
+def loads_json(text: str, file: str, what: str = "invalid JSON") -> Any:
+    """JSON with the same bounds: no NaN or infinities, nesting limited, one line on a mistake."""
+    if len(text) > MAX_FILE_BYTES:
+        raise ConfigError(file, "", f"the text is larger than {MAX_FILE_BYTES // 2**20} MiB")
+    if _json_depth(text) > MAX_DEPTH:
+        raise ConfigError(file, "(document)", f"nested more than {MAX_DEPTH} levels deep")
+    try:
+        return json.loads(text, parse_constant=refuse_constant)
+    except (ValueError, RecursionError) as exc:
+        raise ConfigError(file, "(document)", f"{what}: {str(exc)[:120]}") from None
+
+
+def _json_depth(text: str) -> int:
+    """Bracket depth outside JSON strings."""
+    deepest = depth = 0
+    for token in re.finditer(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', text):
+        char = token.group()
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def finite(value: Any) -> Any:
+    """A copy for JSON output with NaN and infinities as null: ``NaN`` is not JSON."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value
+
+
+def dumps_json(value: Any, **options: Any) -> str:
+    """JSON that every parser accepts, whatever the numbers."""
+    return json.dumps(finite(value), allow_nan=False, **options)
+
+
+def load_json(path: Path, shown_as: str, what: str = "invalid JSON") -> Any:
+    return loads_json(read_text(path, shown_as), shown_as, what)
 
 
 class _Dumper(yaml.CSafeDumper):

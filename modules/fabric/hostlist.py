@@ -5,6 +5,7 @@ width of ``lo``. Several groups in one expression expand as a cartesian product,
 """
 from __future__ import annotations
 
+import contextvars
 import re
 from dataclasses import dataclass
 from typing import Iterator
@@ -12,6 +13,28 @@ from typing import Iterator
 _GROUP = re.compile(r"\[([^\[\]]*)\]")
 _RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
 MAX_EXPANSION = 1_000_000
+MAX_NODES = 1_000_000     # nodes in one fabric, all expressions together (docs/reliability.md)
+MAX_DIGITS = 18           # numbers in ranges fit in int64
+
+_budget: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("node_budget", default=None)
+
+
+def node_budget() -> contextvars.Token:
+    """Start counting the nodes of one fabric; ``take`` refuses more than MAX_NODES in all."""
+    return _budget.set([MAX_NODES])
+
+
+def end_budget(token: contextvars.Token) -> None:
+    _budget.reset(token)
+
+
+def take(count: int) -> None:
+    """Count ``count`` more nodes against the fabric's budget, before they are built."""
+    budget = _budget.get()
+    if count > MAX_NODES or (budget is not None and count > budget[0]):
+        raise HostlistError(f"the fabric would hold more than {MAX_NODES:,} nodes (the documented maximum)")
+    if budget is not None:
+        budget[0] -= count
 
 
 class HostlistError(ValueError):
@@ -25,6 +48,8 @@ def _expand_group(body: str) -> list[str]:
         if not match:
             raise HostlistError(f"[{body}] is not a list of numbers or lo-hi ranges")
         lo, hi = match.group(1), match.group(2)
+        if len(lo) > MAX_DIGITS or len(hi or "") > MAX_DIGITS:
+            raise HostlistError(f"numbers in [{body[:40]}] have more than {MAX_DIGITS} digits")
         if hi is None:
             out.append(lo)
             continue
@@ -53,8 +78,9 @@ def expand(expression: str) -> list[str]:
         else:
             options = _expand_group(piece)
             if len(names) * len(options) > MAX_EXPANSION:
-                raise HostlistError(f"{expression!r} expands to too many names")
+                raise HostlistError(f"{expression[:60]!r} expands to too many names")
             names = [n + o for n in names for o in options]
+    take(len(names))
     return names
 
 
@@ -138,7 +164,7 @@ def single_range(expression: str) -> NumberedRange | None:
     if match is None:
         return None
     prefix, lo, hi, suffix = match.groups()
-    if len(lo) != len(hi) or int(lo) > int(hi):
+    if len(lo) != len(hi) or len(lo) > MAX_DIGITS or int(lo) > int(hi):
         return None
     return NumberedRange(prefix, len(lo), suffix, int(lo), int(hi))
 

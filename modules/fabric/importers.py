@@ -303,6 +303,10 @@ def _expand_block(exprs: object, where: str, error_at: ErrorAt) -> tuple[list[st
     if len(exprs) == 1 and isinstance(exprs[0], str):
         numbered = hostlist.single_range(exprs[0])
         if numbered is not None:
+            try:
+                hostlist.take(len(numbered))   # before a name is built: [1-100000000] is one line
+            except hostlist.HostlistError as exc:
+                raise error_at(f"{where}[0]", str(exc)) from None
             return list(numbered.names()), numbered
     return _expand(exprs, where, error_at), None
 
@@ -392,15 +396,24 @@ def _inventory(exprs: list, where: str, error_at: ErrorAt) -> list[RawBlock]:
     return out
 
 
+def _must_be_mapping(data: object, shown: str, what: str) -> None:
+    """A file that is no mapping may be anything (a token file named by mistake): its contents are
+    never echoed, only their type."""
+    if not isinstance(data, dict):
+        kind = "nothing" if data is None else f"a {type(data).__name__}"
+        raise ConfigError(shown, "(document)", f"expected {what}, got {kind}")
+
+
 def load_file(ctx: "RenderContext", section: dict) -> Fabric:
     """trainstack's compact fabric file (see modules/fabric/README.md)."""
     path = ctx.stack.resolve("fabric.path", section.get("path"))
     shown = ctx.stack.project.show(path)
-    data = yamlio.load_file(path, shown)
+    data = yamlio.load_file(path, shown, limit=yamlio.MAX_FABRIC_FILE_BYTES)
 
     def error_at(where: str, message: str) -> ConfigError:
         return ConfigError(shown, where, message)
 
+    _must_be_mapping(data, shown, "a fabric file: a mapping with switches")
     schemas.validate(_compact_schema(), data, shown, _file_path)
     if "tierNames" in data:
         if ctx.stack.given.get("fabric", {}).get("tierNames") not in (None, data["tierNames"]):
@@ -432,6 +445,10 @@ def load_generated(ctx: "RenderContext", section: dict) -> Fabric:
                                + ", ".join("{" + k + "}" for k in values), pattern) from None
 
     fmt("nodeName", n=1, leaf=1, pod=1, i=1)           # report a bad pattern once, up front
+    try:
+        hostlist.take(pods * leaves_per_pod * per_leaf)   # before building: a typo can ask for 10^12
+    except hostlist.HostlistError as exc:
+        raise ctx.error(where, str(exc)) from None
     node_pattern = gen["nodeName"]
     raws: list[RawSwitch] = []
     spine_names = []
@@ -595,11 +612,12 @@ def load_topograph(ctx: "RenderContext", section: dict) -> Fabric:
     """
     path = ctx.stack.resolve("fabric.path", section.get("path"))
     shown = ctx.stack.project.show(path)
-    data = yamlio.load_file(path, shown, _TopographLoader, plain_strings=True)
+    data = yamlio.load_file(path, shown, _TopographLoader, plain_strings=True, limit=yamlio.MAX_FABRIC_FILE_BYTES)
 
     def error_at(where: str, message: str) -> ConfigError:
         return ConfigError(shown, where, message)
 
+    _must_be_mapping(data, shown, "a topograph model: a mapping with switches and blocks")
     if not _topograph_shape_ok(data):
         schemas.validate(_TOPOGRAPH_SCHEMA, data, shown, _file_path)   # names the first mistake
     declared = data.get("switches") or {}
@@ -719,4 +737,8 @@ def load(ctx: "RenderContext") -> Fabric:
     if source in ("topograph", "file") and "path" not in given:
         raise ctx.error("fabric.path", f"missing: source {source} needs the path of its fabric file, "
                         "relative to the stacks folder")
-    return SOURCES[source](ctx, section)
+    token = hostlist.node_budget()
+    try:
+        return SOURCES[source](ctx, section)
+    finally:
+        hostlist.end_budget(token)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 
+from modules.core import yamlio
+
 from . import hostlist
 from .model import Fabric, Switch
 
@@ -222,4 +224,4 @@ def as_json(fabric: Fabric, stack: str) -> str:
             "parent": s.parent, "children": list(s.children), "nodes": hostlist.compress(s.nodes),
             "selector": s.selector, "nodeCount": fabric.node_count(s.name), "gpuCount": fabric.gpu_count(s.name),
         } for s in fabric.switches.values()]
-    return json.dumps(data, indent=2, sort_keys=False) + "\n"
+    return yamlio.dumps_json(data, indent=2, sort_keys=False) + "\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -68,6 +69,9 @@ def cmd_probe(args: argparse.Namespace, project: Project | None) -> int:
                "--master-addr", "127.0.0.1", "--master-port", str(_free_port()), "--monitor-interval", "0.1",
                str(RUNTIME), "--backend", args.backend, "--collectives", args.collectives, "--sizes", args.sizes,
                "--iters", str(args.iters), "--warmup", str(args.warmup), "--tier", args.tier]
+    for flag in ("json", "prom"):
+        if getattr(args, flag) and getattr(args, flag) != "-":
+            _check_writable(getattr(args, flag), f"--{flag}")   # before minutes of measuring, not after
     for flag in ("json", "prom", "pushgateway"):
         if getattr(args, flag):
             command += [f"--{flag}", getattr(args, flag)]
@@ -78,11 +82,35 @@ def cmd_probe(args: argparse.Namespace, project: Project | None) -> int:
           f"({args.sizes}); {TIMINGS}. Results go to: {'; '.join(_where_results_go(args))}"
           + ("" if args.json or args.prom else " (nothing is written to disk; add --json FILE or --prom FILE)"),
           file=sys.stderr, flush=True)
-    code = subprocess.run(command, env=env).returncode
-    written = [str(Path(f).resolve()) for f in (args.json, args.prom) if f and f != "-"]
-    if code == 0 and written:
-        print(f"trainstack probe: wrote {', '.join(written)}", file=sys.stderr)
-    return code
+    proc = subprocess.run(command, env=env, stderr=subprocess.PIPE, text=True, errors="replace")
+    if proc.returncode == 0:
+        sys.stderr.write(proc.stderr)
+        written = [str(Path(f).resolve()) for f in (args.json, args.prom) if f and f != "-"]
+        if written:
+            print(f"trainstack probe: wrote {', '.join(written)}", file=sys.stderr)
+        return 0
+    # A failing rank ends torchrun with pages of its own traceback: show the rank's error in one line.
+    cause = next((m.group(2) for m in map(_EXCEPTION_LINE.match, proc.stderr.splitlines())
+                  if m and "ChildFailedError" not in m.group(2)), None)
+    print(f"error: trainstack probe: a rank failed (exit {proc.returncode})"
+          + (f": {cause}" if cause else "; rerun with fewer ranks or --backend gloo to see why"), file=sys.stderr)
+    return 2
+
+
+_EXCEPTION_LINE = re.compile(r"^(\[rank\d+\]:\s*)?((?:[A-Za-z_.]+(?:Error|Exception)|error): .*)$")
+
+
+def _check_writable(path: str, flag: str) -> None:
+    """Open the output file for appending now (removing it again if it is new): an unwritable path
+    fails in a second, with one line."""
+    existed = os.path.lexists(path)
+    try:
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise ConfigError("trainstack probe", flag, f"cannot write {path}: {exc.strerror or exc}") from None
+    if not existed:
+        os.unlink(path)
 
 
 def cmd_recommend(args: argparse.Namespace, project: Project) -> int:

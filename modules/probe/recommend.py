@@ -15,11 +15,11 @@
 """
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass, field
 
+from modules.core import yamlio
 from modules.core.config import profile_of
 from modules.core.errors import ConfigError
 from modules.fabric.model import Fabric, NodePool
@@ -545,4 +545,4 @@ def json_report(r: dict) -> str:
         "predicted_s": {"allreduce": r["allreduce"], "allgather_ring": r["allgather"]},
         "nccl": r["nccl"], "nccl_reasons": r["nccl_why"],
     }
-    return json.dumps(doc, indent=1, sort_keys=True) + "\n"
+    return yamlio.dumps_json(doc, indent=1, sort_keys=True) + "\n"

@@ -168,6 +168,9 @@ def placement(fabric: Fabric, tier: Tier, pool: NodePool, candidates: int) -> Pl
 
 # --- objects ------------------------------------------------------------------------------------
 
+PUSHGATEWAY_ENV = "TRAINSTACK_PUSHGATEWAY"
+
+
 def _command(ctx: RenderContext, tier: Tier, pool: NodePool, pods: int) -> str:
     cfg = ctx.section(MODULE)
     nproc = max(pool.gpus, 1)
@@ -178,6 +181,11 @@ def _command(ctx: RenderContext, tier: Tier, pool: NodePool, pods: int) -> str:
     if cfg["pushgateway"]:
         args += ["--pushgateway", cfg["pushgateway"]]
     run = " ".join(_quote(a) for a in args)
+    if cfg.get("pushgatewaySecret") and cfg["pushgateway"]:
+        raise ctx.error("probe.pushgatewaySecret", "set pushgateway or pushgatewaySecret, not both")
+    if cfg.get("pushgatewaySecret"):   # expanded by the shell at run time, from the Secret's key
+        run += f' --pushgateway "${PUSHGATEWAY_ENV}"'
+
     if pods == 1:
         return (f"exec torchrun --nnodes 1 --nproc-per-node {nproc} --master-addr 127.0.0.1 "
                 f"--master-port {MASTER_PORT} {run}\n")
@@ -215,6 +223,8 @@ def pod_template(ctx: RenderContext, plan: Placement, task: str, rank: int, run:
                {"name": "NODE_RANK", "value": str(rank)},
                {"name": "MASTER_ADDR", "value": "$(JOB_NAME)-a-0.$(JOB_NAME)"}]
     env += [{"name": "OMP_NUM_THREADS", "value": "1"}, {"name": "PYTHONUNBUFFERED", "value": "1"}]
+    if cfg.get("pushgatewaySecret"):
+        env.append({"name": PUSHGATEWAY_ENV, "valueFrom": {"secretKeyRef": dict(cfg["pushgatewaySecret"])}})
     spec: dict = {
         "restartPolicy": "Never",
         "activeDeadlineSeconds": cfg["timeoutSeconds"],

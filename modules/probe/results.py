@@ -14,10 +14,10 @@ into GPU tier models refuse such records unless the user says ``--accept-cpu``.
 """
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
+from modules.core import yamlio
 from modules.core.errors import ConfigError, show
 
 from . import runtime
@@ -35,18 +35,10 @@ _PROM_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
 def read(path: str | Path, shown: str | None = None) -> list[dict]:
     """Every record of a results file, checked and in the one shape (see the module docstring)."""
     shown = shown or str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(shown, "", "file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(shown, "", f"cannot read probe results: {getattr(exc, 'strerror', None) or exc}") from None
+    text = yamlio.read_text(Path(path), shown)   # a regular file within the size limit
     defaults: dict = {}
     if text.lstrip().startswith(("{", "[")):
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            raise ConfigError(shown, "", f"expected JSON probe results: {exc}") from None
+        data = yamlio.loads_json(text, shown, "expected JSON probe results")   # bounded; NaN and inf refused
         records, where, defaults = _document(data, shown)
     else:
         records, where = _from_exposition(text), "(metrics)"

@@ -327,6 +327,9 @@ def _collectives(text: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+_USERINFO = re.compile(r"://[^/@\s]*@")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = arguments(argv)
     import torch
@@ -369,12 +372,14 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.prom, "w", encoding="utf-8") as f:
             f.write(text)
     if args.pushgateway:
+        shown = _USERINFO.sub("://<redacted>@", args.pushgateway)   # never log credentials
         try:
             push(args.pushgateway, text, args.tier)
         except OSError as exc:   # URLError and HTTPError are OSErrors
-            print(f"error: pushing to {args.pushgateway} failed: {exc}", file=sys.stderr)
+            reason = _USERINFO.sub("://<redacted>@", str(exc))
+            print(f"error: pushing to {shown} failed: {reason}", file=sys.stderr)
             return 1
-        print(f"# pushed {len(records)} results to {args.pushgateway} (job {PUSH_JOB}, tier {args.tier})", file=out)
+        print(f"# pushed {len(records)} results to {shown} (job {PUSH_JOB}, tier {args.tier})", file=out)
     return 0
 
 

@@ -7,12 +7,13 @@ each is placed alone on the empty fabric, so its nodes overlap other jobs' and a
 from __future__ import annotations
 
 import io
-import json
 from decimal import Decimal
 
 from rich import box
 from rich.console import Console
 from rich.table import Table
+
+from modules.core import yamlio
 
 from .cost import link_for
 from .engine import STRATEGIES, Result
@@ -54,7 +55,7 @@ def to_json(result: Result) -> dict:
 
 
 def json_report(result: Result) -> str:
-    return json.dumps(to_json(result), indent=2) + "\n"
+    return yamlio.dumps_json(to_json(result), indent=2) + "\n"
 
 
 # --- text ---------------------------------------------------------------------------------------

@@ -35,6 +35,15 @@ from .jobs import Job, Partition, Pod
 VOLCANO_GROUP = "batch.volcano.sh"
 TRAINER_GROUP = "trainer.kubeflow.org"
 RUNTIME_KINDS = ("ClusterTrainingRuntime", "TrainingRuntime")
+MAX_PODS = 1_000_000   # pods in one workloads file, all jobs together (docs/reliability.md)
+_pods_left = [MAX_PODS]
+
+
+def _take_pods(doc: Reader, path: str, count: int) -> None:
+    """Count pods against the file's budget before they are built (10^7 replicas is a typo)."""
+    if count > _pods_left[0]:
+        raise doc.error(path, f"the workloads would hold more than {MAX_PODS:,} pods (the documented maximum)")
+    _pods_left[0] -= count
 
 
 def pod_requests(doc: Reader, spec: Any, path: str) -> dict[str, Decimal]:
@@ -66,12 +75,14 @@ def pod_names(workload: Workload, pod_set: PodSet) -> list[str]:
     return [f"{name}-{i}" for i in range(pod_set.count)]
 
 
-def job_from(workload: Workload, where: str, gpu_resources: set[str]) -> Job:
+def job_from(workload: Workload, doc: Reader, gpu_resources: set[str]) -> Job:
     """The simulator's Job for a workload: every pod with its node-fit requests, the gang, the
-    PodGroup's minResources where it differs from the gang's node-fit total (limits-only containers)."""
+    PodGroup's minResources where it differs from the gang's node-fit total (limits-only containers).
+    Pods are counted against the file's budget before they are built."""
     pods: list[Pod] = []
     firsts: list[int] = []
     for pod_set in workload.sets:
+        _take_pods(doc, _count_path(workload, pod_set), pod_set.count)
         firsts.append(len(pods))
         gpus = gpu_count(pod_set.requests, gpu_resources)
         pods.extend(Pod(n, pod_set.requests, gpus) for n in pod_names(workload, pod_set))
@@ -82,12 +93,21 @@ def job_from(workload: Workload, where: str, gpu_resources: set[str]) -> Job:
     gang = workload.gang()
     min_resources = gang.min_resources()
     fit = gang.total()
-    return Job(workload.name, workload.kind, pods, workload.min_member, workload.topology, partitions, where,
+    return Job(workload.name, workload.kind, pods, workload.min_member, workload.topology, partitions, doc.where,
                min_resources=min_resources if min_resources != fit else None)
 
 
+def _count_path(workload: Workload, pod_set: PodSet) -> str:
+    """The field that sets a pod set's count, for the bound's message."""
+    if workload.kind == "TrainJob" and (pod_set.what == "node" or pod_set.what.startswith("trainer ")):
+        return "spec.trainer.numNodes"
+    if pod_set.path.endswith(".template.spec") and ".tasks[" in pod_set.path:
+        return pod_set.path[:-len(".template.spec")] + ".replicas"
+    return pod_set.path
+
+
 def volcano_job(doc: Reader, obj: dict, gpu_resources: set[str]) -> Job:
-    return job_from(semantic_volcano_job(doc, obj), doc.where, gpu_resources)
+    return job_from(semantic_volcano_job(doc, obj), doc, gpu_resources)
 
 
 def runtimes_in(objects: Iterable[dict]) -> dict[tuple[str, str | None, str], dict]:
@@ -139,7 +159,7 @@ def train_job(doc: Reader, obj: dict, runtimes: Mapping, gpu_resources: set[str]
         workload = trainer_workload(rdoc, obj, runtime)
     except Unknown as exc:        # unreachable in strict mode: the reader raised already
         raise rdoc.error("spec.template.spec.replicatedJobs", str(exc)) from None
-    return job_from(workload, doc.where, gpu_resources)
+    return job_from(workload, doc, gpu_resources)
 
 
 def other_workload(doc: Reader, obj: dict, gpu_resources: set[str]) -> Job | None:
@@ -155,7 +175,7 @@ def other_workload(doc: Reader, obj: dict, gpu_resources: set[str]) -> Job | Non
         return None
     if not workload.pods:
         raise doc.error("spec", "the workload has no pods")
-    return job_from(workload, doc.where, gpu_resources)
+    return job_from(workload, doc, gpu_resources)
 
 
 # --- files --------------------------------------------------------------------------------------
@@ -164,6 +184,7 @@ def load_workloads(path: Path, shown: str, fabric: Fabric, runtimes: Mapping, st
                    warnings: list[str] | None = None) -> list[Job]:
     """Every Volcano Job and TrainJob in the file, in order; other objects are skipped with a warning."""
     docs = yamlio.load_all(yamlio.read_text(path, shown), shown)
+    _pods_left[0] = MAX_PODS
     gpu_resources = {p.gpu_resource for p in fabric.pools.values()} | {"nvidia.com/gpu"}
     jobs: list[Job] = []
     seen: dict[str, str] = {}

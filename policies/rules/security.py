@@ -6,6 +6,8 @@ import fnmatch
 import re
 from typing import Any, Iterator
 
+from modules.core.secrets import REFERENCE, VALUE_PATTERNS, find_credentials, secret_like_key
+
 from ..framework import (MANDATORY, CheckContext, Finding, Rule, annotations, as_dict, as_list, meta,
                          pod_templates, where)
 from ..k8s import image_reference, images_of
@@ -98,31 +100,7 @@ def _host_network_opt_in(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
 
 # --- no-secrets-in-configmaps -----------------------------------------------------------------
 
-_SECRET_WORDS = {"password", "passwd", "pwd", "secret", "token", "apikey", "credential", "credentials",
-                 "privatekey", "accesskey", "secretkey", "passphrase", "bearer"}
-_SECRET_PAIRS = {("api", "key"), ("private", "key"), ("access", "key"), ("secret", "key"), ("client", "secret"),
-                 ("auth", "token"), ("pass", "word")}
-_VALUE_PATTERNS = [
-    (re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----"), "a PEM private key"),
-    (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), "an AWS access key id"),
-    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,}\b"), "a GitHub token"),
-    (re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"), "a Slack token"),
-    (re.compile(r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]+@"), "credentials in a URL"),
-    (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+"), "a JSON Web Token"),
-]
-_REFERENCE = re.compile(r"^\s*(?:$|[{$/<]|\"?\$\{|.*(?:secretRef|secretKeyRef|SecretName|valueFrom))")
 _LINE = re.compile(r"(?im)^[\s\"'-]*([A-Za-z0-9_.-]+)[\"']?\s*[:=]\s*(.+?)\s*$")
-
-
-def _words(key: str) -> list[str]:
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", key)
-    return [w.lower() for w in re.split(r"[^A-Za-z0-9]+", spaced) if w]
-
-
-def secret_like_key(key: str) -> bool:
-    words = _words(key)
-    return bool(set(words) & _SECRET_WORDS) or any(pair in _SECRET_PAIRS for pair in zip(words, words[1:])) \
-        or "".join(words) in _SECRET_WORDS
 
 
 # Scripts shipped in ConfigMaps: there `token = read_token()` is code, and only a quoted string
@@ -134,22 +112,34 @@ _NOT_SECRET = re.compile(r"""^["']?(|null|~|true|false|True|False|-?[0-9]+(\.[0-
 
 
 def _secret_in(key: str, value: str) -> str | None:
-    for pattern, what in _VALUE_PATTERNS:
+    for pattern, what in VALUE_PATTERNS:
         if pattern.search(value):
             return what
-    if secret_like_key(key) and value.strip() and not _REFERENCE.match(value) and "\n" not in value.strip():
+    if secret_like_key(key) and value.strip() and not REFERENCE.match(value) and "\n" not in value.strip():
         return f"a literal value for {key!r}"
     source = key.endswith(_SOURCE_SUFFIXES)
     for name, inner in _LINE.findall(value) if "\n" in value else []:
         if source and not _QUOTED.match(inner):
             continue
-        if secret_like_key(name) and not _REFERENCE.match(inner) and not _NOT_SECRET.match(inner):
+        if secret_like_key(name) and not REFERENCE.match(inner) and not _NOT_SECRET.match(inner):
             return f"a literal {name!r} inside it"
     return None
 
 
 def _no_secrets(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
     allowed = set(ctx.config.get("allowKeys") or [])
+    kind = obj.get("kind")
+    if kind == "Secret":
+        return   # where secrets belong
+    if kind != "ConfigMap":   # every other object and chart values: by shape and by key
+        for path, what in find_credentials({k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}):
+            if path.rsplit(".", 1)[-1] in allowed:
+                continue
+            yield Finding(path, f"{where(obj, path)}: looks like a secret ({what}); rendered objects and chart "
+                          "values end up in GitOps repositories and in the cluster's plain objects. Keep it in a "
+                          "Secret and reference it by name; if it is not a secret, list the key in the rule's "
+                          "allowKeys.")
+        return
     for part in ("data", "binaryData"):
         for key, value in as_dict(obj.get(part)).items():
             if key in allowed or not isinstance(value, str):
@@ -224,16 +214,18 @@ RULES = (
         config_defaults={"exemptNamespaces": ["kube-system"]}),
     Rule(
         id=NO_SECRETS,
-        description="ConfigMaps hold no secrets: no secret-named keys with literal values, no private keys, "
-                    "cloud keys, tokens or credentials in URLs, also inside embedded configuration files.",
+        description="No object but a Secret holds a secret (ConfigMaps, every other object and chart values): no "
+                    "secret-named keys with literal values, no private keys, cloud keys, tokens or credentials in "
+                    "URLs, also inside embedded configuration files.",
         why="ConfigMaps are readable by every reader of the namespace, are not encrypted at rest and are "
             "committed to GitOps repositories by `trainstack render`.",
         fix="Keep the value in a Kubernetes Secret and reference it by name (trainstack never decrypts secure "
             "config values).",
-        severity="high", enforcement=MANDATORY, check=_no_secrets, kinds=frozenset({"ConfigMap"}),
+        severity="high", enforcement=MANDATORY, check=_no_secrets, kinds=None,
         config_schema={"allowKeys": {
             "type": "array", "items": {"type": "string", "minLength": 1}, "default": [],
-            "description": "ConfigMap keys that look like secrets but are not."}},
+            "description": "Keys that look like secrets but are not (ConfigMap data keys, or the last key of a "
+                           "path in any other object)."}},
         config_defaults={"allowKeys": []}),
     Rule(
         id=RBAC,

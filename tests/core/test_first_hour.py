@@ -46,7 +46,7 @@ def test_probe_needs_no_project_and_says_what_it_does(tmp_path, monkeypatch):
     launched = []
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object())   # torch "installed"
     monkeypatch.setattr(commands.subprocess, "run",
-                        lambda cmd, env: launched.append(cmd) or subprocess.CompletedProcess(cmd, 0))
+                        lambda cmd, **kw: launched.append(cmd) or subprocess.CompletedProcess(cmd, 0, stderr=""))
     result = run("probe", "--json", "out.json", cwd=tmp_path)
     assert result.code == 0 and launched, result.err
     assert "4 collectives x 11 sizes (1MiB-1GiB)" in result.err and "about 220 s" in result.err

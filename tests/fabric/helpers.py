@@ -3,6 +3,7 @@ independently of the renderer: CRD schema, one selector per member, every node i
 leaf (regexes evaluated with ``re``), members resolvable, tiers increasing upward."""
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -43,8 +44,13 @@ def project(tmp_path: Path, fabric: dict, files: dict[str, str] | None = None, n
 
 
 def in_memory(fabric: dict) -> RenderContext:
-    """A render context for a stack that exists only in memory (files resolve against the repo)."""
-    stack = build_stack(load_project(ROOT), "mem", {"trainstack:fabric": fabric}, "stacks/Pulumi.mem.yaml")
+    """A render context for a stack that exists only in memory (files resolve against the repo, or
+    an absolute fabric path against its own folder, which stands in for stacks/)."""
+    project = load_project(ROOT)
+    if isinstance(fabric.get("path"), str) and Path(fabric["path"]).is_absolute():
+        project = dataclasses.replace(project, stack_dir=Path(fabric["path"]).resolve().parent)
+        fabric = {**fabric, "path": Path(fabric["path"]).name}
+    stack = build_stack(project, "mem", {"trainstack:fabric": fabric}, "stacks/Pulumi.mem.yaml")
     return RenderContext(stack)
 
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 
 from tests.fabric.helpers import project, topograph_dir
@@ -37,8 +36,8 @@ def test_json_is_machine_readable():
 
 
 def test_mermaid_and_dot_for_a_topograph_model(tmp_path):
-    path = os.path.relpath(topograph_dir() / "dual-xclr-irregular.yaml", tmp_path / "stacks")
-    root = project(tmp_path, {"source": "topograph", "path": path})
+    model = (topograph_dir() / "dual-xclr-irregular.yaml").read_text()   # paths stay under stacks/
+    root = project(tmp_path, {"source": "topograph", "path": "model.yaml"}, {"model.yaml": model})
     mermaid = run("fabric", "test", "--project", str(root), "--format", "mermaid").out
     assert mermaid.startswith("```mermaid\ngraph TD\n") and mermaid.endswith("```\n")
     boxes = re.findall(r'^  (n\d+)\["([^"]*)"\]$', mermaid, re.M)

@@ -52,8 +52,9 @@ def test_model_renders_valid_tree(model):
 @pytest.mark.parametrize("model", TOPOGRAPH_MODELS)
 def test_model_through_stack_file_and_cli(tmp_path, model):
     """The way a user does it: a stack file naming the model by a path relative to stacks/."""
-    root = project(tmp_path, {"source": "topograph", "path": os.path.relpath(topograph_dir() / f"{model}.yaml",
-                                                                              tmp_path / "stacks")})
+    model_text = (topograph_dir() / f"{model}.yaml").read_text()   # paths stay under stacks/
+    root = project(tmp_path, {"source": "topograph", "path": f"fabrics/{model}.yaml"},
+                   {f"fabrics/{model}.yaml": model_text})
     bundle = render(load_stack(load_project(root), "test"))
     assert {r.kind for r in bundle.resources if r.module == "fabric"} == {"HyperNode"}
     result = run("render", "test", "--project", str(root), "--out", str(tmp_path / "deploy"))

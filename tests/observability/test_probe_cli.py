@@ -69,3 +69,9 @@ def test_bad_arguments_are_usage_errors():
     assert run("probe", "--collectives", "alltoall").code == 2
     result = run("probe", "--nproc", "1")
     assert result.code == 2 and "--nproc" in result.err
+
+
+def test_probe_fails_early_when_its_output_is_unwritable(tmp_path):
+    """Before any rank starts: one line, exit 2 (it used to fail after the whole measurement)."""
+    result = run("probe", "--json", str(tmp_path / "missing" / "out.json"))
+    assert result.code == 2 and "cannot write" in result.err and len(result.err.strip().splitlines()) == 1

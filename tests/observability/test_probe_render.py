@@ -220,3 +220,24 @@ def test_disabled_probe_renders_nothing_and_no_probe_alerts():
     assert not [r for r in b.resources if r.module == "probe"]
     groups = [g["name"] for r in b.resources if r.kind == "PrometheusRule" for g in r.obj["spec"]["groups"]]
     assert "trainstack-fabric-probe" not in groups
+
+
+def _probe_stack(probe_cfg: dict):
+    return build_stack(load_project(ROOT), "mem", {"trainstack:fabric": {"source": "generated"},
+                                                   "trainstack:probe": probe_cfg}, "stacks/Pulumi.mem.yaml")
+
+
+def test_pushgateway_with_credentials_comes_from_a_secret():
+    """A credential never lands in deploy/: render refuses it inline, and reads it from a Secret."""
+    with pytest.raises(ConfigError, match="looks like a credential") as err:
+        render(_probe_stack({"pushgateway": "https://probe:hunter2@push.example.com"}))
+    assert "hunter2" not in str(err.value)
+    b = render(_probe_stack({"pushgatewaySecret": {"name": "pushgateway", "key": "url"}}))
+    for job in probe_jobs(b):
+        for task in job["spec"]["tasks"]:
+            container = task["template"]["spec"]["containers"][0]
+            assert '--pushgateway "$TRAINSTACK_PUSHGATEWAY"' in container["command"][-1]
+            assert {"name": "TRAINSTACK_PUSHGATEWAY",
+                    "valueFrom": {"secretKeyRef": {"name": "pushgateway", "key": "url"}}} in container["env"]
+    with pytest.raises(ConfigError, match="not both"):
+        render(_probe_stack({"pushgateway": "http://push:9091", "pushgatewaySecret": {"name": "p", "key": "u"}}))

@@ -257,3 +257,14 @@ def test_bad_usage(tmp_path, text, message):
     path.write_text(text)
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace("[", r"\[")):
         load_usage(path, "usage.yaml", FABRIC)
+
+
+def test_pods_are_counted_against_the_bound_before_they_are_built(tmp_path):
+    huge = _edit(VCJOB, "spec.tasks.1.replicas", 10**7)
+    huge["spec"]["tasks"][1].pop("partitionPolicy")
+    huge["spec"].pop("minAvailable")
+    with pytest.raises(ConfigError, match=r"spec.tasks\[1\].replicas: the workloads would hold more than 1,000,000"):
+        load(write(tmp_path, huge))
+    job = _edit(TRAINJOB, "spec.trainer.numNodes", 10**7)
+    with pytest.raises(ConfigError, match=r"spec.trainer.numNodes: the workloads would hold more than 1,000,000"):
+        load(write(tmp_path, job))

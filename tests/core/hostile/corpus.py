@@ -1,0 +1,171 @@
+"""The regression corpus of hostile inputs (issue 16): each case is a small project and one command.
+
+A case is ``(name, files, args)``: ``files`` maps a path relative to the case's project folder to
+its text (``None`` makes a FIFO, a ``("link", target)`` tuple a symlink); ``args`` is the command
+line, run in the project folder. Every case must end with exit 0, 1 or 2, one line of error at most,
+no traceback, within the runner's time and memory limits, and change nothing outside the project's
+``deploy/`` folder.
+"""
+from __future__ import annotations
+
+FABRIC = "  trainstack:fabric: {source: generated}\n"
+
+
+def stack(*lines: str, fabric: str = FABRIC) -> str:
+    return "config:\n" + fabric + "".join(f"  {line}\n" for line in lines)
+
+
+def bomb(levels: int = 9, width: int = 9) -> str:
+    """A billion-laughs alias bomb: a few hundred bytes that expand to width**levels nodes."""
+    out = ["a0: &a0 [" + ", ".join(["lol"] * width) + "]"]
+    for i in range(1, levels):
+        out.append(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * width) + "]")
+    return "\n".join(out) + "\n"
+
+
+def indented(text: str, spaces: int) -> str:
+    return "".join(" " * spaces + line + "\n" for line in text.splitlines())
+
+
+def deep_flow(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+def deep_block(depth: int) -> str:
+    return "".join("  " * i + "- \n" for i in range(depth))
+
+
+def workload(replicas: int) -> str:
+    return ("apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {name: big}\nspec:\n"
+            f"  minAvailable: 1\n  tasks:\n  - name: w\n    replicas: {replicas}\n    template:\n"
+            "      spec: {containers: [{name: c, image: i, resources: {limits: {nvidia.com/gpu: 8}}}]}\n")
+
+
+LONG = "a" * 253
+SECRET = "hunter2-s3cr3t"
+
+CASES: list[tuple[str, dict, list[str]]] = [
+    # --- hangs: alias bombs, huge fabrics and workloads, endless files ---
+    ("alias-bomb-stack", {"stacks/Pulumi.t.yaml": "x:\n" + indented(bomb(), 2) + stack()}, ["render", "t"]),
+    ("alias-bomb-in-trainstack-key", {"stacks/Pulumi.t.yaml": stack("trainstack:bogus:",
+                                                                    *indented(bomb(), 4).splitlines())},
+     ["check", "t"]),
+    ("alias-bomb-pulumi-yaml", {"Pulumi.yaml": "name: trainstack\nstackConfigDir: stacks\nx:\n" + indented(bomb(), 2),
+                                "stacks/Pulumi.t.yaml": stack()}, ["validate", "t"]),
+    ("alias-bomb-manifest", {"stacks/Pulumi.t.yaml": stack(), "m.yaml": bomb()}, ["check", "t", "--manifests", "m.yaml"]),
+    ("generated-huge", {"stacks/Pulumi.t.yaml": stack(fabric="  trainstack:fabric: {source: generated, generated: "
+                                                      "{leaves: 100000, nodesPerLeaf: 100000}}\n")}, ["render", "t"]),
+    ("range-1e8", {"stacks/Pulumi.t.yaml": stack(fabric="  trainstack:fabric: {source: file, path: f.yaml}\n"),
+                   "stacks/f.yaml": "switches:\n  leaf: {nodes: 'gpu-[000000001-100000000]'}\n"}, ["render", "t"]),
+    ("many-ranges", {"stacks/Pulumi.t.yaml": stack(fabric="  trainstack:fabric: {source: file, path: f.yaml}\n"),
+                     "stacks/f.yaml": "switches:\n" + "".join(
+                         f"  leaf{i}: {{nodes: ['n{i}-[0000001-0999999]']}}\n" for i in range(30))}, ["validate", "t"]),
+    ("huge-digits-range", {"stacks/Pulumi.t.yaml": stack(fabric="  trainstack:fabric: {source: file, path: f.yaml}\n"),
+                           "stacks/f.yaml": "switches:\n  leaf: {nodes: 'gpu-[" + "1" * 5000 + "-" + "2" * 5000 + "]'}\n"},
+     ["render", "t"]),
+    ("manifests-dev-zero", {"stacks/Pulumi.t.yaml": stack()}, ["check", "t", "--manifests", "/dev/zero"]),
+    ("manifests-fifo", {"stacks/Pulumi.t.yaml": stack(), "fifo.yaml": None}, ["check", "t", "--manifests", "fifo.yaml"]),
+    ("manifests-folder-with-fifo", {"stacks/Pulumi.t.yaml": stack(), "m/fifo.yaml": None},
+     ["check", "t", "--manifests", "m"]),
+    ("replicas-1e7", {"stacks/Pulumi.t.yaml": stack(), "w.yaml": workload(10**7)},
+     ["simulate", "t", "--workloads", "w.yaml"]),
+    ("replicas-1e30", {"stacks/Pulumi.t.yaml": stack(), "w.yaml": workload(10**30)},
+     ["simulate", "t", "--workloads", "w.yaml"]),
+    ("workloads-fifo", {"stacks/Pulumi.t.yaml": stack(), "w.yaml": None}, ["simulate", "t", "--workloads", "w.yaml"]),
+    # --- crashes: depth, numbers, odd types, loops ---
+    ("deep-1000", {"stacks/Pulumi.t.yaml": stack("trainstack:volcano: " + deep_flow(1000))}, ["render", "t"]),
+    ("deep-100000", {"stacks/Pulumi.t.yaml": stack("trainstack:volcano: " + deep_flow(100000))}, ["check", "t"]),
+    ("deep-block-3000", {"stacks/Pulumi.t.yaml": "config:\n" + FABRIC + "  x:\n" + indented(deep_block(3000), 4)},
+     ["validate", "t"]),
+    ("deep-manifest", {"stacks/Pulumi.t.yaml": stack(), "m.yaml": "kind: " + deep_flow(60000)},
+     ["check", "t", "--manifests", "m.yaml"]),
+    ("int-5000-digits", {"stacks/Pulumi.t.yaml": stack("trainstack:nccl: {ibTimeout: " + "9" * 5000 + "}")},
+     ["render", "t"]),
+    ("int-25-digits", {"stacks/Pulumi.t.yaml": stack(fabric="  trainstack:fabric: {source: generated, generated: "
+                                                     "{leaves: 1000000000000000000000000}}\n")}, ["render", "t"]),
+    ("quantity-out-of-range", {"stacks/Pulumi.t.yaml": stack("trainstack:storage: {claims: [{name: d, size: 9e99Ei}]}")},
+     ["render", "t"]),
+    ("quantity-huge-exponent", {"stacks/Pulumi.t.yaml": stack("trainstack:storage: {claims: [{name: d, size: 1e999999}]}")},
+     ["render", "t"]),
+    ("manifest-kind-list", {"stacks/Pulumi.t.yaml": stack(), "m.yaml": "apiVersion: v1\nkind: [a, b]\nmetadata: {name: x}\n"},
+     ["check", "t", "--manifests", "m.yaml"]),
+    ("manifest-kind-map", {"stacks/Pulumi.t.yaml": stack(), "m.yaml": "apiVersion: v1\nkind: {a: b}\nmetadata: {name: x}\n"},
+     ["check", "t", "--manifests", "m.yaml"]),
+    ("manifest-list-items-int", {"stacks/Pulumi.t.yaml": stack(), "m.yaml": "apiVersion: v1\nkind: List\nitems: 5\n"},
+     ["check", "t", "--manifests", "m.yaml"]),
+    ("manifest-scalar", {"stacks/Pulumi.t.yaml": stack(), "m.yaml": "42\n"}, ["check", "t", "--manifests", "m.yaml"]),
+    ("manifest-duplicate-kind", {"stacks/Pulumi.t.yaml": stack(),
+                                 "m.yaml": "apiVersion: v1\nkind: Secret\nkind: ConfigMap\nmetadata: {name: x}\n"},
+     ["check", "t", "--manifests", "m.yaml"]),
+    ("manifest-binary", {"stacks/Pulumi.t.yaml": stack(), "m.yaml": "\x00\x01\x02\ufffe"},
+     ["check", "t", "--manifests", "m.yaml"]),
+    ("stack-file-loop", {"stacks/Pulumi.t.yaml": ("link", "Pulumi.t.yaml")}, ["render", "t"]),
+    ("fabric-path-loop", {"stacks/Pulumi.t.yaml": stack(fabric="  trainstack:fabric: {source: file, path: f.yaml}\n"),
+                          "stacks/f.yaml": ("link", "f.yaml")}, ["render", "t"]),
+    ("stack-config-dir-loop", {"Pulumi.yaml": "name: trainstack\nstackConfigDir: loop\n", "loop": ("link", "loop")},
+     ["render", "t"]),
+    ("fabric-path-absolute", {"stacks/Pulumi.t.yaml": stack(fabric="  trainstack:fabric: {source: file, path: /etc/hostname}\n")},
+     ["render", "t"]),
+    ("fabric-path-dotdot", {"stacks/Pulumi.t.yaml": stack(fabric="  trainstack:fabric: {source: file, path: ../secret.yaml}\n"),
+                            "secret.yaml": f"token: {SECRET}\n"}, ["render", "t"]),
+    ("fabric-path-link-out", {"stacks/Pulumi.t.yaml": stack(fabric="  trainstack:fabric: {source: topograph, path: f.yaml}\n"),
+                              "secret.yaml": f"token: {SECRET}\n", "stacks/f.yaml": ("link", "../secret.yaml")},
+     ["render", "t"]),
+    ("fabric-file-not-yaml-map", {"stacks/Pulumi.t.yaml": stack(fabric="  trainstack:fabric: {source: topograph, path: f.yaml}\n"),
+                                  "stacks/f.yaml": f"{SECRET}-{SECRET}-{SECRET}-{SECRET}\n"}, ["render", "t"]),
+    ("out-is-a-file", {"stacks/Pulumi.t.yaml": stack(), "file": "x"}, ["render", "t", "--out", "file"]),
+    ("out-symlink-loop", {"stacks/Pulumi.t.yaml": stack(), "out": ("link", "out")}, ["render", "t", "--out", "out"]),
+    ("out-stack-is-symlink", {"stacks/Pulumi.t.yaml": stack(), "deploy/t": ("link", "../elsewhere"), "elsewhere/keep": "k"},
+     ["render", "t"]),
+    # --- names ---
+    ("stack-dot", {"stacks/Pulumi..yaml": stack()}, ["render", "."]),
+    ("stack-dotdot", {"stacks/Pulumi...yaml": stack()}, ["render", ".."]),
+    ("stack-slash", {"stacks/a/Pulumi.b.yaml": stack()}, ["render", "a/b"]),
+    ("stack-dot-all", {"stacks/Pulumi..yaml": stack(), "stacks/Pulumi.t.yaml": stack()}, ["render", "--all"]),
+    ("stack-case-twins", {"stacks/Pulumi.t.yaml": stack(), "stacks/Pulumi.T.yaml": stack()}, ["render", "--all"]),
+    ("stack-case-twins-one", {"stacks/Pulumi.t.yaml": stack(), "stacks/Pulumi.T.yaml": stack()}, ["validate", "t"]),
+    ("stack-space", {"stacks/Pulumi.a b.yaml": stack()}, ["fabric", "a b"]),
+    ("stack-dotdot-simulate", {"stacks/Pulumi.t.yaml": stack(), "w.yaml": workload(2)},
+     ["simulate", "..", "--workloads", "w.yaml"]),
+    # --- silent corruption ---
+    ("adapter-named-volcano", {"stacks/Pulumi.t.yaml": stack(
+        "trainstack:autoscaling: {adapter: {name: volcano}, hpas: [{namespace: training, target: {kind: Deployment, "
+        "name: web}, maxReplicas: 3, metrics: [{name: gpu_utilization, averageValue: 80}]}]}")}, ["render", "t"]),
+    ("nan-links", {"stacks/Pulumi.t.yaml": stack(fabric="  trainstack:fabric: {source: generated, links: "
+                                                 "{node: {bandwidthGBps: .nan}}}\n")}, ["render", "t"]),
+    ("inf-links-simulate", {"stacks/Pulumi.t.yaml": stack(fabric="  trainstack:fabric: {source: generated, links: "
+                                                          "{node: {bandwidthGBps: .inf}}}\n"), "w.yaml": workload(2)},
+     ["simulate", "t", "--workloads", "w.yaml", "--format", "json"]),
+    ("probe-json-nan", {"stacks/Pulumi.t.yaml": stack(), "p.json": '[{"collective": "all_reduce", "bytes": 1, '
+                        '"world_size": 2, "time_s": NaN, "tier": 1}]'}, ["recommend", "--probe", "p.json", "t"]),
+    ("junit-control-char", {"stacks/Pulumi.t.yaml": stack(), "m.yaml": "apiVersion: v1\nkind: Pod\nmetadata: "
+                            "{name: \"a\\x01\\x1b\", namespace: \"\\x07\"}\nspec: {containers: [{name: c, image: i}]}\n"},
+     ["check", "t", "--manifests", "m.yaml", "--format", "junit"]),
+    ("claim-253", {"stacks/Pulumi.t.yaml": stack(f"trainstack:storage: {{claims: [{{name: {LONG}, size: 1Gi, "
+                                                 "storageClass: nfs}]}")}, ["render", "t"]),
+    ("workload-quantity-huge", {"stacks/Pulumi.t.yaml": stack(),
+                                "w.yaml": workload(2).replace("nvidia.com/gpu: 8", "nvidia.com/gpu: 1e999999")},
+     ["simulate", "t", "--workloads", "w.yaml"]),
+    ("workload-duplicate-key", {"stacks/Pulumi.t.yaml": stack(), "w.yaml": workload(2) + "kind: Job\n"},
+     ["simulate", "t", "--workloads", "w.yaml"]),
+    ("json-manifest-in-folder", {"stacks/Pulumi.t.yaml": stack(),
+                                 "m/bad.json": '{"apiVersion": "v1", "kind": ["Pod"], "metadata": {"name": "x"}}'},
+     ["check", "t", "--manifests", "m"]),
+    ("pulumi-yaml-deep", {"Pulumi.yaml": "name: trainstack\nstackConfigDir: stacks\nconfig: " + deep_flow(5000) + "\n",
+                          "stacks/Pulumi.t.yaml": stack()}, ["validate", "t"]),
+    ("stack-file-5mib", {"stacks/Pulumi.t.yaml": stack() + "#" * (5 * 2**20) + "\n"}, ["validate", "t"]),
+    ("stack-file-is-folder", {"stacks/Pulumi.t.yaml/x": "x"}, ["validate", "t"]),
+    # --- secrets ---
+    ("secret-pushgateway-url", {"stacks/Pulumi.t.yaml": stack(
+        f"trainstack:probe: {{pushgateway: 'https://user:{SECRET}@push.example.com:9091'}}")}, ["render", "t"]),
+    ("secret-adapter-url", {"stacks/Pulumi.t.yaml": stack(
+        f"trainstack:autoscaling: {{adapter: {{prometheusUrl: 'http://admin:{SECRET}@prom.example'}}, hpas: "
+        "[{namespace: training, target: {kind: Deployment, name: web}, maxReplicas: 3, metrics: [{name: gpu_utilization, averageValue: 80}]}]}")},
+     ["render", "t"]),
+    ("secret-storage-parameter", {"stacks/Pulumi.t.yaml": stack(
+        "trainstack:storage: {storageClass: {create: true, name: nas, provisioner: nas.csi.example.com, "
+        f"parameters: {{server: nas.example, password: {SECRET}}}}}, claims: [{{name: d, size: 1Gi}}]}}")},
+     ["render", "t"]),
+    ("secret-in-bad-value", {"stacks/Pulumi.t.yaml": stack(f"trainstack:nccl: {{debug: 'https://u:{SECRET}@x'}}")},
+     ["render", "t"]),
+]
