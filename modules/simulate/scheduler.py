@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Mapping
 
 from modules.core.wire import release_manifest
-from modules.semantics.scheduler_conf import conf_in_effect
+from modules.semantics.scheduler_conf import conf_in_effect, conf_plugins, parse_conf
 
 from .cluster import TOP, Cluster, Need
 from .jobs import Constraint, Job, Partition, effective, tier_label
@@ -484,19 +484,14 @@ def settings_from_conf(text: str, source: str) -> Settings:
     ``hypernode.binpack.resources`` a comma-separated string. A conf without the plugin enforces
     no network topology at all (§3).
     """
-    import yaml
-
-    try:
-        conf = yaml.safe_load(text)
-    except yaml.YAMLError:
+    conf, problem = parse_conf(text)
+    if conf is None and problem and problem.startswith("is not valid YAML"):
         return Settings(source=f"{source} does not parse; baseline weights assumed")
-    plugins = [p for tier in (conf or {}).get("tiers") or [] if isinstance(tier, dict)
-               for p in tier.get("plugins") or [] if isinstance(p, dict)] if isinstance(conf, dict) else []
-    plugin = next((p for p in plugins if p.get("name") == PLUGIN), None)
+    plugin = next((p for _, p in conf_plugins(conf or {}) if p.get("name") == PLUGIN), None)
     if plugin is None:
         return Settings(enforce_topology=False,
                         source=f"{source} lacks {PLUGIN}: hard topology constraints are not enforced")
-    args = plugin.get("arguments") or {}
+    args = plugin.get("arguments") if isinstance(plugin.get("arguments"), dict) else {}
 
     def int_arg(key: str, default: int) -> int:
         value = args.get(key)
