@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class Tiers:
+class FabricTiers:
     """The real HyperNode tiers of a fabric and the names `highestTierName` may use."""
 
     tiers: tuple[int, ...]
@@ -51,14 +51,14 @@ def label_levels(discovery: list[dict]) -> dict[int, list[str]]:
     return {tier: keys for tier, keys in levels.items() if keys}
 
 
-def fabric_tiers(fabric: "Fabric") -> Tiers:
+def fabric_tiers(fabric: "Fabric") -> FabricTiers:
     if fabric.discovery is not None:
         levels = label_levels(fabric.discovery)
         by_name = {key: tier for tier in sorted(levels) for key in levels[tier]}
-        return Tiers(tuple(sorted(levels)), by_name, static=False)
+        return FabricTiers(tuple(sorted(levels)), by_name, static=False)
     tiers = tuple(fabric.tiers)
     by_name = {name: tier for tier, name in sorted(fabric.tier_names.items()) if tier in tiers}
-    return Tiers(tiers, by_name, static=True)
+    return FabricTiers(tiers, by_name, static=True)
 
 
 def resolve(ctx: "RenderContext", path: str, spec: Mapping, allow_name: bool = True,
