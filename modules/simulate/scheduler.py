@@ -25,7 +25,7 @@ from modules.core.wire import release_manifest
 from modules.semantics.scheduler_conf import conf_in_effect, conf_plugins, parse_conf
 
 from .cluster import TOP, Cluster, Need
-from .jobs import Constraint, Job, Partition, effective, tier_label
+from .jobs import Enforced, Job, Partition, effective, tier_label
 
 BASELINE_WEIGHTS = {"cpu": 1, "memory": 1, "nvidia.com/gpu": 5}   # reference/volcano.md §3 baseline conf
 # Node resources the fabric does not model: requests for them are not held against nodes.
@@ -180,13 +180,13 @@ class TopologyAware:
         self._distinct: dict[tuple, list[int]] = {}   # a gradient's HyperNodes, one per shape
         self.tier_names = cluster.fabric.tier_names
 
-    def constraint(self, job: Job) -> Constraint:
+    def constraint(self, job: Job) -> Enforced:
         c = self.cluster
         if self.lower_bound:
             cons = effective(job.topology, c.tiers, self.tier_names)
-            return cons if cons.kind != "any" else Constraint("domain", c.top_tier, cons.note)
+            return cons if cons.kind != "any" else Enforced("domain", c.top_tier, cons.note)
         if not self.settings.enforce_topology:
-            return Constraint("any", None, "the scheduler conf lacks network-topology-aware: no constraint")
+            return Enforced("any", None, "the scheduler conf lacks network-topology-aware: no constraint")
         return effective(job.topology, c.tiers, self.tier_names)
 
     def gradients(self, root: int, limit: int) -> list[list[int]]:
@@ -305,7 +305,7 @@ class TopologyAware:
                 return False
         return True
 
-    def _cheapest(self, cands: list[int], job: Job, prep: Prepared, cons: Constraint, min_need: Need,
+    def _cheapest(self, cands: list[int], job: Job, prep: Prepared, cons: Enforced, min_need: Need,
                   all_need: Need, gang: int, gpus: int) -> Outcome | None:
         """The lower bound's pick in one gradient: of the HyperNodes that hold the job alone, the one
         where it costs least (HyperNodes alike in size, shape and usage are tried once)."""
@@ -364,11 +364,11 @@ class TopologyAware:
         c = self.cluster
         pods = list(part.pods)
         if part.topology is None:
-            cons = Constraint("any", None, "the job's constraint")
+            cons = Enforced("any", None, "the job's constraint")
         elif self.lower_bound or self.settings.enforce_topology:
             cons = effective(part.topology, c.tiers, self.tier_names, bound=c.g_tier[g])
         else:
-            cons = Constraint("any", None, "not enforced")
+            cons = Enforced("any", None, "not enforced")
         if cons.kind == "never":
             return {}
         sub_txn: list = []
@@ -403,7 +403,7 @@ class TopologyAware:
                     return placed
         return {}
 
-    def _outcome(self, job: Job, g: int, placed: dict[int, int], cons: Constraint) -> Outcome:
+    def _outcome(self, job: Job, g: int, placed: dict[int, int], cons: Enforced) -> Outcome:
         c = self.cluster
         pods = [(job.pods[i].name, placed[i]) for i in sorted(placed)]
         reason = None
@@ -414,7 +414,7 @@ class TopologyAware:
             return Outcome(job.name, "placed", reason, pods=pods)     # where: the smallest HyperNode holding it
         return Outcome(job.name, "placed", reason, c.g_name[g], c.g_tier[g], pods)
 
-    def _why_pending(self, job: Job, cons: Constraint) -> str:
+    def _why_pending(self, job: Job, cons: Enforced) -> str:
         c = self.cluster
         gang = job.gang
         what = f"{gang} pods ({job.gpus_for(gang)} GPUs)"
