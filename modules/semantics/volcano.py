@@ -45,6 +45,13 @@ class Constraint:
     def sets_tier(self) -> bool:
         return self.tier is not None or self.tier_name is not None
 
+    def as_stored(self) -> tuple[str, Any, Any]:
+        """``(mode, highestTierAllowed, highestTierName)`` as the API server stores it: Trainer v2.3's
+        runtime CRD has no highestTierName (pruned) and defaults highestTierAllowed to 1."""
+        if self.scope == "runtime":
+            return self.mode, (self.tier if self.tier is not None and not self.implicit_tier else 1), None
+        return self.mode, self.tier, self.tier_name
+
 
 def _from_network_topology(nt: dict, path: str, scope: str, implicit_tier: int | None = None) -> Constraint:
     mode = nt.get("mode", "hard")

@@ -374,6 +374,10 @@ def trainer_workload(reader: Reader, trainjob: dict | None, runtime: dict) -> Wo
     rspec = as_dict(runtime.get("spec"))
     volcano = as_dict(as_dict(rspec.get("podGroupPolicy")).get("volcano"))
     raw = volcano.get("networkTopology")
+    if isinstance(raw, dict) and "highestTierName" in raw:
+        # Trainer v2.3's runtime CRD has no highestTierName: the API server prunes it, and the PodGroup
+        # gets highestTierAllowed (default 1). The topology-tier-exists rule says so.
+        raw = {k: v for k, v in raw.items() if k != "highestTierName"}
     topology = topology_of(reader, raw, "spec.podGroupPolicy.volcano.networkTopology", tier_default=1) \
         if raw is not None else None      # the runtime CRD defaults highestTierAllowed to 1
     owner = trainjob if trainjob is not None else runtime

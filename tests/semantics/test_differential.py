@@ -80,7 +80,7 @@ LAUNCHER_JOB = trainjob("launcher-job", "launcher-node", nodes=2)
 # named ``trainer``, so the GPUs asked for per node are merged nowhere.
 OTHER_CONTAINER_RUNTIME = runtime("other-container", [
     rjob("node", [container("trainer", {"cpu": "8", "memory": "32Gi"})], trainer=True),
-], nodes=2, topology={"mode": "soft"})
+], nodes=2, topology={"mode": "soft", "highestTierName": "spine"})     # pruned: Trainer's CRD has no such field
 OTHER_CONTAINER_JOB = trainjob("other-container-job", "other-container",
                                per_node={"requests": {"cpu": "48"}, "limits": {"nvidia.com/gpu": 8}})
 
@@ -154,7 +154,7 @@ def policy_view(obj: dict, objects: list[dict]) -> dict:
     out = {"gang": gang.pods, "gang_pods": pods, "min_resources": _decimals(gang.min_resources())}
     target = find_runtime(obj, objects) if obj["kind"] == "TrainJob" else obj
     cons = [c for c in constraints(target) if c.scope in ("job", "runtime")]
-    out["topology"] = (cons[0].mode, cons[0].tier, cons[0].tier_name) if cons else None
+    out["topology"] = cons[0].as_stored() if cons else None
     out["partitions"] = sorted((c.mode, c.tier) for c in constraints(target) if c.scope == "partition")
     if obj["kind"] == "TrainJob":
         spec, _ = effective_node_pod(obj, target)
@@ -208,6 +208,7 @@ def test_labelled_launcher_is_the_trainer_and_node_keeps_its_size(tmp_path):
 
 def test_resources_per_node_merges_into_node_only(tmp_path):
     view = simulator_view(OTHER_CONTAINER_JOB, RUNTIMES + [OTHER_CONTAINER_JOB], tmp_path)
+    assert view["topology"] == ("soft", 1, None)          # highestTierName pruned, tier defaulted
     assert view["trainer_pod"] == _decimals({"cpu": 8, "memory": 32 * 2**30})    # nothing merged
     merged = simulator_view(MERGED_JOB, RUNTIMES + [MERGED_JOB], tmp_path)
     assert merged["trainer_pod"] == _decimals({"cpu": 48, "memory": 32 * 2**30, "nvidia.com/gpu": 8})
@@ -268,7 +269,8 @@ def corpus_object(draw):
         if draw(st.booleans()):
             jobs.append(rjob("node-extra", draw(containers()), parallelism=draw(st.integers(0, 3))))
         topology = draw(st.none() | st.sampled_from([{"mode": "hard"}, {"mode": "soft"},
-                                                     {"mode": "hard", "highestTierAllowed": 2}]))
+                                                     {"mode": "hard", "highestTierAllowed": 2},
+                                                     {"mode": "hard", "highestTierName": "spine"}]))
         rt = runtime("gen", jobs, nodes=draw(st.integers(1, 4)), topology=topology)
         requests, limits = draw(resources())
         per_node = {k: v for k, v in (("requests", requests), ("limits", limits)) if v} or None
