@@ -363,7 +363,8 @@ RULES = (
         id=RESTRICTED,
         description="Every pod template also follows the Restricted profile: allowPrivilegeEscalation: false, "
                     "capabilities drop ALL (adding back only NET_BIND_SERVICE and IPC_LOCK), a RuntimeDefault or "
-                    "Localhost seccomp profile, runAsNonRoot where the stack asks for it; and pods that name no service account of their own "
+                    "Localhost seccomp profile, runAsNonRoot where the stack asks for it; and pods that name no "
+                    "service account of their own "
                     "do not mount its API token.",
         why="These settings turn a container compromise into a contained one: no setuid escalation, no kernel "
             "attack surface beyond the runtime's seccomp filter, no capabilities beyond need, and no API token "

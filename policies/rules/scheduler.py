@@ -118,7 +118,8 @@ def _scheduler_plugin_enabled(objects: list[dict], ctx: CheckContext) -> Iterato
         return
     examples = ", ".join(f"{resource_id(o)} at {p}" for o, p in constrained[:3])
     more = f" and {len(constrained) - 3} more" if len(constrained) > 3 else ""
-    uses = [f"{len(constrained)} object(s) carry network-topology constraints ({examples}{more})"] if constrained else []
+    uses = ([f"{len(constrained)} object(s) carry network-topology constraints ({examples}{more})"]
+            if constrained else [])
     if hypernodes:
         uses.append(f"{len(hypernodes)} HyperNode(s) describe the fabric, which only this plugin reads")
     fix = (f"Without it Volcano never enforces hard-mode tiers and ignores HyperNodes. Add `- name: {NTA}` to a "
