@@ -154,7 +154,8 @@ def test_subgroup_policy_and_scheduler_conf_from_configmap():
     snap = snapshot_from_objects(list(enumerate(objects + pods)), "snap")
     assert snap.settings.weights["cpu"] == 3 and "ConfigMap" in snap.settings.source
     job = snap.jobs[0]
-    assert [(p.name, p.pods, p.min_available) for p in job.partitions] == [("stage-0", (0, 1), 2), ("stage-1", (2, 3), 2)]
+    assert [(p.name, p.pods, p.min_available) for p in job.partitions] == [("stage-0", (0, 1), 2),
+                                                                           ("stage-1", (2, 3), 2)]
     placed = _place(snap)["team/pp"]
     racks = {n[:5] for n in placed.values()}
     assert len(placed) == 4 and racks == {"gpu-a", "gpu-b"}     # each SubJob inside one rack
@@ -175,7 +176,8 @@ def test_upstream_style_case_without_hypernodes():
     (NODES + [hypernode("up", 1, [exact("HyperNode", "down")]), hypernode("down", 2, [exact("Node", "gpu-a0")])],
      "not below"),
     (NODES + [podgroup("g", 1, {"mode": "sometimes"}), pod("p", "g", cpu=1)], "hard or soft"),
-    (NODES + [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "bad"}, "status": {"allocatable": {"cpu": "lots"}}}],
+    (NODES + [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "bad"},
+               "status": {"allocatable": {"cpu": "lots"}}}],
      "Kubernetes quantity"),
 ])
 def test_mistakes_are_one_line_errors(objects, message):
@@ -220,7 +222,8 @@ def _place(snap) -> dict[str, dict[str, str]]:
 def test_pod_slots_and_other_schedulers():
     full = node("small", cpu=64, memory="64Gi", pods=2)
     objects = [full, pod("a", node_name="small", cpu=1), pod("b", node_name="small", cpu=1),
-               pod("c", cpu=1), {**pod("d", cpu=1), "spec": {**pod("d", cpu=1)["spec"], "schedulerName": "default-scheduler"}}]
+               pod("c", cpu=1),
+               {**pod("d", cpu=1), "spec": {**pod("d", cpu=1)["spec"], "schedulerName": "default-scheduler"}}]
     snap = snapshot_from_objects(list(enumerate(objects)), "snap")
     assert snap.usage["small"]["pods"] == 2
     assert [j.name for j in snap.jobs] == ["team/pod:c"]          # d belongs to another scheduler
