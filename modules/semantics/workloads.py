@@ -382,10 +382,23 @@ def trainer_workload(reader: Reader, trainjob: dict | None, runtime: dict) -> Wo
         if raw is not None else None      # the runtime CRD defaults highestTierAllowed to 1
     owner = trainjob if trainjob is not None else runtime
     name, namespace = _name(reader, owner)
-    tspec = as_dict(as_dict(trainjob).get("spec")) if trainjob is not None else {}
     return Workload("TrainJob" if trainjob is not None else str(runtime.get("kind")), name, namespace, tuple(sets),
-                    sum(s.count for s in sets), how, topology,
-                    queue=_queue(owner, as_dict(tspec.get("podTemplateOverrides")).get("queue")))
+                    sum(s.count for s in sets), how, topology, queue=trainer_queue(trainjob, runtime),
+                    priority_class=next((p for p in reversed([_str(job_pod_spec(rj).get("priorityClassName"))
+                                                              for rj in replicated_jobs(runtime)]) if p), None))
+
+
+def trainer_queue(trainjob: dict | None, runtime: dict) -> str | None:
+    """Trainer's Volcano plugin sets the PodGroup's queue from the queue-name annotation of the
+    runtime's JobSet template, which the TrainJob's runtimePatches may override (v2.3.0
+    ``pkg/runtime/core/trainingruntime.go``, ``plugins/volcano``)."""
+    notes = dict(as_dict(as_dict(as_dict(as_dict(runtime.get("spec")).get("template")).get("metadata"))
+                         .get("annotations")))
+    for patch in as_list(as_dict(as_dict((trainjob or {}).get("spec"))).get("runtimePatches")):
+        patched = as_dict(as_dict(as_dict(as_dict(patch).get("trainingRuntimeSpec")).get("template"))
+                          .get("metadata")).get("annotations")
+        notes.update(as_dict(patched))
+    return _str(notes.get(QUEUE_ANNOTATION))
 
 
 # --- Kubeflow v1, JobSet, core workloads --------------------------------------------------------

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from modules.semantics.scheduler_conf import parse_conf, scheduler_confs
 from modules.semantics.volcano import constraints
-from modules.semantics.workloads import effective_node_pod, find_runtime, gang_of
+from modules.semantics.workloads import effective_node_pod, find_runtime, gang_of, workload_of
 from modules.simulate.scheduler import settings_from_objects
 from modules.simulate.workloads import load_workloads, runtimes_in
 from policies.k8s import pod_requests
@@ -302,3 +302,16 @@ def test_generated_objects_agree(tmp_path, generated):
     runtimes, obj = generated
     objects = runtimes + [obj]
     assert policy_view(obj, objects) == simulator_view(obj, objects, tmp_path)
+
+
+def test_queue_and_priority():
+    assert workload_of(LIMITS_ONLY_JOB, []).queue == "research"
+    rt = copy.deepcopy(MERGED_RUNTIME)
+    rt["spec"]["template"]["metadata"] = {"annotations": {"scheduling.volcano.sh/queue-name": "default"}}
+    rt["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"][
+        "priorityClassName"] = "high"
+    assert (workload_of(MERGED_JOB, [rt]).queue, workload_of(MERGED_JOB, [rt]).priority_class) == ("default", "high")
+    patched = copy.deepcopy(MERGED_JOB)
+    patched["spec"]["runtimePatches"] = [{"manager": "x.io/y", "trainingRuntimeSpec": {"template": {
+        "metadata": {"annotations": {"scheduling.volcano.sh/queue-name": "research"}}}}}]
+    assert workload_of(patched, [rt]).queue == "research"
