@@ -9,6 +9,9 @@ from typing import Any, Iterable, Mapping
 
 from modules.core.quantity import parse_quantity
 
+from modules.semantics.podspec import Reader, container_requests
+from modules.semantics.podspec import pod_requests as semantic_pod_requests
+
 from .framework import as_dict, as_list
 
 CORE_RESOURCES = ("cpu", "memory")
@@ -37,28 +40,14 @@ def quantity(value: Any) -> Decimal | None:
 
 
 def effective_requests(container: Mapping) -> dict[str, Decimal]:
-    """What the scheduler counts for a container: requests, with limits standing in for missing
-    requests (the API server copies a limit into an absent request). Unparsable values are left out."""
-    requests, limits = resources_of(container)
-    out: dict[str, Decimal] = {}
-    for name, value in {**limits, **requests}.items():
-        amount = quantity(value)
-        if amount is not None:
-            out[str(name)] = amount
-    return out
+    """What node fit counts for a container: requests, with limits standing in for missing requests
+    (the API server copies a limit into an absent request). Unparsable values are left out."""
+    return container_requests(Reader(strict=False), container.get("resources"), "resources").fit
 
 
 def pod_requests(pod_spec: Mapping) -> dict[str, Decimal]:
-    """A pod's requests as the scheduler sees them: the sum over containers, at least the largest
-    init container (init containers run one at a time, before the others)."""
-    total: dict[str, Decimal] = {}
-    for container in as_list(pod_spec.get("containers")):
-        for name, amount in effective_requests(as_dict(container)).items():
-            total[name] = total.get(name, Decimal(0)) + amount
-    for container in as_list(pod_spec.get("initContainers")):
-        for name, amount in effective_requests(as_dict(container)).items():
-            total[name] = max(total.get(name, Decimal(0)), amount)
-    return total
+    """A pod's requests as node fit sees them (``modules.semantics.podspec``, lenient)."""
+    return semantic_pod_requests(Reader(strict=False), pod_spec, "spec", require_containers=False).fit
 
 
 def add(a: Mapping[str, Decimal], b: Mapping[str, Decimal], times: int = 1) -> dict[str, Decimal]:
@@ -73,12 +62,10 @@ _BINARY = (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
 
 def show_amount(resource: str, amount: Decimal) -> str:
     if resource == "memory" or resource.startswith("hugepages-") or resource == "ephemeral-storage":
+        whole = int(amount) if amount == amount.to_integral_value() else None   # exact, however large
         for suffix, size in _BINARY:
-            try:
-                if amount >= size and amount % size == 0:
-                    return f"{amount // size}{suffix}"
-            except ArithmeticError:   # beyond the context's precision (a gang of 10^19 pods): plain number
-                break
+            if whole is not None and whole >= size and whole % size == 0:
+                return f"{whole // size}{suffix}"
     if resource == "cpu" and amount != amount.to_integral_value():
         return f"{int(amount * 1000)}m"
     normal = amount.normalize()

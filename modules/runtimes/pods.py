@@ -13,6 +13,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from modules.core.quantity import parse_quantity
+from modules.semantics.podspec import Reader, container_requests
 from modules.nccl.render import configmap_name
 from modules.volcano.render import SCHEDULER_NAME
 
@@ -55,8 +56,10 @@ class Shape:
         return out
 
     def amounts(self) -> dict[str, Decimal]:
-        """The requests as numbers, for capacity checks."""
-        return {name: parse_quantity(value) for name, value in self.requests().items()}
+        """What node fit counts for one pod of this shape (the semantic core's reading of the
+        rendered resources), for capacity checks."""
+        resources = {"requests": self.requests(), "limits": self.limits()}
+        return container_requests(Reader(file="the rendered pod", where="resources"), resources, "resources").fit
 
 
 def pick_pool(ctx: "RenderContext", path: str, name: str) -> "NodePool":

@@ -38,8 +38,20 @@ class Cluster:
         self.resources = list(resources)
         self.rindex = {r: i for i, r in enumerate(self.resources)}
         width = len(self.resources)
+        self._init_nodes(fabric, gpu_resource, width)
+        rendered, gid, loose = self._init_groups(fabric, width)
+        chains = self._init_links(fabric, rendered, gid, width)
+        self._init_loose(rendered, gid, loose, chains)
+        self.g_index = {name: g for g, name in enumerate(self.g_name)}
+        self.candidates_at = {t: [gid[s.name] for s in rendered if s.tier == t and self.g_reach[gid[s.name]]]
+                              for t in self.tiers}
+        self._below: dict[int, dict[int, list[int]]] = {}
+        self._nodes_below: dict[int, list[int]] = {}
+        self._init_histograms(chains, len(self.g_name))
+        self.weights = [(self.rindex[r], w) for r, w in sorted(weights.items()) if r in self.rindex and w > 0]
+        self.all_weights = {self.rindex[r]: w for r, w in weights.items() if r in self.rindex and w >= 0}
 
-        # --- nodes, in fabric order --------------------------------------------------------
+    def _init_nodes(self, fabric: Fabric, gpu_resource: str | None, width: int) -> None:
         self.node_names = list(fabric.nodes)
         self.node_index = {n: i for i, n in enumerate(self.node_names)}
         self.gpu = self.rindex.get(gpu_resource) if gpu_resource else None
@@ -51,7 +63,9 @@ class Cluster:
         self.node_used = [[0] * width for _ in self.node_names]
         self.offered = {r for i, r in enumerate(self.resources) if any(a[i] > 0 for a in self.node_alloc)}
 
-        # --- groups (HyperNodes) -----------------------------------------------------------
+
+    def _init_groups(self, fabric: Fabric, width: int) -> tuple[list, dict[str, int], list[int]]:
+        """HyperNodes with nodes below them, plus the cluster-top (and a virtual leaf for loose nodes)."""
         rendered = [s for s in fabric.switches.values() if fabric.node_count(s.name)]
         self.lowest_tier = min((s.tier for s in rendered), default=1)
         self.tiers = sorted({s.tier for s in rendered})
@@ -68,7 +82,6 @@ class Cluster:
         # Nodes in no HyperNode: a virtual leaf that only the cluster-top reaches (never a candidate).
         loose = [i for i, name in enumerate(self.node_names) if fabric.nodes[name].leaf not in gid]
         if loose:
-            loose_group = len(self.g_name)
             self.g_name.append(LOOSE_NAME)
             self.g_tier.append(self.top_tier)
             self.g_switch.append(None)
@@ -81,6 +94,10 @@ class Cluster:
         self.node_chain: list[tuple[int, ...]] = [()] * len(self.node_names)
         self.orphans: list[int] = []                                      # leaves above the lowest tier
 
+        return rendered, gid, loose
+
+    def _init_links(self, fabric: Fabric, rendered: list, gid: dict[str, int], width: int) -> dict:
+        """Leaves' nodes, reachable counts, children and each leaf's chain up to the cluster-top."""
         for s in rendered:
             g = gid[s.name]
             self.g_nodes[g] = [self.node_index[n] for n in s.nodes]
@@ -112,8 +129,12 @@ class Cluster:
                 row = self.g_alloc[up]
                 for r, amount in enumerate(sums):
                     row[r] += amount
+        return chains
+
+    def _init_loose(self, rendered: list, gid: dict[str, int], loose: list[int], chains: dict) -> None:
         self.g_parent: list[int | None] = [None] + [gid[s.parent] if s.parent in gid else TOP for s in rendered]
         if loose:
+            loose_group = len(self.g_name) - 1     # the virtual leaf is the last group
             chain = chains[LOOSE_NAME] = (loose_group, TOP)
             self.g_nodes[loose_group] = loose
             self.g_reach[loose_group] = len(loose)
@@ -125,13 +146,9 @@ class Cluster:
                     row = self.g_alloc[up]
                     for r, amount in enumerate(self.node_alloc[n]):
                         row[r] += amount
-        self.g_index = {name: g for g, name in enumerate(self.g_name)}
-        self.candidates_at = {t: [gid[s.name] for s in rendered if s.tier == t and self.g_reach[gid[s.name]]]
-                              for t in self.tiers}
-        self._below: dict[int, dict[int, list[int]]] = {}
-        self._nodes_below: dict[int, list[int]] = {}
 
-        # --- free-GPU histograms: how many nodes below each group have k GPUs free ------------
+    def _init_histograms(self, chains: dict, count: int) -> None:
+        # Free-GPU histograms: how many nodes below each group have k GPUs free.
         self.max_gpus = max((a[self.gpu] for a in self.node_alloc), default=0) if self.gpu is not None else 0
         self.g_hist = [[0] * (self.max_gpus + 1) for _ in range(count)]
         if self.gpu is not None:
@@ -154,9 +171,6 @@ class Cluster:
             for up in chain:
                 self.g_idle[up] += len(self.g_nodes[chain[0]])
         self.pool_allocs = list({tuple(a) for a in self.node_alloc})
-
-        self.weights = [(self.rindex[r], w) for r, w in sorted(weights.items()) if r in self.rindex and w > 0]
-        self.all_weights = {self.rindex[r]: w for r, w in weights.items() if r in self.rindex and w >= 0}
 
     def group_of(self, hypernode: str | None) -> int | None:
         """The group of a HyperNode by its name (None when unknown or without nodes)."""

@@ -37,7 +37,8 @@ def snapshot_path(args: argparse.Namespace) -> str | None:
     existing file or directory other than a stack file (``Pulumi.<stack>.yaml``)."""
     if args.snapshot:
         if args.stack:
-            raise ConfigError("trainstack simulate", "--snapshot", f"give a stack ({args.stack}) or a snapshot, not both")
+            raise ConfigError("trainstack simulate", "--snapshot",
+                              f"give a stack ({args.stack}) or a snapshot, not both")
         return args.snapshot
     if args.stack is None:
         raise ConfigError("trainstack simulate", "", "expected a stack name, or a snapshot file or directory "
@@ -131,7 +132,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                    help="multi-document YAML of Volcano Jobs and TrainJobs, simulated in order (required with a "
                    "stack; with a snapshot, placed after its pending pods)")
     p.add_argument("--compare", choices=["oblivious"],
-                   help="also show topology-oblivious first-fit and the lower bound side by side (JSON always has them)")
+                   help="also show topology-oblivious first-fit and the lower bound side by side "
+                        "(JSON always has them)")
     p.add_argument("--format", default="text", choices=["text", "json"], help="report format")
     p.add_argument("--usage", metavar="FILE", help="resources already in use: nodes: {NODE or range: {resource: qty}}")
     p.add_argument("--gradient-size", default="1Gi", metavar="BYTES",

@@ -8,16 +8,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Mapping
 
+from modules.semantics.workloads import Topology  # noqa: F401  (the spec as written, shared)
+
 TOP_NAME = "<cluster-top>"   # Volcano's virtual HyperNode above every root; it holds every node
-
-
-@dataclass(frozen=True)
-class Topology:
-    """A ``networkTopology`` spec as written: mode and at most one of the two tier fields."""
-
-    mode: str = "hard"                # hard | soft
-    tier: int | None = None           # highestTierAllowed
-    tier_name: str | None = None      # highestTierName
 
 
 @dataclass(frozen=True)
@@ -77,7 +70,7 @@ class Job:
 
 
 @dataclass(frozen=True)
-class Constraint:
+class Enforced:
     """What the scheduler enforces.
 
     kind ``domain``: every pod in one HyperNode of tier <= ``tier`` (the cluster-top's tier for soft);
@@ -97,7 +90,7 @@ def tier_label(tier: int, tier_names: Mapping[int, str], top: int) -> str:
 
 
 def effective(topology: Topology | None, tiers: list[int], tier_names: Mapping[int, str],
-              bound: int | None = None) -> Constraint:
+              bound: int | None = None) -> Enforced:
     """The constraint Volcano enforces for ``topology`` on a fabric whose real tiers are ``tiers``.
 
     ``bound`` is the enclosing job's tier when ``topology`` belongs to a SubJob (a partition): a
@@ -106,27 +99,27 @@ def effective(topology: Topology | None, tiers: list[int], tier_names: Mapping[i
     top = (max(tiers) + 1) if tiers else 1
     lowest = min(tiers) if tiers else 1
     if topology is None:
-        return Constraint("any", None, "no networkTopology: no placement constraint")
+        return Enforced("any", None, "no networkTopology: no placement constraint")
     if topology.mode == "soft":
         limit = top if bound is None else bound
-        return Constraint("domain", limit, f"soft: smallest domain up to tier {tier_label(limit, tier_names, top)}")
+        return Enforced("domain", limit, f"soft: smallest domain up to tier {tier_label(limit, tier_names, top)}")
     if topology.tier_name is not None:
         for tier, name in sorted(tier_names.items()):
             if name == topology.tier_name:
                 return _hard(tier, lowest, top, tier_names, f"hard, highestTierName {topology.tier_name}")
-        return Constraint("any", None, f"hard, highestTierName {topology.tier_name!r} matches no tierName "
+        return Enforced("any", None, f"hard, highestTierName {topology.tier_name!r} matches no tierName "
                           f"({', '.join(tier_names[t] for t in sorted(tier_names))}): Volcano ignores the "
                           "constraint (scoring only)")
     if topology.tier is None:
-        return Constraint("any", None, "hard without highestTierAllowed/highestTierName: no constraint in "
+        return Enforced("any", None, "hard without highestTierAllowed/highestTierName: no constraint in "
                           "Volcano (scoring only)")
     return _hard(topology.tier, lowest, top, tier_names, "hard")
 
 
-def _hard(tier: int, lowest: int, top: int, tier_names: Mapping[int, str], what: str) -> Constraint:
+def _hard(tier: int, lowest: int, top: int, tier_names: Mapping[int, str], what: str) -> Enforced:
     if tier < lowest:
-        return Constraint("never", tier, f"{what}, tier <= {tier}: below the lowest tier ({lowest}), no "
+        return Enforced("never", tier, f"{what}, tier <= {tier}: below the lowest tier ({lowest}), no "
                           "HyperNode is ever eligible")
     if tier >= top:
-        return Constraint("domain", top, f"{what}, tier <= {tier}: at or above the cluster-top, like soft")
-    return Constraint("domain", tier, f"{what}, tier <= {tier_label(tier, tier_names, top)}")
+        return Enforced("domain", top, f"{what}, tier <= {tier}: at or above the cluster-top, like soft")
+    return Enforced("domain", tier, f"{what}, tier <= {tier_label(tier, tier_names, top)}")

@@ -21,8 +21,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Mapping
 
+from modules.core.wire import release_manifest
+from modules.semantics.scheduler_conf import conf_in_effect, conf_plugins, parse_conf
+
 from .cluster import TOP, Cluster, Need
-from .jobs import Constraint, Job, Partition, effective, tier_label
+from .jobs import Enforced, Job, Partition, effective, tier_label
 
 BASELINE_WEIGHTS = {"cpu": 1, "memory": 1, "nvidia.com/gpu": 5}   # reference/volcano.md §3 baseline conf
 # Node resources the fabric does not model: requests for them are not held against nodes.
@@ -177,13 +180,13 @@ class TopologyAware:
         self._distinct: dict[tuple, list[int]] = {}   # a gradient's HyperNodes, one per shape
         self.tier_names = cluster.fabric.tier_names
 
-    def constraint(self, job: Job) -> Constraint:
+    def constraint(self, job: Job) -> Enforced:
         c = self.cluster
         if self.lower_bound:
             cons = effective(job.topology, c.tiers, self.tier_names)
-            return cons if cons.kind != "any" else Constraint("domain", c.top_tier, cons.note)
+            return cons if cons.kind != "any" else Enforced("domain", c.top_tier, cons.note)
         if not self.settings.enforce_topology:
-            return Constraint("any", None, "the scheduler conf lacks network-topology-aware: no constraint")
+            return Enforced("any", None, "the scheduler conf lacks network-topology-aware: no constraint")
         return effective(job.topology, c.tiers, self.tier_names)
 
     def gradients(self, root: int, limit: int) -> list[list[int]]:
@@ -302,7 +305,7 @@ class TopologyAware:
                 return False
         return True
 
-    def _cheapest(self, cands: list[int], job: Job, prep: Prepared, cons: Constraint, min_need: Need,
+    def _cheapest(self, cands: list[int], job: Job, prep: Prepared, cons: Enforced, min_need: Need,
                   all_need: Need, gang: int, gpus: int) -> Outcome | None:
         """The lower bound's pick in one gradient: of the HyperNodes that hold the job alone, the one
         where it costs least (HyperNodes alike in size, shape and usage are tried once)."""
@@ -361,11 +364,11 @@ class TopologyAware:
         c = self.cluster
         pods = list(part.pods)
         if part.topology is None:
-            cons = Constraint("any", None, "the job's constraint")
+            cons = Enforced("any", None, "the job's constraint")
         elif self.lower_bound or self.settings.enforce_topology:
             cons = effective(part.topology, c.tiers, self.tier_names, bound=c.g_tier[g])
         else:
-            cons = Constraint("any", None, "not enforced")
+            cons = Enforced("any", None, "not enforced")
         if cons.kind == "never":
             return {}
         sub_txn: list = []
@@ -400,7 +403,7 @@ class TopologyAware:
                     return placed
         return {}
 
-    def _outcome(self, job: Job, g: int, placed: dict[int, int], cons: Constraint) -> Outcome:
+    def _outcome(self, job: Job, g: int, placed: dict[int, int], cons: Enforced) -> Outcome:
         c = self.cluster
         pods = [(job.pods[i].name, placed[i]) for i in sorted(placed)]
         reason = None
@@ -411,7 +414,7 @@ class TopologyAware:
             return Outcome(job.name, "placed", reason, pods=pods)     # where: the smallest HyperNode holding it
         return Outcome(job.name, "placed", reason, c.g_name[g], c.g_tier[g], pods)
 
-    def _why_pending(self, job: Job, cons: Constraint) -> str:
+    def _why_pending(self, job: Job, cons: Enforced) -> str:
         c = self.cluster
         gang = job.gang
         what = f"{gang} pods ({job.gpus_for(gang)} GPUs)"
@@ -481,19 +484,14 @@ def settings_from_conf(text: str, source: str) -> Settings:
     ``hypernode.binpack.resources`` a comma-separated string. A conf without the plugin enforces
     no network topology at all (§3).
     """
-    import yaml
-
-    try:
-        conf = yaml.safe_load(text)
-    except yaml.YAMLError:
+    conf, problem = parse_conf(text)
+    if conf is None and problem and problem.startswith("is not valid YAML"):
         return Settings(source=f"{source} does not parse; baseline weights assumed")
-    plugins = [p for tier in (conf or {}).get("tiers") or [] if isinstance(tier, dict)
-               for p in tier.get("plugins") or [] if isinstance(p, dict)] if isinstance(conf, dict) else []
-    plugin = next((p for p in plugins if p.get("name") == PLUGIN), None)
+    plugin = next((p for _, p in conf_plugins(conf or {}) if p.get("name") == PLUGIN), None)
     if plugin is None:
         return Settings(enforce_topology=False,
                         source=f"{source} lacks {PLUGIN}: hard topology constraints are not enforced")
-    args = plugin.get("arguments") or {}
+    args = plugin.get("arguments") if isinstance(plugin.get("arguments"), dict) else {}
 
     def int_arg(key: str, default: int) -> int:
         value = args.get(key)
@@ -513,11 +511,24 @@ def settings_from_conf(text: str, source: str) -> Settings:
     return Settings(weights=weights, plugin_weight=plugin_weight, source=f"{source} (binpack weights: {described})")
 
 
+def settings_from_objects(objects: Iterable[dict]) -> Settings:
+    """The conf in effect among manifests (``modules.semantics.scheduler_conf``): a user ConfigMap
+    that replaces the chart's, else the release's ``custom.scheduler_config_override``, else the
+    chart default (baseline weights)."""
+    conf = conf_in_effect(objects)
+    if conf is None or not isinstance(conf.text, str) or not conf.text.strip():
+        return Settings()
+    m = conf.obj.get("metadata") or {}
+    if conf.obj.get("kind") == "ConfigMap":
+        where = f"{m.get('namespace')}/{m.get('name')}" if m.get("namespace") else str(m.get("name"))
+        return settings_from_conf(conf.text, f"the scheduler conf of ConfigMap {where}")
+    return settings_from_conf(conf.text, f"the scheduler conf of release {m.get('name')}")
+
+
 def settings_from_bundle(bundle) -> Settings:
-    """Read the Volcano chart release's ``custom.scheduler_config_override``, if the stack renders one."""
-    for release in getattr(bundle, "releases", []):
-        custom = release.values.get("custom") if isinstance(release.values, dict) else None
-        text = custom.get("scheduler_config_override") if isinstance(custom, dict) else None
-        if isinstance(text, str) and text.strip():
-            return settings_from_conf(text, f"the scheduler conf of release {release.name}")
-    return Settings()
+    """The scheduler conf the stack installs: its Volcano release's values, or a ConfigMap of the
+    stack that replaces the one the chart renders."""
+    objects = [release_manifest(r.name, r.namespace, r.chart, r.repository, r.version, r.values)
+               for r in getattr(bundle, "releases", [])]
+    objects += [r.obj for r in getattr(bundle, "resources", [])]
+    return settings_from_objects(objects)

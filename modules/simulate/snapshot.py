@@ -43,12 +43,12 @@ import yaml
 
 from modules.core import yamlio
 from modules.core.errors import ConfigError, show
-from modules.core.quantity import parse_quantity
 from modules.fabric.model import Fabric, Link, Node, NodePool, Switch
+from modules.semantics.podspec import Reader, amounts
 
 from .jobs import TOP_NAME, Job, Partition, Pod, Topology
 from .scheduler import Settings, settings_from_conf
-from .workloads import (TRAINER_GROUP, VOLCANO_GROUP, Doc, gpu_count, pod_requests, runtimes_in, topology_of,
+from .workloads import (TRAINER_GROUP, VOLCANO_GROUP, gpu_count, pod_requests, runtimes_in, topology_of,
                         train_job, volcano_job)
 
 MAX_BYTES = 256 * 2**20          # per file and in all
@@ -169,21 +169,8 @@ def taint_resource(taint: tuple[str, str, str]) -> str:
 
 # --- the fabric -----------------------------------------------------------------------------------
 
-def _quantities(doc: Doc, raw: Any, path: str) -> dict[str, Decimal]:
-    if raw is None:
-        return {}
-    if not isinstance(raw, dict):
-        raise doc.expected(path, "a mapping of resource name to quantity", raw)
-    out = {}
-    for name, value in raw.items():
-        try:
-            amount = parse_quantity(value)
-        except ValueError:
-            raise doc.expected(f"{path}.{name}", "a Kubernetes quantity", value) from None
-        if amount < 0:
-            raise doc.expected(f"{path}.{name}", "a quantity >= 0", value)
-        out[str(name)] = amount
-    return out
+def _quantities(doc: Reader, raw: Any, path: str) -> dict[str, Decimal]:
+    return amounts(doc, raw, path)      # strict: the first bad quantity is a ConfigError
 
 
 def _pool(name: str, alloc: Mapping[str, Decimal]) -> NodePool:
@@ -195,7 +182,7 @@ def _pool(name: str, alloc: Mapping[str, Decimal]) -> NodePool:
                     memory_bytes=int(alloc.get("memory", Decimal(0))), resources=others)
 
 
-def _members(doc: Doc, hn: dict, path: str) -> list[tuple[str, str, Any]]:
+def _members(doc: Reader, hn: dict, path: str) -> list[tuple[str, str, Any]]:
     spec = doc.get(hn, "spec", "", dict, "a HyperNode spec with tier and members")
     members = doc.get(spec, "members", "spec", list, "a list of members", [])
     out = []
@@ -223,7 +210,7 @@ def _members(doc: Doc, hn: dict, path: str) -> list[tuple[str, str, Any]]:
     return out
 
 
-def build_fabric(shown: str, nodes: list[tuple[Doc, dict]], hypernodes: list[tuple[Doc, dict]],
+def build_fabric(shown: str, nodes: list[tuple[Reader, dict]], hypernodes: list[tuple[Reader, dict]],
                  extra: Mapping[str, Mapping[str, Decimal]]) -> Fabric:
     """Nodes and HyperNodes as a ``Fabric``; ``extra`` adds synthetic resources per node (selectors)."""
     pools: dict[tuple, NodePool] = {}
@@ -245,7 +232,7 @@ def build_fabric(shown: str, nodes: list[tuple[Doc, dict]], hypernodes: list[tup
         by_name[name] = Node(name, None, pool, labels=dict(labels))
         labels_of[name] = labels
 
-    specs: dict[str, tuple[Doc, int, str | None, list]] = {}
+    specs: dict[str, tuple[Reader, int, str | None, list]] = {}
     for doc, obj in hypernodes:
         meta = doc.get(obj, "metadata", "", dict, "a mapping with name")
         name = doc.get(meta, "name", "metadata", str, "a HyperNode name")
@@ -305,9 +292,9 @@ def build_fabric(shown: str, nodes: list[tuple[Doc, dict]], hypernodes: list[tup
 
 # --- pods, PodGroups, jobs ------------------------------------------------------------------------
 
-def _meta(doc: Doc, obj: dict) -> tuple[str, str, dict, dict]:
+def _meta(doc: Reader, obj: dict) -> tuple[str, str, dict, dict]:
     meta = obj.get("metadata")
-    if type(meta) is dict and type(meta.get("name")) is str:      # the usual case, without Doc's checks
+    if type(meta) is dict and type(meta.get("name")) is str:      # the usual case, without Reader's checks
         namespace = meta.get("namespace", "default")
         labels = meta.get("labels") or {}
         annotations = meta.get("annotations") or {}
@@ -325,13 +312,14 @@ def _meta(doc: Doc, obj: dict) -> tuple[str, str, dict, dict]:
 class _Group:
     name: str
     namespace: str
-    doc: Doc | None
+    doc: Reader | None
     obj: dict | None
-    pending: list[tuple[str, dict, dict[str, Decimal], dict]] = field(default_factory=list)   # name, labels, requests, selector
-    bound: list[tuple[str, dict, str]] = field(default_factory=list)                          # name, labels, node
+    # name, labels, requests, selector
+    pending: list[tuple[str, dict, dict[str, Decimal], dict]] = field(default_factory=list)
+    bound: list[tuple[str, dict, str]] = field(default_factory=list)        # name, labels, node
 
 
-def _policy_topology(doc: Doc, raw: Any, path: str) -> Topology | None:
+def _policy_topology(doc: Reader, raw: Any, path: str) -> Topology | None:
     return topology_of(doc, raw, path) if raw is not None else None
 
 
@@ -363,8 +351,23 @@ def group_job(group: _Group, fabric: Fabric, gpu_resources: set[str], selector_r
     min_member = doc.integer(spec, "minMember", "spec", 0, "an integer >= 0", 1) if doc else 1
     topology = _policy_topology(doc, spec.get("networkTopology"), "spec.networkTopology") if doc else None
 
-    # SubJobs: pods (pending and bound) grouped by the policy's matchLabelKeys values; a pod
-    # matching no policy stays in the job's default SubJob.
+    partitions, min_partitions, ready, recovered, taken_bound = _sub_jobs(doc, spec, group, fabric, topology)
+    rest_bound = [node for i, (_, _, node) in enumerate(group.bound) if i not in taken_bound]
+    if topology is not None and rest_bound:
+        if (allocated := lowest_hypernode(fabric, rest_bound)):
+            recovered.append(allocated)
+    allocated_job = _allocated_job(fabric, obj, group, topology, recovered)
+    min_resources = _quantities(doc, spec.get("minResources"), "spec.minResources") \
+        if doc and spec.get("minResources") is not None else None
+    return Job(label, "PodGroup", pods, min_member, topology, partitions, doc.where if doc else label,
+               running=len(group.bound), allocated_hypernode=allocated_job, min_partitions=min_partitions,
+               ready_partitions=ready, min_resources=min_resources)
+
+
+def _sub_jobs(doc: Reader | None, spec: dict, group: _Group, fabric: Fabric, topology: Topology | None
+              ) -> tuple[list[Partition], dict[str, int], dict[str, int], list[str], set[int]]:
+    """SubJobs: pods (pending and bound) grouped by the policy's matchLabelKeys values; a pod
+    matching no policy stays in the job's default SubJob."""
     partitions: list[Partition] = []
     min_partitions: dict[str, int] = {}
     ready: dict[str, int] = {}
@@ -410,12 +413,13 @@ def group_job(group: _Group, fabric: Fabric, gpu_resources: set[str], selector_r
             partitions.append(Partition(f"{pname}-{'-'.join(values)}" if values else pname, tuple(pending[values]),
                                         ptopo, min_available=size, running=len(on), allocated_hypernode=allocated,
                                         policy=pname))
-    rest_bound = [node for i, (_, _, node) in enumerate(group.bound) if i not in taken_bound]
-    if topology is not None and rest_bound:
-        if (allocated := lowest_hypernode(fabric, rest_bound)):
-            recovered.append(allocated)
-    # The job's allocated HyperNode: recovered from its SubJobs' bound pods when it can be, else
-    # the annotation, which Volcano drops when no task runs or the HyperNode is gone.
+    return partitions, min_partitions, ready, recovered, taken_bound
+
+
+def _allocated_job(fabric: Fabric, obj: dict, group: _Group, topology: Topology | None,
+                   recovered: list[str]) -> str | None:
+    """The job's allocated HyperNode: recovered from its SubJobs' bound pods when it can be, else
+    the annotation, which Volcano drops when no task runs or the HyperNode is gone."""
     annotated = ((obj.get("metadata") or {}).get("annotations") or {}).get(ALLOCATED_ANNOTATION) or None
     allocated_job = None
     if topology is not None:
@@ -425,11 +429,7 @@ def group_job(group: _Group, fabric: Fabric, gpu_resources: set[str], selector_r
                 allocated_job = _lca_name(fabric, allocated_job, other)
         elif annotated and group.bound and annotated in fabric.switches:
             allocated_job = annotated
-    min_resources = _quantities(doc, spec.get("minResources"), "spec.minResources") \
-        if doc and spec.get("minResources") is not None else None
-    return Job(label, "PodGroup", pods, min_member, topology, partitions, doc.where if doc else label,
-               running=len(group.bound), allocated_hypernode=allocated_job, min_partitions=min_partitions,
-               ready_partitions=ready, min_resources=min_resources)
+    return allocated_job
 
 
 def _lca_name(fabric: Fabric, a: str, b: str) -> str:
@@ -447,19 +447,48 @@ def load_snapshot(path: Path, shown: str, conf_text: str | None = None) -> Snaps
 def snapshot_from_objects(objects: Iterable[tuple[str, dict]], shown: str, conf_text: str | None = None) -> Snapshot:
     """A snapshot from (where, object) pairs; ``conf_text`` overrides any scheduler conf ConfigMap."""
     warnings: list[str] = []
-    by_kind: dict[str, list[tuple[Doc, dict]]] = {}
+    by_kind = _by_kind(objects, shown)
+    if not by_kind.get("Node"):
+        raise ConfigError(shown, "", "no Node in the snapshot (kubectl get nodes -o yaml)")
+    settings = _scheduler_settings(by_kind, shown, conf_text)
+    # Pods: bound ones hold resources; pending ones are work, by PodGroup.
+    groups: dict[tuple[str, str], _Group] = {}
+    for doc, obj in by_kind.get("PodGroup", []):
+        name, namespace, _, _ = _meta(doc, obj)
+        groups[(namespace, name)] = _Group(name, namespace, doc, obj)
+    taints_of, cordoned = _node_taints(by_kind)
+    every_taint = sorted(set().union(*taints_of.values())) if taints_of else []
+    usage, selectors, other_scheduler = _read_pods(by_kind, groups, every_taint, bool(cordoned), shown, warnings)
+    if other_scheduler:
+        warnings.append(f"{shown}: {other_scheduler} pending pod(s) name a scheduler other than "
+                        f"{VOLCANO_SCHEDULER!r}; not placed")
+    # nodeSelector labels as synthetic resources offered by the matching nodes
+    selector_resources = {pair: f"{SELECTOR_PREFIX}{pair[0]}={pair[1]}" for pair in sorted(selectors)}
+    extra = _node_offers(by_kind, selector_resources, every_taint, taints_of, cordoned)
+    fabric = build_fabric(shown, by_kind["Node"], by_kind.get("HyperNode", []), extra)
+    if not fabric.switches:
+        warnings.append(f"{shown}: no HyperNode in the snapshot: every job is placed without topology")
+    gpu_resources = {p.gpu_resource for p in fabric.pools.values()} | {"nvidia.com/gpu"}
+    _cap_usage(fabric, usage, shown, warnings)
+    jobs, runtimes = _snapshot_jobs(by_kind, groups, fabric, gpu_resources, selector_resources, shown)
+    return Snapshot(fabric, jobs, usage, settings, warnings, runtimes)
+
+
+def _by_kind(objects: Iterable[tuple[str, dict]], shown: str) -> dict[str, list[tuple[Reader, dict]]]:
+    by_kind: dict[str, list[tuple[Reader, dict]]] = {}
     for where, obj in objects:
         meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
         label = meta.get("name")
-        doc = Doc(shown, f"{where} ({obj['kind']} {label})" if label else where)
+        doc = Reader(shown, f"{where} ({obj['kind']} {label})" if label else where)
         api = str(obj.get("apiVersion", ""))
         kind = obj["kind"]
         if kind == "Job" and not api.startswith(VOLCANO_GROUP + "/"):
             kind = "batch/Job"
         by_kind.setdefault(kind, []).append((doc, obj))
-    if not by_kind.get("Node"):
-        raise ConfigError(shown, "", "no Node in the snapshot (kubectl get nodes -o yaml)")
+    return by_kind
 
+
+def _scheduler_settings(by_kind: dict, shown: str, conf_text: str | None) -> Settings:
     # Scheduler conf: the caller's text, else a ConfigMap holding volcano-scheduler.conf.
     source = "the given scheduler conf"
     if conf_text is not None:                  # a ConfigMap (kubectl get configmap -o yaml) works too
@@ -480,11 +509,10 @@ def snapshot_from_objects(objects: Iterable[tuple[str, dict]], shown: str, conf_
     settings = settings_from_conf(conf_text, source) if conf_text is not None else Settings(
         source="baseline weights (no volcano-scheduler.conf ConfigMap in the snapshot)")
 
-    # Pods: bound ones hold resources; pending ones are work, by PodGroup.
-    groups: dict[tuple[str, str], _Group] = {}
-    for doc, obj in by_kind.get("PodGroup", []):
-        name, namespace, _, _ = _meta(doc, obj)
-        groups[(namespace, name)] = _Group(name, namespace, doc, obj)
+    return settings
+
+
+def _node_taints(by_kind: dict) -> tuple[dict[str, set[tuple[str, str, str]]], set[str]]:
     # Taints that keep pods off (NoSchedule, NoExecute) and cordoned nodes, per node.
     taints_of: dict[str, set[tuple[str, str, str]]] = {}
     cordoned: set[str] = set()
@@ -497,7 +525,11 @@ def snapshot_from_objects(objects: Iterable[tuple[str, dict]], shown: str, conf_
             if isinstance(taint, dict) and taint.get("effect") in ("NoSchedule", "NoExecute"):
                 taints_of.setdefault(name, set()).add((str(taint.get("key") or ""), str(taint.get("value") or ""),
                                                        taint["effect"]))
-    every_taint = sorted(set().union(*taints_of.values())) if taints_of else []
+    return taints_of, cordoned
+
+
+def _read_pods(by_kind: dict, groups: dict, every_taint: list, cordoned: bool, shown: str,
+               warnings: list[str]) -> tuple[dict[str, dict[str, Decimal]], set[tuple[str, str]], int]:
     usage: dict[str, dict[str, Decimal]] = {}
     selectors: set[tuple[str, str]] = set()
     other_scheduler = 0
@@ -545,12 +577,11 @@ def snapshot_from_objects(objects: Iterable[tuple[str, dict]], shown: str, conf_
             group = groups[(namespace, f"pod:{name}")] = _Group(f"pod:{name}", namespace, None, None)
         group.pending.append((name, labels, requests, selector))
 
-    if other_scheduler:
-        warnings.append(f"{shown}: {other_scheduler} pending pod(s) name a scheduler other than "
-                        f"{VOLCANO_SCHEDULER!r}; not placed")
+    return usage, selectors, other_scheduler
 
-    # nodeSelector labels as synthetic resources offered by the matching nodes
-    selector_resources = {pair: f"{SELECTOR_PREFIX}{pair[0]}={pair[1]}" for pair in sorted(selectors)}
+
+def _node_offers(by_kind: dict, selector_resources: dict, every_taint: list, taints_of: dict,
+                 cordoned: set[str]) -> dict[str, dict[str, Decimal]]:
     extra: dict[str, dict[str, Decimal]] = {}
     for _, obj in by_kind["Node"]:
         meta = obj.get("metadata") or {}
@@ -564,11 +595,10 @@ def snapshot_from_objects(objects: Iterable[tuple[str, dict]], shown: str, conf_
                 offers[taint_resource(taint)] = SELECTOR_AMOUNT
         if cordoned and meta.get("name") not in cordoned:
             offers[SCHEDULABLE] = SELECTOR_AMOUNT
-    fabric = build_fabric(shown, by_kind["Node"], by_kind.get("HyperNode", []), extra)
-    if not fabric.switches:
-        warnings.append(f"{shown}: no HyperNode in the snapshot: every job is placed without topology")
-    gpu_resources = {p.gpu_resource for p in fabric.pools.values()} | {"nvidia.com/gpu"}
+    return extra
 
+
+def _cap_usage(fabric: Fabric, usage: dict, shown: str, warnings: list[str]) -> None:
     # Usage beyond a node's allocatable (a stale snapshot) is capped, with a warning.
     for node, held in usage.items():
         alloc = fabric.nodes[node].pool.allocatable()
@@ -581,6 +611,10 @@ def snapshot_from_objects(objects: Iterable[tuple[str, dict]], shown: str, conf_
             if held[r] == 0:
                 del held[r]
 
+
+
+def _snapshot_jobs(by_kind: dict, groups: dict, fabric: Fabric, gpu_resources: set[str], selector_resources: dict,
+                   shown: str) -> tuple[list[Job], dict]:
     jobs: list[Job] = []
     owned: set[tuple[str, str]] = set()
     for group in groups.values():
@@ -589,7 +623,8 @@ def snapshot_from_objects(objects: Iterable[tuple[str, dict]], shown: str, conf_
                 owned.add((str(ref.get("kind")), str(ref.get("name"))))
         if group.pending:
             jobs.append(group_job(group, fabric, gpu_resources, selector_resources))
-    runtimes = runtimes_in(o for kind in ("ClusterTrainingRuntime", "TrainingRuntime") for _, o in by_kind.get(kind, []))
+    runtimes = runtimes_in(o for kind in ("ClusterTrainingRuntime", "TrainingRuntime")
+                           for _, o in by_kind.get(kind, []))
     for doc, obj in by_kind.get("Job", []):
         name, _, _, _ = _meta(doc, obj)
         if ("Job", name) not in owned:
@@ -603,4 +638,4 @@ def snapshot_from_objects(objects: Iterable[tuple[str, dict]], shown: str, conf_
         if job.name in seen:
             raise ConfigError(shown, job.where, f"job {job.name!r} appears twice")
         seen.add(job.name)
-    return Snapshot(fabric, jobs, usage, settings, warnings, runtimes)
+    return jobs, runtimes

@@ -12,6 +12,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Mapping
 
 from modules.semantics.capacity import pods_per_node
+from modules.semantics.volcano import discovery_tiers
 
 if TYPE_CHECKING:
     from modules.core.context import RenderContext
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class Tiers:
+class FabricTiers:
     """The real HyperNode tiers of a fabric and the names `highestTierName` may use."""
 
     tiers: tuple[int, ...]
@@ -41,32 +42,23 @@ class Tiers:
 
 
 def label_levels(discovery: list[dict]) -> dict[int, list[str]]:
-    """Tier -> node-label keys, as Volcano's label discoverer derives them.
-
-    Each `networkTopologyTypes` list runs top -> bottom and ends with the node-level key, which the
-    discoverer drops; the key just above it becomes tier 1 and its `tierName` (volcano.md §6).
-    """
+    """Tier -> node-label keys, as Volcano's label discoverer derives them (the semantic core's
+    ``discovery_tiers``: the node-level key is dropped, the key above it is tier 1 and its tierName)."""
     levels: dict[int, list[str]] = {}
-    for entry in discovery:
-        if entry.get("source") != "label" or not entry.get("enabled", False):
-            continue
-        types = (entry.get("config") or {}).get("networkTopologyTypes") or {}
-        for name in sorted(types):
-            keys = [level.get("nodeLabel") for level in types[name] if isinstance(level, dict)]
-            for tier, key in enumerate(reversed(keys[:-1]), start=1):
-                if isinstance(key, str) and key not in levels.setdefault(tier, []):
-                    levels[tier].append(key)
-    return levels
+    for tier, key, source in discovery_tiers(discovery):
+        if source == "label discovery" and key and key not in levels.setdefault(tier, []):
+            levels[tier].append(key)
+    return {tier: keys for tier, keys in levels.items() if keys}
 
 
-def fabric_tiers(fabric: "Fabric") -> Tiers:
+def fabric_tiers(fabric: "Fabric") -> FabricTiers:
     if fabric.discovery is not None:
         levels = label_levels(fabric.discovery)
         by_name = {key: tier for tier in sorted(levels) for key in levels[tier]}
-        return Tiers(tuple(sorted(levels)), by_name, static=False)
+        return FabricTiers(tuple(sorted(levels)), by_name, static=False)
     tiers = tuple(fabric.tiers)
     by_name = {name: tier for tier, name in sorted(fabric.tier_names.items()) if tier in tiers}
-    return Tiers(tiers, by_name, static=True)
+    return FabricTiers(tiers, by_name, static=True)
 
 
 def resolve(ctx: "RenderContext", path: str, spec: Mapping, allow_name: bool = True,

@@ -46,7 +46,8 @@ def _hpa(obj: dict, ctx: CheckContext, objects: list[dict]) -> Iterator[Finding]
     scalable = kind in SCALABLE.get(group, set()) or (group, kind) in extra
     if not scalable:
         why = NOT_SCALABLE_WHY.get(str(kind), f"{ref.get('apiVersion')} {kind} has no scale subresource")
-        yield Finding("spec.scaleTargetRef", f"{where(obj, 'spec.scaleTargetRef')}: targets {kind} {name!r}, but {why}; "
+        yield Finding("spec.scaleTargetRef", f"{where(obj, 'spec.scaleTargetRef')}: targets {kind} {name!r}, "
+                      f"but {why}; "
                       "the HPA only reports FailedGetScale and never scales anything. Target a Deployment, "
                       "StatefulSet or a v1 PyTorchJob with elasticPolicy, or delete the HPA.")
         return
@@ -55,7 +56,8 @@ def _hpa(obj: dict, ctx: CheckContext, objects: list[dict]) -> Iterator[Finding]
     stack = ctx.stack
     trainer = (stack.values.get("trainer") if stack is not None and isinstance(stack.values, dict) else None) or {}
     if isinstance(trainer, dict) and trainer.get("api") == "v2":
-        yield Finding("spec.scaleTargetRef", f"{where(obj, 'spec.scaleTargetRef')}: targets a PyTorchJob, but the stack "
+        yield Finding("spec.scaleTargetRef", f"{where(obj, 'spec.scaleTargetRef')}: targets a PyTorchJob, "
+                      "but the stack "
                       "installs Kubeflow Trainer v2 (trainstack:trainer.api v2), which has no PyTorchJob; elastic "
                       "training with an HPA needs the v1 Training Operator. Set trainstack:trainer.api: v1 or "
                       "delete the HPA.")

@@ -12,7 +12,8 @@ from modules.semantics import hypernodes as tree
 
 from ..framework import (MANDATORY, CheckContext, Finding, NotChecked, Rule, as_dict, as_int, as_list, is_kind,
                          labels, meta, resource_id, where)
-from ..volcano import SOURCE_LABEL, TOPOLOGY, discovery_configs, enabled_sources
+from modules.semantics.scheduler_conf import discovery_configs, enabled_sources
+from modules.semantics.volcano import SOURCE_LABEL, TOPOLOGY
 
 TREE_VALID = "hypernode-tree-valid"
 SOURCE_EXCLUSIVE = "topology-source-exclusive"

@@ -7,7 +7,7 @@ from modules.nccl import variables
 
 from ..framework import (ADVISORY, MANDATORY, CheckContext, Finding, Rule, as_dict, as_list, containers, labels,
                          meta, pod_templates, where)
-from ..workloads import find_runtime
+from modules.semantics.workloads import find_runtime
 
 PROFILE_LABEL = "trainstack.io/nccl-profile"
 

@@ -16,7 +16,7 @@ from typing import Iterator
 
 from ..framework import (ADVISORY, MANDATORY, CheckContext, Finding, Rule, annotations, as_dict, as_list, meta,
                          pod_templates, where)
-from ..workloads import find_runtime, replicated_jobs
+from modules.semantics.workloads import find_runtime, replicated_jobs
 from .security import HOST_NETWORK_ANNOTATION
 
 BASELINE = "pod-security-baseline"
@@ -363,7 +363,8 @@ RULES = (
         id=RESTRICTED,
         description="Every pod template also follows the Restricted profile: allowPrivilegeEscalation: false, "
                     "capabilities drop ALL (adding back only NET_BIND_SERVICE and IPC_LOCK), a RuntimeDefault or "
-                    "Localhost seccomp profile, runAsNonRoot where the stack asks for it; and pods that name no service account of their own "
+                    "Localhost seccomp profile, runAsNonRoot where the stack asks for it; and pods that name no "
+                    "service account of their own "
                     "do not mount its API token.",
         why="These settings turn a container compromise into a contained one: no setuid escalation, no kernel "
             "attack surface beyond the runtime's seccomp filter, no capabilities beyond need, and no API token "

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..framework import MANDATORY, CheckContext, Finding, Rule, as_dict, as_list, containers, meta, pod_templates, where
-from ..workloads import find_runtime
+from modules.semantics.workloads import find_runtime
 
 CLUSTER_SCOPED_KINDS = ("ClusterTrainingRuntime",)   # their pods run in each TrainJob's namespace
 

@@ -5,8 +5,10 @@ from typing import Iterator
 
 from ..framework import (MANDATORY, CheckContext, Finding, NotChecked, Rule, as_dict, as_list, pod_templates,
                          where)
+from modules.semantics.workloads import (effective_node_pod, find_runtime, node_container_index, runtime_ref_name,
+                                        trainer_job_index)
+
 from ..k8s import CORE_RESOURCES, is_extended, quantity, resources_of
-from ..workloads import effective_node_pod, find_runtime, node_container_index, runtime_ref_name, trainer_job_index
 
 RULE = "requests-required"
 
@@ -61,11 +63,21 @@ def _check_container(obj: dict, path: str, container: dict, allow_limits: bool, 
     if missing:
         name = container.get("name", "?")
         what = " and ".join(missing)
+        _, limits = resources_of(container)
+        limited = [m for m in missing if m in limits]
         example = {"cpu": "cpu: \"8\"", "memory": "memory: 64Gi"}
+        if limited == missing:
+            # The API server copies a limit into a missing request on the created Pod, so node fit
+            # counts it; the PodGroup's minResources comes from the undefaulted template.
+            why = (f"sets a {what} limit but no request: the API server copies the limit into the Pod's request, "
+                   f"so node fit counts it, but Volcano's job controller computes the PodGroup's minResources "
+                   f"from the pod template without that defaulting (CalTaskRequests), so queue enqueue and gang "
+                   f"admission count no {what} for this pod.")
+        else:
+            why = (f"sets no {what} request, so the scheduler and Volcano's gang accounting (minResources) treat "
+                   f"the pod as needing no {what} and may pack it onto a node that cannot run it.")
         yield Finding(f"{path}.requests",
-                      f"{where(obj, f'{path}.requests')}: {subject or f'container {name!r}'} sets no "
-                      f"{what} request, so the scheduler and Volcano's gang accounting (minResources) treat "
-                      f"the pod as needing no {what} and may pack it onto a node that cannot run it. Set "
+                      f"{where(obj, f'{path}.requests')}: {subject or f'container {name!r}'} {why} Set "
                       f"resources.requests {{{', '.join(example[m] for m in missing)}}} sized for the workload.")
 
 
@@ -160,7 +172,8 @@ RULES = (
         severity="high", enforcement=MANDATORY, check=_requests_required,
         config_schema={"allowLimitsAsRequests": {
             "type": "boolean", "default": False,
-            "description": "Accept a CPU/memory limit without a request (Kubernetes copies the limit into the "
-                           "request); by default requests must be written out."}},
+            "description": "Accept a CPU/memory limit without a request (the API server copies the limit into "
+                           "the Pod's request, so node fit is right; Volcano's minResources still counts none); by "
+                           "default requests must be written out."}},
         config_defaults={"allowLimitsAsRequests": False}),
 )

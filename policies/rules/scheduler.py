@@ -6,9 +6,10 @@ from typing import Any, Iterator
 
 from ..framework import (MANDATORY, CheckContext, Finding, NotChecked, Rule, annotations, as_dict, is_kind,
                          pod_templates, resource_id, where)
-from ..volcano import (BATCH, MIN_MEMBER_ANNOTATION, NTA, RUNTIME_KINDS, TOPOLOGY, SchedulerConf, conf_plugins,
-                       constraints, expected_scheduler_name, has_plugin, is_volcano_release, parse_conf,
-                       release_values, scheduler_confs, uses_volcano_gang)
+from modules.semantics.scheduler_conf import (SchedulerConf, conf_plugins, expected_scheduler_name, has_plugin,
+                                              is_volcano_release, parse_conf, release_values, scheduler_confs)
+from modules.semantics.volcano import (BATCH, MIN_MEMBER_ANNOTATION, NTA, RUNTIME_KINDS, TOPOLOGY, constraints,
+                                      uses_volcano_gang)
 
 PLUGIN_ENABLED = "scheduler-plugin-enabled"
 ARGS_TYPED = "scheduler-args-typed"
@@ -117,7 +118,8 @@ def _scheduler_plugin_enabled(objects: list[dict], ctx: CheckContext) -> Iterato
         return
     examples = ", ".join(f"{resource_id(o)} at {p}" for o, p in constrained[:3])
     more = f" and {len(constrained) - 3} more" if len(constrained) > 3 else ""
-    uses = [f"{len(constrained)} object(s) carry network-topology constraints ({examples}{more})"] if constrained else []
+    uses = ([f"{len(constrained)} object(s) carry network-topology constraints ({examples}{more})"]
+            if constrained else [])
     if hypernodes:
         uses.append(f"{len(hypernodes)} HyperNode(s) describe the fabric, which only this plugin reads")
     fix = (f"Without it Volcano never enforces hard-mode tiers and ignores HyperNodes. Add `- name: {NTA}` to a "

@@ -205,7 +205,8 @@ RULES = (
             "pods on a node collide; host-network pods with the default DNS policy cannot resolve cluster "
             "Services, so the rendezvous address never resolves.",
         fix=f"Prefer SR-IOV/Multus for RDMA. Where host networking is intended, annotate with "
-            f"{HOST_NETWORK_ANNOTATION}: \"true\", set dnsPolicy: ClusterFirstWithHostNet, and run one such pod per node.",
+            f"{HOST_NETWORK_ANNOTATION}: \"true\", set dnsPolicy: ClusterFirstWithHostNet, and run one such pod "
+            "per node.",
         severity="medium", enforcement=MANDATORY, check=_host_network_opt_in,
         config_schema={"exemptNamespaces": {
             "type": "array", "items": {"type": "string", "minLength": 1}, "default": ["kube-system"],

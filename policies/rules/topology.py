@@ -9,8 +9,8 @@ from modules.semantics.capacity import pods_per_node, reachable_pool_counts, sma
 from ..framework import (MANDATORY, CheckContext, Finding, NotChecked, Rule, annotations, as_dict, as_int,
                          as_list, meta, resource_id, where)
 from ..k8s import add, pod_requests, show_resources
-from ..volcano import (MODE_ANNOTATION, TIER_ANNOTATION, Constraint, Tiers, constraints, tiers_of)
-from ..workloads import Gang, PodSet, Unknown, find_runtime, gang_of
+from modules.semantics.volcano import (MODE_ANNOTATION, TIER_ANNOTATION, Constraint, Tiers, constraints, tiers_of)
+from modules.semantics.workloads import Gang, PodSet, Unknown, find_runtime, gang_of
 
 TIER_EXISTS = "topology-tier-exists"
 SATISFIABLE = "topology-satisfiable"
@@ -61,7 +61,8 @@ def _check_constraint(obj: dict, c: Constraint, tiers: Tiers, job: Constraint | 
             if c.tier < tiers.lowest:
                 yield Finding(c.tier_path, f"{where(obj, c.tier_path)}: highest tier {c.tier}{implicit} is below the "
                               f"lowest tier of the fabric ({_tier_text(tiers)}); no HyperNode is eligible, so a "
-                              f"hard-mode job stays Pending forever. Use a tier from {tiers.lowest} to {tiers.highest}.")
+                              f"hard-mode job stays Pending forever. Use a tier from {tiers.lowest} to "
+                              f"{tiers.highest}.")
             elif c.tier > tiers.highest:
                 yield Finding(c.tier_path, f"{where(obj, c.tier_path)}: highest tier {c.tier}{implicit} is above the "
                               f"top tier of the fabric ({_tier_text(tiers)}); Volcano treats it as its virtual "
@@ -69,7 +70,8 @@ def _check_constraint(obj: dict, c: Constraint, tiers: Tiers, job: Constraint | 
                               f"{tiers.lowest} to {tiers.highest}.")
     elif c.tier_name is not None:
         if not isinstance(c.tier_name, str) or not c.tier_name:
-            yield Finding(c.name_path, f"{where(obj, c.name_path)}: highestTierName must be a tier name (a string), got "
+            yield Finding(c.name_path, f"{where(obj, c.name_path)}: highestTierName must be a tier name "
+                          "(a string), got "
                           f"{c.tier_name!r}. Use one of the fabric's tier names.")
         elif tiers.known and c.tier_name not in tiers.names:
             known = (f"the tier names are {tiers.describe()}" if tiers.names
@@ -223,7 +225,8 @@ def _topology_satisfiable(objects: list[dict], ctx: CheckContext) -> Iterator[Fi
         if not capacity:
             why = ("the fabric is label-defined (discovered by Volcano), so trainstack knows no node inventory"
                    if fabric is not None and getattr(fabric, "discovery", None) else "the stack has no fabric model")
-            yield NotChecked(f"{resource_id(obj)}: capacity of its hard topology constraint not checked: {why}", obj=obj)
+            yield NotChecked(f"{resource_id(obj)}: capacity of its hard topology constraint not checked: {why}",
+                             obj=obj)
             continue
         try:
             gang = gang_of(obj, every)

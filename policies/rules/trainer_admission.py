@@ -14,7 +14,7 @@ from typing import Iterator
 
 from ..framework import MANDATORY, CheckContext, Finding, NotChecked, Rule, as_dict, as_int, as_list, meta, where
 from ..k8s import quantity
-from ..workloads import find_runtime
+from modules.semantics.workloads import find_runtime
 
 RULE_ID = "trainer-admission"
 GROUP = "trainer.kubeflow.org"
@@ -101,7 +101,8 @@ def _torch_problems(job: dict, runtime: dict) -> list[Problem]:
     reserved = sorted({str(e.get("name")) for e in map(as_dict, as_list(trainer.get("env")))
                        if e.get("name") in TORCHRUN_RESERVED})
     if reserved:
-        out.append(("spec.trainer.env", f"must not have reserved envs, invalid envs configured: [{' '.join(reserved)}]"))
+        out.append(("spec.trainer.env",
+                    f"must not have reserved envs, invalid envs configured: [{' '.join(reserved)}]"))
     if as_list(trainer.get("command")) == TORCHTUNE_ENTRYPOINT:
         out.extend(_torchtune_problems(job, runtime, trainer))
     return out
@@ -148,7 +149,8 @@ def _torchtune_problems(job: dict, runtime: dict, trainer: dict) -> list[Problem
     name = str(as_dict(as_dict(job.get("spec")).get("runtimeRef")).get("name", ""))
     model = _torchtune_model(name)
     if model not in TORCHTUNE_MODELS:
-        out.append(("spec.runtimeRef.name", f"must have a supported pretrained model, invalid model configured: {model}"))
+        out.append(("spec.runtimeRef.name",
+                    f"must have a supported pretrained model, invalid model configured: {model}"))
     nodes = as_int(trainer.get("numNodes"))
     nodes = 1 if nodes is None else nodes
     if nodes > 1 and model != TORCHTUNE_MULTINODE_MODEL:

@@ -110,3 +110,11 @@ def test_renderers_do_not_import_the_simulator():
 
 def test_the_semantic_core_sits_below_the_capabilities():
     assert package_graph()["semantics"] <= {"core"}
+
+
+def test_the_semantic_core_imports_neither_policies_nor_the_simulator():
+    """Rules and the simulator call the semantic core, never the other way round."""
+    for path in (ROOT / "modules" / "semantics").rglob("*.py"):
+        names = imported_modules(path)
+        assert not any(n == "policies" or n.startswith("policies.") for n in names), path
+        assert not any(n.startswith("modules.simulate") for n in names), path

@@ -11,8 +11,8 @@ from modules.core.render import render
 from policies.framework import CheckContext
 from policies.rules.hypernodes import re2_problem
 from policies.runner import Settings, bundle_objects, run_rules
-from policies.volcano import Tiers, discovery_tiers, tiers_of
-from policies.workloads import Gang, PodSet, gang_of
+from modules.semantics.volcano import Tiers, discovery_tiers, tiers_of
+from modules.semantics.workloads import Gang, PodSet, gang_of
 from policies.rules.topology import fitting_domain
 from tests.support.cli import ROOT
 

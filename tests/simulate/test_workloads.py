@@ -218,8 +218,9 @@ def test_other_objects_are_skipped_with_a_warning(tmp_path):
     jobs = load_workloads(write(tmp_path, namespace, VCJOB), "jobs.yaml", FABRIC, runtimes_in([RUNTIME]), "test",
                           warnings)
     assert [j.name for j in jobs] == ["llm"]
-    assert warnings == ["jobs.yaml: document 1: skipped v1 Namespace: only Volcano Jobs (batch.volcano.sh) and "
-                        "TrainJobs (trainer.kubeflow.org) are simulated"]
+    assert warnings == ["jobs.yaml: document 1: skipped v1 Namespace: only Volcano Jobs (batch.volcano.sh), "
+                        "TrainJobs (trainer.kubeflow.org), PyTorchJobs, JobSets, Deployments, StatefulSets and "
+                        "ReplicaSets are simulated"]
 
 
 def test_second_document_is_named(tmp_path):
@@ -231,7 +232,8 @@ def test_runtime_mistakes_name_the_runtime(tmp_path):
     runtime = _edit(RUNTIME, "spec.template.spec.replicatedJobs.1.name", "trainer")
     runtime["spec"]["template"]["spec"]["replicatedJobs"][1]["template"]["metadata"]["labels"] = {}
     with pytest.raises(ConfigError, match="runtimeRef ClusterTrainingRuntime torch-volcano-tier1: "
-                                          "spec.template.spec.replicatedJobs: no replicatedJob named node"):
+                                          "spec.template.spec.replicatedJobs: .*has no trainer replicatedJob \\(label "
+                                          "trainer.kubeflow.org/trainjob-ancestor-step: trainer\\)"):
         load(write(tmp_path, TRAINJOB), [runtime])
 
 
@@ -255,3 +257,14 @@ def test_bad_usage(tmp_path, text, message):
     path.write_text(text)
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace("[", r"\[")):
         load_usage(path, "usage.yaml", FABRIC)
+
+
+def test_pods_are_counted_against_the_bound_before_they_are_built(tmp_path):
+    huge = _edit(VCJOB, "spec.tasks.1.replicas", 10**7)
+    huge["spec"]["tasks"][1].pop("partitionPolicy")
+    huge["spec"].pop("minAvailable")
+    with pytest.raises(ConfigError, match=r"spec.tasks\[1\].replicas: the workloads would hold more than 1,000,000"):
+        load(write(tmp_path, huge))
+    job = _edit(TRAINJOB, "spec.trainer.numNodes", 10**7)
+    with pytest.raises(ConfigError, match=r"spec.trainer.numNodes: the workloads would hold more than 1,000,000"):
+        load(write(tmp_path, job))

@@ -1,0 +1,529 @@
+"""Workload objects as the schedulers see them: the pods each object becomes (with both request
+views, see ``podspec``), its gang, its network-topology constraint, queue and priority.
+
+One reader for every caller: the policies read leniently (``Reader(strict=False)``: problems are
+recorded, the workload is ``Unknown`` only when its pods cannot be worked out at all), the simulator
+strictly (``ConfigError`` on the first mistake). Kinds: Volcano Job and CronJob, PodGroup, TrainJob +
+(Cluster)TrainingRuntime (Trainer v2.3), PyTorchJob (training-operator v1), JobSet,
+Deployment/StatefulSet/ReplicaSet, batch Job/CronJob and bare Pods.
+
+Trainer v2.3 (kubeflow/trainer v2.3.0, ``pkg/runtime/core/trainingruntime.go`` and
+``pkg/runtime/framework/plugins/jobset/builder.go``), decided once here:
+- the trainer replicatedJob is the one whose template carries the label
+  ``trainer.kubeflow.org/trainjob-ancestor-step: trainer``; its pod count is ``numNodes`` (the
+  TrainJob's, else the runtime's ``mlPolicy``). The job *name* plays no part: a runtime with a
+  labelled launcher and a job named ``node`` runs numNodes launchers and ``node`` at its own size.
+- ``trainer.resourcesPerNode`` is merged, key by key, into the trainer job's container named
+  ``node`` only; a trainer job without such a container gets nothing merged.
+- the gang (the PodGroup's minMember, Trainer's Volcano plugin) is every pod of every replicatedJob.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Iterable
+
+from .podspec import PodRequests, Reader, amounts, merge_resources, pod_requests
+from .shapes import annotations, as_dict, as_int, as_list, is_kind, meta
+from .volcano import BATCH, MIN_MEMBER_ANNOTATION, RUNTIME_KINDS, SCHEDULING, TRAINER
+
+ANCESTOR_STEP = "trainer.kubeflow.org/trainjob-ancestor-step"
+NODE = "node"
+KUBEFLOW_V1 = "kubeflow.org"
+JOBSET = "jobset.x-k8s.io"
+QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
+
+
+class Unknown(Exception):
+    """The gang cannot be worked out (e.g. the TrainJob's runtime is not among the objects)."""
+
+
+@dataclass(frozen=True)
+class Topology:
+    """A ``networkTopology`` spec as Volcano reads it: mode and at most one of the two tier fields."""
+
+    mode: str = "hard"                # hard | soft
+    tier: int | None = None           # highestTierAllowed
+    tier_name: str | None = None      # highestTierName
+
+
+@dataclass(frozen=True)
+class PodSet:
+    count: int
+    requests: dict[str, Decimal]       # node fit (limits stand in for missing requests)
+    what: str                          # e.g. "task workers", "node"
+    quota: dict[str, Decimal] | None = None   # minResources view; None: same as requests
+    name: str = ""                     # task / replicatedJob / role name
+    path: str = ""                     # the pod spec's path in its object
+    group: int = 1                     # pods per replica (a JobSet's parallelism), for pod names
+
+    @property
+    def admission(self) -> dict[str, Decimal]:
+        return self.requests if self.quota is None else self.quota
+
+
+@dataclass(frozen=True)
+class Gang:
+    """Pods that must all be placed, together, for the workload to start."""
+
+    sets: tuple[PodSet, ...]
+    how: str             # how the size was worked out, for messages
+
+    @property
+    def pods(self) -> int:
+        return sum(s.count for s in self.sets)
+
+    @property
+    def homogeneous(self) -> bool:
+        return len({tuple(sorted(s.requests.items())) for s in self.sets if s.count}) <= 1
+
+    def total(self) -> dict[str, Decimal]:
+        return _sum((s.requests, s.count) for s in self.sets)
+
+    def min_resources(self) -> dict[str, Decimal]:
+        """The PodGroup's minResources as Volcano's controllers compute it (no limits defaulting)."""
+        return _sum((s.admission, s.count) for s in self.sets)
+
+
+def _sum(parts: Iterable[tuple[dict[str, Decimal], int]]) -> dict[str, Decimal]:
+    out: dict[str, Decimal] = {}
+    for requests, count in parts:
+        for name, amount in requests.items():
+            out[name] = out.get(name, Decimal(0)) + amount * count
+    return out
+
+
+@dataclass(frozen=True)
+class PartitionSpec:
+    """A Volcano task's partitionPolicy: ``count`` SubJobs of ``size`` pods of set ``index``."""
+
+    index: int
+    count: int
+    size: int
+    topology: Topology | None
+
+
+@dataclass(frozen=True)
+class Workload:
+    kind: str
+    name: str
+    namespace: str | None
+    sets: tuple[PodSet, ...]           # every pod, in the order Volcano fills the gang
+    min_member: int                    # the gang: this many pods or none
+    how: str
+    topology: Topology | None = None   # the job-level networkTopology; None: none
+    partitions: tuple[PartitionSpec, ...] = ()
+    queue: str | None = None
+    priority_class: str | None = None
+    explicit_min_resources: dict[str, Decimal] | None = field(default=None)   # a PodGroup's own
+
+    @property
+    def pods(self) -> int:
+        return sum(s.count for s in self.sets)
+
+    def gang(self) -> Gang:
+        """The first ``min_member`` pods, set by set (Volcano fills the gang task by task)."""
+        sets, left = [], self.min_member
+        for s in self.sets:
+            take = min(s.count, left)
+            if take > 0:
+                sets.append(PodSet(take, s.requests, s.what, s.quota, s.name, s.path, s.group))
+                left -= take
+        return Gang(tuple(sets), self.how)
+
+    def min_resources(self) -> dict[str, Decimal]:
+        if self.explicit_min_resources is not None:
+            return dict(self.explicit_min_resources)
+        return self.gang().min_resources()
+
+
+# --- small readers ----------------------------------------------------------------------------
+
+def topology_of(reader: Reader, obj: object, path: str, tier_default: int | None = None) -> Topology | None:
+    """A networkTopology mapping; ``tier_default`` for the runtime CRD's default highestTierAllowed."""
+    if not isinstance(obj, dict):
+        reader.wrong(path, "a mapping with mode and highestTierAllowed or highestTierName", obj)
+        return None
+    mode = reader.get(obj, "mode", path, str, "hard or soft", "hard")
+    if mode not in ("hard", "soft"):
+        reader.wrong(f"{path}.mode", "hard or soft", mode)
+        mode = "hard"                  # Volcano treats anything but soft as hard
+    tier = reader.integer(obj, "highestTierAllowed", path, 0, "an integer >= 0", None)
+    name = reader.get(obj, "highestTierName", path, str, "a tier name", None)
+    if tier is not None and name is not None:
+        reader.problem(path, "highestTierAllowed and highestTierName are mutually exclusive (Volcano's "
+                       "webhook rejects both)")
+    if tier is None and name is None:
+        tier = tier_default
+    return Topology(mode=mode, tier=tier, tier_name=name)
+
+
+def _requests_set(reader: Reader, spec: object, path: str, count: int, what: str, name: str,
+                  overrides: dict | None = None, group: int = 1) -> PodSet:
+    got: PodRequests = pod_requests(reader, spec, path, overrides)
+    return PodSet(count, got.fit, what, got.quota, name, path, group)
+
+
+def _queue(obj: dict, *candidates: object) -> str | None:
+    for value in (*candidates, annotations(obj).get(QUEUE_ANNOTATION)):
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _count(reader: Reader, obj: dict, key: str, path: str, default: int) -> int:
+    value = reader.integer(obj, key, path, 0, "an integer >= 0", default)
+    return default if value is None else value
+
+
+# --- Volcano ----------------------------------------------------------------------------------
+
+def volcano_job(reader: Reader, obj: dict, spec_path: str = "spec") -> Workload:
+    """A Volcano Job (or a CronJob's jobTemplate at ``spec_path``)."""
+    spec = reader.get(obj, "spec", "", dict, "a mapping with tasks") if spec_path == "spec" else \
+        as_dict(as_dict(as_dict(obj.get("spec")).get("jobTemplate")).get("spec"))
+    spec = spec or {}
+    tasks = reader.get(spec, "tasks", spec_path, list, "a non-empty list of tasks") or []
+    if not tasks:
+        reader.wrong(f"{spec_path}.tasks", "a non-empty list of tasks", tasks)
+    sets: list[PodSet] = []
+    partitions: list[PartitionSpec] = []
+    names: set[str] = set()
+    for t, task in enumerate(tasks):
+        path = f"{spec_path}.tasks[{t}]"
+        if not isinstance(task, dict):
+            reader.wrong(path, "a task with name, replicas and template", task)
+            continue
+        task_name = reader.get(task, "name", path, str, "a task name", f"default{t}")
+        if task_name in names:
+            reader.problem(f"{path}.name", f"task name {task_name!r} is used twice")
+        names.add(task_name)
+        replicas = reader.integer(task, "replicas", path, 0, "an integer >= 0 (the task's pod count)")
+        replicas = max(replicas or 0, 0)
+        template = reader.get(task, "template", path, dict, "a pod template") or {}
+        sets.append(_requests_set(reader, template.get("spec"), f"{path}.template.spec", replicas,
+                                  f"task {task_name}", task_name))
+        part = _partition(reader, task, path, len(sets) - 1, replicas)
+        if part is not None:
+            partitions.append(part)
+    pods = sum(s.count for s in sets)
+    if tasks and not pods:
+        reader.problem(f"{spec_path}.tasks", "the job has no pods: every task has replicas 0")
+    min_available = reader.integer(spec, "minAvailable", spec_path, 0, "an integer >= 0", None)
+    if min_available is not None and min_available > pods:
+        reader.problem(f"{spec_path}.minAvailable", f"{min_available} is more than the {pods} replicas of all "
+                       "tasks; Volcano's webhook rejects the job")
+    how = f"minAvailable {min_available}" if min_available is not None else f"the sum of task replicas ({pods})"
+    raw = spec.get("networkTopology")
+    topology = topology_of(reader, raw, f"{spec_path}.networkTopology") if raw is not None else None
+    name, namespace = _name(reader, obj)
+    return Workload("Job", name, namespace, tuple(sets), pods if min_available is None else min_available, how,
+                    topology, tuple(partitions), _queue(obj, spec.get("queue")), _str(spec.get("priorityClassName")))
+
+
+def _partition(reader: Reader, task: dict, path: str, index: int, replicas: int) -> PartitionSpec | None:
+    policy = reader.get(task, "partitionPolicy", path, dict, "a partitionPolicy mapping", None)
+    if policy is None:
+        return None
+    where = f"{path}.partitionPolicy"
+    count = reader.integer(policy, "totalPartitions", where, 1, "an integer >= 1")
+    size = reader.integer(policy, "partitionSize", where, 1, "an integer >= 1")
+    reader.integer(policy, "minPartitions", where, 0, "an integer >= 0", 0)
+    if count is None or size is None:
+        return None
+    if count * size != replicas:
+        reader.problem(where, f"totalPartitions x partitionSize ({count} x {size}) must equal the task's "
+                       f"replicas ({replicas}); Volcano's webhook rejects the job otherwise")
+        return None
+    raw = policy.get("networkTopology")
+    topology = topology_of(reader, raw, f"{where}.networkTopology") if raw is not None else None
+    return PartitionSpec(index, count, size, topology)
+
+
+def pod_group(reader: Reader, obj: dict) -> Workload:
+    spec = as_dict(obj.get("spec"))
+    members = as_int(spec.get("minMember"))
+    members = 1 if members is None else members
+    total = amounts(reader, spec.get("minResources"), "spec.minResources")
+    if not total:
+        raise Unknown("it sets no minResources, so the size of its pods is unknown")
+    per_pod = {k: v / members for k, v in total.items()} if members else total
+    raw = spec.get("networkTopology")
+    topology = topology_of(reader, raw, "spec.networkTopology") if isinstance(raw, dict) else None
+    name, namespace = _name(reader, obj)
+    return Workload("PodGroup", name, namespace, (PodSet(members, per_pod, "member"),), members,
+                    f"minMember {members} sharing minResources", topology, queue=_queue(obj, spec.get("queue")),
+                    priority_class=_str(spec.get("priorityClassName")), explicit_min_resources=total)
+
+
+# --- Trainer v2 -------------------------------------------------------------------------------
+
+def find_runtime(trainjob: dict, objects: Iterable[dict]) -> dict | None:
+    """The (Cluster)TrainingRuntime a TrainJob's runtimeRef names, among ``objects``."""
+    ref = as_dict(as_dict(trainjob.get("spec")).get("runtimeRef"))
+    name = ref.get("name")
+    kind = ref.get("kind") or "ClusterTrainingRuntime"
+    if not isinstance(name, str) or kind not in RUNTIME_KINDS:
+        return None
+    namespace = meta(trainjob).get("namespace") or "default"
+    for obj in objects:
+        if obj.get("kind") != kind or meta(obj).get("name") != name or not _is_trainer(obj):
+            continue
+        if kind == "TrainingRuntime" and (meta(obj).get("namespace") or "default") != namespace:
+            continue
+        return obj
+    return None
+
+
+def _is_trainer(obj: dict) -> bool:
+    return str(obj.get("apiVersion", "")).startswith(f"{TRAINER}/")
+
+
+def runtime_ref_name(trainjob: dict) -> str:
+    ref = as_dict(as_dict(trainjob.get("spec")).get("runtimeRef"))
+    return f"{ref.get('kind') or 'ClusterTrainingRuntime'} {ref.get('name')!r}"
+
+
+def replicated_jobs(runtime: dict) -> list[dict]:
+    return [as_dict(rj) for rj in as_list(as_dict(as_dict(as_dict(runtime.get("spec")).get("template"))
+                                                  .get("spec")).get("replicatedJobs"))]
+
+
+def trainer_job_index(runtime: dict) -> int | None:
+    """The replicatedJob labelled ``trainjob-ancestor-step: trainer`` (Trainer v2.3 applies numNodes,
+    resourcesPerNode and the trainer's image only there), or None."""
+    for i, rj in enumerate(replicated_jobs(runtime)):
+        if as_dict(as_dict(as_dict(rj.get("template")).get("metadata")).get("labels")).get(ANCESTOR_STEP) == "trainer":
+            return i
+    return None
+
+
+def job_pod_spec(rj: dict) -> dict:
+    return as_dict(as_dict(as_dict(as_dict(rj.get("template")).get("spec")).get("template")).get("spec"))
+
+
+def node_container_index(pod_spec: dict) -> int | None:
+    """The container named ``node``: where Trainer merges resourcesPerNode. No fallback."""
+    for i, c in enumerate(as_list(pod_spec.get("containers"))):
+        if as_dict(c).get("name") == NODE:
+            return i
+    return None
+
+
+def per_node_resources(trainjob: dict | None) -> dict:
+    return as_dict(as_dict(as_dict((trainjob or {}).get("spec")).get("trainer")).get("resourcesPerNode"))
+
+
+def num_nodes(trainjob: dict | None, runtime: dict) -> tuple[int, str]:
+    """``(numNodes, where it came from)``."""
+    if trainjob is not None:
+        n = as_int(as_dict(as_dict(trainjob.get("spec")).get("trainer")).get("numNodes"))
+        if n is not None:
+            return n, "trainer.numNodes"
+    n = as_int(as_dict(as_dict(runtime.get("spec")).get("mlPolicy")).get("numNodes"))
+    return (n if n is not None else 1), "mlPolicy.numNodes"
+
+
+def effective_node_pod(trainjob: dict | None, runtime: dict) -> tuple[dict, str] | None:
+    """The trainer pod spec after the TrainJob is applied, and the path of its node container's
+    resources in the runtime (for messages); None when the runtime has no trainer job."""
+    index = trainer_job_index(runtime)
+    if index is None:
+        return None
+    pod_spec = copy.deepcopy(job_pod_spec(replicated_jobs(runtime)[index]))
+    c = node_container_index(pod_spec)
+    base = f"spec.template.spec.replicatedJobs[{index}].template.spec.template.spec"
+    path = f"{base}.containers[{c}].resources" if c is not None else base
+    per_node = per_node_resources(trainjob)
+    if c is not None and per_node:
+        container = as_dict(pod_spec["containers"][c])
+        pod_spec["containers"][c] = {**container, "resources": merge_resources(container.get("resources"), per_node)}
+    return pod_spec, path
+
+
+def trainer_workload(reader: Reader, trainjob: dict | None, runtime: dict) -> Workload:
+    """A TrainJob on its runtime (or the runtime alone, ``trainjob`` None): Trainer's Volcano plugin
+    makes one PodGroup whose minMember is every pod of every replicatedJob (kubeflow.md §3.5)."""
+    index = trainer_job_index(runtime)
+    if index is None:
+        message = (f"{runtime.get('kind')} {meta(runtime).get('name')!r} has no trainer replicatedJob (label "
+                   f"{ANCESTOR_STEP}: trainer): Trainer v2.3 applies numNodes and resourcesPerNode only there")
+        reader.problem("spec.template.spec.replicatedJobs", message)
+        raise Unknown(message)
+    nodes, source = num_nodes(trainjob, runtime)
+    per_node = per_node_resources(trainjob)
+    sets: list[PodSet] = []
+    for i, rj in enumerate(replicated_jobs(runtime)):
+        job_name = rj.get("name") if isinstance(rj.get("name"), str) else str(i)
+        path = f"spec.template.spec.replicatedJobs[{i}].template.spec.template.spec"
+        spec = job_pod_spec(rj)
+        if i == index:
+            c = node_container_index(spec)
+            overrides = {c: per_node} if c is not None and per_node else None
+            sets.append(_requests_set(reader, spec, path, nodes, NODE if job_name == NODE else
+                                      f"trainer replicatedJob {job_name}", job_name, overrides, max(nodes, 1)))
+            continue
+        replicas = _count(reader, rj, "replicas", f"spec.template.spec.replicatedJobs[{i}]", 1)
+        parallelism = _count(reader, as_dict(as_dict(rj.get("template")).get("spec")), "parallelism",
+                             f"spec.template.spec.replicatedJobs[{i}].template.spec", 1)
+        sets.append(_requests_set(reader, spec, path, replicas * parallelism, f"replicatedJob {job_name}", job_name,
+                                  group=parallelism))
+    extra = sum(s.count for s in sets) - nodes
+    how = f"{source} {nodes}" + (f" plus {extra} pod(s) of other replicatedJobs" if extra else "")
+    rspec = as_dict(runtime.get("spec"))
+    volcano = as_dict(as_dict(rspec.get("podGroupPolicy")).get("volcano"))
+    raw = volcano.get("networkTopology")
+    if isinstance(raw, dict) and "highestTierName" in raw:
+        # Trainer v2.3's runtime CRD has no highestTierName: the API server prunes it, and the PodGroup
+        # gets highestTierAllowed (default 1). The topology-tier-exists rule says so.
+        raw = {k: v for k, v in raw.items() if k != "highestTierName"}
+    topology = topology_of(reader, raw, "spec.podGroupPolicy.volcano.networkTopology", tier_default=1) \
+        if raw is not None else None      # the runtime CRD defaults highestTierAllowed to 1
+    owner = trainjob if trainjob is not None else runtime
+    name, namespace = _name(reader, owner)
+    return Workload("TrainJob" if trainjob is not None else str(runtime.get("kind")), name, namespace, tuple(sets),
+                    sum(s.count for s in sets), how, topology, queue=trainer_queue(trainjob, runtime),
+                    priority_class=next((p for p in reversed([_str(job_pod_spec(rj).get("priorityClassName"))
+                                                              for rj in replicated_jobs(runtime)]) if p), None))
+
+
+def trainer_queue(trainjob: dict | None, runtime: dict) -> str | None:
+    """Trainer's Volcano plugin sets the PodGroup's queue from the queue-name annotation of the
+    runtime's JobSet template, which the TrainJob's runtimePatches may override (v2.3.0
+    ``pkg/runtime/core/trainingruntime.go``, ``plugins/volcano``)."""
+    notes = dict(as_dict(as_dict(as_dict(as_dict(runtime.get("spec")).get("template")).get("metadata"))
+                         .get("annotations")))
+    for patch in as_list(as_dict(as_dict((trainjob or {}).get("spec"))).get("runtimePatches")):
+        patched = as_dict(as_dict(as_dict(as_dict(patch).get("trainingRuntimeSpec")).get("template"))
+                          .get("metadata")).get("annotations")
+        notes.update(as_dict(patched))
+    return _str(notes.get(QUEUE_ANNOTATION))
+
+
+# --- Kubeflow v1, JobSet, core workloads --------------------------------------------------------
+
+def pytorch_job(reader: Reader, obj: dict) -> Workload:
+    """A training-operator v1 PyTorchJob: one pod per replica of each role (Master first); its
+    Volcano PodGroup's minMember is ``runPolicy.schedulingPolicy.minAvailable``, else every pod."""
+    spec = as_dict(obj.get("spec"))
+    roles = as_dict(spec.get("pytorchReplicaSpecs"))
+    order = sorted(roles, key=lambda r: (r != "Master", str(r)))
+    sets = []
+    for role in order:
+        replica = as_dict(roles[role])
+        path = f"spec.pytorchReplicaSpecs.{role}"
+        count = _count(reader, replica, "replicas", path, 1)
+        sets.append(_requests_set(reader, as_dict(replica.get("template")).get("spec"), f"{path}.template.spec",
+                                  count, f"role {role}", str(role)))
+    pods = sum(s.count for s in sets)
+    policy = as_dict(as_dict(spec.get("runPolicy")).get("schedulingPolicy"))
+    min_available = as_int(policy.get("minAvailable"))
+    how = f"schedulingPolicy.minAvailable {min_available}" if min_available is not None else \
+        f"the sum of replicas ({pods})"
+    name, namespace = _name(reader, obj)
+    return Workload("PyTorchJob", name, namespace, tuple(sets), pods if min_available is None else min_available,
+                    how, queue=_queue(obj, policy.get("queue")), priority_class=_str(policy.get("priorityClass")))
+
+
+def jobset(reader: Reader, obj: dict) -> Workload:
+    sets = []
+    for i, rj in enumerate(as_list(as_dict(obj.get("spec")).get("replicatedJobs"))):
+        rj = as_dict(rj)
+        path = f"spec.replicatedJobs[{i}]"
+        replicas = _count(reader, rj, "replicas", path, 1)
+        parallelism = _count(reader, as_dict(as_dict(rj.get("template")).get("spec")), "parallelism",
+                             f"{path}.template.spec", 1)
+        sets.append(_requests_set(reader, job_pod_spec(rj), f"{path}.template.spec.template.spec",
+                                  replicas * parallelism, f"replicatedJob {rj.get('name', i)}", str(rj.get("name", i)),
+                                  group=parallelism))
+    pods = sum(s.count for s in sets)
+    name, namespace = _name(reader, obj)
+    return Workload("JobSet", name, namespace, tuple(sets), pods, f"every pod of every replicatedJob ({pods})",
+                    queue=_queue(obj))
+
+
+def replicas_workload(reader: Reader, obj: dict) -> Workload:
+    """Deployment/StatefulSet/ReplicaSet: ``replicas`` pods; the group-min-member annotation makes
+    them one gang of at least that many."""
+    spec = as_dict(obj.get("spec"))
+    replicas = _count(reader, spec, "replicas", "spec", 1)
+    min_member = as_int(_int_text(annotations(obj).get(MIN_MEMBER_ANNOTATION)))
+    pods = max(replicas, min_member or 0)
+    how = f"replicas {replicas}" + (f", {MIN_MEMBER_ANNOTATION} {min_member}" if min_member else "")
+    template = as_dict(spec.get("template"))
+    name, namespace = _name(reader, obj)
+    return Workload(str(obj.get("kind")), name, namespace,
+                    (_requests_set(reader, template.get("spec"), "spec.template.spec", pods, "replica", ""),),
+                    pods, how, queue=_queue(obj))
+
+
+def bare_pod(reader: Reader, obj: dict) -> Workload:
+    name, namespace = _name(reader, obj)
+    spec = as_dict(obj.get("spec"))
+    return Workload("Pod", name, namespace, (_requests_set(reader, spec, "spec", 1, "pod", ""),), 1, "a single pod",
+                    queue=_queue(obj), priority_class=_str(spec.get("priorityClassName")))
+
+
+def _name(reader: Reader, obj: dict) -> tuple[str, str | None]:
+    m = reader.get(obj, "metadata", "", dict, "a mapping with name") or {}
+    name = reader.get(m, "name", "metadata", str, "a name")
+    namespace = reader.get(m, "namespace", "metadata", str, "a namespace", None)
+    return (name if isinstance(name, str) else "?"), namespace
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _int_text(value: object) -> object:
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            return None
+    return value
+
+
+def api_group_is(obj: dict, group: str) -> bool:
+    return str(obj.get("apiVersion", "")).rpartition("/")[0] == group
+
+
+# --- one entry point ----------------------------------------------------------------------------
+
+def workload_of(obj: dict, objects: Iterable[dict], reader: Reader | None = None) -> Workload | None:
+    """The workload an object becomes, or None for kinds that run no pods Volcano places as a gang.
+    Raises Unknown when it cannot be worked out (and ConfigError from a strict reader)."""
+    reader = reader if reader is not None else Reader(strict=False)
+    kind = obj.get("kind")
+    if is_kind(obj, "Job", BATCH):
+        return volcano_job(reader, obj)
+    if is_kind(obj, "CronJob", BATCH):
+        return volcano_job(reader, obj, "spec.jobTemplate.spec")
+    if kind == "TrainJob" and _is_trainer(obj):
+        runtime = find_runtime(obj, objects)
+        if runtime is None:
+            raise Unknown(f"its runtime {runtime_ref_name(obj)} is not in the stack or the given manifests")
+        return trainer_workload(reader, obj, runtime)
+    if kind in RUNTIME_KINDS and _is_trainer(obj):
+        return trainer_workload(reader, None, obj)
+    if is_kind(obj, "PodGroup", SCHEDULING):
+        return pod_group(reader, obj)
+    if kind == "PyTorchJob" and api_group_is(obj, KUBEFLOW_V1):
+        return pytorch_job(reader, obj)
+    if kind == "JobSet" and api_group_is(obj, JOBSET):
+        return jobset(reader, obj)
+    if kind in ("Deployment", "StatefulSet", "ReplicaSet") and api_group_is(obj, "apps"):
+        return replicas_workload(reader, obj)
+    if kind == "Pod" and api_group_is(obj, ""):
+        return bare_pod(reader, obj)
+    return None
+
+
+def gang_of(obj: dict, objects: list[dict]) -> Gang | None:
+    """The gang of a workload kind Volcano places with topology, or None for other kinds (the
+    policies' view: lenient). Raises Unknown when it cannot be worked out."""
+    if obj.get("kind") == "JobSet" or is_kind(obj, "CronJob", BATCH):
+        return None      # no PodGroup of their own / the rules judge the Jobs a CronJob stamps out
+    workload = workload_of(obj, objects)
+    return workload.gang() if workload is not None else None
