@@ -97,12 +97,12 @@ def sarif_validator():
 
 def has_object(file: Path) -> bool:
     """Whether a file holds at least one Kubernetes object (it parses and has apiVersion+kind+metadata)."""
-    from modules.core.errors import ConfigError
+    from modules.core.errors import InputError
     from policies.inputs import load
 
     try:
         return bool(load([str(file)]).objects)
-    except ConfigError:
+    except InputError:
         return False
 
 

@@ -8,7 +8,7 @@ import traceback
 from pathlib import Path
 
 from modules.core.commands import project_for
-from modules.core.errors import ConfigError
+from modules.core.errors import InputError
 
 # Modules that define `register(subparsers, common_parser)`; their parsers set `run(args, project)`.
 COMMANDS = (
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args([a for a in argv if a != "--debug"])
     try:
         return args.run(args, project_for(args))   # None for commands that need no project (probe)
-    except ConfigError as err:
+    except InputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from modules.core import yamlio
 from modules.core.bundle import Bundle, ChartRelease, Resource
-from modules.core.errors import ConfigError
+from modules.core.errors import InputError
 
 from .framework import NOTE, Violation, resource_id
 from .inputs import Manifests
@@ -126,7 +126,7 @@ def skipped_notes(user: Manifests) -> list[Violation]:
     return out
 
 
-def stack_error_violation(err: ConfigError, settings, project) -> Violation:
+def stack_error_violation(err: InputError, settings, project) -> Violation:
     """A stack that does not render, as `check` and `preview` report it: the violation of the rule
     that catches the same mistake in manifests, at the error's line in the stack file (or the
     fabric file it names). Re-raises ``err`` when no enabled rule catches it (exit 2, as render)."""

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 
 from modules.core.commands import add_stack_args, stacks_from, warn
 from modules.core.config import Project, load_stack, pulumi_config_map
-from modules.core.errors import ConfigError
+from modules.core.errors import InputError
 
 from .framework import CheckContext, Violation
 from .inputs import Manifests, load
@@ -49,13 +49,13 @@ class Collector:
 
 
 def report(args: argparse.Namespace, project: Project, collector: Collector) -> int:
-    """Both commands' run; a ConfigError (exit 2) still leaves a valid json/sarif/junit document."""
+    """Both commands' run; a InputError (exit 2) still leaves a valid json/sarif/junit document."""
     from .admission.commands import apply_dir_option
 
     apply_dir_option(args)
     try:
         return _report(args, project, collector)
-    except ConfigError as err:
+    except InputError as err:
         _failure(args, str(err), 2)
         raise
 
@@ -81,7 +81,7 @@ def _report(args: argparse.Namespace, project: Project, collector: Collector) ->
             try:
                 stack = load_stack(project, name)
                 bundle = render(stack)
-            except ConfigError as err:
+            except InputError as err:
                 results[name] = ([stack_error_violation(err, settings, project)], 0)
                 continue
             warn(bundle.warnings)   # a warning in validate and render is the same warning here

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from modules.core import yamlio
-from modules.core.errors import ConfigError
+from modules.core.errors import InputError
 
 from .locate import Locator
 
@@ -50,7 +50,7 @@ class Manifests:
 def _files(raw: str) -> list[Path]:
     path = Path(raw)
     if not path.exists():
-        raise ConfigError(raw, "", "no such file or folder")
+        raise InputError(raw, "", "no such file or folder")
     if path.is_dir():
         # not only regular files: a FIFO or device among them is refused by the reader, with a note
         return sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml", ".json") and not p.is_dir())
@@ -113,15 +113,15 @@ def _read_one(out: Manifests, file: str, text: str) -> None:
 def load(paths: list[str], stdin=None) -> Manifests:
     """Every object in ``paths``; ``-`` reads ``stdin`` (sys.stdin by default)."""
     out = Manifests()
-    errors: list[ConfigError] = []
+    errors: list[InputError] = []
     for raw in paths:
         if raw == STDIN:
             try:
                 text = (stdin or sys.stdin).read(yamlio.MAX_FILE_BYTES + 1)   # bounded like a file
                 if len(text) > yamlio.MAX_FILE_BYTES:
-                    raise ConfigError(STDIN_NAME, "", f"larger than {yamlio.MAX_FILE_BYTES // 2**20} MiB")
+                    raise InputError(STDIN_NAME, "", f"larger than {yamlio.MAX_FILE_BYTES // 2**20} MiB")
                 _read_one(out, STDIN_NAME, text)
-            except ConfigError as err:
+            except InputError as err:
                 errors.append(err)
             continue
         files = _files(raw)
@@ -129,7 +129,7 @@ def load(paths: list[str], stdin=None) -> Manifests:
             shown = str(path)
             try:
                 _read_one(out, shown, yamlio.read_text(path, shown))
-            except ConfigError as err:
+            except InputError as err:
                 if len(files) == 1 and Path(raw).is_file():
                     raise   # the file the user named does not parse: say so
                 errors.append(err)

@@ -193,7 +193,7 @@ class StackMarks:
         return 1, 1
 
     def path(self, path: str) -> tuple[int, int]:
-        """A ConfigError's path (``trainstack:workloads.deployments[0].topology``; the namespace
+        """A InputError's path (``trainstack:workloads.deployments[0].topology``; the namespace
         may be left out) in the stack file."""
         config = self._config()
         if not isinstance(config, yaml.MappingNode) or not path:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from modules.core.errors import ConfigError
+from modules.core.errors import InputError
 from modules.core.wire import object_key, plain, release_from_inputs
 
 from .framework import CheckContext, Finding, NotChecked, Rule
@@ -131,11 +131,11 @@ def load_context(stack_name: str, config: Mapping[str, str], root: Path | None =
         try:
             bundle = render(stack)
             ctx.fabric, ctx.bundle = bundle.fabric, bundle_objects(bundle)
-        except ConfigError as err:   # the program fails the same way; keep what can be had
+        except InputError as err:   # the program fails the same way; keep what can be had
             ctx.problem = str(err)
             from modules.fabric.model import build_fabric
             ctx.fabric = build_fabric(RenderContext(stack))
-    except ConfigError as err:
+    except InputError as err:
         ctx.problem = ctx.problem or str(err)
     return ctx
 

@@ -11,7 +11,7 @@ import jsonschema
 
 from modules.core import yamlio
 from modules.core.bundle import Bundle, ChartRelease, Resource
-from modules.core.errors import ConfigError, show
+from modules.core.errors import InputError, show
 from modules.core.wire import release_manifest
 
 from .framework import (ADVISORY, DISABLED, LEVELS, MANDATORY, NOTE, CheckContext, Finding, NotChecked, Rule,
@@ -61,11 +61,11 @@ def parse_settings(data: object, file: str, rules: Iterable[Rule] = RULES) -> Se
     """Pulumi's policy-pack-config format: ``{"all": level, "<rule>": level | {"enforcementLevel": ..., ...}}``."""
     rules = {r.id: r for r in rules}
     if not isinstance(data, dict):
-        raise ConfigError(file, "(document)", f"expected a JSON object keyed by rule id, got {show(data)}")
+        raise InputError(file, "(document)", f"expected a JSON object keyed by rule id, got {show(data)}")
     settings = Settings()
     if "all" in data:
         if data["all"] not in LEVELS:
-            raise ConfigError(file, "all", f"expected one of {', '.join(LEVELS)}, got {show(data['all'])}")
+            raise InputError(file, "all", f"expected one of {', '.join(LEVELS)}, got {show(data['all'])}")
         settings.levels = {rid: data["all"] for rid in rules}
     for key, value in data.items():
         if key == "all":
@@ -74,15 +74,15 @@ def parse_settings(data: object, file: str, rules: Iterable[Rule] = RULES) -> Se
             import difflib
             close = difflib.get_close_matches(key, list(rules), n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ConfigError(file, key, f"unknown rule {key!r}{hint}")
+            raise InputError(file, key, f"unknown rule {key!r}{hint}")
         rule = rules[key]
         if isinstance(value, str):
             value = {"enforcementLevel": value}
         if not isinstance(value, dict):
-            raise ConfigError(file, key, f"expected a level or an object with enforcementLevel, got {show(value)}")
+            raise InputError(file, key, f"expected a level or an object with enforcementLevel, got {show(value)}")
         level = value.get("enforcementLevel", settings.levels.get(key, rule.enforcement))
         if level not in LEVELS:
-            raise ConfigError(file, f"{key}.enforcementLevel",
+            raise InputError(file, f"{key}.enforcementLevel",
                               f"expected one of {', '.join(LEVELS)}, got {show(level)}")
         settings.levels[key] = level
         props = {k: v for k, v in value.items() if k != "enforcementLevel"}
@@ -91,7 +91,7 @@ def parse_settings(data: object, file: str, rules: Iterable[Rule] = RULES) -> Se
         if errors:
             err = errors[0]
             sub = ".".join(str(p) for p in err.absolute_path)
-            raise ConfigError(file, f"{key}.{sub}" if sub else key, err.message)
+            raise InputError(file, f"{key}.{sub}" if sub else key, err.message)
         settings.configs[key] = props
     return settings
 
@@ -106,7 +106,7 @@ def read_settings_file(stack: str) -> tuple[object, str]:
     try:
         return json.loads(text, parse_constant=yamlio.refuse_constant), shown
     except json.JSONDecodeError as exc:
-        raise ConfigError(shown, f"line {exc.lineno}, column {exc.colno}", f"invalid JSON: {exc.msg}") from None
+        raise InputError(shown, f"line {exc.lineno}, column {exc.colno}", f"invalid JSON: {exc.msg}") from None
     except (ValueError, RecursionError):
         return yamlio.loads_json(text, shown), shown   # names the bound it broke
 
@@ -198,7 +198,7 @@ def run_rules(objects: list[dict], ctx: CheckContext, settings: Settings, rules:
     return out
 
 
-def render_error_violation(err: ConfigError, settings: Settings, rules: Iterable[Rule] = RULES) -> Violation | None:
+def render_error_violation(err: InputError, settings: Settings, rules: Iterable[Rule] = RULES) -> Violation | None:
     """A stack the renderer refuses for a mistake a rule also catches (an invalid NCCL value, a tier
     the fabric lacks, a gang that can never fit) is reported as that rule's violation, so `check`
     and `preview` give the rule id and exit 1 while `render` exits 2. Always mandatory: a stack

@@ -10,7 +10,7 @@ import heapq
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Union
 
-from .errors import ConfigError
+from .errors import InputError
 from .wire import object_key  # noqa: F401 (re-exported: renderers name their dependencies with it)
 
 # Kinds that live outside namespaces (core Kubernetes plus the CRDs trainstack renders).
@@ -181,7 +181,7 @@ class Bundle:
         for item in items:
             if item.key in index:
                 other = index[item.key]
-                raise ConfigError(stack_file, "(bundle)", f"two objects are both {item.key} (from "
+                raise InputError(stack_file, "(bundle)", f"two objects are both {item.key} (from "
                                   f"modules {other.module} and {item.module}); give one another name")
             index[item.key] = item
         releases: dict[str, ChartRelease] = {}
@@ -189,7 +189,7 @@ class Bundle:
             if isinstance(item, ChartRelease):
                 other = releases.setdefault(item.name, item)
                 if other is not item:
-                    raise ConfigError(stack_file, "(bundle)", f"two chart releases are both named {item.name!r} "
+                    raise InputError(stack_file, "(bundle)", f"two chart releases are both named {item.name!r} "
                                       f"(from modules {other.module} and {item.module}); give one another name")
         served = {group: i.key for i in items if isinstance(i, (ChartRelease, Overlay, Prerequisite))
                   for group in i.serves}

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from .config import Project, find_project, load_project, load_stack
-from .errors import ConfigError
+from .errors import InputError
 from .names import check_stack_name, check_stack_names
 from .output import bundle_files, stale_files, write_tree
 from .render import render
@@ -36,28 +36,28 @@ def stack_name_of(project: Project, path: Path) -> str:
     """``stacks/Pulumi.east.yaml`` -> ``east``, when that file is one of the project's stack files."""
     name = path.name
     if not (name.startswith("Pulumi.") and name.endswith((".yaml", ".yml"))) or name.count(".") < 2:
-        raise ConfigError(str(path), "", "invalid stack name: expected a stack name (letters, digits, '-', '_', "
+        raise InputError(str(path), "", "invalid stack name: expected a stack name (letters, digits, '-', '_', "
                           "'.') or the path of a stack file named Pulumi.<stack>.yaml")
     stack = name[len("Pulumi."):name.rindex(".")]
     if path.resolve() != project.stack_file(stack).resolve():
-        raise ConfigError(str(path), "", f"not a stack file of the project at {project.root}: its stacks are "
+        raise InputError(str(path), "", f"not a stack file of the project at {project.root}: its stacks are "
                           f"{project.show(project.stack_dir)}/Pulumi.<stack>.yaml")
     if not path.is_file():
-        raise ConfigError(str(path), "", "no such file")
+        raise InputError(str(path), "", "no such file")
     return stack
 
 
 def stacks_from(args: argparse.Namespace, project: Project) -> list[str]:
     """The stacks a command acts on: one named, or every stack file with --all."""
     if args.all and args.stack:
-        raise ConfigError("trainstack", "", "give a stack name or --all, not both")
+        raise InputError("trainstack", "", "give a stack name or --all, not both")
     if args.all:
         names = project.stacks()
         if not names:
-            raise ConfigError(project.show(project.stack_dir), "", "no Pulumi.<stack>.yaml files here")
+            raise InputError(project.show(project.stack_dir), "", "no Pulumi.<stack>.yaml files here")
         return check_stack_names(names, project.show(project.stack_dir))
     if not args.stack:
-        raise ConfigError("trainstack", "", "name a stack (for example dev) or pass --all")
+        raise InputError("trainstack", "", "name a stack (for example dev) or pass --all")
     return [check_stack_name(args.stack)]
 
 

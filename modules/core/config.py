@@ -15,7 +15,7 @@ from typing import Any, Iterable
 
 from . import schema as schemas
 from . import yamlio
-from .errors import ConfigError, SecretText, SecureValue, expected, show
+from .errors import InputError, SecretText, SecureValue, expected, show
 from .names import check_stack_name, check_stack_names
 from .registry import MODULES
 
@@ -56,7 +56,7 @@ def find_project(start: Path | None = None) -> Path:
         candidate = folder / "Pulumi.yaml"
         if candidate.is_file():
             return folder
-    raise ConfigError(str(here), "", "no Pulumi.yaml here or in any parent folder; "
+    raise InputError(str(here), "", "no Pulumi.yaml here or in any parent folder; "
                       "run inside a trainstack project or pass --project DIR")
 
 
@@ -162,11 +162,11 @@ class StackConfig:
         value = self.other.get("kubernetes:context")
         return value if isinstance(value, str) else None
 
-    def error(self, path: str, message: str, rule: str | None = None) -> ConfigError:
+    def error(self, path: str, message: str, rule: str | None = None) -> InputError:
         """An error at ``path`` (dotted, below ``trainstack:``, e.g. ``storage.claims[0].size``)."""
-        return ConfigError(self.file, f"{NAMESPACE}:{path}", message, rule=rule)
+        return InputError(self.file, f"{NAMESPACE}:{path}", message, rule=rule)
 
-    def expected(self, path: str, what: str, got: object, rule: str | None = None) -> ConfigError:
+    def expected(self, path: str, what: str, got: object, rule: str | None = None) -> InputError:
         return self.error(path, f"expected {what}, got {show(got)}", rule=rule)
 
     def resolve(self, path: str, relative: str) -> Path:
@@ -249,7 +249,7 @@ def build_stack(project: Project, stack: str, flat: dict[str, Any], file: str,
     _check_secrets(given.get("secrets"), file)
     where = _find_secure({k: v for k, v in given.items() if k != "secrets"}, [])
     if where is not None:
-        raise ConfigError(file, format_path(where),
+        raise InputError(file, format_path(where),
                           "secure values are never decrypted by trainstack; keep the secret in a "
                           "Kubernetes Secret and reference it by name")
     full_schema = stack_schema()
@@ -275,11 +275,11 @@ def _check_secrets(value: Any, file: str) -> None:
         for key, leaf in (data.items() if isinstance(data, dict) else ()):
             if not isinstance(leaf, (SecureValue, SecretText)):
                 path = format_path(["secrets", i, "data", key])
-                raise ConfigError(file, path, "expected a secure value, got a plain one (not shown); set it with "
+                raise InputError(file, path, "expected a secure value, got a plain one (not shown); set it with "
                                   f"`pulumi config set --secret --path '{path}' VALUE`")
         for k, v in (item.items() if isinstance(item, dict) else ()):
             if k != "data" and _find_secure(v, []) is not None:
-                raise ConfigError(file, format_path(["secrets", i, k]), "only values under data may be secure")
+                raise InputError(file, format_path(["secrets", i, k]), "only values under data may be secure")
 
 
 def load_stack(project: Project, stack: str) -> StackConfig:
@@ -288,16 +288,16 @@ def load_stack(project: Project, stack: str) -> StackConfig:
     shown = project.show(path)
     if not path.is_file():
         known = ", ".join(project.stacks()) or "none"
-        raise ConfigError(shown, "", f"no such stack {stack!r} (stacks here: {known})")
+        raise InputError(shown, "", f"no such stack {stack!r} (stacks here: {known})")
     check_stack_names([stack] + [s for s in project.stacks() if s.lower() == stack.lower() and s != stack])
     data = yamlio.load_file(path, shown)
     if data is None:
-        raise ConfigError(shown, "(document)", "the file is empty; expected a mapping with a 'config' key")
+        raise InputError(shown, "(document)", "the file is empty; expected a mapping with a 'config' key")
     if not isinstance(data, dict):
         raise expected(shown, "(document)", "a mapping with a 'config' key", data)
     for key in data:
         if key not in STACK_FILE_KEYS:
-            raise ConfigError(shown, str(key), f"unknown key {str(key)!r}; "
+            raise InputError(shown, str(key), f"unknown key {str(key)!r}; "
                               f"{schemas._did_you_mean(str(key), list(STACK_FILE_KEYS))}")
     config = data.get("config", {})
     if config is None:

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .config import StackConfig
-from .errors import ConfigError
+from .errors import InputError
 
 if TYPE_CHECKING:  # the fabric model is built once per render and shared by every module
     from modules.fabric.model import Fabric
@@ -34,11 +34,11 @@ class RenderContext:
         if message not in self.warnings:
             self.warnings.append(message)
 
-    def error(self, path: str, message: str, rule: str | None = None) -> ConfigError:
-        """A ConfigError at ``path``; ``rule`` names the policy rule that catches the same mistake."""
+    def error(self, path: str, message: str, rule: str | None = None) -> InputError:
+        """A InputError at ``path``; ``rule`` names the policy rule that catches the same mistake."""
         return self.stack.error(path, message, rule=rule)
 
-    def expected(self, path: str, what: str, got: object, rule: str | None = None) -> ConfigError:
+    def expected(self, path: str, what: str, got: object, rule: str | None = None) -> InputError:
         return self.stack.expected(path, what, got, rule=rule)
 
     def pick(self, path: str, name: str, choices: list[str], what: str) -> str:

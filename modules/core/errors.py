@@ -7,8 +7,9 @@ from pathlib import Path
 from .secrets import redact, redact_value
 
 
-class ConfigError(Exception):
-    """A mistake in user input: names the file, the path inside it and what was expected.
+class InputError(Exception):
+    """A mistake in user input (a stack file, a fabric, manifests, workloads, probe results, a CLI
+    argument): names the file, the path inside it and what was expected.
 
     The CLI prints ``str(error)`` on one line and exits 2; nothing else catches it.
     """
@@ -37,9 +38,9 @@ def show(value: object, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def expected(file: str | Path, path: str, what: str, got: object) -> ConfigError:
+def expected(file: str | Path, path: str, what: str, got: object) -> InputError:
     """The common shape: ``file: path: expected <what>, got <value>``."""
-    return ConfigError(file, path, f"expected {what}, got {show(got)}")
+    return InputError(file, path, f"expected {what}, got {show(got)}")
 
 
 class SecureValue:

@@ -13,7 +13,7 @@ import math
 import re
 
 from .config import Project, PROFILE_BY_ENVIRONMENT
-from .errors import ConfigError
+from .errors import InputError
 from .schema import DNS1123_LABEL
 
 STACK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -103,17 +103,17 @@ def stack_file(args: argparse.Namespace) -> str:
 def cmd_init(args: argparse.Namespace, project: Project) -> int:
     name = args.name
     if not STACK_NAME.match(name):
-        raise ConfigError("trainstack init", "NAME", f"expected a stack name of letters, digits, '-', '_' and '.', "
+        raise InputError("trainstack init", "NAME", f"expected a stack name of letters, digits, '-', '_' and '.', "
                           f"got {name!r}")
     for flag, value in (("--nodes", args.nodes), ("--gpus-per-node", args.gpus_per_node),
                         ("--leaf-size", args.leaf_size), ("--leaves-per-spine", args.leaves_per_spine or 1)):
         if value < 1:
-            raise ConfigError("trainstack init", flag, f"expected a positive number, got {value}")
+            raise InputError("trainstack init", flag, f"expected a positive number, got {value}")
     if args.gpu_type and not re.match(r"^[A-Za-z0-9][-A-Za-z0-9_.]*$", args.gpu_type):
-        raise ConfigError("trainstack init", "--gpu-type",
+        raise InputError("trainstack init", "--gpu-type",
                           f"expected a model name such as H100-SXM, got {args.gpu_type!r}")
     if not NODE_PATTERN.match(args.node_prefix):
-        raise ConfigError("trainstack init", "--node-prefix", f"expected the start of a Kubernetes node name, "
+        raise InputError("trainstack init", "--node-prefix", f"expected the start of a Kubernetes node name, "
                           f"got {args.node_prefix!r}")
     if args.profile is None:
         args.profile = PROFILE_BY_ENVIRONMENT.get(name, "development")
@@ -126,7 +126,7 @@ def cmd_init(args: argparse.Namespace, project: Project) -> int:
         files[policies / f"config.{name}.json"] = template.read_text(encoding="utf-8")
     existing = [p for p in files if p.exists()]
     if existing and not args.force:
-        raise ConfigError(project.show(existing[0]), "", "already exists; pass --force to overwrite")
+        raise InputError(project.show(existing[0]), "", "already exists; pass --force to overwrite")
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")

@@ -11,15 +11,15 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from .errors import ConfigError, show
+from .errors import InputError, show
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 
 
 def check_stack_name(name: object, where: str = "trainstack") -> str:
-    """Return ``name`` when it is a safe stack name; raise ConfigError (exit 2) otherwise."""
+    """Return ``name`` when it is a safe stack name; raise InputError (exit 2) otherwise."""
     if not isinstance(name, str) or not _NAME.match(name) or name in (".", ".."):
-        raise ConfigError(where, "", f"invalid stack name {show(name, 40)}: expected letters, digits, "
+        raise InputError(where, "", f"invalid stack name {show(name, 40)}: expected letters, digits, "
                           "'-', '_' and '.' (not '.' or '..' alone, at most 100 characters)")
     return name
 
@@ -32,7 +32,7 @@ def check_stack_names(names: Iterable[str], where: str = "trainstack") -> list[s
         check_stack_name(name, where)
         other = seen.setdefault(name.lower(), name)
         if other != name:
-            raise ConfigError(where, "", f"stacks {other!r} and {name!r} differ only in case; they would "
+            raise InputError(where, "", f"stacks {other!r} and {name!r} differ only in case; they would "
                               "share one output folder on a case-insensitive file system; rename one")
         out.append(name)
     return out

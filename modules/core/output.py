@@ -26,7 +26,7 @@ from pathlib import Path
 from . import yamlio
 from .registry import MODULES
 from .bundle import Bundle, Resource
-from .errors import ConfigError
+from .errors import InputError
 
 # The file that marks a folder as trainstack's output; render replaces only folders that carry it.
 MARKER = ".trainstack-output"
@@ -77,7 +77,7 @@ def bundle_files(bundle: Bundle, stack_file: str) -> dict[str, bytes]:
         path = short_path(path)
         key = path.lower()   # case-insensitive file systems merge names that differ only in case
         if key in owners:
-            raise ConfigError(stack_file, "(bundle)", f"{owners[key]} and {owner} would both be written to "
+            raise InputError(stack_file, "(bundle)", f"{owners[key]} and {owner} would both be written to "
                               f"{path}; give one of them another name")
         owners[key] = owner
         return path
@@ -137,8 +137,8 @@ def stale_files(files: dict[str, bytes], target: Path) -> list[str]:
     return out
 
 
-def _refuse(target: Path, shown: str) -> ConfigError:
-    return ConfigError(shown, "", "exists and was not written by trainstack; choose another --out or remove it")
+def _refuse(target: Path, shown: str) -> InputError:
+    return InputError(shown, "", "exists and was not written by trainstack; choose another --out or remove it")
 
 
 def _check_owned(target: Path, stack: str, shown: str) -> bool:

@@ -6,7 +6,7 @@ from pathlib import Path
 import pulumi
 
 from .config import load_project, load_stack_from_pulumi
-from .errors import ConfigError
+from .errors import InputError
 from .pulumi_adapter import module_outputs, register
 from .render import render
 
@@ -15,7 +15,7 @@ def run(project_root: Path) -> None:
     try:
         stack = load_stack_from_pulumi(load_project(Path(project_root)))
         bundle = render(stack)
-    except ConfigError as err:
+    except InputError as err:
         raise pulumi.RunError(str(err)) from None  # shown without a traceback
     for warning in bundle.warnings:
         pulumi.log.warn(warning)

@@ -12,7 +12,7 @@ import importlib
 
 from .bundle import Bundle, ChartRelease, Item, Overlay, Resource, namespace_key
 from .config import StackConfig
-from .errors import ConfigError
+from .errors import InputError
 from .context import KEEP_ANNOTATIONS, RenderContext
 from .registry import MODULES
 
@@ -57,7 +57,7 @@ def _refuse_credentials(bundle: Bundle, file: str) -> None:
             continue
         if found is not None:
             path, what = found
-            raise ConfigError(file, f"{name}: {path}", f"looks like a credential ({what}); trainstack never writes "
+            raise InputError(file, f"{name}: {path}", f"looks like a credential ({what}); trainstack never writes "
                               "one: keep it in a Kubernetes Secret and reference the Secret by name",
                               rule="no-secrets-in-configmaps")
 

@@ -1,7 +1,7 @@
 """Module schemas (JSON Schema in each module's ``schema.yaml``): defaults and friendly errors.
 
 One source of truth per option: its type, default and description live in the schema. This file
-fills defaults from it and turns jsonschema errors into ConfigError messages of the form
+fills defaults from it and turns jsonschema errors into InputError messages of the form
 ``expected <what>, got <value>``. Schemas may say what they expect in words with ``x-expected``.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ import jsonschema
 from jsonschema import Draft202012Validator, FormatChecker
 
 from . import yamlio
-from .errors import ConfigError, show
+from .errors import InputError, show
 from .quantity import is_positive_quantity, is_quantity
 
 DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -147,13 +147,13 @@ def _first(errors: list[jsonschema.ValidationError]) -> jsonschema.ValidationErr
 
 
 def validate(schema: dict, value: Any, file: str, format_path: Callable[[list], str]) -> None:
-    """Validate ``value`` against ``schema``; raise ConfigError for the first problem found."""
+    """Validate ``value`` against ``schema``; raise InputError for the first problem found."""
     errors = list(validator_for(schema).iter_errors(value))
     if not errors:
         return
     error = _first(errors)
     where = list(error.absolute_path)
-    # `x-rule` names the policy rule that catches the same mistake in manifests (see ConfigError.rule).
+    # `x-rule` names the policy rule that catches the same mistake in manifests (see InputError.rule).
     rule = _rule_for(schema, where)
     if error.validator == "additionalProperties" and isinstance(error.instance, dict):
         allowed = list(error.schema.get("properties", {}))
@@ -161,7 +161,7 @@ def validate(schema: dict, value: Any, file: str, format_path: Callable[[list], 
         unknown = sorted(k for k in error.instance if k not in allowed
                          and not any(re.search(p, str(k)) for p in patterns))
         key = unknown[0] if unknown else "?"
-        raise ConfigError(file, format_path(where + [key]), f"unknown key {key!r}; {_did_you_mean(str(key), allowed)}",
+        raise InputError(file, format_path(where + [key]), f"unknown key {key!r}; {_did_you_mean(str(key), allowed)}",
                           rule=rule)
     if error.validator == "required":
         missing = [k for k in error.validator_value if k not in error.instance][0]
@@ -172,8 +172,8 @@ def validate(schema: dict, value: Any, file: str, format_path: Callable[[list], 
             detail = f" ({str(sub['description']).strip().rstrip('.')})"
         else:
             detail = ""
-        raise ConfigError(file, format_path(where + [missing]), f"missing required value{detail}", rule=rule)
-    raise ConfigError(file, format_path(where), f"expected {_expected_text(error)}, got {show(error.instance)}",
+        raise InputError(file, format_path(where + [missing]), f"missing required value{detail}", rule=rule)
+    raise InputError(file, format_path(where), f"expected {_expected_text(error)}, got {show(error.instance)}",
                       rule=rule)
 
 

@@ -21,7 +21,7 @@ from typing import Any, Iterable
 
 import yaml
 
-from .errors import ConfigError
+from .errors import InputError
 
 MAX_FILE_BYTES = 4 * 2**20      # stack files, manifests, workloads: parsing costs ~200 MiB per MiB
 MAX_FABRIC_FILE_BYTES = 16 * 2**20   # a topograph model naming each of 64k nodes is about 2 MiB
@@ -76,7 +76,7 @@ def check_bounds(text: str, file: str, loader_class: type = yaml.CSafeLoader) ->
     """Refuse nesting deeper than MAX_DEPTH and alias expansion beyond MAX_ALIAS_NODES, from the
     C parser's events (the parser keeps its own stack; only the composer recurses)."""
     if len(text) > MAX_FABRIC_FILE_BYTES:
-        raise ConfigError(file, "", f"the text is larger than {MAX_FABRIC_FILE_BYTES // 2**20} MiB")
+        raise InputError(file, "", f"the text is larger than {MAX_FABRIC_FILE_BYTES // 2**20} MiB")
     if not _MAYBE_ALIAS.search(text) and _depth_bound(text) <= MAX_DEPTH:
         return
     sizes: dict[str, int] = {}     # anchor -> nodes it stands for, aliases expanded
@@ -110,9 +110,9 @@ def check_bounds(text: str, file: str, loader_class: type = yaml.CSafeLoader) ->
         return   # the composer reports syntax errors with their line
 
 
-def _bound(file: str, event: yaml.Event, what: str) -> ConfigError:
+def _bound(file: str, event: yaml.Event, what: str) -> InputError:
     mark = event.start_mark
-    return ConfigError(file, f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(document)", what)
+    return InputError(file, f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(document)", what)
 
 
 def join_path(base: str, key: object) -> str:
@@ -140,7 +140,7 @@ def _check_duplicates(node: yaml.Node, path: str, file: str) -> None:
                     continue
                 if key in keys:
                     mark = key_node.start_mark
-                    raise ConfigError(file, join_path(where, key),
+                    raise InputError(file, join_path(where, key),
                                       f"duplicate key {key!r} (line {mark.line + 1}); each key may appear once")
                 keys.add(key)
                 if not isinstance(value_node, yaml.ScalarNode):
@@ -197,7 +197,7 @@ def _build_plain(root: yaml.Node) -> Any:
 
 
 def loads(text: str, file: str, loader_class: type = _Loader, plain_strings: bool = False) -> Any:
-    """Parse one YAML document. Syntax errors and duplicate keys raise ConfigError.
+    """Parse one YAML document. Syntax errors and duplicate keys raise InputError.
 
     ``loader_class`` lets a reader of a foreign format resolve scalars its own way (a subclass of
     the C safe loader with other implicit resolvers); ``plain_strings`` says that loader resolves
@@ -219,45 +219,45 @@ def loads(text: str, file: str, loader_class: type = _Loader, plain_strings: boo
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(document)"
         problem = exc.problem or exc.context or "invalid YAML"
-        raise ConfigError(file, where, f"invalid YAML: {problem}") from None
+        raise InputError(file, where, f"invalid YAML: {problem}") from None
     except yaml.YAMLError as exc:
-        raise ConfigError(file, "(document)", f"invalid YAML: {exc}") from None
+        raise InputError(file, "(document)", f"invalid YAML: {exc}") from None
     finally:
         loader.dispose()
 
 
 def read_text(path: Path, shown_as: str, limit: int = MAX_FILE_BYTES) -> str:
-    """A user's file as text; a missing or unreadable file is a ConfigError naming it. Only a
+    """A user's file as text; a missing or unreadable file is a InputError naming it. Only a
     regular file of at most ``limit`` bytes is read (a FIFO or /dev/zero would never end)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
-        raise ConfigError(shown_as, "", "file not found") from None
+        raise InputError(shown_as, "", "file not found") from None
     except OSError as exc:
-        raise ConfigError(shown_as, "", f"cannot read file: {exc.strerror or exc.__class__.__name__}") from None
+        raise InputError(shown_as, "", f"cannot read file: {exc.strerror or exc.__class__.__name__}") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise ConfigError(shown_as, "", "not a regular file (a folder, device or pipe)")
+            raise InputError(shown_as, "", "not a regular file (a folder, device or pipe)")
         if info.st_size > limit:
-            raise ConfigError(shown_as, "", f"file is {info.st_size} bytes; at most {limit} are read")
+            raise InputError(shown_as, "", f"file is {info.st_size} bytes; at most {limit} are read")
         with os.fdopen(fd, "rb", closefd=False) as handle:
             data = handle.read(limit + 1)
     except OSError as exc:
-        raise ConfigError(shown_as, "", f"cannot read file: {exc.strerror or exc.__class__.__name__}") from None
+        raise InputError(shown_as, "", f"cannot read file: {exc.strerror or exc.__class__.__name__}") from None
     finally:
         os.close(fd)
     if len(data) > limit:   # it grew while we read it
-        raise ConfigError(shown_as, "", f"file is larger than {limit} bytes")
+        raise InputError(shown_as, "", f"file is larger than {limit} bytes")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        raise ConfigError(shown_as, "", "cannot read file: not UTF-8 text") from None
+        raise InputError(shown_as, "", "cannot read file: not UTF-8 text") from None
 
 
 def load_file(path: Path, shown_as: str, loader_class: type = _Loader, plain_strings: bool = False,
               limit: int = MAX_FILE_BYTES) -> Any:
-    """Read and parse a YAML file; a missing or unreadable file is a ConfigError too."""
+    """Read and parse a YAML file; a missing or unreadable file is a InputError too."""
     return loads(read_text(path, shown_as, limit), shown_as, loader_class, plain_strings)
 
 
@@ -278,9 +278,9 @@ def load_all(text: str, file: str) -> list[Any]:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(document)"
-        raise ConfigError(file, where, f"invalid YAML: {exc.problem or exc.context}") from None
+        raise InputError(file, where, f"invalid YAML: {exc.problem or exc.context}") from None
     except yaml.YAMLError as exc:
-        raise ConfigError(file, "(document)", f"invalid YAML: {exc}") from None
+        raise InputError(file, "(document)", f"invalid YAML: {exc}") from None
     finally:
         loader.dispose()
     return [d for d in docs if d is not None]
@@ -293,13 +293,13 @@ def refuse_constant(name: str) -> Any:
 def loads_json(text: str, file: str, what: str = "invalid JSON") -> Any:
     """JSON with the same bounds: no NaN or infinities, nesting limited, one line on a mistake."""
     if len(text) > MAX_FILE_BYTES:
-        raise ConfigError(file, "", f"the text is larger than {MAX_FILE_BYTES // 2**20} MiB")
+        raise InputError(file, "", f"the text is larger than {MAX_FILE_BYTES // 2**20} MiB")
     if _json_depth(text) > MAX_DEPTH:
-        raise ConfigError(file, "(document)", f"nested more than {MAX_DEPTH} levels deep")
+        raise InputError(file, "(document)", f"nested more than {MAX_DEPTH} levels deep")
     try:
         return json.loads(text, parse_constant=refuse_constant)
     except (ValueError, RecursionError) as exc:
-        raise ConfigError(file, "(document)", f"{what}: {str(exc)[:120]}") from None
+        raise InputError(file, "(document)", f"{what}: {str(exc)[:120]}") from None
 
 
 def _json_depth(text: str) -> int:

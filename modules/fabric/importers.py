@@ -19,7 +19,7 @@ import yaml
 from modules.core import schema as schemas
 from modules.core import yamlio
 from modules.core.config import module_schema
-from modules.core.errors import ConfigError
+from modules.core.errors import InputError
 from modules.semantics import hypernodes as hn
 
 from . import hostlist
@@ -28,7 +28,7 @@ from .model import Fabric, Node, Switch, build_links, build_pools, is_k8s_name, 
 if TYPE_CHECKING:
     from modules.core.context import RenderContext
 
-ErrorAt = Callable[[str, str], ConfigError]
+ErrorAt = Callable[[str, str], InputError]
 DEFAULT_TIER_NAMES = ("leaf", "spine", "core")
 # Options that only one source reads; giving one with another source is a mistake worth naming.
 SOURCE_OPTIONS = {"path": ("topograph", "file"), "generated": ("generated",), "switches": ("inline",),
@@ -193,7 +193,7 @@ def member_where(raw: RawSwitch, member: int | None) -> str:
     return raw.blocks[member - len(raw.children)].where
 
 
-def stack_error(graph: hn.Graph, problem: hn.Problem, error_at: ErrorAt) -> ConfigError:
+def stack_error(graph: hn.Graph, problem: hn.Problem, error_at: ErrorAt) -> InputError:
     """A graph problem as the stack error ``render`` and ``validate`` print (exit 2) and ``check``
     reports as a ``hypernode-tree-valid`` violation."""
     if problem.check == "duplicate":
@@ -374,7 +374,7 @@ def _file_path(parts: list) -> str:
 
 def load_inline(ctx: "RenderContext", section: dict) -> Fabric:
     """Switches listed in the stack file (``trainstack:fabric.switches``)."""
-    def error_at(where: str, message: str) -> ConfigError:
+    def error_at(where: str, message: str) -> InputError:
         return ctx.error(where, message)
 
     if not section["switches"]:
@@ -401,7 +401,7 @@ def _must_be_mapping(data: object, shown: str, what: str) -> None:
     never echoed, only their type."""
     if not isinstance(data, dict):
         kind = "nothing" if data is None else f"a {type(data).__name__}"
-        raise ConfigError(shown, "(document)", f"expected {what}, got {kind}")
+        raise InputError(shown, "(document)", f"expected {what}, got {kind}")
 
 
 def load_file(ctx: "RenderContext", section: dict) -> Fabric:
@@ -410,8 +410,8 @@ def load_file(ctx: "RenderContext", section: dict) -> Fabric:
     shown = ctx.stack.project.show(path)
     data = yamlio.load_file(path, shown, limit=yamlio.MAX_FABRIC_FILE_BYTES)
 
-    def error_at(where: str, message: str) -> ConfigError:
-        return ConfigError(shown, where, message)
+    def error_at(where: str, message: str) -> InputError:
+        return InputError(shown, where, message)
 
     _must_be_mapping(data, shown, "a fabric file: a mapping with switches")
     schemas.validate(_compact_schema(), data, shown, _file_path)
@@ -614,8 +614,8 @@ def load_topograph(ctx: "RenderContext", section: dict) -> Fabric:
     shown = ctx.stack.project.show(path)
     data = yamlio.load_file(path, shown, _TopographLoader, plain_strings=True, limit=yamlio.MAX_FABRIC_FILE_BYTES)
 
-    def error_at(where: str, message: str) -> ConfigError:
-        return ConfigError(shown, where, message)
+    def error_at(where: str, message: str) -> InputError:
+        return InputError(shown, where, message)
 
     _must_be_mapping(data, shown, "a topograph model: a mapping with switches and blocks")
     if not _topograph_shape_ok(data):

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Callable, Iterator
 
-from modules.core.errors import ConfigError
+from modules.core.errors import InputError
 from modules.core.quantity import parse_quantity
 from modules.semantics.capacity import Domain  # noqa: F401 (re-exported: the model answers capacity questions)
 
@@ -153,9 +153,9 @@ class Fabric:
         self._reachable_tier: int | None | bool = False   # False: not computed yet
         self._compute_aggregates()
 
-    def error(self, where: str, message: str) -> ConfigError:
+    def error(self, where: str, message: str) -> InputError:
         """A mistake in the fabric, at a declaration path such as ``Switch.where``."""
-        return ConfigError(self.file, f"trainstack:{where}" if self.declared_in_stack else where, message)
+        return InputError(self.file, f"trainstack:{where}" if self.declared_in_stack else where, message)
 
     # --- structure -------------------------------------------------------------------------
     @property

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from modules.core.config import Project, load_stack
 from modules.core.context import RenderContext
-from modules.core.errors import ConfigError
+from modules.core.errors import InputError
 
 from . import measure, recommend, results
 
@@ -63,7 +63,7 @@ def cmd_probe(args: argparse.Namespace, project: Project | None) -> int:
         print(f"error: trainstack probe needs PyTorch, which is not installed: {INSTALL_HINT}", file=sys.stderr)
         return 2
     if args.nproc < 2:
-        raise ConfigError("trainstack probe", "--nproc", f"expected at least 2 ranks, got {args.nproc}")
+        raise InputError("trainstack probe", "--nproc", f"expected at least 2 ranks, got {args.nproc}")
     # torchrun, as in the cluster: one process per rank on this machine, over loopback.
     command = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc-per-node", str(args.nproc),
                "--master-addr", "127.0.0.1", "--master-port", str(_free_port()), "--monitor-interval", "0.1",
@@ -108,7 +108,7 @@ def _check_writable(path: str, flag: str) -> None:
         with open(path, "a", encoding="utf-8"):
             pass
     except OSError as exc:
-        raise ConfigError("trainstack probe", flag, f"cannot write {path}: {exc.strerror or exc}") from None
+        raise InputError("trainstack probe", flag, f"cannot write {path}: {exc.strerror or exc}") from None
     if not existed:
         os.unlink(path)
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from modules.core import yamlio
 from modules.core.config import profile_of
-from modules.core.errors import ConfigError
+from modules.core.errors import InputError
 from modules.fabric.model import Fabric, NodePool
 from modules.nccl import variables
 
@@ -448,13 +448,13 @@ def recommend(stack, fabric: Fabric, records: list[dict], model_size: str, gpus:
     try:
         params = parse_model_size(model_size)
     except ValueError as exc:
-        raise ConfigError("trainstack recommend", "--model-size", str(exc)) from None
+        raise InputError("trainstack recommend", "--model-size", str(exc)) from None
     if not fabric.switches:
-        raise ConfigError(stack.file, "trainstack:fabric", "recommend needs the fabric's switches and nodes to size "
+        raise InputError(stack.file, "trainstack:fabric", "recommend needs the fabric's switches and nodes to size "
                           "its domains; a label-defined fabric has no static inventory")
     pools = [p for p in fabric.pools.values() if p.gpus]
     if not pools:
-        raise ConfigError(stack.file, "trainstack:fabric.nodePools",
+        raise InputError(stack.file, "trainstack:fabric.nodePools",
                           "expected a pool with GPUs to recommend a layout for")
     pool = pools[0]
     pool_nodes = sum(1 for n in fabric.nodes.values() if n.pool.name == pool.name)
@@ -462,7 +462,7 @@ def recommend(stack, fabric: Fabric, records: list[dict], model_size: str, gpus:
     largest = fabric.largest_domain(top).gpus if top else pool.gpus
     gpus = gpus or largest
     if gpus < 1 or gpus > largest or (gpus > pool.gpus and gpus % pool.gpus):
-        raise ConfigError("trainstack recommend", "--gpus", f"expected a whole number of {pool.gpus}-GPU nodes "
+        raise InputError("trainstack recommend", "--gpus", f"expected a whole number of {pool.gpus}-GPU nodes "
                           f"up to {largest} GPUs (the largest domain of the fabric), got {gpus}")
     memory, memory_why = gpu_memory(pool, gpu_memory_gb)
     job = JobShape(params, BYTES_PER[grad_dtype], gpus, memory, memory_why)
@@ -470,7 +470,7 @@ def recommend(stack, fabric: Fabric, records: list[dict], model_size: str, gpus:
     try:
         layout = choose_layout(fabric, pool, job, models)
     except ValueError as exc:   # the model does not fit these GPUs
-        raise ConfigError("trainstack recommend", "--gpus",
+        raise InputError("trainstack recommend", "--gpus",
                           f"{exc}; give more GPUs or a smaller --model-size") from None
     g = pool.gpus
     dp_span = dp_group(fabric, g, gpus, layout.tp, layout.pp)

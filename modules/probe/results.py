@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 
 from modules.core import yamlio
-from modules.core.errors import ConfigError, show
+from modules.core.errors import InputError, show
 
 from . import measure
 
@@ -44,7 +44,7 @@ def read(path: str | Path, shown: str | None = None) -> list[dict]:
         records, where = _from_exposition(text), "(metrics)"
     out = [_record(r, f"{where}[{i}]", shown, defaults) for i, r in enumerate(records)]
     if not out:
-        raise ConfigError(shown, "", "no probe results in the file")
+        raise InputError(shown, "", "no probe results in the file")
     return out
 
 
@@ -52,35 +52,35 @@ def _document(data: object, shown: str) -> tuple[list, str, dict]:
     if isinstance(data, list):
         return data, "", {}
     if not isinstance(data, dict):
-        raise ConfigError(shown, "(document)", f"expected a list of probe records (or {{\"results\": [...]}}), "
+        raise InputError(shown, "(document)", f"expected a list of probe records (or {{\"results\": [...]}}), "
                           f"got {show(data)}")
     version = data.get("format", FORMAT)     # documents written before the format was versioned are v1
     if version != FORMAT:
-        raise ConfigError(shown, "format", f"expected {FORMAT!r} (this trainstack reads that version), got "
+        raise InputError(shown, "format", f"expected {FORMAT!r} (this trainstack reads that version), got "
                           f"{show(version)}")
     if not isinstance(data.get("results"), list):
-        raise ConfigError(shown, "results", f"expected a list of probe records, got {show(data.get('results'))}")
+        raise InputError(shown, "results", f"expected a list of probe records, got {show(data.get('results'))}")
     meta = data.get("probe") if isinstance(data.get("probe"), dict) else {}
     return data["results"], "results", {k: meta[k] for k in ("tier", "backend", "nodes") if k in meta}
 
 
 def _record(r: object, at: str, shown: str, defaults: dict) -> dict:
     if not isinstance(r, dict):
-        raise ConfigError(shown, at, f"expected a probe record (a mapping), got {show(r)}")
+        raise InputError(shown, at, f"expected a probe record (a mapping), got {show(r)}")
     r = {**defaults, **r}
     for key, kind in (("collective", str), ("bytes", int), ("world_size", int), ("time_s", (int, float))):
         if not isinstance(r.get(key), kind) or isinstance(r.get(key), bool):
-            raise ConfigError(shown, f"{at}.{key}", f"expected {key} in every probe record, got {show(r.get(key))}")
+            raise InputError(shown, f"{at}.{key}", f"expected {key} in every probe record, got {show(r.get(key))}")
     if r["collective"] not in measure.COLLECTIVES:
-        raise ConfigError(shown, f"{at}.collective", f"expected one of {', '.join(measure.COLLECTIVES)}, "
+        raise InputError(shown, f"{at}.collective", f"expected one of {', '.join(measure.COLLECTIVES)}, "
                           f"got {show(r['collective'])}")
     for key, low in (("bytes", 1), ("time_s", 0), ("world_size", 2)):
         if r[key] < low or (key == "time_s" and r[key] <= 0):
-            raise ConfigError(shown, f"{at}.{key}", f"expected a positive number{' >= 2' if low == 2 else ''}, "
+            raise InputError(shown, f"{at}.{key}", f"expected a positive number{' >= 2' if low == 2 else ''}, "
                               f"got {show(r[key])}")
     tier = r.get("tier", NODE_TIER)
     if isinstance(tier, bool) or not (isinstance(tier, str) and tier or isinstance(tier, int) and tier >= 0):
-        raise ConfigError(shown, f"{at}.tier", f"expected a tier name (node = inside one node, or a fabric tier "
+        raise InputError(shown, f"{at}.tier", f"expected a tier name (node = inside one node, or a fabric tier "
                           f"name) or a tier number >= 0, got {show(tier)}")
     nodes = r.get("nodes") if isinstance(r.get("nodes"), int) and not isinstance(r.get("nodes"), bool) else 1
     backend = str(r.get("backend") or "")
@@ -147,6 +147,6 @@ def require_representative(records: list[dict], accept_cpu: bool, command: str) 
     what = (f"{len(cpu)} probe result(s) were measured with {cpu[0]['backend']} on CPUs, which says nothing "
             "about NVLink or InfiniBand")
     if not accept_cpu:
-        raise ConfigError(sources[0], "backend", f"{what}; {command} does not treat them as GPU tier measurements: "
+        raise InputError(sources[0], "backend", f"{what}; {command} does not treat them as GPU tier measurements: "
                           f"{ACCEPT_CPU_HINT}")
     return [f"{what}; used because of --accept-cpu: the figures below are not representative of the GPU fabric"]

@@ -22,7 +22,7 @@ from typing import Any, Iterator
 
 from modules.core.bundle import Bundle
 from modules.core.config import Project, load_project, load_stack
-from modules.core.errors import ConfigError
+from modules.core.errors import InputError
 
 MAIN_BRANCHES = ("main", "origin/main", "master", "origin/master")
 LIST_LIMIT = 25        # items listed per section in Markdown (JSON has them all)
@@ -36,10 +36,10 @@ def git(root: Path, *args: str, binary: bool = False) -> Any:
     try:
         proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True, check=False)
     except FileNotFoundError:
-        raise ConfigError("git", "", "git is not installed; trainstack diff reads the base from git") from None
+        raise InputError("git", "", "git is not installed; trainstack diff reads the base from git") from None
     if proc.returncode != 0:
         message = proc.stderr.decode(errors="replace").strip().splitlines()
-        raise ConfigError(f"git {' '.join(args[:2])}", "", message[-1] if message else f"exit {proc.returncode}")
+        raise InputError(f"git {' '.join(args[:2])}", "", message[-1] if message else f"exit {proc.returncode}")
     return proc.stdout if binary else proc.stdout.decode().strip()
 
 
@@ -48,10 +48,10 @@ def default_base(root: Path) -> tuple[str, str]:
     for branch in MAIN_BRANCHES:
         try:
             git(root, "rev-parse", "--verify", "--quiet", f"{branch}^{{commit}}")
-        except ConfigError:
+        except InputError:
             continue
         return git(root, "merge-base", "HEAD", branch), f"merge base with {branch}"
-    raise ConfigError("trainstack diff", "", f"no branch named {' or '.join(MAIN_BRANCHES)}; name the base, "
+    raise InputError("trainstack diff", "", f"no branch named {' or '.join(MAIN_BRANCHES)}; name the base, "
                       "for example `trainstack diff origin/develop`")
 
 
@@ -64,7 +64,7 @@ def checkout_project(project: Project, ref: str, dest: Path) -> Path | None:
     exclude = f":(exclude){prefix}/deploy" if prefix != "." else ":(exclude)deploy"
     try:
         data = git(top, "archive", "--format=tar", ref, "--", spec, exclude, binary=True)
-    except ConfigError as err:
+    except InputError as err:
         if "did not match any files" in err.message:
             return None
         raise
@@ -93,7 +93,7 @@ def settings_for(root: Path, stack: str):
         try:
             return parse_settings(json.loads(path.read_text(encoding="utf-8")), f"policies/{path.name}")
         except ValueError as exc:
-            raise ConfigError(f"policies/{path.name}", "", f"invalid JSON: {exc}") from None
+            raise InputError(f"policies/{path.name}", "", f"invalid JSON: {exc}") from None
     return load_settings(stack)
 
 
@@ -114,7 +114,7 @@ def render_side(project: Project | None, stacks: list[str]) -> dict[str, Rendere
             bundle = render(stack)
             findings = run_rules(bundle_objects(bundle), CheckContext(stack=stack, fabric=bundle.fabric),
                                  settings_for(project.root, name))
-        except ConfigError as err:
+        except InputError as err:
             out[name] = Rendered(error=str(err))
             continue
         out[name] = Rendered(bundle=bundle, findings=findings)

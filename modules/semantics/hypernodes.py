@@ -3,7 +3,7 @@
 The graph is built once, from a fabric's switch declarations (``modules/fabric``) or from HyperNode
 manifests (``policies/rules/hypernodes.py``). Each check below runs over it and yields ``Problem``s:
 what is wrong, on which vertex and member, in words that hold for both sources. Two adapters turn a
-problem into what their command reports: the fabric raises a ``ConfigError`` at the declaration
+problem into what their command reports: the fabric raises a ``InputError`` at the declaration
 path with ``rule="hypernode-tree-valid"``; the policy yields a ``Finding`` on the manifest path.
 So ``render`` and ``check`` agree by construction.
 

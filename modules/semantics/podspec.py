@@ -9,7 +9,7 @@
   ``PodUsageFunc``), which no API server has defaulted: a container with limits and no requests
   adds nothing, so enqueue and gang admission do not see that cpu or memory.
 
-One ``Reader`` for both callers: strict (the simulator: the first mistake is a ``ConfigError`` that
+One ``Reader`` for both callers: strict (the simulator: the first mistake is a ``InputError`` that
 names the file, the document and the path) or lenient (rules over hand-written manifests: the
 mistake is recorded in ``problems`` and the field is skipped; nothing raises).
 """
@@ -21,7 +21,7 @@ from functools import lru_cache
 from typing import Any, Mapping
 
 from modules.core import yamlio
-from modules.core.errors import ConfigError, show
+from modules.core.errors import InputError, show
 from modules.core.quantity import parse_quantity
 
 _MISSING = object()
@@ -39,8 +39,8 @@ class Reader:
     strict: bool = True
     problems: list[tuple[str, str]] = field(default_factory=list)   # (path, message), lenient mode
 
-    def error(self, path: str, message: str) -> ConfigError:
-        return ConfigError(self.file, f"{self.where}: {path}" if path else self.where, message)
+    def error(self, path: str, message: str) -> InputError:
+        return InputError(self.file, f"{self.where}: {path}" if path else self.where, message)
 
     def problem(self, path: str, message: str) -> None:
         """Raise in strict mode; record and go on in lenient mode."""
@@ -48,7 +48,7 @@ class Reader:
             raise self.error(path, message)
         self.problems.append((path, message))
 
-    def expected(self, path: str, what: str, got: object) -> ConfigError:
+    def expected(self, path: str, what: str, got: object) -> InputError:
         return self.error(path, f"expected {what}, got {show(got)}")
 
     def wrong(self, path: str, what: str, got: object) -> None:

@@ -3,7 +3,7 @@ views, see ``podspec``), its gang, its network-topology constraint, queue and pr
 
 One reader for every caller: the policies read leniently (``Reader(strict=False)``: problems are
 recorded, the workload is ``Unknown`` only when its pods cannot be worked out at all), the simulator
-strictly (``ConfigError`` on the first mistake). Kinds: Volcano Job and CronJob, PodGroup, TrainJob +
+strictly (``InputError`` on the first mistake). Kinds: Volcano Job and CronJob, PodGroup, TrainJob +
 (Cluster)TrainingRuntime (Trainer v2.3), PyTorchJob (training-operator v1), JobSet,
 Deployment/StatefulSet/ReplicaSet, batch Job/CronJob and bare Pods.
 
@@ -493,7 +493,7 @@ def api_group_is(obj: dict, group: str) -> bool:
 
 def workload_of(obj: dict, objects: Iterable[dict], reader: Reader | None = None) -> Workload | None:
     """The workload an object becomes, or None for kinds that run no pods Volcano places as a gang.
-    Raises Unknown when it cannot be worked out (and ConfigError from a strict reader)."""
+    Raises Unknown when it cannot be worked out (and InputError from a strict reader)."""
     reader = reader if reader is not None else Reader(strict=False)
     kind = obj.get("kind")
     if is_kind(obj, "Job", BATCH):

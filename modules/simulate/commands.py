@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from modules.core.config import Project, load_stack
-from modules.core.errors import ConfigError, show
+from modules.core.errors import InputError, show
 from modules.core.quantity import parse_quantity
 from modules.core.yamlio import read_text
 from modules.core.render import render
@@ -27,7 +27,7 @@ def gradient_bytes(value: str) -> int:
     except ValueError:
         amount = None
     if amount is None or amount <= 0:
-        raise ConfigError("trainstack simulate", "--gradient-size",
+        raise InputError("trainstack simulate", "--gradient-size",
                           f"expected a positive quantity of bytes such as 1Gi or 256Mi, got {show(value)}")
     return int(amount)
 
@@ -37,11 +37,11 @@ def snapshot_path(args: argparse.Namespace) -> str | None:
     existing file or directory other than a stack file (``Pulumi.<stack>.yaml``)."""
     if args.snapshot:
         if args.stack:
-            raise ConfigError("trainstack simulate", "--snapshot",
+            raise InputError("trainstack simulate", "--snapshot",
                               f"give a stack ({args.stack}) or a snapshot, not both")
         return args.snapshot
     if args.stack is None:
-        raise ConfigError("trainstack simulate", "", "expected a stack name, or a snapshot file or directory "
+        raise InputError("trainstack simulate", "", "expected a stack name, or a snapshot file or directory "
                           "(kubectl get hypernodes,nodes,podgroups,pods -A -o yaml)")
     path = Path(args.stack)
     if path.exists() and not (path.is_file() and path.name.startswith("Pulumi.")):
@@ -67,7 +67,7 @@ def cmd_simulate_snapshot(args: argparse.Namespace, shown: str) -> int:
     """Simulate the pending gangs of a cluster snapshot, with no stack (snapshot.py)."""
     nbytes = gradient_bytes(args.gradient_size)
     if args.usage:
-        raise ConfigError("trainstack simulate", "--usage", "a snapshot's bound pods are its usage; --usage is "
+        raise InputError("trainstack simulate", "--usage", "a snapshot's bound pods are its usage; --usage is "
                           "for stacks")
     conf = read_text(Path(args.scheduler_conf), args.scheduler_conf) if args.scheduler_conf else None
     snap = load_snapshot(Path(shown), shown, conf)
@@ -77,7 +77,7 @@ def cmd_simulate_snapshot(args: argparse.Namespace, shown: str) -> int:
         jobs += load_workloads(Path(args.workloads), args.workloads, snap.fabric, snap.runtimes, "the snapshot",
                                warnings)
     if not jobs:
-        raise ConfigError(shown, "", "nothing to place: no pending pod, Volcano Job or TrainJob in the snapshot "
+        raise InputError(shown, "", "nothing to place: no pending pod, Volcano Job or TrainJob in the snapshot "
                           "(add --workloads FILE)")
     links = dict(snap.fabric.links)
     if args.probe:
@@ -99,7 +99,7 @@ def cmd_simulate(args: argparse.Namespace, project: Project) -> int:
     nbytes = gradient_bytes(args.gradient_size)
     stack = load_stack(project, args.stack)
     if not args.workloads:
-        raise ConfigError("trainstack simulate", "--workloads", "a stack needs --workloads FILE (the jobs to place)")
+        raise InputError("trainstack simulate", "--workloads", "a stack needs --workloads FILE (the jobs to place)")
     bundle = render(stack)
     fabric = bundle.fabric
     runtimes = runtimes_in(r.obj for r in bundle.resources)

@@ -42,7 +42,7 @@ from typing import Any, Iterable, Mapping
 import yaml
 
 from modules.core import yamlio
-from modules.core.errors import ConfigError, show
+from modules.core.errors import InputError, show
 from modules.fabric.model import Fabric, Link, Node, NodePool, Switch
 from modules.semantics.podspec import Reader, amounts
 
@@ -86,13 +86,13 @@ def read_objects(path: Path, shown: str) -> list[tuple[str, dict]]:
     if path.is_dir():
         files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in SUFFIXES)
         if not files:
-            raise ConfigError(shown, "", f"no {'/'.join(SUFFIXES)} files in the directory")
+            raise InputError(shown, "", f"no {'/'.join(SUFFIXES)} files in the directory")
     elif path.exists():
         files = [path]
     else:
-        raise ConfigError(shown, "", "file not found")
+        raise InputError(shown, "", "file not found")
     if len(files) > MAX_FILES:
-        raise ConfigError(shown, "", f"{len(files)} files; a snapshot may have at most {MAX_FILES}")
+        raise InputError(shown, "", f"{len(files)} files; a snapshot may have at most {MAX_FILES}")
     total = 0
     out: list[tuple[str, dict]] = []
     for file in files:
@@ -100,20 +100,20 @@ def read_objects(path: Path, shown: str) -> list[tuple[str, dict]]:
         size = file.stat().st_size
         total += size
         if size > MAX_BYTES or total > MAX_BYTES:
-            raise ConfigError(name, "", f"the snapshot is larger than {MAX_BYTES // 2**20} MiB")
+            raise InputError(name, "", f"the snapshot is larger than {MAX_BYTES // 2**20} MiB")
         for i, doc in enumerate(_documents(file, name), start=1):
             items = doc.get("items") if isinstance(doc, dict) and str(doc.get("kind", "")).endswith("List") else None
             if items is not None:
                 if not isinstance(items, list):
-                    raise ConfigError(name, f"document {i}: items", f"expected a list of objects, got {show(items)}")
+                    raise InputError(name, f"document {i}: items", f"expected a list of objects, got {show(items)}")
                 out.extend((f"document {i}: items[{k}]", item) for k, item in enumerate(items))
             else:
                 out.append((f"document {i}", doc))
             if len(out) > MAX_OBJECTS:
-                raise ConfigError(name, "", f"more than {MAX_OBJECTS} objects in the snapshot")
+                raise InputError(name, "", f"more than {MAX_OBJECTS} objects in the snapshot")
     for where, obj in out:
         if not isinstance(obj, dict) or not isinstance(obj.get("kind"), str):
-            raise ConfigError(shown, where, f"expected a Kubernetes object with a kind, got {show(obj)}")
+            raise InputError(shown, where, f"expected a Kubernetes object with a kind, got {show(obj)}")
     return out
 
 
@@ -124,7 +124,7 @@ def _documents(file: Path, name: str) -> list[Any]:
         try:
             return [json.loads(text)]
         except json.JSONDecodeError as exc:
-            raise ConfigError(name, f"line {exc.lineno}, column {exc.colno}", f"invalid JSON: {exc.msg}") from None
+            raise InputError(name, f"line {exc.lineno}, column {exc.colno}", f"invalid JSON: {exc.msg}") from None
     return yamlio.load_all(text, name)
 
 
@@ -170,7 +170,7 @@ def taint_resource(taint: tuple[str, str, str]) -> str:
 # --- the fabric -----------------------------------------------------------------------------------
 
 def _quantities(doc: Reader, raw: Any, path: str) -> dict[str, Decimal]:
-    return amounts(doc, raw, path)      # strict: the first bad quantity is a ConfigError
+    return amounts(doc, raw, path)      # strict: the first bad quantity is a InputError
 
 
 def _pool(name: str, alloc: Mapping[str, Decimal]) -> NodePool:
@@ -283,7 +283,7 @@ def build_fabric(shown: str, nodes: list[tuple[Reader, dict]], hypernodes: list[
                         sw.children.append(child)
     for sw in switches.values():
         if sw.nodes and sw.children:
-            raise ConfigError(shown, sw.where, f"HyperNode {sw.name!r} has both node and HyperNode members; "
+            raise InputError(shown, sw.where, f"HyperNode {sw.name!r} has both node and HyperNode members; "
                               "the simulator needs nodes on leaves only")
     fabric = Fabric(f"snapshot {shown}", tier_names, switches, by_name, {p.name: p for p in pools.values()},
                     mixed_depth=True, links=dict(DEFAULT_LINKS), file=shown, declared_in_stack=False)
@@ -449,7 +449,7 @@ def snapshot_from_objects(objects: Iterable[tuple[str, dict]], shown: str, conf_
     warnings: list[str] = []
     by_kind = _by_kind(objects, shown)
     if not by_kind.get("Node"):
-        raise ConfigError(shown, "", "no Node in the snapshot (kubectl get nodes -o yaml)")
+        raise InputError(shown, "", "no Node in the snapshot (kubectl get nodes -o yaml)")
     settings = _scheduler_settings(by_kind, shown, conf_text)
     # Pods: bound ones hold resources; pending ones are work, by PodGroup.
     groups: dict[tuple[str, str], _Group] = {}
@@ -499,7 +499,7 @@ def _scheduler_settings(by_kind: dict, shown: str, conf_text: str | None) -> Set
         if isinstance(parsed, dict) and parsed.get("kind") == "ConfigMap":
             conf_text = (parsed.get("data") or {}).get(CONF_KEY)
             if not isinstance(conf_text, str):
-                raise ConfigError(shown, "--scheduler-conf", f"the ConfigMap has no {CONF_KEY} key")
+                raise InputError(shown, "--scheduler-conf", f"the ConfigMap has no {CONF_KEY} key")
     if conf_text is None:
         for doc, obj in by_kind.get("ConfigMap", []):
             data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
@@ -636,6 +636,6 @@ def _snapshot_jobs(by_kind: dict, groups: dict, fabric: Fabric, gpu_resources: s
     seen: set[str] = set()
     for job in jobs:
         if job.name in seen:
-            raise ConfigError(shown, job.where, f"job {job.name!r} appears twice")
+            raise InputError(shown, job.where, f"job {job.name!r} appears twice")
         seen.add(job.name)
     return jobs, runtimes

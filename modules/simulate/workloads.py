@@ -1,7 +1,7 @@
 """Read a what-if file: Volcano Jobs and TrainJobs (multi-document YAML), simulated in order, and an
 optional file of resources already in use.
 
-Only the fields that decide placement are read; a mistake in them is a ConfigError that names the
+Only the fields that decide placement are read; a mistake in them is a InputError that names the
 file, the document and the path (``jobs.yaml: document 2 (Job llm-a): spec.tasks[0].replicas:
 expected ...``). Pod requests follow Kubernetes: a container's limits stand in for requests it
 does not set, containers add up, and an init container counts when it asks for more than all
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from modules.core import yamlio
-from modules.core.errors import ConfigError, show
+from modules.core.errors import InputError, show
 from modules.core.quantity import parse_quantity
 from modules.fabric import hostlist
 from modules.fabric.model import Fabric
@@ -191,7 +191,7 @@ def load_workloads(path: Path, shown: str, fabric: Fabric, runtimes: Mapping, st
     for i, obj in enumerate(docs, start=1):
         where = f"document {i}"
         if not isinstance(obj, dict) or not isinstance(obj.get("kind"), str):
-            raise ConfigError(shown, where, f"expected a Volcano Job or a TrainJob, got {show(obj)}")
+            raise InputError(shown, where, f"expected a Volcano Job or a TrainJob, got {show(obj)}")
         kind, api = obj.get("kind"), str(obj.get("apiVersion", ""))
         label = (obj.get("metadata") or {}).get("name") if isinstance(obj.get("metadata"), dict) else None
         doc = Reader(shown, f"{where} ({kind} {label})" if label else where)   # strict
@@ -213,7 +213,7 @@ def load_workloads(path: Path, shown: str, fabric: Fabric, runtimes: Mapping, st
         seen[job.name] = where
         jobs.append(job)
     if not jobs:
-        raise ConfigError(shown, "", f"no Volcano Job ({VOLCANO_GROUP}/v1alpha1) or TrainJob "
+        raise InputError(shown, "", f"no Volcano Job ({VOLCANO_GROUP}/v1alpha1) or TrainJob "
                           f"({TRAINER_GROUP}/v1alpha1) in the file")
     return jobs
 
@@ -222,7 +222,7 @@ def load_usage(path: Path, shown: str, fabric: Fabric) -> dict[str, dict[str, De
     """Resources already in use, per node: ``nodes: {gpu-0001: {nvidia.com/gpu: 8}, "gpu-[0002-0004]": ...}``."""
     data = yamlio.load_file(path, shown)
     if not isinstance(data, dict) or set(data) != {"nodes"} or not isinstance(data["nodes"], dict):
-        raise ConfigError(shown, "(document)", "expected a mapping with one key, nodes: {NODE or host range: "
+        raise InputError(shown, "(document)", "expected a mapping with one key, nodes: {NODE or host range: "
                           f"{{resource: quantity}}}}, got {show(data)}")
     out: dict[str, dict[str, Decimal]] = {}
     for expr, used in data["nodes"].items():
@@ -230,24 +230,24 @@ def load_usage(path: Path, shown: str, fabric: Fabric) -> dict[str, dict[str, De
         try:
             names = hostlist.expand(str(expr))
         except hostlist.HostlistError as exc:
-            raise ConfigError(shown, where, str(exc)) from None
+            raise InputError(shown, where, str(exc)) from None
         if not isinstance(used, dict):
-            raise ConfigError(shown, where, f"expected a mapping of resource name to quantity, got {show(used)}")
+            raise InputError(shown, where, f"expected a mapping of resource name to quantity, got {show(used)}")
         for node in names:
             if node not in fabric.nodes:
-                raise ConfigError(shown, where, f"node {node!r} is not in the stack's fabric")
+                raise InputError(shown, where, f"node {node!r} is not in the stack's fabric")
             if node in out:
-                raise ConfigError(shown, where, f"node {node!r} is listed twice")
+                raise InputError(shown, where, f"node {node!r} is listed twice")
             alloc = fabric.nodes[node].pool.allocatable()
             amounts = {}
             for resource, value in used.items():
                 try:
                     amount = parse_quantity(value)
                 except ValueError:
-                    raise ConfigError(shown, f"{where}.{resource}", f"expected a Kubernetes quantity, got "
+                    raise InputError(shown, f"{where}.{resource}", f"expected a Kubernetes quantity, got "
                                       f"{show(value)}") from None
                 if amount < 0 or amount > alloc.get(str(resource), Decimal(0)):
-                    raise ConfigError(shown, f"{where}.{resource}", f"expected a quantity between 0 and what "
+                    raise InputError(shown, f"{where}.{resource}", f"expected a quantity between 0 and what "
                                       f"node {node} can allocate ({alloc.get(str(resource), 0)}), got {show(value)}")
                 amounts[str(resource)] = amount
             out[node] = amounts

@@ -163,7 +163,7 @@ def _sorted(resources: dict) -> dict:
     return {name: str(resources[name]) for name in sorted(resources)}
 
 
-# The policy rule that runs the same queue admission policy over manifests (ConfigError.rule).
+# The policy rule that runs the same queue admission policy over manifests (InputError.rule).
 ADMISSION = "upstream-admission"
 
 

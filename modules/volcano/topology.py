@@ -66,7 +66,7 @@ def resolve(ctx: "RenderContext", path: str, spec: Mapping, allow_name: bool = T
     """Validate a networkTopology spec from the stack; return the tier that bounds the gang.
 
     Returns the highest tier allowed (resolved from a name when needed), or None when the spec
-    sets no tier (soft mode without one). Raises ConfigError for anything Volcano would accept
+    sets no tier (soft mode without one). Raises InputError for anything Volcano would accept
     but never honour. ``given`` says the tier came from the stack (not a trainstack default).
     """
     tiers = fabric_tiers(ctx.fabric)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from modules.core.errors import ConfigError
+from modules.core.errors import InputError
 
 from .loader import SOURCES, cache_dir
 
@@ -33,10 +33,10 @@ def _verified(url: str, expected: str) -> bytes:
     try:
         data = _download(url)
     except OSError as exc:
-        raise ConfigError(url, "", f"download failed: {exc}") from None
+        raise InputError(url, "", f"download failed: {exc}") from None
     actual = hashlib.sha256(data).hexdigest()
     if actual != expected:
-        raise ConfigError(url, "sha256", f"expected {expected} (pinned in policies/admission/sources.yaml), "
+        raise InputError(url, "sha256", f"expected {expected} (pinned in policies/admission/sources.yaml), "
                           f"got {actual}; refusing to use it")
     return data
 

@@ -426,4 +426,4 @@ and the JobSet plugin's `TestValidate` (17): 46 cases, 24 of them rejected.
 - Upstream's JobSet plugin checks `runtimePatches` against the runtime's template as written (as its
   tests do); the live webhook merges the patches first, so a patch that adds a new container may be
   admitted there while trainstack reports it (such a container has no image and fails later anyway).
-"""
+"""  # noqa: E501  (markdown table rows and quoted upstream case names, copied into docs/policies.md)

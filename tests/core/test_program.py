@@ -9,7 +9,7 @@ import pytest
 
 from modules.core.bundle import queues_named
 from modules.core.config import build_stack, load_project, load_stack, pulumi_config_map
-from modules.core.errors import ConfigError
+from modules.core.errors import InputError
 from modules.core.preview_engine import run_program
 from modules.core.output import bundle_files
 from modules.core.pulumi_adapter import component_type, module_outputs
@@ -73,9 +73,9 @@ def test_profile_defaults_keep_the_old_environment_names(tmp_path):
         assert stack.profile == profile and stack.production == (profile == "production")
         cms = [r.obj for r in render(stack).resources if r.kind == "ConfigMap" and r.name.startswith("nccl-")]
         assert cms[0]["data"]["NCCL_DEBUG"] == debug
-    with pytest.raises(ConfigError, match=r"trainstack:environment: expected a Kubernetes name"):
+    with pytest.raises(InputError, match=r"trainstack:environment: expected a Kubernetes name"):
         build_stack(project, "x", {**fabric, "trainstack:environment": "East Coast"}, "x.yaml")
-    with pytest.raises(ConfigError, match=r'trainstack:profile: expected one of "development"'):
+    with pytest.raises(InputError, match=r'trainstack:profile: expected one of "development"'):
         build_stack(project, "x", {**fabric, "trainstack:profile": "prod"}, "x.yaml")
 
 
@@ -162,13 +162,13 @@ def test_plain_or_misplaced_secure_values_are_refused():
     load_project.cache_clear()
     project = load_project(ROOT)
     fabric = {"trainstack:fabric": {"source": "generated"}}
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(InputError) as err:
         build_stack(project, "x", {**fabric, "trainstack:secrets": [{"name": "s", "data": {"k": "hunter2"}}]}, "x.yaml")
     assert "trainstack:secrets[0].data.k: expected a secure value" in str(err.value)
     assert "hunter2" not in str(err.value) and "pulumi config set --secret --path" in str(err.value)
-    with pytest.raises(ConfigError, match=r"trainstack:nccl.debug: secure values are never decrypted"):
+    with pytest.raises(InputError, match=r"trainstack:nccl.debug: secure values are never decrypted"):
         build_stack(project, "x", {**fabric, "trainstack:nccl": {"debug": {"secure": CIPHERTEXT}}}, "x.yaml")
-    with pytest.raises(ConfigError, match=r"trainstack:nccl: secure values are never decrypted"):
+    with pytest.raises(InputError, match=r"trainstack:nccl: secure values are never decrypted"):
         build_stack(project, "x", {**fabric, "trainstack:nccl": '{"debug": "WARN"}'}, "x.yaml",
                     secret_keys=["trainstack:nccl"])
 

@@ -1,4 +1,4 @@
-"""Property tests: no configuration, however odd, crashes the renderer with anything but ConfigError."""
+"""Property tests: no configuration, however odd, crashes the renderer with anything but InputError."""
 from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from modules.core import yamlio
 from modules.core.config import build_stack, load_project, stack_schema
-from modules.core.errors import ConfigError
+from modules.core.errors import InputError
 from modules.core.render import render
 from tests.support.cli import ROOT
 
@@ -69,7 +69,7 @@ def test_random_configs_render_or_raise_config_error(values):
     flat = {f"trainstack:{k}": v for k, v in values.items()} if isinstance(values, dict) else {"trainstack:x": values}
     try:
         render(build_stack(PROJECT, "h", flat, "stacks/Pulumi.h.yaml"))
-    except ConfigError as err:
+    except InputError as err:
         assert str(err).startswith("stacks/") and "\n" not in str(err)
 
 
@@ -78,5 +78,5 @@ def test_random_configs_render_or_raise_config_error(values):
 def test_arbitrary_text_parses_or_raises_config_error(text):
     try:
         yamlio.loads(text, "f.yaml")
-    except ConfigError as err:
+    except InputError as err:
         assert str(err).startswith("f.yaml")

@@ -11,7 +11,7 @@ import yaml
 
 from modules.core.bundle import ChartRelease
 from modules.core.config import load_project, load_stack
-from modules.core.errors import ConfigError
+from modules.core.errors import InputError
 from modules.core.output import bundle_files
 from modules.core.render import render
 from modules.gitops.render import PHASE_ANNOTATION, WAVE_ANNOTATION
@@ -252,13 +252,13 @@ def test_engine_none_lists_the_charts_namespaces_first(name):
 
 
 def test_argocd_needs_a_repository():
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(InputError) as err:
         render(variant("dev", "needs-repo", gitops={"engine": "argocd"}))
     assert err.value.path == "trainstack:gitops.repoURL" and "Git repository" in err.value.message
 
 
 def test_engine_must_be_known():
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(InputError) as err:
         variant("dev", "bad-engine", gitops={"engine": "fleet"})
     assert err.value.path == "trainstack:gitops.engine"
 

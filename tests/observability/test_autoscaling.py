@@ -9,7 +9,7 @@ import yaml
 from modules.autoscaling import render as autoscaling
 from modules.core import yamlio
 from modules.core.config import build_stack, load_project
-from modules.core.errors import ConfigError
+from modules.core.errors import InputError
 from modules.core.render import render
 from tests.support import crds
 
@@ -187,18 +187,18 @@ def hpa(kind="Deployment", target="x", **extra):
      "trainstack:autoscaling.hpas[0].metrics[0].selector", "Pods metric"),
 ])
 def test_mistakes_are_config_errors_naming_the_path(item, api, path, words):
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(InputError) as err:
         render(autoscaling_stack(api, autoscaling={"hpas": [item]}))
     assert path in str(err.value) and words in str(err.value)
 
 
 def test_two_hpas_on_one_target_are_refused():
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(InputError) as err:
         render(autoscaling_stack(autoscaling={"hpas": [hpa(name="a"), hpa(name="b")]}))
     assert "trainstack:autoscaling.hpas[1].target" in str(err.value) and "one HPA per target" in str(err.value)
 
 
 def test_unknown_metric_is_a_schema_error():
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(InputError) as err:
         render(autoscaling_stack(autoscaling={"hpas": [hpa(metrics=[{"name": "cpu", "averageValue": 1}])]}))
     assert "trainstack:autoscaling.hpas[0].metrics[0].name" in str(err.value) and "gpu_utilization" in str(err.value)

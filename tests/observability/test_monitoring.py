@@ -151,7 +151,7 @@ def test_negative_controls_fail(unit_dir):
 # --- configuration ------------------------------------------------------------------------------
 
 def test_threshold_override_must_name_a_probed_tier():
-    from modules.core.errors import ConfigError
+    from modules.core.errors import InputError
     from modules.core.config import build_stack, load_project
     from modules.core.render import render
 
@@ -159,7 +159,7 @@ def test_threshold_override_must_name_a_probed_tier():
     base = dict(stack("alerts", FIXTURE_PROJECT).given)
     flat = {f"trainstack:{k}": v for k, v in base.items()}
     flat["trainstack:monitoring"] = {"probe": {"minBusbwGBps": {"core": 10}}}
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(InputError) as err:
         render(build_stack(project, "alerts", flat, "stacks/Pulumi.alerts.yaml"))
     assert "trainstack:monitoring.probe.minBusbwGBps.core" in str(err.value)
     assert "a tier of the fabric: node, leaf, spine" in str(err.value)

@@ -8,7 +8,7 @@ import json
 import pytest
 import yaml
 
-from modules.core.errors import ConfigError
+from modules.core.errors import InputError
 from modules.probe import measure, results
 from tests.support.cli import run
 
@@ -63,16 +63,16 @@ def test_reader_errors_name_the_file_and_record(tmp_path):
     path = tmp_path / "probe.json"
     path.write_text(json.dumps({"results": [{"collective": "all_reduce", "bytes": 1, "world_size": 2,
                                              "time_s": "slow"}]}))
-    with pytest.raises(ConfigError, match=r"probe.json: results\[0\].time_s: expected time_s"):
+    with pytest.raises(InputError, match=r"probe.json: results\[0\].time_s: expected time_s"):
         results.read(path, "probe.json")
     path.write_text(json.dumps([{"collective": "all_reduce", "bytes": 1, "world_size": 2, "time_s": 1, "tier": -1}]))
-    with pytest.raises(ConfigError, match=r"probe.json: \[0\].tier: expected a tier name"):
+    with pytest.raises(InputError, match=r"probe.json: \[0\].tier: expected a tier name"):
         results.read(path, "probe.json")
     path.write_text(json.dumps({"format": "trainstack.probe/v9", "results": []}))
-    with pytest.raises(ConfigError, match=r"format: expected 'trainstack.probe/v1'"):
+    with pytest.raises(InputError, match=r"format: expected 'trainstack.probe/v1'"):
         results.read(path, "probe.json")
     path.write_text("{not json")
-    with pytest.raises(ConfigError, match="expected JSON probe results"):
+    with pytest.raises(InputError, match="expected JSON probe results"):
         results.read(path, "probe.json")
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from modules.core.config import build_stack, load_project
 from modules.core.context import RenderContext
-from modules.core.errors import ConfigError
+from modules.core.errors import InputError
 from modules.core.render import render
 from modules.fabric.model import Fabric, NodePool
 from modules.probe import render as probe
@@ -203,7 +203,7 @@ def render_with(**sections):
     ({"schedule": "every hour"}, "trainstack:probe.schedule", "cron"),
 ])
 def test_bad_probe_settings_name_the_path(section, path, words):
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(InputError) as err:
         render_with(probe=section)
     assert path in str(err.value) and words in str(err.value)
 
@@ -230,7 +230,7 @@ def _probe_stack(probe_cfg: dict):
 
 def test_pushgateway_with_credentials_comes_from_a_secret():
     """A credential never lands in deploy/: render refuses it inline, and reads it from a Secret."""
-    with pytest.raises(ConfigError, match="looks like a credential") as err:
+    with pytest.raises(InputError, match="looks like a credential") as err:
         render(_probe_stack({"pushgateway": "https://probe:hunter2@push.example.com"}))
     assert "hunter2" not in str(err.value)
     b = render(_probe_stack({"pushgatewaySecret": {"name": "pushgateway", "key": "url"}}))
@@ -240,5 +240,5 @@ def test_pushgateway_with_credentials_comes_from_a_secret():
             assert '--pushgateway "$TRAINSTACK_PUSHGATEWAY"' in container["command"][-1]
             assert {"name": "TRAINSTACK_PUSHGATEWAY",
                     "valueFrom": {"secretKeyRef": {"name": "pushgateway", "key": "url"}}} in container["env"]
-    with pytest.raises(ConfigError, match="not both"):
+    with pytest.raises(InputError, match="not both"):
         render(_probe_stack({"pushgateway": "http://push:9091", "pushgatewaySecret": {"name": "p", "key": "u"}}))

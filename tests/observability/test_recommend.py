@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from modules.core.context import RenderContext
-from modules.core.errors import ConfigError
+from modules.core.errors import InputError
 from modules.fabric.model import build_fabric
 from modules.probe import recommend as rec
 from modules.probe import measure, results
@@ -146,7 +146,7 @@ def test_recommendations_are_always_valid(name, params, nodes, dtype):
     gpus = min(nodes * pool.gpus, fabric.largest_domain(fabric.highest_tier).gpus)
     try:
         result = rec.recommend(s, fabric, results.read(str(RECORDED)), params, gpus, dtype, None)
-    except ConfigError as err:   # too few GPUs for the model: a clear error, never a crash
+    except InputError as err:   # too few GPUs for the model: a clear error, never a crash
         assert "--gpus" in str(err) and "more than" in str(err)
         return
     env = result["nccl"]

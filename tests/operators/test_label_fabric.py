@@ -7,7 +7,7 @@ import pytest
 
 from modules.core.bundle import Bundle
 from modules.core.context import RenderContext
-from modules.core.errors import ConfigError
+from modules.core.errors import InputError
 from modules.core.render import ORDER
 from modules.fabric.model import Fabric, build_pools
 from modules.nccl import render as nccl
@@ -62,7 +62,7 @@ def test_discovery_goes_to_the_controller_as_a_mapping():
 def test_runtime_tier_above_the_label_levels_is_refused():
     ctx = label_context(runtimes={"runtimes": [{"topology": {"mode": "hard", "highestTierAllowed": 3}}]},
                         workloads={"trainJobs": [], "deployments": [], "volcanoJobs": []})
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(InputError) as err:
         runtimes.render(ctx)
     assert err.value.path == "trainstack:runtimes.runtimes[0].topology.highestTierAllowed"
     assert "a tier of this fabric (1..2)" in err.value.message
@@ -87,7 +87,7 @@ def test_unknown_tier_name_is_refused():
         "name": "burn", "image": "busybox:1.37", "replicas": 2,
         "topology": {"mode": "hard", "highestTierName": "leaf"}}]},
         runtimes={"runtimes": [{"topology": {"mode": "hard", "highestTierAllowed": 1}}]})
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(InputError) as err:
         workloads.render(ctx)
     assert err.value.path == "trainstack:workloads.volcanoJobs[0].topology.highestTierName"
     assert "example.com/leaf, example.com/spine" in err.value.message

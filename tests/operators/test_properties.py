@@ -1,8 +1,8 @@
-"""Random runtime and workload options: either a valid bundle or one ConfigError, never a crash."""
+"""Random runtime and workload options: either a valid bundle or one InputError, never a crash."""
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from modules.core.errors import ConfigError
+from modules.core.errors import InputError
 from modules.core.render import render
 from tests.support.crds import crd_dir, is_custom, validate_cr
 
@@ -54,7 +54,7 @@ def test_random_options_never_crash(runtimes, jobs, deployment_topology, replica
         stack = variant("staging", runtimes={"runtimes": runtimes},
                         workloads={"volcanoJobs": jobs, "trainJobs": [], "deployments": deployments})
         bundle = render(stack)
-    except ConfigError as err:
+    except InputError as err:
         assert "\n" not in str(err) and err.path.startswith("trainstack:")
         return
     if crd_dir() is not None:

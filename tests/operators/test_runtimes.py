@@ -1,7 +1,7 @@
 """ClusterTrainingRuntimes: the contract every runtime of every shipped stack keeps."""
 import pytest
 
-from modules.core.errors import ConfigError
+from modules.core.errors import InputError
 from modules.core.quantity import parse_quantity
 from modules.core.render import render
 from modules.volcano import topology
@@ -135,7 +135,7 @@ def test_one_runtime_per_topology_policy():
      "runtimes.runtimes[0].numNodes", "largest holds 8"),
 ])
 def test_bad_runtime_options(runtime, path, words):
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(InputError) as err:
         render(variant("staging", runtimes={"runtimes": [runtime]}, workloads={"trainJobs": []}))
     assert err.value.path == f"trainstack:{path}" and words in err.value.message, str(err.value)
 
@@ -151,7 +151,7 @@ def test_host_network_max_nodes_counts_one_pod_per_node():
 
 
 def test_duplicate_runtime_names_are_refused():
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(InputError) as err:
         render(variant("staging", runtimes={"runtimes": [{}, {}]}, workloads={"trainJobs": []}))
     assert "already used by runtimes.runtimes[0]" in err.value.message
 
@@ -170,7 +170,7 @@ def test_rdma_transport_without_rdma_devices_warns():
 def test_socket_ifname_is_a_pod_interface_and_host_network_runtimes_keep_host_names():
     """The NCCL ConfigMaps serve pods in their own network namespace; host names go only to
     host-network runtimes, through container env (which overrides envFrom)."""
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(InputError) as err:
         render(variant("staging", nccl={"socketIfname": "=bond0"}))
     assert err.value.path == "trainstack:nccl.socketIfname" and "no socket interface found" in err.value.message
     assert err.value.rule == "nccl-ifname-pod-network"

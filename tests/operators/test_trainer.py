@@ -2,7 +2,7 @@
 import pytest
 import yaml
 
-from modules.core.errors import ConfigError
+from modules.core.errors import InputError
 from modules.core.render import render
 from modules.trainer import render as trainer
 
@@ -90,7 +90,7 @@ def test_v1_overlay_is_pinned_and_gang_scheduled_by_volcano():
     ({"trainer": {"api": "v3"}}, "trainer.api", 'one of "v2", "v1"'),
 ])
 def test_option_combinations_per_version(sections, path, words):
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(InputError) as err:
         render(variant("dev", **sections))
     assert err.value.path == f"trainstack:{path}" and words in err.value.message, str(err.value)
 

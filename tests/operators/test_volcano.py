@@ -4,7 +4,7 @@ import re
 import pytest
 import yaml
 
-from modules.core.errors import ConfigError
+from modules.core.errors import InputError
 from modules.core.render import render
 from modules.volcano import scheduler_conf
 
@@ -131,7 +131,7 @@ def test_prod_is_highly_available():
      "trainstack:volcano.priorityClasses[0].name", "reserved"),
 ])
 def test_bad_volcano_options(sections, path, words):
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(InputError) as err:
         render(variant("dev", **sections))
     assert err.value.path == path and words in err.value.message
     assert "\n" not in str(err.value)

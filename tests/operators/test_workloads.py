@@ -1,7 +1,7 @@
 """Platform workloads: Volcano Jobs with partitions, TrainJobs, gang Deployments, PyTorchJobs."""
 import pytest
 
-from modules.core.errors import ConfigError
+from modules.core.errors import InputError
 from modules.core.render import render
 
 from .support import DELETE, V1_SECTIONS, merge, of_kind, shipped_bundle, v1_bundle, v1_stack, variant
@@ -154,7 +154,7 @@ PYTORCH = {"name": "lm", "image": IMAGE, "workers": 2}
 def test_bad_workloads(base, sections, path, words):
     if base == "v1":
         base, sections = "staging", merge(V1_SECTIONS, sections)
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(InputError) as err:
         render(variant(base, **sections))
     assert err.value.path == f"trainstack:{path}" and words in err.value.message, str(err.value)
 
@@ -162,7 +162,7 @@ def test_bad_workloads(base, sections, path, words):
 def test_duplicate_workload_names_are_refused():
     workloads = burnin()
     workloads["volcanoJobs"].append(dict(workloads["volcanoJobs"][0]))
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(InputError) as err:
         render(variant("staging", workloads=workloads))
     assert err.value.path == "trainstack:workloads.volcanoJobs[1].name"
     assert "already defined by workloads.volcanoJobs[0]" in err.value.message

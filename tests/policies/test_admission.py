@@ -426,12 +426,12 @@ def test_fetch_verifies_and_fills_the_cache(tmp_path, dirs, monkeypatch):
 
 
 def test_fetch_refuses_a_file_whose_sha256_differs(tmp_path, dirs):
-    from modules.core.errors import ConfigError
+    from modules.core.errors import InputError
     from policies.admission.fetch import fetch
 
     admission, crds = dirs
     dest = tmp_path / "cache" / "admission"
-    with pytest.raises(ConfigError, match="refusing to use it"):
+    with pytest.raises(InputError, match="refusing to use it"):
         fetch(dest, _fake_sources(tmp_path, admission, crds, tamper=True))
     assert not (dest / "crds").exists()
 

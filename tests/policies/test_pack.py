@@ -11,7 +11,7 @@ from pulumi.runtime.proto import analyzer_pb2 as apb
 
 from modules.core.bundle import ChartRelease
 from modules.core.config import load_project, load_stack, pulumi_config_map
-from modules.core.errors import ConfigError
+from modules.core.errors import InputError
 from policies.driver import Pack, Resource, analyze, manifest_resources, policy_config, stack_urn, urn
 from policies.pack import manifest, plain, unknown_path
 from policies.rules import BY_ID, RULES
@@ -131,7 +131,7 @@ def test_policy_config_is_validated_against_the_schemas(pack):
                        ({"image-pinnned": "advisory"}, "image-pinnned"),
                        ({"rbac-no-wildcards": "warn"}, "rbac-no-wildcards.enforcementLevel"),
                        ({"requests-required": {"nope": 1}}, "requests-required")):
-        with pytest.raises(ConfigError) as err:
+        with pytest.raises(InputError) as err:
             policy_config(info, bad, "policies/config.x.json")
         assert err.value.path == where
 

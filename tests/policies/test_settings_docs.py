@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from modules.core.errors import ConfigError
+from modules.core.errors import InputError
 from policies import docs
 from policies.rules import BY_ID, RULES
 from policies.runner import POLICY_DIR, load_settings, parse_settings, schema_defaults
@@ -33,7 +33,7 @@ def test_settings_errors_name_the_file_and_path():
               "is not of type"),
              ({"rbac-no-wildcards": {"whatever": 1}}, "rbac-no-wildcards", "Additional properties")]
     for data, path, fragment in cases:
-        with pytest.raises(ConfigError) as err:
+        with pytest.raises(InputError) as err:
             parse_settings(data, "policies/config.x.json")
         assert err.value.path == path and fragment in err.value.message, str(err.value)
 

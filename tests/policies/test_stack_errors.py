@@ -1,5 +1,5 @@
 """A stack the renderer refuses for a mistake a rule also catches: `render` exits 2 with the
-ConfigError, while `check` and `preview` report the rule's id and exit 1 (the policy issue's contract)."""
+InputError, while `check` and `preview` report the rule's id and exit 1 (the policy issue's contract)."""
 from __future__ import annotations
 
 import json

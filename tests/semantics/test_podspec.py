@@ -3,7 +3,7 @@ from decimal import Decimal
 
 import pytest
 
-from modules.core.errors import ConfigError
+from modules.core.errors import InputError
 from modules.semantics.podspec import Reader, merge_resources, pod_requests
 
 GI = 2**30
@@ -30,7 +30,7 @@ def test_init_containers_max_rule_sidecars_add_up_and_overhead_is_added():
 
 def test_strict_raises_lenient_records():
     spec = {"containers": [c("a", {"cpu": "lots", "memory": "1Gi"})]}
-    with pytest.raises(ConfigError, match=r"spec.containers\[0\].resources.requests.cpu: expected a Kubernetes"):
+    with pytest.raises(InputError, match=r"spec.containers\[0\].resources.requests.cpu: expected a Kubernetes"):
         pod_requests(Reader("f.yaml", "document 1"), spec, "spec")
     lenient = Reader(strict=False)
     got = pod_requests(lenient, spec, "spec")

@@ -8,7 +8,7 @@ from decimal import Decimal
 import pytest
 import yaml
 
-from modules.core.errors import ConfigError
+from modules.core.errors import InputError
 from modules.simulate import snapshot as snap_mod
 from modules.simulate.snapshot import load_snapshot, snapshot_from_objects
 from tests.support.cli import run
@@ -181,7 +181,7 @@ def test_upstream_style_case_without_hypernodes():
      "Kubernetes quantity"),
 ])
 def test_mistakes_are_one_line_errors(objects, message):
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(InputError) as err:
         snapshot_from_objects(list(enumerate(objects)), "snap")
     assert message in str(err.value) and "\n" not in str(err.value)
 
@@ -190,10 +190,10 @@ def test_input_is_bounded(tmp_path, monkeypatch):
     path = tmp_path / "big.yaml"
     path.write_text(yaml.safe_dump(as_list(NODES)))
     monkeypatch.setattr(snap_mod, "MAX_OBJECTS", 3)
-    with pytest.raises(ConfigError, match="more than 3 objects"):
+    with pytest.raises(InputError, match="more than 3 objects"):
         load_snapshot(path, "big.yaml")
     monkeypatch.setattr(snap_mod, "MAX_BYTES", 100)
-    with pytest.raises(ConfigError, match="larger than"):
+    with pytest.raises(InputError, match="larger than"):
         load_snapshot(path, "big.yaml")
     # a path that does not exist is taken as a stack name: outside a project that is one clear line
     res = run("simulate", str(tmp_path / "missing-dir"))
@@ -272,7 +272,7 @@ def test_json_snapshots_read_like_yaml(tmp_path_factory, snapshot_dir):
     a, b = load_snapshot(snapshot_dir, "yaml"), load_snapshot(tmp_path, "json")
     assert [j.name for j in a.jobs] == [j.name for j in b.jobs] and a.usage == b.usage
     (tmp_path / "broken.json").write_text("{")
-    with pytest.raises(ConfigError, match="invalid JSON"):
+    with pytest.raises(InputError, match="invalid JSON"):
         load_snapshot(tmp_path, "json")
 
 

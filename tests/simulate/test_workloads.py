@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from modules.core.errors import ConfigError
+from modules.core.errors import InputError
 from modules.simulate.jobs import Topology
 from modules.simulate.workloads import load_usage, load_workloads, runtimes_in
 from tests.simulate.fabrics import tree
@@ -194,7 +194,7 @@ BAD = [
 
 @pytest.mark.parametrize("doc, message", [(d, m) for _, d, m in BAD], ids=[i for i, _, _ in BAD])
 def test_bad_documents_name_the_document_and_path(tmp_path, doc, message):
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(InputError) as err:
         load(write(tmp_path, doc))
     assert str(err.value).startswith("jobs.yaml: ")
     assert message in str(err.value)
@@ -208,7 +208,7 @@ def test_bad_documents_name_the_document_and_path(tmp_path, doc, message):
     ("apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\n", "no Volcano Job (batch.volcano.sh/v1alpha1)"),
 ])
 def test_bad_files(tmp_path, text, message):
-    with pytest.raises(ConfigError, match=re.escape(message)):
+    with pytest.raises(InputError, match=re.escape(message)):
         load(write(tmp_path, text=text))
 
 
@@ -224,14 +224,14 @@ def test_other_objects_are_skipped_with_a_warning(tmp_path):
 
 
 def test_second_document_is_named(tmp_path):
-    with pytest.raises(ConfigError, match=r"document 2 \(Job llm\): metadata.name: job 'llm' is already defined"):
+    with pytest.raises(InputError, match=r"document 2 \(Job llm\): metadata.name: job 'llm' is already defined"):
         load(write(tmp_path, VCJOB, VCJOB))
 
 
 def test_runtime_mistakes_name_the_runtime(tmp_path):
     runtime = _edit(RUNTIME, "spec.template.spec.replicatedJobs.1.name", "trainer")
     runtime["spec"]["template"]["spec"]["replicatedJobs"][1]["template"]["metadata"]["labels"] = {}
-    with pytest.raises(ConfigError, match="runtimeRef ClusterTrainingRuntime torch-volcano-tier1: "
+    with pytest.raises(InputError, match="runtimeRef ClusterTrainingRuntime torch-volcano-tier1: "
                                           "spec.template.spec.replicatedJobs: .*has no trainer replicatedJob \\(label "
                                           "trainer.kubeflow.org/trainjob-ancestor-step: trainer\\)"):
         load(write(tmp_path, TRAINJOB), [runtime])
@@ -255,7 +255,7 @@ def test_usage_file(tmp_path):
 def test_bad_usage(tmp_path, text, message):
     path = tmp_path / "usage.yaml"
     path.write_text(text)
-    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace("[", r"\[")):
+    with pytest.raises(InputError, match=message.replace("(", r"\(").replace("[", r"\[")):
         load_usage(path, "usage.yaml", FABRIC)
 
 
@@ -263,8 +263,8 @@ def test_pods_are_counted_against_the_bound_before_they_are_built(tmp_path):
     huge = _edit(VCJOB, "spec.tasks.1.replicas", 10**7)
     huge["spec"]["tasks"][1].pop("partitionPolicy")
     huge["spec"].pop("minAvailable")
-    with pytest.raises(ConfigError, match=r"spec.tasks\[1\].replicas: the workloads would hold more than 1,000,000"):
+    with pytest.raises(InputError, match=r"spec.tasks\[1\].replicas: the workloads would hold more than 1,000,000"):
         load(write(tmp_path, huge))
     job = _edit(TRAINJOB, "spec.trainer.numNodes", 10**7)
-    with pytest.raises(ConfigError, match=r"spec.trainer.numNodes: the workloads would hold more than 1,000,000"):
+    with pytest.raises(InputError, match=r"spec.trainer.numNodes: the workloads would hold more than 1,000,000"):
         load(write(tmp_path, job))
