@@ -27,7 +27,7 @@ from modules.core.config import build_stack, load_project  # noqa: E402
 from modules.core.render import render  # noqa: E402
 from modules.simulate.engine import build_cluster, resource_names, simulate  # noqa: E402
 from modules.simulate.jobs import Job, Pod, Topology  # noqa: E402
-from modules.simulate.scheduler import Oblivious, Settings, TopologyAware, prepare  # noqa: E402
+from modules.simulate.scheduler import Oblivious, SchedulerSettings, TopologyAware, prepare  # noqa: E402
 from traces import pick  # noqa: E402
 
 SIZES = [(0.30, [1]), (0.25, [2, 4]), (0.25, [8, 16]), (0.15, [32, 64]), (0.05, [128, 256])]
@@ -82,7 +82,7 @@ def main() -> int:
     fabric, render_s = fabric_of(args.pods, args.leaves_per_pod, args.nodes_per_leaf)
     jobs = workload(args.seed, args.jobs, args.nodes_per_leaf)
     demand = sum(len(j.pods) * j.pods[0].gpus for j in jobs)
-    settings = Settings()
+    settings = SchedulerSettings()
     resources = resource_names(fabric, jobs, {})
     start = time.perf_counter()
     build_cluster(fabric, resources, settings)

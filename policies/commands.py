@@ -115,18 +115,18 @@ def program_resources(project: Project, stack_name: str, config: dict[str, str],
     warnings the program logs that the caller has already printed (the render's)."""
     from modules.core.preview_engine import run_program
 
-    from .driver import Resource, stack_urn
+    from .driver import EngineResource, stack_urn
 
     root = stack_urn(stack_name, project.name)
-    out = [Resource(type="pulumi:pulumi:Stack", name=f"{project.name}-{stack_name}", urn=root, properties={},
+    out = [EngineResource(type="pulumi:pulumi:Stack", name=f"{project.name}-{stack_name}", urn=root, properties={},
                     custom=False)]
-    by_urn: dict[str, Resource] = {}
+    by_urn: dict[str, EngineResource] = {}
     with _without_logged(quiet):
         registrations = run_program(project.root, stack_name, config)
     for reg in registrations:
         if reg.read:   # prerequisites the program only reads (an existing CRD): nothing to analyze
             continue
-        resource = Resource(type=reg.type, name=reg.name, urn=reg.urn, properties=reg.inputs, custom=reg.custom,
+        resource = EngineResource(type=reg.type, name=reg.name, urn=reg.urn, properties=reg.inputs, custom=reg.custom,
                             parent=reg.parent or root, dependencies=list(reg.dependencies),
                             provider=by_urn.get(reg.provider))
         by_urn[reg.urn] = resource

@@ -38,7 +38,7 @@ class PackError(Exception):
 
 
 @dataclass
-class Resource:
+class EngineResource:
     """One resource as the engine describes it to analyzers."""
 
     type: str
@@ -48,7 +48,7 @@ class Resource:
     custom: bool = True
     parent: str = ""
     dependencies: list[str] = field(default_factory=list)
-    provider: "Resource | None" = None
+    provider: "EngineResource | None" = None
     source: str | None = None     # the user's file, for reports
 
     def struct(self) -> struct_pb2.Struct:
@@ -154,7 +154,7 @@ class Pack:
             request.policyConfig[name].CopyFrom(config)
         self.stub.Configure(request)
 
-    def _request(self, resource: Resource) -> apb.AnalyzeRequest:
+    def _request(self, resource: EngineResource) -> apb.AnalyzeRequest:
         request = apb.AnalyzeRequest(type=resource.type, name=resource.name, urn=resource.urn,
                                      properties=resource.struct(),
                                      options=apb.AnalyzerResourceOptions(parent=resource.parent))
@@ -163,12 +163,12 @@ class Pack:
             request.provider.CopyFrom(provider)
         return request
 
-    def analyze(self, resource: Resource) -> apb.AnalyzeResponse:
+    def analyze(self, resource: EngineResource) -> apb.AnalyzeResponse:
         request = self._request(resource)
         self.stub.Remediate(request)   # acts only on remediate-level policies; ours never are
         return self.stub.Analyze(request)
 
-    def analyze_stack(self, resources: Iterable[Resource]) -> apb.AnalyzeResponse:
+    def analyze_stack(self, resources: Iterable[EngineResource]) -> apb.AnalyzeResponse:
         items = []
         for r in resources:
             item = apb.AnalyzerResource(type=r.type, name=r.name, urn=r.urn, properties=r.struct(), parent=r.parent,
@@ -219,7 +219,8 @@ def _path_of(message: str) -> str:
     return match.group("path") if match else ""
 
 
-def _note_subject(reason: str, subject: Resource | None, by_id: dict[str, Resource]) -> tuple[Resource | None, str]:
+def _note_subject(reason: str, subject: EngineResource | None,
+                  by_id: dict[str, EngineResource]) -> tuple[EngineResource | None, str]:
     """The resource and field a "not checked" reason is about. A not_applicable answer carries no
     URN: a stack policy's note names its object in the text (``<resource id> at <path>: ...``),
     as `check` reports it; a note that names no analyzed object stays on ``subject``."""
@@ -231,14 +232,14 @@ def _note_subject(reason: str, subject: Resource | None, by_id: dict[str, Resour
 
 
 @dataclass
-class Outcome:
+class AnalyzeOutcome:
     violations: list[Violation]
     policies: list[str]          # names GetAnalyzerInfo listed
     objects: int                 # Kubernetes objects analyzed
 
 
-def analyze(pack: Pack, resources: list[Resource], policy_file_data: Any = None,
-            policy_file: str = "policy config") -> Outcome:
+def analyze(pack: Pack, resources: list[EngineResource], policy_file_data: Any = None,
+            policy_file: str = "policy config") -> AnalyzeOutcome:
     """The engine's sequence over ``resources`` (in order); returns violations in rule order,
     then resource order, like ``trainstack check``."""
     pack.configure_stack()
@@ -250,13 +251,13 @@ def analyze(pack: Pack, resources: list[Resource], policy_file_data: Any = None,
     objects = {r.urn: manifest(r.type, r.properties, r.name) for r in resources}
     order = {r.urn: i for i, r in enumerate(resources)}
     rule_order = {r.id: i for i, r in enumerate(RULES)}
-    by_id: dict[str, Resource] = {}
+    by_id: dict[str, EngineResource] = {}
     for r in resources:
         if objects.get(r.urn) is not None:
             by_id.setdefault(resource_id(objects[r.urn]), r)
     found: list[tuple[tuple, Violation]] = []
 
-    def collect(response: apb.AnalyzeResponse, subject: Resource | None) -> None:
+    def collect(response: apb.AnalyzeResponse, subject: EngineResource | None) -> None:
         for d in response.diagnostics:
             target = subject if subject is not None else by_urn.get(d.urn)
             obj = objects.get(target.urn) if target is not None else None
@@ -283,12 +284,12 @@ def analyze(pack: Pack, resources: list[Resource], policy_file_data: Any = None,
             collect(pack.analyze(resource), resource)
     collect(pack.analyze_stack(resources), None)
     found.sort(key=lambda item: item[0])
-    return Outcome([v for _, v in found], [p.name for p in info.policies],
+    return AnalyzeOutcome([v for _, v in found], [p.name for p in info.policies],
                    sum(1 for o in objects.values() if o is not None))
 
 
 def manifest_resources(objects: list[dict], stack: str, project: str, parent: str = "",
-                       sources: dict[int, str] | None = None, taken: Iterable[str] = ()) -> list[Resource]:
+                       sources: dict[int, str] | None = None, taken: Iterable[str] = ()) -> list[EngineResource]:
     """User manifests as the resources a program registering them would produce. URNs are unique:
     an object that replaces one of the program's (same kind, namespace and name) gets a suffix."""
     from modules.core.bundle import object_key
@@ -304,7 +305,7 @@ def manifest_resources(objects: list[dict], stack: str, project: str, parent: st
             n += 1
             name = f"{base}#{n}"
         used.add(urn(stack, project, type_, name))
-        out.append(Resource(type=type_, name=name, urn=urn(stack, project, type_, name), properties=obj,
+        out.append(EngineResource(type=type_, name=name, urn=urn(stack, project, type_, name), properties=obj,
                             parent=parent, source=(sources or {}).get(id(obj))))
     return out
 

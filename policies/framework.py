@@ -62,9 +62,9 @@ class CheckContext:
         return bool(self.stack is not None and self.stack.production)
 
 
-Outcome = Finding | NotChecked
-ResourceCheck = Callable[[dict, CheckContext], Iterable[Outcome]]
-StackCheck = Callable[[list[dict], CheckContext], Iterable[Outcome]]
+RuleOutcome = Finding | NotChecked
+ResourceCheck = Callable[[dict, CheckContext], Iterable[RuleOutcome]]
+StackCheck = Callable[[list[dict], CheckContext], Iterable[RuleOutcome]]
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ def bundle_objects(bundle: Bundle) -> list[dict]:
 
 
 @dataclass
-class Settings:
+class PolicySettings:
     """Per-rule enforcement level and settings, from ``policies/config.<stack>.json``."""
 
     levels: dict[str, str] = field(default_factory=dict)
@@ -57,12 +57,12 @@ def config_path(stack: str) -> Path:
     return POLICY_DIR / f"config.{stack}.json"
 
 
-def parse_settings(data: object, file: str, rules: Iterable[Rule] = RULES) -> Settings:
+def parse_settings(data: object, file: str, rules: Iterable[Rule] = RULES) -> PolicySettings:
     """Pulumi's policy-pack-config format: ``{"all": level, "<rule>": level | {"enforcementLevel": ..., ...}}``."""
     rules = {r.id: r for r in rules}
     if not isinstance(data, dict):
         raise InputError(file, "(document)", f"expected a JSON object keyed by rule id, got {show(data)}")
-    settings = Settings()
+    settings = PolicySettings()
     if "all" in data:
         if data["all"] not in LEVELS:
             raise InputError(file, "all", f"expected one of {', '.join(LEVELS)}, got {show(data['all'])}")
@@ -111,9 +111,9 @@ def read_settings_file(stack: str) -> tuple[object, str]:
         return yamlio.loads_json(text, shown), shown   # names the bound it broke
 
 
-def load_settings(stack: str) -> Settings:
+def load_settings(stack: str) -> PolicySettings:
     data, shown = read_settings_file(stack)
-    return Settings() if data is None else parse_settings(data, shown)
+    return PolicySettings() if data is None else parse_settings(data, shown)
 
 
 STACK = "stack"   # the resource named by a finding that concerns the whole stack
@@ -180,7 +180,7 @@ def to_violation(rule: Rule, level: str, obj: dict | None, item: Finding | NotCh
 Locate = Callable[[dict | None, str], "dict | None"]
 
 
-def run_rules(objects: list[dict], ctx: CheckContext, settings: Settings, rules: Iterable[Rule] = RULES,
+def run_rules(objects: list[dict], ctx: CheckContext, settings: PolicySettings, rules: Iterable[Rule] = RULES,
               sources: dict[int, str] | None = None, context: list[dict] = (),
               locate: Locate | None = None) -> list[Violation]:
     """Every violation (and note), in rule order then object order."""
@@ -198,7 +198,8 @@ def run_rules(objects: list[dict], ctx: CheckContext, settings: Settings, rules:
     return out
 
 
-def render_error_violation(err: InputError, settings: Settings, rules: Iterable[Rule] = RULES) -> Violation | None:
+def render_error_violation(err: InputError, settings: PolicySettings,
+                           rules: Iterable[Rule] = RULES) -> Violation | None:
     """A stack the renderer refuses for a mistake a rule also catches (an invalid NCCL value, a tier
     the fabric lacks, a gang that can never fit) is reported as that rule's violation, so `check`
     and `preview` give the rule id and exit 1 while `render` exits 2. Always mandatory: a stack

@@ -18,21 +18,21 @@ from modules.fabric.model import Fabric, Link
 from .cluster import Cluster
 from .cost import allreduce_seconds
 from .jobs import TOP_NAME, Job
-from .scheduler import Oblivious, Outcome, Settings, TopologyAware, prepare
+from .scheduler import Oblivious, JobOutcome, SchedulerSettings, TopologyAware, prepare
 
 STRATEGIES = ("topology-aware", "oblivious", "lower-bound")
 GIB = 2**30
 
 
 @dataclass
-class Result:
+class SimulationResult:
     fabric: Fabric
     cluster: Cluster                      # the topology-aware cluster, after every job
     jobs: list[Job]
-    outcomes: dict[str, list[Outcome]]    # strategy -> one outcome per job, in job order
+    outcomes: dict[str, list[JobOutcome]]    # strategy -> one outcome per job, in job order
     common: list[str]                     # jobs every strategy placed (what the totals cover)
     totals: dict[str, float]
-    settings: Settings
+    settings: SchedulerSettings
     links: dict[int, Link]
     gradient_bytes: int
     usage: dict[str, dict[str, Decimal]] = field(default_factory=dict)
@@ -56,7 +56,7 @@ def resource_names(fabric: Fabric, jobs: list[Job], usage: Mapping[str, Mapping[
     return ["cpu", "memory"] + sorted(names - {"cpu", "memory"})
 
 
-def build_cluster(fabric: Fabric, resources: list[str], settings: Settings,
+def build_cluster(fabric: Fabric, resources: list[str], settings: SchedulerSettings,
                   usage: Mapping[str, Mapping[str, Decimal]] | None = None) -> Cluster:
     cluster = Cluster(fabric, resources, settings.weights, gpu_resource_of(fabric))
     for node, used in (usage or {}).items():
@@ -65,10 +65,10 @@ def build_cluster(fabric: Fabric, resources: list[str], settings: Settings,
 
 
 def simulate(fabric: Fabric, jobs: list[Job], *, usage: Mapping[str, Mapping[str, Decimal]] | None = None,
-             settings: Settings | None = None, links: Mapping[int, Link] | None = None,
-             gradient_bytes: int = GIB) -> Result:
+             settings: SchedulerSettings | None = None, links: Mapping[int, Link] | None = None,
+             gradient_bytes: int = GIB) -> SimulationResult:
     """Place ``jobs`` in order under each strategy; existing ``usage`` applies to all but the lower bound."""
-    settings = settings or Settings()
+    settings = settings or SchedulerSettings()
     usage = dict(usage or {})
     resources = resource_names(fabric, jobs, usage)
     aware_cluster = build_cluster(fabric, resources, settings, usage)
@@ -77,13 +77,13 @@ def simulate(fabric: Fabric, jobs: list[Job], *, usage: Mapping[str, Mapping[str
     table = dict(links or fabric.links)
     span = Spans(fabric, aware_cluster)           # node indices are the same in the three clusters
 
-    def cost(job: Job, outcome: Outcome) -> float:
+    def cost(job: Job, outcome: JobOutcome) -> float:
         span.describe(job, outcome, table, gradient_bytes)
         return outcome.allreduce_s
 
     bound = TopologyAware(build_cluster(fabric, resources, settings), settings, lower_bound=True, cost=cost)
 
-    outcomes: dict[str, list[Outcome]] = {name: [] for name in STRATEGIES}
+    outcomes: dict[str, list[JobOutcome]] = {name: [] for name in STRATEGIES}
     for job in jobs:
         prep = prepare(job, aware_cluster)
         best = bound.place(job, prep)
@@ -102,10 +102,11 @@ def simulate(fabric: Fabric, jobs: list[Job], *, usage: Mapping[str, Mapping[str
     in_common = set(common)
     totals = {name: round(sum(o.allreduce_s for o in outcomes[name] if o.job in in_common), 9)
               for name in STRATEGIES}
-    return Result(fabric, aware_cluster, jobs, outcomes, common, totals, settings, table, gradient_bytes, usage)
+    return SimulationResult(fabric, aware_cluster, jobs, outcomes, common, totals, settings, table, gradient_bytes,
+                            usage)
 
 
-def _pending_reason(aware: Outcome, best: Outcome) -> str:
+def _pending_reason(aware: JobOutcome, best: JobOutcome) -> str:
     if not best.placed:
         return best.reason or aware.reason or "Pending"
     return f"{aware.reason} (alone on the empty fabric it fits in {best.hypernode}, tier {best.tier})"
@@ -141,7 +142,7 @@ class Spans:
                 return None
         return first[highest]
 
-    def describe(self, job: Job, outcome: Outcome, links: Mapping[int, Link], nbytes: int) -> None:
+    def describe(self, job: Job, outcome: JobOutcome, links: Mapping[int, Link], nbytes: int) -> None:
         c = self.cluster
         names = c.node_names
         leaves = list(dict.fromkeys(self.fabric.nodes[names[n]].leaf for _, n in outcome.pods))
@@ -174,7 +175,7 @@ class Spans:
         holder = self.lca(list(dict.fromkeys(self.fabric.nodes[names[n]].leaf for n in nodes)))
         return self.fabric.switches[holder].tier if holder else self.cluster.top_tier
 
-    def partitions(self, job: Job, outcome: Outcome, gpus: dict[str, int], uses_gpus: bool) -> list[tuple[int, int]]:
+    def partitions(self, job: Job, outcome: JobOutcome, gpus: dict[str, int], uses_gpus: bool) -> list[tuple[int, int]]:
         """(span tier, node count) per partition that runs ranks, when every rank sits in one: the
         cost model reduces inside partitions first (cost.py). Otherwise none (a flat ring)."""
         if len(job.partitions) < 2:

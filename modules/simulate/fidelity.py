@@ -41,7 +41,7 @@ class Case:
 
 
 @dataclass
-class Result:
+class CaseResult:
     case: Case
     got: dict
     reproduced: bool
@@ -66,7 +66,7 @@ def load_divergent(folder: Path = FIXTURES) -> dict[tuple[str, str], str]:
     return {(d["test"], d["case"]): d["reason"] for d in data.get("divergent") or []}
 
 
-def run_case(case: Case) -> Result:
+def run_case(case: Case) -> CaseResult:
     snap = snapshot_from_objects([(f"objects[{i}]", o) for i, o in enumerate(case.objects)],
                                  f"{case.test}: {case.name}", case.conf)
     resources = resource_names(snap.fabric, snap.jobs, snap.usage)
@@ -92,10 +92,10 @@ def run_case(case: Case) -> Result:
             counts[leaf] = counts.get(leaf, 0) + 1
         got["bindNumsInHyperNode"] = sorted(counts.values())
         ok = ok and got["bindNumsInHyperNode"] == expect["bindNumsInHyperNode"]
-    return Result(case, got, ok)
+    return CaseResult(case, got, ok)
 
 
-def _scores(case: Case, snap, cluster) -> Result:
+def _scores(case: Case, snap, cluster) -> CaseResult:
     """The plugin's HyperNodeOrderFn for one SubJob: 100 x weight x binpack score per HyperNode
     (its task-count tie-break adds nothing: the SubJob has no task placed)."""
     expect = case.expect
@@ -109,10 +109,10 @@ def _scores(case: Case, snap, cluster) -> Result:
            for g in range(len(cluster.g_name)) if cluster.g_name[g] != LOOSE_NAME}
     tolerance = expect.get("tolerance", 0)
     ok = set(got) == set(expect["scores"]) and all(abs(got[h] - v) <= tolerance for h, v in expect["scores"].items())
-    return Result(case, {"scores": got}, ok)
+    return CaseResult(case, {"scores": got}, ok)
 
 
-def report(cases: list[Case] | None = None, divergent: dict | None = None) -> tuple[dict, list[Result]]:
+def report(cases: list[Case] | None = None, divergent: dict | None = None) -> tuple[dict, list[CaseResult]]:
     cases = load_cases() if cases is None else cases
     divergent = load_divergent() if divergent is None else divergent
     results = [run_case(c) for c in cases]

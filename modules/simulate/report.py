@@ -16,9 +16,9 @@ from rich.table import Table
 from modules.core import yamlio
 
 from .cost import link_for
-from .engine import STRATEGIES, Result
+from .engine import STRATEGIES, SimulationResult
 from .jobs import TOP_NAME, Job
-from .scheduler import Outcome
+from .scheduler import JobOutcome
 
 
 def _number(value: Decimal | int | float):
@@ -26,7 +26,7 @@ def _number(value: Decimal | int | float):
     return int(value) if value == value.to_integral_value() else float(value)
 
 
-def to_json(result: Result) -> dict:
+def to_json(result: SimulationResult) -> dict:
     c = result.cluster
     nodes = {}
     for i, name in enumerate(c.node_names):
@@ -54,7 +54,7 @@ def to_json(result: Result) -> dict:
     return {"nodes": nodes, "strategies": strategies}
 
 
-def json_report(result: Result) -> str:
+def json_report(result: SimulationResult) -> str:
     return yamlio.dumps_json(to_json(result), indent=2) + "\n"
 
 
@@ -88,13 +88,13 @@ def ms(seconds: float | None) -> str:
     return "-" if seconds is None else f"{seconds * 1e3:.3f} ms"
 
 
-def where(outcome: Outcome) -> str:
+def where(outcome: JobOutcome) -> str:
     if not outcome.placed:
         return "Pending"
     return f"{outcome.hypernode} (tier {outcome.tier})"
 
 
-def nodes_of(outcome: Outcome) -> int:
+def nodes_of(outcome: JobOutcome) -> int:
     return len({node for _, node in outcome.pods})
 
 
@@ -105,7 +105,7 @@ def _table(*columns: str, right: tuple[str, ...] = ()) -> Table:
     return table
 
 
-def text_report(result: Result, stack: str, compare: bool) -> str:
+def text_report(result: SimulationResult, stack: str, compare: bool) -> str:
     fabric = result.fabric
     c = result.cluster
     out = io.StringIO()

@@ -33,7 +33,7 @@ UNMODELLED = ("ephemeral-storage", "hugepages-", "pods")
 
 
 @dataclass(frozen=True)
-class Settings:
+class SchedulerSettings:
     """What the stack's scheduler configuration says about topology-aware allocation."""
 
     weights: Mapping[str, int] = field(default_factory=lambda: dict(BASELINE_WEIGHTS))
@@ -43,7 +43,7 @@ class Settings:
 
 
 @dataclass
-class Outcome:
+class JobOutcome:
     """Where one job landed under one strategy."""
 
     job: str
@@ -171,8 +171,8 @@ def uniform_gpus(cluster: Cluster, needs: list[Need]) -> int:
 class TopologyAware:
     name = "topology-aware"
 
-    def __init__(self, cluster: Cluster, settings: Settings, *, lower_bound: bool = False,
-                 cost: Callable[[Job, Outcome], float] | None = None):
+    def __init__(self, cluster: Cluster, settings: SchedulerSettings, *, lower_bound: bool = False,
+                 cost: Callable[[Job, JobOutcome], float] | None = None):
         self.cluster = cluster
         self.settings = settings
         self.lower_bound = lower_bound
@@ -227,13 +227,13 @@ class TopologyAware:
         scored.sort()
         yield from (g for *_, g in scored if g != best)
 
-    def place(self, job: Job, prep: Prepared) -> Outcome:
+    def place(self, job: Job, prep: Prepared) -> JobOutcome:
         c = self.cluster
         cons = self.constraint(job)
         if cons.kind == "never":
-            return Outcome(job.name, "pending", f"{cons.note}: Pending forever")
+            return JobOutcome(job.name, "pending", f"{cons.note}: Pending forever")
         if prep.missing:
-            return Outcome(job.name, "pending", f"no node offers {', '.join(prep.missing)}: Pending forever")
+            return JobOutcome(job.name, "pending", f"no node offers {', '.join(prep.missing)}: Pending forever")
         gang = job.gang                          # minAvailable 0 still needs one pod to run anything
         if job.allocated_hypernode and not self.lower_bound:
             min_need = []                        # Volcano skips the pre-filter for partly running jobs
@@ -248,7 +248,7 @@ class TopologyAware:
         elif job.allocated_hypernode and not self.lower_bound:
             root = self._allocated_root(job.allocated_hypernode, cons.tier)
             if root is None:
-                return Outcome(job.name, "pending", f"{cons.note}: its running tasks' HyperNode "
+                return JobOutcome(job.name, "pending", f"{cons.note}: its running tasks' HyperNode "
                                f"{job.allocated_hypernode} is unknown or above the allowed tier")
             roots = self.gradients(root, cons.tier)
         else:
@@ -268,7 +268,7 @@ class TopologyAware:
                         c.rollback(txn)
                     return outcome
                 c.rollback(txn)
-        return Outcome(job.name, "pending", self._why_pending(job, cons))
+        return JobOutcome(job.name, "pending", self._why_pending(job, cons))
 
     def _allocated_root(self, hypernode: str, tier: int) -> int | None:
         """A partly running job (or SubJob) searches only below the highest ancestor of its
@@ -306,11 +306,11 @@ class TopologyAware:
         return True
 
     def _cheapest(self, cands: list[int], job: Job, prep: Prepared, cons: Enforced, min_need: Need,
-                  all_need: Need, gang: int, gpus: int) -> Outcome | None:
+                  all_need: Need, gang: int, gpus: int) -> JobOutcome | None:
         """The lower bound's pick in one gradient: of the HyperNodes that hold the job alone, the one
         where it costs least (HyperNodes alike in size, shape and usage are tried once)."""
         c = self.cluster
-        best: tuple[float, Outcome] | None = None
+        best: tuple[float, JobOutcome] | None = None
         key = tuple(cands)
         distinct = self._distinct.get(key)            # the bound's cluster is empty between jobs
         if distinct is None:
@@ -403,7 +403,7 @@ class TopologyAware:
                     return placed
         return {}
 
-    def _outcome(self, job: Job, g: int, placed: dict[int, int], cons: Enforced) -> Outcome:
+    def _outcome(self, job: Job, g: int, placed: dict[int, int], cons: Enforced) -> JobOutcome:
         c = self.cluster
         pods = [(job.pods[i].name, placed[i]) for i in sorted(placed)]
         reason = None
@@ -411,8 +411,8 @@ class TopologyAware:
             reason = (f"{len(job.pods) - len(placed)} of {len(job.pods)} pods beyond minAvailable "
                       f"({job.min_available}) did not fit and stay Pending")
         if cons.kind == "any" and not self.lower_bound:
-            return Outcome(job.name, "placed", reason, pods=pods)     # where: the smallest HyperNode holding it
-        return Outcome(job.name, "placed", reason, c.g_name[g], c.g_tier[g], pods)
+            return JobOutcome(job.name, "placed", reason, pods=pods)     # where: the smallest HyperNode holding it
+        return JobOutcome(job.name, "placed", reason, c.g_name[g], c.g_tier[g], pods)
 
     def _why_pending(self, job: Job, cons: Enforced) -> str:
         c = self.cluster
@@ -438,10 +438,10 @@ class Oblivious:
         self.cluster = cluster
         self.cursor: dict[tuple, int] = {}    # per request vector: nodes before it are too full
 
-    def place(self, job: Job, prep: Prepared) -> Outcome:
+    def place(self, job: Job, prep: Prepared) -> JobOutcome:
         c = self.cluster
         if prep.missing:
-            return Outcome(job.name, "pending", f"no node offers {', '.join(prep.missing)}: Pending forever")
+            return JobOutcome(job.name, "pending", f"no node offers {', '.join(prep.missing)}: Pending forever")
         count = len(c.node_names)
         local: dict[tuple, int] = {}
         for key, need in zip(prep.keys, prep.needs):      # advance on committed state only
@@ -464,13 +464,13 @@ class Oblivious:
             placed[i] = p
         if len(placed) < job.gang:
             c.rollback(txn)
-            return Outcome(job.name, "pending", f"first-fit by node found room for {len(placed)} of the "
+            return JobOutcome(job.name, "pending", f"first-fit by node found room for {len(placed)} of the "
                            f"{job.gang} pods the gang needs")
         reason = None
         if len(placed) < len(job.pods):
             reason = (f"{len(job.pods) - len(placed)} of {len(job.pods)} pods beyond minAvailable "
                       f"({job.min_available}) did not fit and stay Pending")
-        return Outcome(job.name, "placed", reason, pods=[(job.pods[i].name, placed[i]) for i in sorted(placed)])
+        return JobOutcome(job.name, "placed", reason, pods=[(job.pods[i].name, placed[i]) for i in sorted(placed)])
 
 
 # --- the stack's scheduler configuration ----------------------------------------------------------
@@ -478,7 +478,7 @@ class Oblivious:
 PLUGIN = "network-topology-aware"
 
 
-def settings_from_conf(text: str, source: str) -> Settings:
+def settings_from_conf(text: str, source: str) -> SchedulerSettings:
     """Binpack weights from a ``volcano-scheduler.conf``, parsed the way Volcano parses arguments
     (reference/volcano.md §4.1): ints only as YAML ints (a quoted "5" is ignored), negative -> 1,
     ``hypernode.binpack.resources`` a comma-separated string. A conf without the plugin enforces
@@ -486,10 +486,10 @@ def settings_from_conf(text: str, source: str) -> Settings:
     """
     conf, problem = parse_conf(text)
     if conf is None and problem and problem.startswith("is not valid YAML"):
-        return Settings(source=f"{source} does not parse; baseline weights assumed")
+        return SchedulerSettings(source=f"{source} does not parse; baseline weights assumed")
     plugin = next((p for _, p in conf_plugins(conf or {}) if p.get("name") == PLUGIN), None)
     if plugin is None:
-        return Settings(enforce_topology=False,
+        return SchedulerSettings(enforce_topology=False,
                         source=f"{source} lacks {PLUGIN}: hard topology constraints are not enforced")
     args = plugin.get("arguments") if isinstance(plugin.get("arguments"), dict) else {}
 
@@ -508,16 +508,17 @@ def settings_from_conf(text: str, source: str) -> Settings:
     weight = args.get("weight")
     plugin_weight = weight if isinstance(weight, int) and not isinstance(weight, bool) and weight >= 0 else 1
     described = ", ".join(f"{k} {v}" for k, v in weights.items())
-    return Settings(weights=weights, plugin_weight=plugin_weight, source=f"{source} (binpack weights: {described})")
+    return SchedulerSettings(weights=weights, plugin_weight=plugin_weight,
+                             source=f"{source} (binpack weights: {described})")
 
 
-def settings_from_objects(objects: Iterable[dict]) -> Settings:
+def settings_from_objects(objects: Iterable[dict]) -> SchedulerSettings:
     """The conf in effect among manifests (``modules.semantics.scheduler_conf``): a user ConfigMap
     that replaces the chart's, else the release's ``custom.scheduler_config_override``, else the
     chart default (baseline weights)."""
     conf = conf_in_effect(objects)
     if conf is None or not isinstance(conf.text, str) or not conf.text.strip():
-        return Settings()
+        return SchedulerSettings()
     m = conf.obj.get("metadata") or {}
     if conf.obj.get("kind") == "ConfigMap":
         where = f"{m.get('namespace')}/{m.get('name')}" if m.get("namespace") else str(m.get("name"))
@@ -525,7 +526,7 @@ def settings_from_objects(objects: Iterable[dict]) -> Settings:
     return settings_from_conf(conf.text, f"the scheduler conf of release {m.get('name')}")
 
 
-def settings_from_bundle(bundle) -> Settings:
+def settings_from_bundle(bundle) -> SchedulerSettings:
     """The scheduler conf the stack installs: its Volcano release's values, or a ConfigMap of the
     stack that replaces the one the chart renders."""
     objects = [release_manifest(r.name, r.namespace, r.chart, r.repository, r.version, r.values)

@@ -47,7 +47,7 @@ from modules.fabric.model import Fabric, Link, Node, NodePool, Switch
 from modules.semantics.podspec import Reader, amounts
 
 from .jobs import TOP_NAME, Job, Partition, Pod, Topology
-from .scheduler import Settings, settings_from_conf
+from .scheduler import SchedulerSettings, settings_from_conf
 from .workloads import (TRAINER_GROUP, VOLCANO_GROUP, gpu_count, pod_requests, runtimes_in, topology_of,
                         train_job, volcano_job)
 
@@ -74,7 +74,7 @@ class Snapshot:
     fabric: Fabric
     jobs: list[Job]
     usage: dict[str, dict[str, Decimal]]            # node -> requests of the pods bound to it
-    settings: Settings
+    settings: SchedulerSettings
     warnings: list[str] = field(default_factory=list)
     runtimes: dict = field(default_factory=dict)     # (Cluster)TrainingRuntimes, for TrainJobs given later
 
@@ -488,7 +488,7 @@ def _by_kind(objects: Iterable[tuple[str, dict]], shown: str) -> dict[str, list[
     return by_kind
 
 
-def _scheduler_settings(by_kind: dict, shown: str, conf_text: str | None) -> Settings:
+def _scheduler_settings(by_kind: dict, shown: str, conf_text: str | None) -> SchedulerSettings:
     # Scheduler conf: the caller's text, else a ConfigMap holding volcano-scheduler.conf.
     source = "the given scheduler conf"
     if conf_text is not None:                  # a ConfigMap (kubectl get configmap -o yaml) works too
@@ -506,7 +506,7 @@ def _scheduler_settings(by_kind: dict, shown: str, conf_text: str | None) -> Set
             if isinstance(data.get(CONF_KEY), str):
                 conf_text, source = data[CONF_KEY], f"ConfigMap {doc.where}"
                 break
-    settings = settings_from_conf(conf_text, source) if conf_text is not None else Settings(
+    settings = settings_from_conf(conf_text, source) if conf_text is not None else SchedulerSettings(
         source="baseline weights (no volcano-scheduler.conf ConfigMap in the snapshot)")
 
     return settings

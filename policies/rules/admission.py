@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..framework import MANDATORY, CheckContext, Finding, NotChecked, Outcome, Rule, api_group, is_kind, meta, where
+from ..framework import MANDATORY, CheckContext, Finding, NotChecked, RuleOutcome, Rule, api_group, is_kind, meta, where
 
 HOW = ("run `trainstack admission fetch` (pinned sources, sha256-verified) or point --admission-dir / "
        "$TRAINSTACK_ADMISSION_DIR at a folder with volcano/*.yaml (or the Volcano chart archive) and "
@@ -20,7 +20,7 @@ def _covered(obj: dict) -> bool:
     return api_group(obj) in COVERED_GROUPS or is_kind(obj, "Pod", "")
 
 
-def _upstream_admission(objects: list[dict], ctx: CheckContext) -> Iterator[Outcome]:
+def _upstream_admission(objects: list[dict], ctx: CheckContext) -> Iterator[RuleOutcome]:
     from ..admission import Denial, rules
 
     ruleset = rules()

@@ -20,7 +20,7 @@ from modules.core.render import render
 from policies.admission.engine import Denial, RuleSet, SkippedRule, apply_patch, compile_expr, rewrite_jsonpatch
 from policies.admission.loader import Index, RuleSources, load_index, locate
 from policies.framework import CheckContext
-from policies.runner import Settings, bundle_objects, run_rules
+from policies.runner import PolicySettings, bundle_objects, run_rules
 from policies.rules import BY_ID
 from tests.support.admission import admission_env, require_shared_dirs
 from tests.support.cli import ROOT, run
@@ -93,7 +93,7 @@ def test_shipped_stacks(stack, ruleset):
     loaded = load_stack(load_project(ROOT), stack)
     bundle = render(loaded)
     objects = bundle_objects(bundle)
-    found = run_rules(objects, CheckContext(stack=loaded, fabric=bundle.fabric), Settings(), [RULE])
+    found = run_rules(objects, CheckContext(stack=loaded, fabric=bundle.fabric), PolicySettings(), [RULE])
     assert found == []
     judged = [o for o in objects if ruleset.evaluate(o) == [] and ruleset._may_apply(ruleset.target(o, {}))]
     assert any(o["kind"] == "Queue" for o in judged)      # the rules did run on the stack's own kinds
@@ -125,7 +125,7 @@ def test_table_covers_every_policy_and_crd_family_our_kinds_hit():
 
 def test_finding_names_the_policy_the_field_and_quotes_upstream(ruleset):
     queue = next(c for c in CASES if c["id"] == "queue-guarantee-without-deserved")["object"]
-    found = run_rules([queue], CheckContext(), Settings(), [RULE])
+    found = run_rules([queue], CheckContext(), PolicySettings(), [RULE])
     assert len(found) == 1 and found[0].path == "spec"
     message = found[0].message
     assert message.startswith(
@@ -134,7 +134,7 @@ def test_finding_names_the_policy_the_field_and_quotes_upstream(ruleset):
     assert '"must be >= guarantee"' in message and "spec.deserved, spec.guarantee.resource" in message
     assert "volcano-sh/volcano v1.15.1" in message and "change the object" in message
     managed = next(c for c in CASES if c["id"] == "trainjob-unknown-managed-by")["object"]
-    found = run_rules([managed], CheckContext(), Settings(), [RULE])
+    found = run_rules([managed], CheckContext(), PolicySettings(), [RULE])
     assert found[0].path == "spec.managedBy"
     assert found[0].message.startswith(f"{found[0].resource} at spec.managedBy: the TrainJob CRD "
                                        "trainjobs.trainer.kubeflow.org (kubeflow/trainer v2.3.0")
@@ -222,13 +222,13 @@ def test_missing_rules_give_one_note_never_a_silent_pass(tmp_path, monkeypatch):
     monkeypatch.delenv("TRAINSTACK_ADMISSION_DIR", raising=False)
     monkeypatch.delenv("TRAINSTACK_CRD_DIR", raising=False)
     objects = [c["object"] for c in ISSUE]
-    found = run_rules(objects, CheckContext(), Settings(), [RULE])
+    found = run_rules(objects, CheckContext(), PolicySettings(), [RULE])
     assert len(found) == 1 and found[0].is_note and found[0].resource == "stack"
     assert "upstream admission rules not evaluated" in found[0].message
     assert "trainstack admission fetch" in found[0].message and "--admission-dir" in found[0].message
     # objects no upstream rule judges need none: no note for a ConfigMap
     cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "n"}, "data": {}}
-    assert run_rules([cm], CheckContext(), Settings(), [RULE]) == []
+    assert run_rules([cm], CheckContext(), PolicySettings(), [RULE]) == []
 
 
 def _index(policies: list[dict] = (), crds: list[dict] = ()) -> Index:
@@ -263,7 +263,7 @@ def test_unevaluable_rule_reaches_the_report_as_a_note(monkeypatch):
     import policies.admission as admission
 
     monkeypatch.setattr(admission, "rules", lambda: RuleSet(_index([_policy("object.spec.x.reverseWords()")])))
-    found = run_rules([QUEUE], CheckContext(), Settings(), [RULE])
+    found = run_rules([QUEUE], CheckContext(), PolicySettings(), [RULE])
     assert [v.level for v in found] == ["note"]
     assert "rule `object.spec.x.reverseWords()` not evaluated" in found[0].message
 

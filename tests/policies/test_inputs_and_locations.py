@@ -17,7 +17,7 @@ from policies.checking import stack_locator, without_copies
 from policies.framework import CheckContext
 from policies.inputs import load
 from policies.rules import BY_ID
-from policies.runner import Settings, run_rules
+from policies.runner import PolicySettings, run_rules
 from tests.support.cli import ROOT, run
 
 from .test_reports import sarif_schema
@@ -182,7 +182,7 @@ def test_rendered_objects_point_at_deploy_and_at_the_stack_key(prod, monkeypatch
 # --- false positives ------------------------------------------------------------------------------
 
 def violations(objects, rule, config=None):
-    settings = Settings(configs={rule: config} if config else {})
+    settings = PolicySettings(configs={rule: config} if config else {})
     return run_rules(objects, CheckContext(), settings, rules=[BY_ID[rule]])
 
 

@@ -12,7 +12,7 @@ from pulumi.runtime.proto import analyzer_pb2 as apb
 from modules.core.bundle import ChartRelease
 from modules.core.config import load_project, load_stack, pulumi_config_map
 from modules.core.errors import InputError
-from policies.driver import Pack, Resource, analyze, manifest_resources, policy_config, stack_urn, urn
+from policies.driver import Pack, EngineResource, analyze, manifest_resources, policy_config, stack_urn, urn
 from policies.pack import manifest, plain, unknown_path
 from policies.rules import BY_ID, RULES
 from policies.runner import release_object
@@ -33,7 +33,7 @@ def pack():
         yield running
 
 
-def resource(obj: dict, stack: str = "prod") -> Resource:
+def resource(obj: dict, stack: str = "prod") -> EngineResource:
     return manifest_resources([obj], stack, "trainstack", stack_urn(stack, "trainstack"))[0]
 
 
@@ -94,7 +94,7 @@ def test_helm_release_is_normalized_like_in_process(pack):
     props = {"chart": "volcano", "version": "1.15.1", "name": "volcano", "namespace": "volcano-system",
              "repositoryOpts": {"repo": "https://volcano-sh.github.io/helm-charts"}, "compat": "true",
              "values": {"custom": {"scheduler_config_override": conf}}}
-    release = Resource(type="kubernetes:helm.sh/v3:Release", name="release/volcano-system/volcano",
+    release = EngineResource(type="kubernetes:helm.sh/v3:Release", name="release/volcano-system/volcano",
                        urn=urn("prod", "trainstack", "kubernetes:helm.sh/v3:Release", "release/volcano-system/volcano"),
                        properties=props)
     outcome = analyze(pack, [release, resource(volcano_job(2))])

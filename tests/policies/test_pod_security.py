@@ -9,7 +9,7 @@ import pytest
 
 from policies.framework import ADVISORY, MANDATORY, CheckContext
 from policies.rules import BY_ID
-from policies.runner import Settings, parse_settings, run_rules
+from policies.runner import PolicySettings, parse_settings, run_rules
 
 BASELINE, RESTRICTED = "pod-security-baseline", "pod-security-restricted"
 IMAGE = "registry.example.com/train/llm:1.0.0"
@@ -125,7 +125,7 @@ KINDS = {
 
 
 def findings(objects: list[dict], rule: str, config: dict | None = None) -> list:
-    settings = Settings(configs={rule: config} if config else {})
+    settings = PolicySettings(configs={rule: config} if config else {})
     return [v for v in run_rules(objects, CheckContext(), settings, rules=[BY_ID[rule]]) if not v.is_note]
 
 

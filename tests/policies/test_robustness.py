@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from modules.core.config import load_project, load_stack
 from modules.core.render import render
 from policies.framework import CheckContext
-from policies.runner import Settings, bundle_objects, run_rules
+from policies.runner import PolicySettings, bundle_objects, run_rules
 from tests.support.cli import ROOT
 
 from .support import table
@@ -66,4 +66,4 @@ def test_rules_survive_any_field_replaced(data):
     indexes = data.draw(st.lists(st.integers(0, len(MANIFESTS) - 1), min_size=MUTATIONS_PER_RUN,
                                  max_size=MUTATIONS_PER_RUN, unique=True))
     mutated = [mutation(data, i) for i in indexes]
-    run_rules(BASE + mutated, CheckContext(stack=STACK, fabric=BUNDLE.fabric), Settings())
+    run_rules(BASE + mutated, CheckContext(stack=STACK, fabric=BUNDLE.fabric), PolicySettings())

@@ -10,7 +10,7 @@ from modules.core.config import load_project, load_stack
 from modules.core.render import render
 from policies.framework import CheckContext
 from policies.rules.hypernodes import re2_problem
-from policies.runner import Settings, bundle_objects, run_rules
+from policies.runner import PolicySettings, bundle_objects, run_rules
 from modules.semantics.volcano import Tiers, discovery_tiers, tiers_of
 from modules.semantics.workloads import Gang, PodSet, gang_of
 from policies.rules.topology import fitting_domain
@@ -35,7 +35,7 @@ def violations(objects: list[dict], stack: str = "prod", fabric=None, stack_valu
     if stack_values is not None:
         config = SimpleNamespace(values={**config.values, **stack_values}, production=config.production)
     base = bundle_objects(bundle) if keep_bundle else []
-    return run_rules(base + objects, CheckContext(stack=config, fabric=fabric or bundle.fabric), Settings())
+    return run_rules(base + objects, CheckContext(stack=config, fabric=fabric or bundle.fabric), PolicySettings())
 
 
 def rules_of(found) -> set[str]:

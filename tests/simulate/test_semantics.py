@@ -5,7 +5,7 @@ import pytest
 
 from modules.simulate.engine import simulate
 from modules.simulate.jobs import TOP_NAME, Job, Partition, Pod, Topology
-from modules.simulate.scheduler import Settings, settings_from_conf
+from modules.simulate.scheduler import SchedulerSettings, settings_from_conf
 from tests.simulate.fabrics import gpus, pool, tree
 
 TWO_LEAVES = {"spine": {"leaf-1": 4, "leaf-2": 4}}
@@ -234,8 +234,8 @@ def test_weights_decide_between_hypernodes():
     # leaf-1: GPUs half used; leaf-2: CPUs nearly all used. GPU-weighted binpack prefers leaf-1.
     usage = {**full(["n001", "n002"]), "n005": {"cpu": Decimal(190)}, "n006": {"cpu": Decimal(190)},
              "n007": {"cpu": Decimal(190)}}
-    gpu_heavy = Settings(weights={"nvidia.com/gpu": 5, "cpu": 1, "memory": 1})
-    cpu_only = Settings(weights={"cpu": 1})
+    gpu_heavy = SchedulerSettings(weights={"nvidia.com/gpu": 5, "cpu": 1, "memory": 1})
+    cpu_only = SchedulerSettings(weights={"cpu": 1})
     _, aware, _ = run(TWO_LEAVES, [job("a", 1, gpu=1)], usage=usage, settings=gpu_heavy)
     assert aware["a"].hypernode == "leaf-1"
     _, aware, _ = run(TWO_LEAVES, [job("a", 1, gpu=1)], usage=usage, settings=cpu_only)
@@ -310,7 +310,7 @@ def test_equal_scores_go_to_the_hypernode_already_holding_the_job():
     from modules.simulate.scheduler import TopologyAware
 
     fabric = tree(TWO_LEAVES)
-    settings = Settings()
+    settings = SchedulerSettings()
     usage = full(["n001", "n005"])                         # leaf-1 and leaf-2 in the same state
     cluster = build_cluster(fabric, resource_names(fabric, [], usage), settings, usage)
     aware = TopologyAware(cluster, settings)
