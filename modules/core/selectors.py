@@ -1,7 +1,7 @@
 """Kubernetes label selectors (``matchLabels`` and ``matchExpressions``), read leniently: a part of
 the wrong shape counts as empty, so rules over hand-written manifests report instead of crashing.
-One reader for the admission engine's object and namespace selectors and, in time, the simulator's
-node selectors and the HyperNode member selectors."""
+One reader for the admission engine's object and namespace selectors, the simulator's node
+selectors and the HyperNode members that `hypernode-tree-valid` resolves."""
 from __future__ import annotations
 
 from typing import Any

@@ -43,6 +43,7 @@ import yaml
 
 from modules.core import yamlio
 from modules.core.errors import InputError, show
+from modules.core.selectors import selector_matches
 from modules.fabric.model import Fabric, Link, Node, NodePool, Switch
 from modules.semantics.podspec import Reader, amounts
 
@@ -128,25 +129,7 @@ def _documents(file: Path, name: str) -> list[Any]:
     return yamlio.load_all(text, name)
 
 
-# --- label selectors ----------------------------------------------------------------------------
-
-def selector_matches(selector: Mapping, labels: Mapping) -> bool:
-    """A Kubernetes LabelSelector (matchLabels, matchExpressions) against a node's labels."""
-    for key, value in (selector.get("matchLabels") or {}).items():
-        if labels.get(key) != value:
-            return False
-    for expr in selector.get("matchExpressions") or []:
-        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
-        if op == "In" and labels.get(key) not in values:
-            return False
-        if op == "NotIn" and key in labels and labels[key] in values:
-            return False
-        if op == "Exists" and key not in labels:
-            return False
-        if op == "DoesNotExist" and key in labels:
-            return False
-    return True
-
+# --- taints and tolerations ----------------------------------------------------------------------
 
 def tolerates(toleration: Mapping, taint: tuple[str, str, str]) -> bool:
     """Kubernetes' rule: the effect matches (or is empty), and Exists with no key, the same key

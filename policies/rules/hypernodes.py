@@ -7,6 +7,7 @@ import re
 import weakref
 from typing import Iterator
 
+from modules.core.selectors import selector_matches
 from modules.fabric import hostlist
 from modules.semantics import hypernodes as tree
 
@@ -143,25 +144,6 @@ def _node_labels(fabric) -> Inventory:
     return inventory
 
 
-def _label_selector_matches(selector: dict, node_labels: dict) -> bool:
-    for key, value in as_dict(selector.get("matchLabels")).items():
-        if node_labels.get(key) != value:
-            return False
-    for expr in as_list(selector.get("matchExpressions")):
-        expr = as_dict(expr)
-        key, op, values = expr.get("key"), expr.get("operator"), as_list(expr.get("values"))
-        present = key in node_labels
-        if op == "In" and not (present and node_labels[key] in values):
-            return False
-        if op == "NotIn" and present and node_labels[key] in values:
-            return False
-        if op == "Exists" and not present:
-            return False
-        if op == "DoesNotExist" and present:
-            return False
-    return True
-
-
 def member_nodes(member: dict, inventory: dict[str, dict]) -> set[str] | None:
     """The inventory nodes one Node member selects; None when that is not known (labels unknown)."""
     sel = _selector(member)
@@ -180,7 +162,7 @@ def member_nodes(member: dict, inventory: dict[str, dict]) -> set[str] | None:
         labels_known = inventory.labels_known if isinstance(inventory, Inventory) else any(inventory.values())
         if not labels_known:
             return None
-        return {n for n, lab in inventory.items() if _label_selector_matches(as_dict(sel["labelMatch"]), lab)}
+        return {n for n, lab in inventory.items() if selector_matches(as_dict(sel["labelMatch"]), lab)}
     return set()
 
 
