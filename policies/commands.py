@@ -49,7 +49,7 @@ class Collector:
 
 
 def report(args: argparse.Namespace, project: Project, collector: Collector) -> int:
-    """Both commands' run; a InputError (exit 2) still leaves a valid json/sarif/junit document."""
+    """Both commands' run; an InputError (exit 2) still leaves a valid json/sarif/junit document."""
     from .admission.commands import apply_dir_option
 
     apply_dir_option(args)

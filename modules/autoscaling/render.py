@@ -3,7 +3,7 @@
 Only kinds with a scale subresource can be scaled: Deployments, StatefulSets, ReplicaSets and, with
 Training Operator v1 (`trainstack:trainer.api: v1`), PyTorchJobs (the subresource scales the Worker
 replicas). A Kubeflow Trainer v2 TrainJob has none, nor do TFJob, MPIJob, XGBoostJob, JobSet or
-Volcano Jobs: an HPA aimed at one is a InputError, since the HPA would only ever report
+Volcano Jobs: an HPA aimed at one is an InputError, since the HPA would only ever report
 FailedGetScale.
 """
 from __future__ import annotations

@@ -227,7 +227,7 @@ def loads(text: str, file: str, loader_class: type = _Loader, plain_strings: boo
 
 
 def read_text(path: Path, shown_as: str, limit: int = MAX_FILE_BYTES) -> str:
-    """A user's file as text; a missing or unreadable file is a InputError naming it. Only a
+    """A user's file as text; a missing or unreadable file is an InputError naming it. Only a
     regular file of at most ``limit`` bytes is read (a FIFO or /dev/zero would never end)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
@@ -257,7 +257,7 @@ def read_text(path: Path, shown_as: str, limit: int = MAX_FILE_BYTES) -> str:
 
 def load_file(path: Path, shown_as: str, loader_class: type = _Loader, plain_strings: bool = False,
               limit: int = MAX_FILE_BYTES) -> Any:
-    """Read and parse a YAML file; a missing or unreadable file is a InputError too."""
+    """Read and parse a YAML file; a missing or unreadable file is an InputError too."""
     return loads(read_text(path, shown_as, limit), shown_as, loader_class, plain_strings)
 
 

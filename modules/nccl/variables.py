@@ -1,6 +1,6 @@
 """The NCCL environment variables trainstack knows, and what values each accepts.
 
-One table serves the renderer (stack values are refused early with a InputError) and the
+One table serves the renderer (stack values are refused early with an InputError) and the
 ``nccl-env-valid`` policy (user manifests and ConfigMaps). Facts: reference/nccl.md §1-2, NCCL 2.30.
 """
 from __future__ import annotations

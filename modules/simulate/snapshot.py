@@ -153,7 +153,7 @@ def taint_resource(taint: tuple[str, str, str]) -> str:
 # --- the fabric -----------------------------------------------------------------------------------
 
 def _quantities(doc: Reader, raw: Any, path: str) -> dict[str, Decimal]:
-    return amounts(doc, raw, path)      # strict: the first bad quantity is a InputError
+    return amounts(doc, raw, path)      # strict: the first bad quantity is an InputError
 
 
 def _pool(name: str, alloc: Mapping[str, Decimal]) -> NodePool:

@@ -1,7 +1,7 @@
 """Read a what-if file: Volcano Jobs and TrainJobs (multi-document YAML), simulated in order, and an
 optional file of resources already in use.
 
-Only the fields that decide placement are read; a mistake in them is a InputError that names the
+Only the fields that decide placement are read; a mistake in them is an InputError that names the
 file, the document and the path (``jobs.yaml: document 2 (Job llm-a): spec.tasks[0].replicas:
 expected ...``). Pod requests follow Kubernetes: a container's limits stand in for requests it
 does not set, containers add up, and an init container counts when it asks for more than all
