@@ -26,12 +26,15 @@ setup: $(BASE)
 promtool:
 	@sh .ci/install-promtool.sh
 
+# Upstream's admission rules for `upstream-admission`: an offline copy beside the checkout when there
+# is one (as in CI), else the cache `trainstack admission fetch` fills (the check says which).
+SHARED := $(wildcard ../shared/admission)
 demo: setup
 	$(BIN)/trainstack render --all
-	$(BIN)/trainstack check --all
+	$(if $(SHARED),TRAINSTACK_ADMISSION_DIR=../shared/admission TRAINSTACK_CRD_DIR=../shared/crds )$(BIN)/trainstack check --all
 	@echo
-	@echo "Next: create your own stack - copy stacks/Pulumi.dev.yaml to stacks/Pulumi.<name>.yaml,"
-	@echo "describe your fabric (trainstack:fabric), then run: $(BIN)/trainstack render <name> && $(BIN)/trainstack check <name>"
+	@echo "Next: create your own stack: $(BIN)/trainstack init <name> --nodes 64 --gpus-per-node 8"
+	@echo "(walk-through in docs/new-stack.md), then: $(BIN)/trainstack render <name> && $(BIN)/trainstack check <name>"
 	@echo "Docs: README.md (commands, GitOps with Argo CD or Flux, Pulumi), modules/<capability>/README.md"
 	@echo "(every option), docs/architecture.md. Tests and the probe: make test (installs the dev and probe extras)."
 
