@@ -120,10 +120,14 @@ def _topology_tier_exists(objects: list[dict], ctx: CheckContext) -> Iterator[Fi
 def _fits_in(fabric, switch: str, sets: tuple[PodSet, ...]) -> bool:
     """Place pods of several sizes on the empty nodes below ``switch``, biggest first, node by node
     (first fit decreasing, with the simulator's per-node arithmetic)."""
+    # Only nodes whose leaf sits at the lowest tier: Volcano finds no others for a hard job.
+    return _fits_on(fabric, reachable_pool_counts(fabric, switch), sets)
+
+
+def _fits_on(fabric, pool_counts: dict[str, int], sets: tuple[PodSet, ...]) -> bool:
     remaining = [[s.count, s.requests] for s in sorted(sets, key=lambda s: sorted(s.requests.items()), reverse=True)
                  if s.count > 0]
-    # Only nodes whose leaf sits at the lowest tier: Volcano finds no others for a hard job.
-    for pool_name, count in sorted(reachable_pool_counts(fabric, switch).items()):
+    for pool_name, count in sorted(pool_counts.items()):
         pool = fabric.pools[pool_name]
         for _ in range(count):
             if all(item[0] <= 0 for item in remaining):
@@ -188,6 +192,21 @@ def _unsatisfiable(obj: dict, c: Constraint, tier: int, gang: Gang, fabric, what
         f"{reason}. Volcano keeps such a job Pending forever. {fix}"))
 
 
+def _beyond_cluster(obj: dict, every: list[dict], fabric, whole: dict[str, int]) -> Iterator[Finding]:
+    """A gang that the whole cluster cannot hold, on empty nodes: Pending forever whatever the mode."""
+    try:
+        gang = gang_of(obj, every)
+    except Unknown:
+        return   # topology rules say nothing more about a gang of unknown size
+    if gang is None or gang.pods <= 0 or _fits_on(fabric, whole, gang.sets):
+        return
+    sizes = "; ".join(f"{s.count} x {{{show_resources(s.requests)}}} ({s.what})" for s in gang.sets if s.count)
+    yield Finding("spec", obj=obj, message=(
+        f"{where(obj, 'spec')}: its gang of {gang.pods} pod(s) ({gang.how}: {sizes}) does not fit on the whole "
+        f"cluster ({len(fabric.nodes)} nodes, {fabric.total_gpus} GPUs, even empty): Volcano admits a gang only "
+        "when all its minimum members can run, so the job stays Pending forever. Shrink the gang or its pods."))
+
+
 def _partition_gangs(obj: dict) -> dict[str, Gang]:
     """Volcano Job partitions: partitionSize pods of one task, constrained on their own."""
     out = {}
@@ -218,9 +237,15 @@ def _topology_satisfiable(objects: list[dict], ctx: CheckContext) -> Iterator[Fi
     every = ctx.manifests or objects
     tiers = tiers_of(every, fabric)
     capacity = fabric is not None and bool(getattr(fabric, "switches", None)) and bool(getattr(fabric, "nodes", None))
+    whole: dict[str, int] = {}
     for obj in objects:
         hard = [c for c in effective_constraints(obj, every) if c.hard and c.sets_tier]
         if not hard:
+            if capacity:   # soft or no constraint: Volcano may use every node, but the gang must fit them
+                if not whole:
+                    for node in fabric.nodes.values():
+                        whole[node.pool.name] = whole.get(node.pool.name, 0) + 1
+                yield from _beyond_cluster(obj, every, fabric, whole)
             continue
         if not capacity:
             why = ("the fabric is label-defined (discovered by Volcano), so trainstack knows no node inventory"
@@ -268,9 +293,11 @@ RULES = (
         id=SATISFIABLE,
         description="A hard-mode gang fits, by GPUs, CPU, memory and nodes, inside one HyperNode at or below its "
                     "allowed tier (Volcano Job minAvailable, TrainJob numNodes on its runtime, runtime "
-                    "mlPolicy.numNodes, PodGroup minMember/minResources, Deployment replicas).",
+                    "mlPolicy.numNodes, PodGroup minMember/minResources, Deployment replicas); a gang in soft mode "
+                    "or without a constraint fits on the whole cluster.",
         why="Volcano places a hard-mode job only inside one HyperNode at tier <= highestTierAllowed; if no such "
-            "HyperNode can hold the whole gang on empty nodes, the job stays Pending forever with no error. "
+            "HyperNode can hold the whole gang on empty nodes, the job stays Pending forever with no error. Any "
+            "gang, whatever its mode, is admitted only when all its minimum members fit the cluster. "
             "The check uses the same capacity model as `trainstack simulate`.",
         fix="Raise highestTierAllowed (the message names the smallest tier that holds the gang), or shrink the "
             "gang or its pods' requests.",
