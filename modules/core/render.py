@@ -3,7 +3,7 @@
 It reads files and returns data; it never talks to a cluster, the Pulumi engine or the network.
 Core imports no capability: it finds them by name in ``registry.MODULES``. A capability whose
 ``render`` module has ``prepare(ctx)`` runs it before any capability renders (the fabric module
-builds the shared fabric model there), and ``finish(ctx, items)`` after all have rendered (Volcano
+builds the shared fabric model there), and ``finish(ctx, bundle)`` once the Bundle is built (Volcano
 puts Queue users in later sync waves there), so dependencies run one way (tests/core/test_imports.py).
 """
 from __future__ import annotations
@@ -29,14 +29,14 @@ def render(stack: StackConfig) -> Bundle:
     for module in modules:
         items.extend(module.render(ctx))
     items.extend(_namespaces(ctx, items))
-    for module in modules:   # e.g. Volcano orders Queue users after their Queue (sync waves)
-        if hasattr(module, "finish"):
-            module.finish(ctx, items)
     for secret in stack.secrets:   # created by the Pulumi program only: never decrypted, never written here
         ctx.warn(f"{stack.file}: trainstack:secrets: Secret {secret['namespace']}/{secret['name']} holds secure "
                  "values: `pulumi up` creates it; deploy/ does not contain it, so with GitOps provide it in "
                  "the cluster yourself (Sealed Secrets, External Secrets, SOPS)")
     bundle = Bundle.build(stack.name, items, ORDER, stack.file, ctx.warnings)
+    for module in modules:   # e.g. Volcano puts Queue users in later sync waves, from every dependency
+        if hasattr(module, "finish"):
+            module.finish(ctx, bundle)
     bundle.fabric = ctx.fabric
     bundle.gitops = stack.section("gitops")
     _refuse_credentials(bundle, stack.file)

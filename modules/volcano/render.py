@@ -45,35 +45,28 @@ def queue_ref(name: str) -> str:
     return f"Queue/{name}"
 
 
-def finish(ctx: RenderContext, items: list) -> None:
-    """Core's hook after every capability has rendered: Jobs and PodGroups are admitted only once
-    their Queue is Open."""
-    after_queues(items)
+def finish(ctx: RenderContext, bundle) -> None:
+    """Core's hook once the Bundle is built: Jobs and PodGroups are admitted only once their Queue
+    is Open, so Queue users go in later sync waves."""
+    after_queues(bundle)
 
 
-def after_queues(items: list) -> None:
-    """Objects that depend on a Queue, directly or through another such object, go in a sync wave
-    after it: Queues in wave 1, their users in 2, what needs those users (a TrainJob its runtime, a
-    Deployment its PodGroup) in 3. Argo CD applies a wave only once the previous one is healthy;
-    the Bundle's depends_on orders Pulumi and `releases.yaml`."""
-    by_key = {item.key: item for item in items if getattr(item, "obj", None) is not None}
+def after_queues(bundle) -> None:
+    """Objects that depend on a Queue, directly or through another such object (every dependency
+    the Bundle knows, declared or implicit), go in a sync wave after it: Queues in wave 1, their
+    users in 2, what needs those users (a TrainJob its runtime, a Deployment its PodGroup) in 3.
+    Argo CD applies a wave only once the previous one is healthy; the Bundle's dependencies order
+    Pulumi and `releases.yaml`. Bundle order is topological: one pass sees every dependency first."""
     waves: dict[str, int] = {}
-
-    def wave(key: str, seen: frozenset = frozenset()) -> int:
-        if key not in waves:
-            item = by_key.get(key)
-            if item is None or key in seen:
-                return 0
-            if item.obj.get("kind") == "Queue":
-                return int(QUEUE_WAVE)
-            below = [wave(d, seen | {key}) for d in item.depends_on]
-            waves[key] = max(below, default=0) + 1 if any(below) else 0
-        return waves[key]
-
-    for key, item in by_key.items():
-        if item.obj.get("kind") != "Queue" and wave(key):
-            meta = item.obj["metadata"]
-            meta["annotations"] = {**meta.get("annotations", {}), SYNC_WAVE_ANNOTATION: str(wave(key))}
+    for resource in bundle.resources:
+        if resource.obj.get("kind") == "Queue":
+            waves[resource.key] = int(QUEUE_WAVE)
+            continue
+        below = max((waves.get(dep, 0) for dep in bundle.dependencies.get(resource.key, ())), default=0)
+        waves[resource.key] = below + 1 if below else 0
+        if below:
+            meta = resource.obj["metadata"]
+            meta["annotations"] = {**meta.get("annotations", {}), SYNC_WAVE_ANNOTATION: str(waves[resource.key])}
 
 
 def resolve_queue(ctx: RenderContext, path: str, name: str) -> str:
