@@ -53,8 +53,8 @@ def schema_defaults(rule: Rule) -> dict:
     return {**{k: v["default"] for k, v in rule.config_schema.items() if "default" in v}, **rule.config_defaults}
 
 
-def config_path(stack: str) -> Path:
-    return POLICY_DIR / f"config.{stack}.json"
+def config_path(stack: str, folder: Path | None = None) -> Path:
+    return (folder or POLICY_DIR) / f"config.{stack}.json"
 
 
 def parse_settings(data: object, file: str, rules: Iterable[Rule] = RULES) -> PolicySettings:
@@ -96,9 +96,10 @@ def parse_settings(data: object, file: str, rules: Iterable[Rule] = RULES) -> Po
     return settings
 
 
-def read_settings_file(stack: str) -> tuple[object, str]:
-    """The raw JSON of ``policies/config.<stack>.json`` (None when there is none) and its shown name."""
-    path = config_path(stack)
+def read_settings_file(stack: str, folder: Path | None = None) -> tuple[object, str]:
+    """The raw JSON of ``policies/config.<stack>.json`` (None when there is none) and its shown name;
+    ``folder`` is another checkout's ``policies/`` (``trainstack diff``)."""
+    path = config_path(stack, folder)
     shown = f"policies/{path.name}"
     if not path.is_file():
         return None, shown

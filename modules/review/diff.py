@@ -60,10 +60,9 @@ def checkout_project(project: Project, ref: str, dest: Path) -> Path | None:
     when the project did not exist there."""
     top = Path(git(project.root, "rev-parse", "--show-toplevel")).resolve()
     prefix = project.root.relative_to(top).as_posix()
-    spec = prefix if prefix != "." else "."
     exclude = f":(exclude){prefix}/deploy" if prefix != "." else ":(exclude)deploy"
     try:
-        data = git(top, "archive", "--format=tar", ref, "--", spec, exclude, binary=True)
+        data = git(top, "archive", "--format=tar", ref, "--", prefix, exclude, binary=True)
     except InputError as err:
         if "did not match any files" in err.message:
             return None
@@ -86,15 +85,10 @@ class Rendered:
 def settings_for(root: Path, stack: str):
     """The policy settings that side uses: its own ``policies/config.<stack>.json`` when the project
     carries one, else the installed pack's."""
-    from policies.runner import load_settings, parse_settings
+    from policies.runner import load_settings, parse_settings, read_settings_file
 
-    path = root / "policies" / f"config.{stack}.json"
-    if path.is_file():
-        try:
-            return parse_settings(json.loads(path.read_text(encoding="utf-8")), f"policies/{path.name}")
-        except ValueError as exc:
-            raise InputError(f"policies/{path.name}", "", f"invalid JSON: {exc}") from None
-    return load_settings(stack)
+    data, shown = read_settings_file(stack, root / "policies")   # bounded, NaN refused, as the runner reads
+    return load_settings(stack) if data is None else parse_settings(data, shown)
 
 
 def render_side(project: Project | None, stacks: list[str]) -> dict[str, Rendered]:
@@ -106,8 +100,9 @@ def render_side(project: Project | None, stacks: list[str]) -> dict[str, Rendere
     out: dict[str, Rendered] = {}
     if project is None:
         return out
+    known = set(project.stacks())
     for name in stacks:
-        if name not in project.stacks():
+        if name not in known:
             continue
         try:
             stack = load_stack(project, name)
@@ -197,16 +192,15 @@ def fabric_diff(old, new) -> dict:
     out["switchesMoved"] = [{"name": n, "from": sa[n]["parent"], "to": sb[n]["parent"]}
                             for n in sorted(set(sa) & set(sb)) if sa[n]["parent"] != sb[n]["parent"]]
     na, nb = a["nodes"], b["nodes"]
-    out["nodesAdded"] = compress(sorted(set(nb) - set(na)))
-    out["nodesRemoved"] = compress(sorted(set(na) - set(nb)))
+    added, removed = sorted(set(nb) - set(na)), sorted(set(na) - set(nb))
+    out["nodesAdded"], out["nodesRemoved"] = compress(added), compress(removed)
     moved: dict[tuple, list[str]] = {}
     for n in sorted(set(na) & set(nb)):
         if na[n] != nb[n]:
             moved.setdefault((na[n], nb[n]), []).append(n)
     out["nodesMoved"] = [{"nodes": compress(names), "from": f, "to": t} for (f, t), names in sorted(
         moved.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1])))]
-    out["nodesAddedCount"] = len(set(nb) - set(na))
-    out["nodesRemovedCount"] = len(set(na) - set(nb))
+    out["nodesAddedCount"], out["nodesRemovedCount"] = len(added), len(removed)
     tiers = []
     for tier in sorted(set(a["tiers"]) | set(b["tiers"])):
         ta, tb = a["tiers"].get(tier), b["tiers"].get(tier)
@@ -279,7 +273,9 @@ def stack_diff(old: Rendered | None, new: Rendered | None) -> dict:
         out["fabric"] = fabric_diff(ob.fabric if ob else None, nb.fabric if nb else None)
     fa = [_finding(v) for v in (old.findings if old else [])]
     fb = [_finding(v) for v in (new.findings if new else [])]
-    out["findings"] = {"added": [f for f in fb if f not in fa], "removed": [f for f in fa if f not in fb]}
+    seen_a, seen_b = {json.dumps(f, sort_keys=True) for f in fa}, {json.dumps(f, sort_keys=True) for f in fb}
+    out["findings"] = {"added": [f for f in fb if json.dumps(f, sort_keys=True) not in seen_a],
+                       "removed": [f for f in fa if json.dumps(f, sort_keys=True) not in seen_b]}
     if out["status"] == "changed" and not (modules or out["charts"] or errors or out["findings"]["added"]
                                            or out["findings"]["removed"] or out.get("fabric", {}).get("changed")):
         out["status"] = "unchanged"
@@ -430,13 +426,13 @@ def cmd_diff(args: argparse.Namespace, project: Project) -> int:
         ref, what = git(project.root, "rev-parse", "--verify", f"{args.base}^{{commit}}"), args.base
     else:
         ref, what = default_base(project.root)
-    with tempfile.TemporaryDirectory(prefix="trainstack-diff-") as tmp:
-        old_root = checkout_project(project, ref, Path(tmp))
-        old = load_project(old_root) if old_root is not None else None
-        stacks = [s for s in args.stack] if args.stack else None
-        report = {"base": {"ref": ref, "what": what}, "stacks": diff_projects(old, project, stacks)}
-    if old is not None:
-        load_project.cache_clear()   # the temporary project is gone
+    try:
+        with tempfile.TemporaryDirectory(prefix="trainstack-diff-") as tmp:
+            old_root = checkout_project(project, ref, Path(tmp))
+            old = load_project(old_root) if old_root is not None else None
+            report = {"base": {"ref": ref, "what": what}, "stacks": diff_projects(old, project, args.stack or None)}
+    finally:
+        load_project.cache_clear()   # the temporary project is gone, even after an error
     sys.stdout.write(json.dumps(report, indent=2, sort_keys=True) + "\n" if args.format == "json" else markdown(report))
     return 0
 
