@@ -88,8 +88,9 @@ def _add(out: Manifests, obj: dict, file: str, text, doc: int, item: int | None)
 
 def _read_one(out: Manifests, file: str, text: str) -> None:
     loader = lambda: text   # noqa: E731  (the locator parses again only if a finding asks)
+    documents = yamlio.load_all(text, file)   # bounded: a file it refuses gets no positions either
     out.locator.add_file(file, loader)
-    for i, doc in enumerate(yamlio.load_all(text, file)):
+    for i, doc in enumerate(documents):
         is_list = isinstance(doc, dict) and str(doc.get("kind", "")).endswith("List") and "items" in doc
         if not is_list:
             reason = _not_an_object(doc, file)

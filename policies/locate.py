@@ -18,6 +18,9 @@ from typing import Callable
 
 import yaml
 
+from modules.core import yamlio
+from modules.core.errors import InputError
+
 _SEGMENT = re.compile(r"\[(\d+)\]")
 
 
@@ -30,7 +33,12 @@ class Location:
 
 def documents(text: str) -> list[yaml.Node]:
     """The non-empty documents of a YAML stream as nodes, in the order yamlio.load_all returns
-    their objects (it drops empty documents, and so does this)."""
+    their objects (it drops empty documents, and so does this). Text beyond yamlio's bounds (depth,
+    aliases, size) has no positions: composing it could exhaust the C composer's stack."""
+    try:
+        yamlio.check_bounds(text, "(positions)")
+    except InputError:
+        return []
     out = []
     for node in yaml.compose_all(text, Loader=yaml.CSafeLoader):
         if isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:null":

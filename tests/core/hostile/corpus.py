@@ -161,6 +161,12 @@ CASES: list[tuple[str, dict, list[str]]] = [
      ["simulate", "t", "--workloads", "w.yaml"]),
     ("workload-duplicate-key", {"stacks/Pulumi.t.yaml": stack(), "w.yaml": workload(2) + "kind: Job\n"},
      ["simulate", "t", "--workloads", "w.yaml"]),
+    # a folder with one file nested past the bound beside a good one: the good one is checked, the deep
+    # one skipped with a note, and line positions never compose the deep text (that segfaulted)
+    ("deep-manifest-beside-a-good-one", {"stacks/Pulumi.t.yaml": stack(), "m/deep.yaml": "[" * 50000 + "]" * 50000,
+                                         "m/good.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, "
+                                                        "namespace: training}\ndata: {a: b}\n"},
+     ["check", "t", "--manifests", "m"]),
     ("json-manifest-in-folder", {"stacks/Pulumi.t.yaml": stack(),
                                  "m/bad.json": '{"apiVersion": "v1", "kind": ["Pod"], "metadata": {"name": "x"}}'},
      ["check", "t", "--manifests", "m"]),
