@@ -2,7 +2,7 @@
 
     python benchmarks/upstream_fidelity.py [--json]
 
-Runs every case ported to tests/simulate/upstream/ (see modules/simulate/fidelity.py) and prints
+Runs every case ported to tests/modules/simulate/upstream/ (see modules/simulate/fidelity.py) and prints
 {"cases": N, "reproduced": M, "case_names": [...], "divergent": [{"test", "case", "expected",
 "got", "reason"}]} with --json, a summary otherwise.
 """

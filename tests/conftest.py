@@ -3,7 +3,7 @@
 The tests never read or write the user's cache (~/.cache/trainstack): every session gets its own.
 Upstream's admission rules are read from ../shared/admission and ../shared/crds (or
 $TRAINSTACK_ADMISSION_DIR / $TRAINSTACK_CRD_DIR) by every test; without them the rule reports its
-one "not evaluated" note and tests/policies/test_admission.py skips.
+one "not evaluated" note and tests/policies/admission/test_admission.py skips.
 """
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ It reads files and returns data; it never talks to a cluster, the Pulumi engine 
 Core imports no capability: it finds them by name in ``registry.MODULES``. A capability whose
 ``render`` module has ``prepare(ctx)`` runs it before any capability renders (the fabric module
 builds the shared fabric model there), and ``finish(ctx, bundle)`` once the Bundle is built (Volcano
-puts Queue users in later sync waves there), so dependencies run one way (tests/core/test_imports.py).
+puts Queue users in later sync waves there), so dependencies run one way (tests/modules/core/test_imports.py).
 """
 from __future__ import annotations
 

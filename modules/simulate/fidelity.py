@@ -1,5 +1,5 @@
 """Fidelity against Volcano's own scheduler tests: run the upstream cases ported to
-``tests/simulate/upstream/<TestFunction>.yaml`` through the topology-aware model and compare with
+``tests/modules/simulate/upstream/<TestFunction>.yaml`` through the topology-aware model and compare with
 upstream's assertions (reference: volcano-sh/volcano v1.15.1, pkg/scheduler/uthelper CheckBind and
 CheckBindInHyperNode).
 
@@ -10,7 +10,7 @@ CheckBindInHyperNode).
   map order picks among equal ones).
 
 Cases upstream's model and ours disagree on are listed, with the reason, in
-``tests/simulate/upstream/divergent.yaml``; the test suite requires every other case to reproduce.
+``tests/modules/simulate/upstream/divergent.yaml``; the test suite requires every other case to reproduce.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from .engine import build_cluster, resource_names
 from .scheduler import TopologyAware, prepare, sparse, total
 from .snapshot import snapshot_from_objects
 
-FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "simulate" / "upstream"
+FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "modules" / "simulate" / "upstream"
 DIVERGENT = "divergent.yaml"
 
 

@@ -3,7 +3,7 @@ CRD rule carries: the (Cluster)TrainingRuntime webhook's replicated-job checks, 
 webhook's plugin validations (Torch, TorchTune, Volcano, JobSet) against the referenced runtime.
 
 Our own implementation of upstream's behaviour, measured against upstream's test tables turned into
-fixtures (tests/policies/upstream/trainer/, one file per upstream test function). A TrainJob is
+fixtures (tests/policies/rules/upstream/trainer/, one file per upstream test function). A TrainJob is
 judged as on CREATE: the update-only checks (runtimePatches immutability) do not apply.
 """
 from __future__ import annotations
@@ -360,7 +360,7 @@ RULES = (
             "{torch,volcano,jobset} Validate), not in any ValidatingAdmissionPolicy or CRD rule, so neither "
             "schema validation nor upstream-admission sees them; the API server refuses the object at creation.",
         fix="Follow the message: it quotes Trainer's own error. Upstream's test cases are the fixtures in "
-            "tests/policies/upstream/trainer/.",
+            "tests/policies/rules/upstream/trainer/.",
         severity="high", enforcement=MANDATORY, check=_trainer_admission,
         kinds=frozenset({"TrainJob", *RUNTIME_KINDS}),
         config_schema={
@@ -377,7 +377,7 @@ RULES = (
 
 
 # The section docs/policies.md carries about this rule (policies/docs.py appends it; a test keeps
-# the lists in step with tests/policies/upstream/trainer/).
+# the lists in step with tests/policies/rules/upstream/trainer/).
 DOCS = """\
 ## Trainer's Go-only admission checks (`trainer-admission`)
 
@@ -399,8 +399,8 @@ setting `priorityClasses` lists the cluster's.
 | `pkg/runtime/framework/plugins/jobset` (`Validate`) | initializer jobs, containers and `initializer` volume mounts for `spec.initializer`; `runtimePatches` managers are domain-prefixed paths and name existing jobs and containers, without env for node/initializer containers |
 
 **Measured against upstream.** The inputs and expected outcomes of upstream's test tables are our
-fixtures in `tests/policies/upstream/trainer/` (one file per upstream test function, upstream's case
-names verbatim, with repository, tag, path and function), and `tests/policies/test_upstream_trainer.py`
+fixtures in `tests/policies/rules/upstream/trainer/` (one file per upstream test function, upstream's case
+names verbatim, with repository, tag, path and function), and `tests/policies/rules/test_trainer_admission.py`
 requires upstream's outcome for every ported case: accepted, or rejected on upstream's field with
 upstream's message. Ported: `TestValidateReplicatedJobs` (4 cases), `TestClusterTrainingRuntimeValidateCreate` (2),
 `TestValidateCreate` of the TrainJob webhook (3), `TestTorchValidate` (15), the Volcano plugin's `TestValidate` (5)

@@ -20,7 +20,7 @@ from policies.rules import BY_ID
 from policies.runner import PolicySettings, run_rules
 from tests.support.cli import ROOT, run
 
-from .test_reports import sarif_schema
+from .test_report import sarif_schema
 
 CRONJOB = """\
 apiVersion: batch.volcano.sh/v1alpha1

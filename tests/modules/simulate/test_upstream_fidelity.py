@@ -1,0 +1,78 @@
+"""Volcano v1.15.1's own scheduler tests, ported as data (tests/modules/simulate/upstream/), run through the
+simulator: every case not listed as divergent must reproduce upstream's expected result."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from modules.simulate import fidelity
+
+ROOT = Path(__file__).resolve().parents[3]
+ALLOCATE_TESTS = ("TestAllocateWithNetWorkTopologies", "TestAllocateWithPartitionPolicyNetworkTopology",
+                  "TestNodeLevelScoreWithNetWorkTopologies", "TestHyperNodeBinpackWithNetWorkTopologies")
+
+
+@pytest.fixture(scope="module")
+def cases():
+    return fidelity.load_cases()
+
+
+@pytest.fixture(scope="module")
+def outcome(cases):
+    return fidelity.report(cases)
+
+
+def test_every_case_has_provenance_and_its_place_in_upstreams_table(cases):
+    assert len(cases) >= 60
+    seen = set()
+    for case in cases:
+        assert case.source["repo"] == "volcano-sh/volcano" and case.source["tag"] == "v1.15.1"
+        assert case.source["file"].startswith("pkg/scheduler/") and case.source["test"] == case.test
+        assert (case.test, case.index) not in seen
+        seen.add((case.test, case.index))
+        assert case.expect["check"] in ("count", "exact", "per-hypernode", "hypernode-scores")
+    assert {c.test for c in cases} >= set(ALLOCATE_TESTS)
+
+
+def test_the_four_allocate_tables_are_ported_whole(cases):
+    # upstream v1.15.1 has 25 + 37 + 1 + 1 cases in these functions (fixture headers say so)
+    counts = {t: sum(c.test == t for c in cases) for t in ALLOCATE_TESTS}
+    assert counts == {"TestAllocateWithNetWorkTopologies": 25, "TestAllocateWithPartitionPolicyNetworkTopology": 37,
+                      "TestNodeLevelScoreWithNetWorkTopologies": 1, "TestHyperNodeBinpackWithNetWorkTopologies": 1}
+
+
+def test_exactly_the_cases_not_listed_as_divergent_reproduce(outcome):
+    report, results = outcome
+    listed = fidelity.load_divergent()
+    failed = {(r.case.test, r.case.name): r.got for r in results if not r.reproduced}
+    regressions = {k: v for k, v in failed.items() if k not in listed}
+    fixed = [k for k in listed if k not in failed]
+    assert not regressions, f"cases that no longer reproduce: {regressions}"
+    assert not fixed, f"cases listed as divergent that now reproduce (remove them from divergent.yaml): {fixed}"
+    assert all(d["reason"] != "not explained" for d in report["divergent"])
+    assert report["reproduced"] >= 0.95 * report["cases"]
+
+
+def test_report_shape(outcome, cases):
+    report, _ = outcome
+    assert set(report) == {"cases", "reproduced", "case_names", "divergent"}
+    assert report["cases"] == len(cases) and report["case_names"] == [c.name for c in cases]
+
+
+def test_a_changed_expectation_is_caught(cases):
+    """The comparison is not vacuous: a case with a different expected count fails."""
+    case = next(c for c in cases if c.expect["check"] == "exact")
+    wrong = fidelity.Case(case.test, case.name, case.source, case.conf, case.objects,
+                          {**case.expect, "bindMap": {k: "elsewhere" for k in case.expect["bindMap"]}}, case.index)
+    assert fidelity.run_case(case).reproduced and not fidelity.run_case(wrong).reproduced
+
+
+def test_benchmark_script_prints_the_json_report():
+    out = subprocess.run([sys.executable, "benchmarks/upstream_fidelity.py", "--json"], cwd=ROOT, check=True,
+                         capture_output=True, text=True).stdout
+    data = json.loads(out)
+    assert data["cases"] >= 60 and data["reproduced"] <= data["cases"] and len(data["case_names"]) == data["cases"]

@@ -1,0 +1,108 @@
+"""trainer-admission measured against Kubeflow Trainer's own expectations: every case ported from
+upstream's test tables (tests/policies/rules/upstream/trainer/, one file per upstream test function) must
+be accepted or rejected as upstream says, rejected on upstream's field with upstream's message."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from policies.framework import CheckContext, Finding, NotChecked
+from policies.rules import BY_ID
+from policies.rules.trainer_admission import RULE_ID
+
+FOLDER = Path(__file__).resolve().parent / "upstream" / "trainer"
+RULE = BY_ID[RULE_ID]
+
+
+def _files() -> list[tuple[Path, dict]]:
+    return [(path, yaml.safe_load(path.read_text())) for path in sorted(FOLDER.glob("*.yaml"))]
+
+
+FILES = _files()
+CASES = [pytest.param(doc, case, id=f"{path.stem}::{case['name']}") for path, doc in FILES for case in doc["cases"]]
+
+
+def test_every_file_names_its_upstream_test_and_what_it_leaves_out():
+    assert len(FILES) >= 6
+    seen = set()
+    for path, doc in FILES:
+        prov = doc["provenance"]
+        assert prov["repo"] == "kubeflow/trainer" and prov["tag"] == "v2.3.0"
+        assert prov["path"].endswith("_test.go") and prov["test"].startswith("Test")
+        assert prov["test"] in path.stem and (prov["path"], prov["test"]) not in seen   # one file per function
+        seen.add((prov["path"], prov["test"]))
+        names = [c["name"] for c in doc["cases"]]
+        assert len(names) == len(set(names)) and names
+        for skipped in doc["not_ported"]:
+            assert skipped["why"] and skipped["case"] not in names
+            assert skipped["case"] in path.read_text()   # listed in the header too
+
+
+def judge(case: dict) -> list[Finding | NotChecked]:
+    objects = [o for o in [case.get("runtime"), *(case.get("objects") or []), case.get("trainjob")] if o]
+    judged = case["runtime"] if case["check"] == "runtime" else case["trainjob"]
+    ctx = CheckContext(manifests=objects, config={"clusterObjectsKnown": case.get("clusterObjectsKnown", True),
+                                                  "priorityClasses": []})
+    assert RULE.applies_to(judged)
+    return list(RULE.check(judged, ctx))
+
+
+@pytest.mark.parametrize("doc, case", CASES)
+def test_ported_case_has_upstreams_outcome(doc, case):
+    findings = [f for f in judge(case) if isinstance(f, Finding)]
+    if case["expect"] == "accepted":
+        assert not findings, [f.message for f in findings]
+        return
+    assert case["expect"] == "rejected"
+    want = case["errors"]
+    assert len(findings) == len(want), [f"{f.path}: {f.message}" for f in findings]
+    unmatched = list(findings)
+    for error in want:
+        hit = next((f for f in unmatched if f.path == error["field"] and error["message"] in f.message), None)
+        assert hit is not None, (error, [f"{f.path}: {f.message}" for f in unmatched])
+        unmatched.remove(hit)
+        assert "Trainer's" in hit.message and "webhook rejects it" in hit.message
+
+
+def test_at_least_one_case_each_way_per_upstream_function():
+    for path, doc in FILES:
+        outcomes = {c["expect"] for c in doc["cases"]}
+        assert "accepted" in outcomes, path.name
+        if "ClusterTrainingRuntimeValidateCreate" not in path.name:   # upstream has no rejected case there
+            assert "rejected" in outcomes, path.name
+
+
+def test_unknown_runtime_is_a_note_unless_the_cluster_is_known():
+    job = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+           "metadata": {"name": "j", "namespace": "training"}, "spec": {"runtimeRef": {"name": "elsewhere"}}}
+    outcomes = list(RULE.check(job, CheckContext(manifests=[job], config={})))
+    assert len(outcomes) == 1 and isinstance(outcomes[0], NotChecked)
+    bad_ref = {**job, "spec": {"runtimeRef": {"name": "x", "apiGroup": "example.com", "kind": "Runtime"}}}
+    (finding,) = RULE.check(bad_ref, CheckContext(manifests=[bad_ref], config={}))
+    assert "unsupported runtime: Runtime.example.com" in finding.message
+
+
+def test_shipped_runtimes_and_trainjobs_pass():
+    from tests.support.stacks import STACKS, shipped_bundle
+    for name in STACKS:
+        objects = [r.obj for r in shipped_bundle(name).resources]
+        judged = [o for o in objects if RULE.applies_to(o)]
+        assert any(o["kind"] == "TrainJob" for o in judged) or name == "dev"
+        ctx = CheckContext(manifests=objects, config={"clusterObjectsKnown": True, "priorityClasses": []})
+        for obj in judged:
+            assert not list(RULE.check(obj, ctx)), obj["metadata"]["name"]
+
+
+def test_docs_list_what_is_ported_and_what_is_not():
+    from policies.rules.trainer_admission import DOCS
+    flat = " ".join(DOCS.split())
+    total = sum(len(doc["cases"]) for _, doc in FILES)
+    rejected = sum(c["expect"] == "rejected" for _, doc in FILES for c in doc["cases"])
+    assert f"{total} cases, {rejected} of them rejected" in flat
+    for _, doc in FILES:
+        assert f"`{doc['provenance']['test']}`" in flat and f"({len(doc['cases'])})" in flat or \
+            f"({len(doc['cases'])} cases)" in flat
+        for skipped in doc["not_ported"]:
+            assert f'"{skipped["case"]}"' in flat
