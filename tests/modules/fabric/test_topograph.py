@@ -12,7 +12,7 @@ from modules.core import yamlio
 from modules.core.config import load_project, load_stack
 from modules.core.render import render
 from tests.modules.fabric.helpers import TOPOGRAPH_MODELS, build, check_tree, project, topograph_dir
-from tests.support.cli import ROOT, run
+from tests.support.cli import run
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "topograph"
 UPDATE = os.environ.get("TRAINSTACK_UPDATE_GOLDEN") == "1"

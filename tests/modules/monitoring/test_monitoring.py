@@ -10,8 +10,8 @@ import yaml
 from modules.monitoring import render as monitoring
 from tests.support import crds
 from tests.support.cli import ROOT
-
-from tests.support.observability import FIXTURE_PROJECT, FIXTURES, SHIPPED, bundle, rule_groups, run_promtool, stack, write_rules
+from tests.support.observability import FIXTURE_PROJECT, FIXTURES, SHIPPED, bundle, rule_groups, run_promtool, stack, \
+    write_rules
 
 RUNBOOKS = ROOT / "docs" / "runbooks"
 

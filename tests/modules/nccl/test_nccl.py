@@ -12,7 +12,8 @@ from tests.support.stacks import STACKS, of_kind, shipped, shipped_bundle, varia
 
 def _configmaps(bundle) -> dict[tuple[str, str], dict]:
     return {(cm["metadata"]["namespace"], cm["metadata"]["name"]): cm["data"]
-            for cm in of_kind(bundle, "ConfigMap") if cm["metadata"].get("labels", {}).get("trainstack.io/nccl-profile")}
+            for cm in of_kind(bundle, "ConfigMap")
+            if cm["metadata"].get("labels", {}).get("trainstack.io/nccl-profile")}
 
 
 @pytest.mark.parametrize("name", STACKS)

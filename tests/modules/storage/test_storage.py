@@ -24,7 +24,8 @@ def test_claims_survive_destroy_and_pruning():
 
 
 def test_a_claim_may_opt_out_of_retention():
-    bundle = render(variant("dev", "scratch", storage={"claims": [{"name": "scratch", "size": "1Ti", "retain": False}]}))
+    claims = [{"name": "scratch", "size": "1Ti", "retain": False}]
+    bundle = render(variant("dev", "scratch", storage={"claims": claims}))
     (claim,) = [r for r in _storage(bundle) if r.kind == "PersistentVolumeClaim"]
     assert not claim.retain and not claim.obj["metadata"].get("annotations")
 
