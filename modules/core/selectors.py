@@ -1,10 +1,11 @@
 """Kubernetes label selectors (``matchLabels`` and ``matchExpressions``), read leniently: a part of
 the wrong shape counts as empty, so rules over hand-written manifests report instead of crashing.
 One reader for the admission engine's object and namespace selectors, the simulator's node
-selectors and the HyperNode members that `hypernode-tree-valid` resolves."""
+selectors and the HyperNode members that `hypernode-tree-valid` resolves; and which taints a
+toleration tolerates (the simulator's snapshot reader)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 
 def selector_matches(selector: Any, labels: Any) -> bool:
@@ -30,3 +31,18 @@ def selector_matches(selector: Any, labels: Any) -> bool:
         if op == "DoesNotExist" and present:
             return False
     return True
+
+
+def tolerates(toleration: Mapping, taint: tuple[str, str, str]) -> bool:
+    """Whether a toleration tolerates a ``(key, value, effect)`` taint, as Kubernetes decides: the
+    effect matches (or is empty), and Exists with no key, the same key with Exists, or the same key
+    and value with Equal (the default operator)."""
+    key, value, effect = taint
+    if toleration.get("effect") not in (None, "", effect):
+        return False
+    operator = toleration.get("operator") or "Equal"
+    if not toleration.get("key"):
+        return operator == "Exists"
+    if toleration.get("key") != key:
+        return False
+    return operator == "Exists" or str(toleration.get("value") or "") == value

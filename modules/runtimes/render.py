@@ -54,15 +54,16 @@ def _topology(ctx: RenderContext, path: str, spec: dict) -> tuple[str, int]:
     """Mode and an explicit highestTierAllowed (the CRD would silently default it to 1)."""
     tiers = topology.fabric_tiers(ctx.fabric)
     mode = spec["mode"]
-    number = spec["highestTierAllowed"]
+    given, name = topology.tier_setting(spec)
+    number = given
     if number is None:
         if not tiers.tiers:
             raise ctx.error(f"{path}.topology", "the fabric defines no HyperNode tiers for the runtime's "
                             "network topology")
         number = tiers.lowest if mode == "hard" else tiers.highest
     topology.resolve(ctx, f"{path}.topology", {"mode": mode, "highestTierAllowed": number,
-                                               "highestTierName": spec["highestTierName"]},
-                     allow_name=False, given=spec["highestTierAllowed"] is not None)
+                                               "highestTierName": name},
+                     allow_name=False, given=given is not None)
     return mode, number
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Iterable
 
-from .podspec import PodRequests, Reader, amounts, merge_resources, pod_requests
+from .podspec import PodRequests, Reader, amounts, container_requests, merge_resources, pod_requests
 from .shapes import annotations, as_dict, as_int, as_list, is_kind, meta
 from .volcano import BATCH, MIN_MEMBER_ANNOTATION, RUNTIME_KINDS, SCHEDULING, TRAINER
 
@@ -102,6 +102,7 @@ class PartitionSpec:
     count: int
     size: int
     topology: Topology | None
+    path: str = ""                     # the task's partitionPolicy, for messages
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,9 @@ class Workload:
     partitions: tuple[PartitionSpec, ...] = ()
     queue: str | None = None
     priority_class: str | None = None
-    explicit_min_resources: dict[str, Decimal] | None = field(default=None)   # a PodGroup's own
+    explicit_min_resources: dict[str, Decimal] | None = field(default=None)   # a PodGroup's own; {}: no gate
+    sub_groups: tuple[SubGroupSpec, ...] = ()     # a PodGroup's subGroupPolicy
+    sizes_unknown: str | None = None   # why the pods' requests are unknown (a PodGroup without minResources)
 
     @property
     def pods(self) -> int:
@@ -141,7 +144,10 @@ class Workload:
 # --- small readers ----------------------------------------------------------------------------
 
 def topology_of(reader: Reader, obj: object, path: str, tier_default: int | None = None) -> Topology | None:
-    """A networkTopology mapping; ``tier_default`` for the runtime CRD's default highestTierAllowed."""
+    """A networkTopology mapping; ``tier_default`` for the runtime CRD's default highestTierAllowed.
+    Absent (None): no constraint."""
+    if obj is None:
+        return None
     if not isinstance(obj, dict):
         reader.wrong(path, "a mapping with mode and highestTierAllowed or highestTierName", obj)
         return None
@@ -238,23 +244,67 @@ def _partition(reader: Reader, task: dict, path: str, index: int, replicas: int)
         return None
     raw = policy.get("networkTopology")
     topology = topology_of(reader, raw, f"{where}.networkTopology") if raw is not None else None
-    return PartitionSpec(index, count, size, topology)
+    return PartitionSpec(index, count, size, topology, where)
+
+
+def partition_gangs(workload: Workload) -> dict[str, Gang]:
+    """Each partitionPolicy's gang (``partitionSize`` pods of its task, placed together), by the path
+    of the policy's networkTopology."""
+    out = {}
+    for p in workload.partitions:
+        s = workload.sets[p.index]
+        out[f"{p.path}.networkTopology"] = Gang((PodSet(p.size, s.requests, s.what, s.quota, s.name, s.path),),
+                                                f"partitionSize {p.size}")
+    return out
 
 
 def pod_group(reader: Reader, obj: dict) -> Workload:
-    spec = as_dict(obj.get("spec"))
-    members = as_int(spec.get("minMember"))
+    """A PodGroup: ``minMember`` pods (default 1). ``minResources`` is Volcano's enqueue and HyperNode
+    gate; absent (or empty) there is none (``JobInfo.GetMinResources`` is empty, v1.15.1
+    ``pkg/scheduler/api/job_info.go``): Volcano checks only minMember, and the size of the pods is
+    not known from the PodGroup (``sizes_unknown``)."""
+    spec = reader.get(obj, "spec", "", dict, "a PodGroup spec with minMember", {})
+    members = reader.integer(spec, "minMember", "spec", 0, "an integer >= 0", 1)
     members = 1 if members is None else members
     total = amounts(reader, spec.get("minResources"), "spec.minResources")
-    if not total:
-        raise Unknown("it sets no minResources, so the size of its pods is unknown")
     per_pod = {k: v / members for k, v in total.items()} if members else total
-    raw = spec.get("networkTopology")
-    topology = topology_of(reader, raw, "spec.networkTopology") if isinstance(raw, dict) else None
+    topology = topology_of(reader, spec.get("networkTopology"), "spec.networkTopology")
     name, namespace = _name(reader, obj)
-    return Workload("PodGroup", name, namespace, (PodSet(members, per_pod, "member"),), members,
-                    f"minMember {members} sharing minResources", topology, queue=_queue(obj, spec.get("queue")),
-                    priority_class=_str(spec.get("priorityClassName")), explicit_min_resources=total)
+    how = f"minMember {members} sharing minResources" if total else f"minMember {members} (no minResources)"
+    unknown = None if total else "it sets no minResources (Volcano then checks only minMember), so the size of " \
+        "its pods is unknown"
+    return Workload("PodGroup", name, namespace, (PodSet(members, per_pod, "member"),), members, how, topology,
+                    queue=_queue(obj, spec.get("queue")), priority_class=_str(spec.get("priorityClassName")),
+                    explicit_min_resources=total, sub_groups=_sub_groups(reader, spec), sizes_unknown=unknown)
+
+
+@dataclass(frozen=True)
+class SubGroupSpec:
+    """One ``subGroupPolicy`` of a PodGroup: the pods ``label_selector`` picks, grouped by their values
+    of ``match_label_keys``, form SubJobs of ``size`` pods; ``min_sub_groups`` of them must be ready."""
+
+    name: str
+    match_label_keys: tuple[str, ...]
+    size: int
+    min_sub_groups: int
+    topology: Topology | None          # None: the SubJob inherits the job's networkTopology
+    label_selector: dict | None = None
+
+
+def _sub_groups(reader: Reader, spec: dict) -> tuple[SubGroupSpec, ...]:
+    out = []
+    for p, policy in enumerate(reader.get(spec, "subGroupPolicy", "spec", list, "a list of sub-group policies", [])):
+        where = f"spec.subGroupPolicy[{p}]"
+        name = reader.get(policy, "name", where, str, "a policy name")
+        keys = reader.get(policy, "matchLabelKeys", where, list, "a list of label keys", [])
+        size = reader.integer(policy, "subGroupSize", where, 1, "an integer >= 1", 1)
+        least = reader.integer(policy, "minSubGroups", where, 0, "an integer >= 0", 0)
+        raw = as_dict(policy).get("networkTopology")
+        selector = as_dict(policy).get("labelSelector")
+        out.append(SubGroupSpec(name if isinstance(name, str) else str(p), tuple(keys), 1 if size is None else size,
+                                least or 0, topology_of(reader, raw, f"{where}.networkTopology"),
+                                selector if isinstance(selector, dict) else None))
+    return tuple(out)
 
 
 # --- Trainer v2 -------------------------------------------------------------------------------
@@ -311,18 +361,37 @@ def node_container_index(pod_spec: dict) -> int | None:
     return None
 
 
+def trainer_settings(trainjob: dict | None) -> tuple[int | None, dict | None]:
+    """``(trainer.numNodes, trainer.resourcesPerNode)`` as the TrainJob sets them, None where unset
+    (Trainer's webhooks tell an empty resourcesPerNode from an absent one)."""
+    trainer = as_dict(as_dict((trainjob or {}).get("spec")).get("trainer"))
+    per_node = trainer.get("resourcesPerNode")
+    return as_int(trainer.get("numNodes")), (as_dict(per_node) if per_node is not None else None)
+
+
 def per_node_resources(trainjob: dict | None) -> dict:
-    return as_dict(as_dict(as_dict((trainjob or {}).get("spec")).get("trainer")).get("resourcesPerNode"))
+    """The TrainJob's ``trainer.resourcesPerNode``; {} when unset."""
+    return trainer_settings(trainjob)[1] or {}
 
 
-def num_nodes(trainjob: dict | None, runtime: dict) -> tuple[int, str]:
-    """``(numNodes, where it came from)``."""
+def _trainer_sizes(reader: Reader, job_reader: Reader, trainjob: dict | None, runtime: dict) -> tuple[int, str, dict]:
+    """``(numNodes, where it came from, resourcesPerNode)``: the TrainJob's ``trainer.numNodes``, else
+    the runtime's ``mlPolicy.numNodes`` (default 1). ``job_reader`` reads the TrainJob, ``reader`` the
+    runtime: strict, the first mistake is an InputError at its own object's path."""
+    nodes, per_node = None, {}
     if trainjob is not None:
-        n = as_int(as_dict(as_dict(trainjob.get("spec")).get("trainer")).get("numNodes"))
-        if n is not None:
-            return n, "trainer.numNodes"
-    n = as_int(as_dict(as_dict(runtime.get("spec")).get("mlPolicy")).get("numNodes"))
-    return (n if n is not None else 1), "mlPolicy.numNodes"
+        spec = job_reader.get(trainjob, "spec", "", dict, "a mapping with runtimeRef", {})
+        trainer = job_reader.get(spec, "trainer", "spec", dict, "a trainer mapping", {})
+        nodes = job_reader.integer(trainer, "numNodes", "spec.trainer", 1, "an integer >= 1", None)
+        per_node = job_reader.get(trainer, "resourcesPerNode", "spec.trainer", dict,
+                                  "a mapping with requests and limits", {})
+        container_requests(job_reader, per_node, "spec.trainer.resourcesPerNode")   # its quantities, on the TrainJob
+    rspec = reader.get(runtime, "spec", "", dict, "a runtime spec", {})
+    policy = reader.get(rspec, "mlPolicy", "spec", dict, "an mlPolicy mapping", {})
+    default = reader.integer(policy, "numNodes", "spec.mlPolicy", 1, "an integer >= 1", 1)
+    if nodes is not None:
+        return nodes, "trainer.numNodes", per_node
+    return (1 if default is None else default), "mlPolicy.numNodes", per_node
 
 
 def effective_node_pod(trainjob: dict | None, runtime: dict) -> tuple[dict, str] | None:
@@ -342,17 +411,18 @@ def effective_node_pod(trainjob: dict | None, runtime: dict) -> tuple[dict, str]
     return pod_spec, path
 
 
-def trainer_workload(reader: Reader, trainjob: dict | None, runtime: dict) -> Workload:
+def trainer_workload(reader: Reader, trainjob: dict | None, runtime: dict, job_reader: Reader | None = None
+                     ) -> Workload:
     """A TrainJob on its runtime (or the runtime alone, ``trainjob`` None): Trainer's Volcano plugin
-    makes one PodGroup whose minMember is every pod of every replicatedJob (kubeflow.md §3.5)."""
+    makes one PodGroup whose minMember is every pod of every replicatedJob (kubeflow.md §3.5).
+    ``job_reader`` reads the TrainJob's own fields (default: ``reader``)."""
     index = trainer_job_index(runtime)
     if index is None:
         message = (f"{runtime.get('kind')} {meta(runtime).get('name')!r} has no trainer replicatedJob (label "
                    f"{ANCESTOR_STEP}: trainer): Trainer v2.3 applies numNodes and resourcesPerNode only there")
         reader.problem("spec.template.spec.replicatedJobs", message)
         raise Unknown(message)
-    nodes, source = num_nodes(trainjob, runtime)
-    per_node = per_node_resources(trainjob)
+    nodes, source, per_node = _trainer_sizes(reader, job_reader or reader, trainjob, runtime)
     sets: list[PodSet] = []
     for i, rj in enumerate(replicated_jobs(runtime)):
         job_name = rj.get("name") if isinstance(rj.get("name"), str) else str(i)
@@ -526,4 +596,6 @@ def gang_of(obj: dict, objects: list[dict]) -> Gang | None:
     if obj.get("kind") == "JobSet" or is_kind(obj, "CronJob", BATCH):
         return None      # no PodGroup of their own / the rules judge the Jobs a CronJob stamps out
     workload = workload_of(obj, objects)
+    if workload is not None and workload.sizes_unknown:
+        raise Unknown(workload.sizes_unknown)
     return workload.gang() if workload is not None else None

@@ -43,14 +43,14 @@ import yaml
 
 from modules.core import yamlio
 from modules.core.errors import InputError, show
-from modules.core.selectors import selector_matches
+from modules.core.selectors import selector_matches, tolerates
 from modules.fabric.model import Fabric, Link, Node, NodePool, Switch
 from modules.semantics.podspec import Reader, amounts
+from modules.semantics.workloads import SubGroupSpec, pod_group
 
 from .jobs import TOP_NAME, Job, Partition, Pod, Topology
 from .scheduler import SchedulerSettings, settings_from_conf
-from .workloads import (TRAINER_GROUP, VOLCANO_GROUP, gpu_count, pod_requests, runtimes_in, topology_of,
-                        train_job, volcano_job)
+from .workloads import TRAINER_GROUP, VOLCANO_GROUP, gpu_count, pod_requests, runtimes_in, train_job, volcano_job
 
 MAX_BYTES = 256 * 2**20          # per file and in all
 MAX_OBJECTS = 500_000
@@ -131,30 +131,12 @@ def _documents(file: Path, name: str) -> list[Any]:
 
 # --- taints and tolerations ----------------------------------------------------------------------
 
-def tolerates(toleration: Mapping, taint: tuple[str, str, str]) -> bool:
-    """Kubernetes' rule: the effect matches (or is empty), and Exists with no key, the same key
-    with Exists, or the same key and value with Equal (the default operator)."""
-    key, value, effect = taint
-    if toleration.get("effect") not in (None, "", effect):
-        return False
-    operator = toleration.get("operator") or "Equal"
-    if not toleration.get("key"):
-        return operator == "Exists"
-    if toleration.get("key") != key:
-        return False
-    return operator == "Exists" or str(toleration.get("value") or "") == value
-
-
 def taint_resource(taint: tuple[str, str, str]) -> str:
     key, value, effect = taint
     return f"{TAINT_PREFIX}{key}={value}:{effect}"
 
 
 # --- the fabric -----------------------------------------------------------------------------------
-
-def _quantities(doc: Reader, raw: Any, path: str) -> dict[str, Decimal]:
-    return amounts(doc, raw, path)      # strict: the first bad quantity is an InputError
-
 
 def _pool(name: str, alloc: Mapping[str, Decimal]) -> NodePool:
     gpus = sorted(r for r in alloc if r.endswith(GPU_SUFFIX) and alloc[r] > 0)
@@ -206,7 +188,7 @@ def build_fabric(shown: str, nodes: list[tuple[Reader, dict]], hypernodes: list[
             raise doc.error("metadata.name", f"node {name!r} appears twice")
         labels = doc.get(meta, "labels", "metadata", dict, "a mapping of labels", {})
         status = doc.get(obj, "status", "", dict, "a node status with allocatable", {})
-        alloc = _quantities(doc, status.get("allocatable", status.get("capacity")), "status.allocatable")
+        alloc = amounts(doc, status.get("allocatable", status.get("capacity")), "status.allocatable")   # strict
         alloc.update(extra.get(name, {}))
         key = tuple(sorted(alloc.items()))
         pool = pools.get(key)
@@ -302,10 +284,6 @@ class _Group:
     bound: list[tuple[str, dict, str]] = field(default_factory=list)        # name, labels, node
 
 
-def _policy_topology(doc: Reader, raw: Any, path: str) -> Topology | None:
-    return topology_of(doc, raw, path) if raw is not None else None
-
-
 def lowest_hypernode(fabric: Fabric, nodes: list[str]) -> str | None:
     """The lowest HyperNode holding every node (Volcano's recoverAllocatedHyperNode): the LCA of
     their leaves, the cluster-top when they share none; None when a node is in no snapshot."""
@@ -323,7 +301,8 @@ def lowest_hypernode(fabric: Fabric, nodes: list[str]) -> str | None:
 def group_job(group: _Group, fabric: Fabric, gpu_resources: set[str], selector_resources: Mapping[tuple, str]) -> Job:
     """One PodGroup's pending pods as a Job; its bound pods are tasks already placed."""
     doc, obj = group.doc, group.obj or {}
-    spec = (obj.get("spec") or {}) if doc else {}
+    # The PodGroup as Volcano reads it (semantics); a pod in no PodGroup is a gang of one.
+    workload = pod_group(doc, obj) if doc else None
     label = f"{group.namespace}/{group.name}"
     pods: list[Pod] = []
     for name, _, requests, selector in group.pending:
@@ -331,45 +310,40 @@ def group_job(group: _Group, fabric: Fabric, gpu_resources: set[str], selector_r
         for pair in sorted(selector.items()):
             requests[selector_resources[pair]] = Decimal(1)
         pods.append(Pod(f"{group.namespace}/{name}", requests, gpu_count(requests, gpu_resources)))
-    min_member = doc.integer(spec, "minMember", "spec", 0, "an integer >= 0", 1) if doc else 1
-    topology = _policy_topology(doc, spec.get("networkTopology"), "spec.networkTopology") if doc else None
-
-    partitions, min_partitions, ready, recovered, taken_bound = _sub_jobs(doc, spec, group, fabric, topology)
+    min_member = workload.min_member if workload else 1
+    topology = workload.topology if workload else None
+    sub_groups = workload.sub_groups if workload else ()
+    partitions, min_partitions, ready, recovered, taken_bound = _sub_jobs(sub_groups, group, fabric, topology)
     rest_bound = [node for i, (_, _, node) in enumerate(group.bound) if i not in taken_bound]
     if topology is not None and rest_bound:
         if (allocated := lowest_hypernode(fabric, rest_bound)):
             recovered.append(allocated)
     allocated_job = _allocated_job(fabric, obj, group, topology, recovered)
-    min_resources = _quantities(doc, spec.get("minResources"), "spec.minResources") \
-        if doc and spec.get("minResources") is not None else None
+    # A PodGroup's minResources gate ({} without minResources: Volcano checks only minMember); a gang
+    # of one is gated by its pod's requests.
+    min_resources = workload.explicit_min_resources if workload else None
     return Job(label, "PodGroup", pods, min_member, topology, partitions, doc.where if doc else label,
                running=len(group.bound), allocated_hypernode=allocated_job, min_partitions=min_partitions,
                ready_partitions=ready, min_resources=min_resources)
 
 
-def _sub_jobs(doc: Reader | None, spec: dict, group: _Group, fabric: Fabric, topology: Topology | None
+def _sub_jobs(sub_groups: tuple[SubGroupSpec, ...], group: _Group, fabric: Fabric, topology: Topology | None
               ) -> tuple[list[Partition], dict[str, int], dict[str, int], list[str], set[int]]:
     """SubJobs: pods (pending and bound) grouped by the policy's matchLabelKeys values; a pod
     matching no policy stays in the job's default SubJob."""
     partitions: list[Partition] = []
     min_partitions: dict[str, int] = {}
     ready: dict[str, int] = {}
-    policies = doc.get(spec, "subGroupPolicy", "spec", list, "a list of sub-group policies", []) if doc else []
     taken_pending: set[int] = set()
     taken_bound: set[int] = set()
     recovered: list[str] = []           # the SubJobs' allocated HyperNodes, from their bound pods
-    for p, policy in enumerate(policies):
-        where = f"spec.subGroupPolicy[{p}]"
-        pname = doc.get(policy, "name", where, str, "a policy name")
-        keys = doc.get(policy, "matchLabelKeys", where, list, "a list of label keys", [])
-        size = doc.integer(policy, "subGroupSize", where, 1, "an integer >= 1", 1)
-        min_partitions[pname] = doc.integer(policy, "minSubGroups", where, 0, "an integer >= 0", 0)
-        ptopo = _policy_topology(doc, policy.get("networkTopology"), f"{where}.networkTopology")
-        if ptopo is None:
-            ptopo = topology              # a SubJob inherits the job's networkTopology
-        selector = policy.get("labelSelector")
+    for policy in sub_groups:
+        pname, size = policy.name, policy.size
+        min_partitions[pname] = policy.min_sub_groups
+        ptopo = policy.topology if policy.topology is not None else topology   # else the job's networkTopology
 
-        def key(labels: dict, selector: Any = selector, keys: list = keys) -> tuple | None:
+        def key(labels: dict, selector: Any = policy.label_selector, keys: tuple = policy.match_label_keys
+                ) -> tuple | None:
             if isinstance(selector, dict) and not selector_matches(selector, labels):
                 return None
             values = tuple(labels.get(k) for k in keys)

@@ -24,10 +24,9 @@ from modules.core.quantity import parse_quantity
 from modules.fabric import hostlist
 from modules.fabric.model import Fabric
 
-from modules.semantics.podspec import Reader, container_requests
+from modules.semantics.podspec import Reader
 from modules.semantics.podspec import pod_requests as semantic_pod_requests
-from modules.semantics.workloads import PodSet, Topology, Unknown, Workload, trainer_workload, workload_of
-from modules.semantics.workloads import topology_of as semantic_topology
+from modules.semantics.workloads import PodSet, Unknown, Workload, trainer_workload, workload_of
 from modules.semantics.workloads import volcano_job as semantic_volcano_job
 
 from .jobs import Job, Partition, Pod
@@ -53,10 +52,6 @@ def pod_requests(doc: Reader, spec: Any, path: str) -> dict[str, Decimal]:
 
 def gpu_count(requests: Mapping[str, Decimal], gpu_resources: Iterable[str]) -> int:
     return int(sum(requests.get(r, Decimal(0)) for r in set(gpu_resources)))
-
-
-def topology_of(doc: Reader, obj: Any, path: str, tier_default: int | None = None) -> Topology:
-    return semantic_topology(doc, obj, path, tier_default)
 
 
 # --- workloads ------------------------------------------------------------------------------------
@@ -137,14 +132,8 @@ def train_job(doc: Reader, obj: dict, runtimes: Mapping, gpu_resources: set[str]
         known = sorted(n for k, _, n in runtimes if k == kind)
         raise doc.error("spec.runtimeRef.name", f"no {kind} {runtime_name!r} in stack {stack} (it has: "
                         f"{', '.join(known) if known else 'none'})")
-    trainer = doc.get(spec, "trainer", "spec", dict, "a trainer mapping", {})
-    doc.integer(trainer, "numNodes", "spec.trainer", 1, "an integer >= 1", None)
-    per_node = doc.get(trainer, "resourcesPerNode", "spec.trainer", dict, "a mapping with requests and limits", {})
-    container_requests(doc, per_node, "spec.trainer.resourcesPerNode")           # validate it here
     rdoc = Reader(doc.file, f"{doc.where}: runtimeRef {kind} {runtime_name}")
     rspec = rdoc.get(runtime, "spec", "", dict, "a runtime spec")
-    rdoc.integer(rdoc.get(rspec, "mlPolicy", "spec", dict, "an mlPolicy mapping", {}), "numNodes", "spec.mlPolicy",
-                 1, "an integer >= 1", 1)
     jobs = rdoc.get(rdoc.get(rdoc.get(rspec, "template", "spec", dict, "a JobSet template"), "spec", "spec.template",
                              dict, "a JobSet spec"), "replicatedJobs", "spec.template.spec", list,
                     "a list of replicatedJobs")
@@ -156,7 +145,7 @@ def train_job(doc: Reader, obj: dict, runtimes: Mapping, gpu_resources: set[str]
         rdoc.get(rdoc.get(job_template, "template", f"{path}.template.spec", dict, "a pod template"),
                  "spec", f"{path}.template.spec.template", dict, "a pod spec")
     try:
-        workload = trainer_workload(rdoc, obj, runtime)
+        workload = trainer_workload(rdoc, obj, runtime, job_reader=doc)   # numNodes, resourcesPerNode: there
     except Unknown as exc:        # unreachable in strict mode: the reader raised already
         raise rdoc.error("spec.template.spec.replicatedJobs", str(exc)) from None
     return job_from(workload, doc, gpu_resources)

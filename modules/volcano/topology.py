@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from modules.semantics.capacity import pods_per_node
 from modules.semantics.volcano import discovery_tiers
@@ -61,6 +61,14 @@ def fabric_tiers(fabric: "Fabric") -> FabricTiers:
     return FabricTiers(tiers, by_name, static=True)
 
 
+def tier_setting(spec: Mapping | None) -> tuple[Any, Any]:
+    """``(highestTierAllowed, highestTierName)`` of a stack file's ``topology`` block (schema.yaml),
+    None where unset: the one place the renderers read these config keys (a workload object's
+    fields are read by ``modules.semantics``)."""
+    spec = spec or {}
+    return spec.get("highestTierAllowed"), spec.get("highestTierName")
+
+
 def resolve(ctx: "RenderContext", path: str, spec: Mapping, allow_name: bool = True,
             given: bool = True) -> int | None:
     """Validate a networkTopology spec from the stack; return the tier that bounds the gang.
@@ -71,8 +79,7 @@ def resolve(ctx: "RenderContext", path: str, spec: Mapping, allow_name: bool = T
     """
     tiers = fabric_tiers(ctx.fabric)
     mode = spec.get("mode", "hard")
-    number = spec.get("highestTierAllowed")
-    name = spec.get("highestTierName")
+    number, name = tier_setting(spec)
     if name is not None and not allow_name:
         raise ctx.error(f"{path}.highestTierName", "expected highestTierAllowed here: this API has no "
                         "highestTierName (Trainer v2.3 vendors Volcano's API from before it existed)")

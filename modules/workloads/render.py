@@ -29,10 +29,11 @@ def _namespace(ctx: RenderContext, path: str, name: str) -> str:
 
 def _network_topology(spec: dict) -> dict:
     out = {"mode": spec["mode"]}
-    if spec.get("highestTierAllowed") is not None:
-        out["highestTierAllowed"] = spec["highestTierAllowed"]
-    elif spec.get("highestTierName") is not None:
-        out["highestTierName"] = spec["highestTierName"]
+    number, name = topology.tier_setting(spec)
+    if number is not None:
+        out["highestTierAllowed"] = number
+    elif name is not None:
+        out["highestTierName"] = name
     return out
 
 
@@ -126,12 +127,11 @@ def volcano_job(ctx: RenderContext, i: int, cfg: dict) -> Resource:
 
 def _tier_of(ctx: RenderContext, spec: dict | None) -> int | None:
     """The tier a spec names (number or name), whatever its mode."""
-    if spec is None:
-        return None
-    if spec.get("highestTierAllowed") is not None:
-        return spec["highestTierAllowed"]
-    if spec.get("highestTierName") is not None:
-        return topology.fabric_tiers(ctx.fabric).by_name.get(spec["highestTierName"])
+    number, name = topology.tier_setting(spec)
+    if number is not None:
+        return number
+    if name is not None:
+        return topology.fabric_tiers(ctx.fabric).by_name.get(name)
     return None
 
 
@@ -204,7 +204,8 @@ def deployment(ctx: RenderContext, i: int, cfg: dict) -> list[Resource]:
     annotations: dict = {}
     out: list[Resource] = []
     depends = [release_ref(ctx)]
-    explicit = spec_topology is not None and spec_topology.get("highestTierName") is not None
+    tier_number, tier_name = topology.tier_setting(spec_topology)
+    explicit = spec_topology is not None and tier_name is not None
     if explicit:
         # No pod annotation carries a tier name: create the PodGroup and bind the pods to it.
         group = podgroup(ctx, cfg["name"], namespace, queue, priority, replicas, shape, spec_topology)
@@ -215,8 +216,8 @@ def deployment(ctx: RenderContext, i: int, cfg: dict) -> list[Resource]:
         annotations[MIN_MEMBER_ANNOTATION] = str(replicas)   # read from the ReplicaSet (copied from here)
         if spec_topology is not None:
             pod_annotations[TOPOLOGY_MODE_ANNOTATION] = spec_topology["mode"]
-            if spec_topology.get("highestTierAllowed") is not None:
-                pod_annotations[TOPOLOGY_TIER_ANNOTATION] = str(spec_topology["highestTierAllowed"])
+            if tier_number is not None:
+                pod_annotations[TOPOLOGY_TIER_ANNOTATION] = str(tier_number)
     container = pods.container("main", cfg["image"], shape, profile, cfg["command"], cfg["args"])
     if cfg["port"] is not None:
         container.update(_probes(cfg["port"], cfg["healthPath"]))

@@ -5,8 +5,8 @@ from typing import Iterator
 
 from ..framework import (MANDATORY, CheckContext, Finding, NotChecked, Rule, as_dict, as_list, pod_templates,
                          where)
-from modules.semantics.workloads import (effective_node_pod, find_runtime, node_container_index, runtime_ref_name,
-                                        trainer_job_index)
+from modules.semantics.workloads import (effective_node_pod, find_runtime, node_container_index, per_node_resources,
+                                        runtime_ref_name, trainer_job_index)
 
 from ..k8s import CORE_RESOURCES, is_extended, quantity, resources_of
 
@@ -101,8 +101,7 @@ def _check_template(obj: dict, template_path: str, template: dict, allow_limits:
 
 
 def _check_trainjob(obj: dict, ctx: CheckContext, allow_limits: bool) -> Iterator[Finding | NotChecked]:
-    trainer = as_dict(as_dict(obj.get("spec")).get("trainer"))
-    per_node = as_dict(trainer.get("resourcesPerNode"))
+    per_node = per_node_resources(obj)
     path = "spec.trainer.resourcesPerNode"
     runtime = find_runtime(obj, ctx.manifests)
     if runtime is None:

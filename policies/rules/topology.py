@@ -6,11 +6,13 @@ from typing import Iterator
 
 from modules.semantics.capacity import pods_per_node, reachable_pool_counts, smallest_fitting_domain
 
-from ..framework import (MANDATORY, CheckContext, Finding, NotChecked, Rule, annotations, as_dict, as_int,
-                         as_list, meta, resource_id, where)
-from ..k8s import add, pod_requests, show_resources
-from modules.semantics.volcano import (MODE_ANNOTATION, TIER_ANNOTATION, Constraint, Tiers, constraints, tiers_of)
-from modules.semantics.workloads import Gang, PodSet, Unknown, find_runtime, gang_of
+from ..framework import (MANDATORY, CheckContext, Finding, NotChecked, Rule, annotations, is_kind, meta,
+                         resource_id, where)
+from ..k8s import add, show_resources
+from modules.semantics.volcano import (BATCH, MODE_ANNOTATION, TIER_ANNOTATION, Constraint, Tiers, constraints,
+                                       tiers_of)
+from modules.semantics.podspec import Reader
+from modules.semantics.workloads import Gang, PodSet, Unknown, find_runtime, gang_of, partition_gangs, volcano_job
 
 TIER_EXISTS = "topology-tier-exists"
 SATISFIABLE = "topology-satisfiable"
@@ -207,19 +209,6 @@ def _beyond_cluster(obj: dict, every: list[dict], fabric, whole: dict[str, int])
         "when all its minimum members can run, so the job stays Pending forever. Shrink the gang or its pods."))
 
 
-def _partition_gangs(obj: dict) -> dict[str, Gang]:
-    """Volcano Job partitions: partitionSize pods of one task, constrained on their own."""
-    out = {}
-    for i, task in enumerate(as_list(as_dict(obj.get("spec")).get("tasks"))):
-        task = as_dict(task)
-        size = as_int(as_dict(task.get("partitionPolicy")).get("partitionSize"))
-        if size is not None and size > 0:
-            per_pod = pod_requests(as_dict(as_dict(task.get("template")).get("spec")))
-            out[f"spec.tasks[{i}].partitionPolicy.networkTopology"] = Gang(
-                (PodSet(size, per_pod, f"task {task.get('name', '?')}"),), f"partitionSize {size}")
-    return out
-
-
 def effective_constraints(obj: dict, every: list[dict]) -> list[Constraint]:
     """An object's constraints; a TrainJob inherits its runtime's (it cannot set its own)."""
     if obj.get("kind") == "TrainJob":
@@ -260,7 +249,7 @@ def _topology_satisfiable(objects: list[dict], ctx: CheckContext) -> Iterator[Fi
             continue
         if gang is None or gang.pods <= 0:
             continue
-        partitions = _partition_gangs(obj)
+        partitions = partition_gangs(volcano_job(Reader(strict=False), obj)) if is_kind(obj, "Job", BATCH) else {}
         for c in hard:
             tier = resolve_tier(c, tiers)
             if tier is None or tier > fabric.highest_tier:

@@ -14,7 +14,7 @@ from typing import Iterator
 
 from ..framework import MANDATORY, CheckContext, Finding, NotChecked, Rule, as_dict, as_int, as_list, meta, where
 from ..k8s import quantity
-from modules.semantics.workloads import find_runtime
+from modules.semantics.workloads import find_runtime, trainer_settings
 
 RULE_ID = "trainer-admission"
 GROUP = "trainer.kubeflow.org"
@@ -151,12 +151,12 @@ def _torchtune_problems(job: dict, runtime: dict, trainer: dict) -> list[Problem
     if model not in TORCHTUNE_MODELS:
         out.append(("spec.runtimeRef.name",
                     f"must have a supported pretrained model, invalid model configured: {model}"))
-    nodes = as_int(trainer.get("numNodes"))
+    nodes, per_node = trainer_settings(job)
     nodes = 1 if nodes is None else nodes
     if nodes > 1 and model != TORCHTUNE_MULTINODE_MODEL:
         out.append(("spec.trainer.numNodes", f"must be 1 for {model} model"))
     procs = as_int(trainer.get("numProcPerNode"))    # None: "auto"
-    resources = as_dict(trainer["resourcesPerNode"]) if "resourcesPerNode" in trainer else _node_resources(runtime)
+    resources = per_node if per_node is not None else _node_resources(runtime)
     gpus = _gpus(resources)
     args = as_list(trainer.get("args"))
     lora = any("model.lora_attn_modules" in str(a) for a in args)
