@@ -411,11 +411,28 @@ def effective_node_pod(trainjob: dict | None, runtime: dict) -> tuple[dict, str]
     return pod_spec, path
 
 
+def _runtime_shape(reader: Reader, runtime: dict) -> None:
+    """The runtime's JobSet template down to each pod spec, so that a strict reader names the first
+    missing piece (a lenient one records it; the readers here skip what is missing)."""
+    spec = reader.get(runtime, "spec", "", dict, "a runtime spec") or {}
+    jobset = reader.get(reader.get(spec, "template", "spec", dict, "a JobSet template") or {}, "spec",
+                        "spec.template", dict, "a JobSet spec") or {}
+    for j, rj in enumerate(reader.get(jobset, "replicatedJobs", "spec.template.spec", list,
+                                      "a list of replicatedJobs") or []):
+        path = f"spec.template.spec.replicatedJobs[{j}]"
+        reader.get(rj, "name", path, str, "a replicatedJob name")
+        job = reader.get(reader.get(rj, "template", path, dict, "a Job template") or {}, "spec", f"{path}.template",
+                         dict, "a Job spec") or {}
+        reader.get(reader.get(job, "template", f"{path}.template.spec", dict, "a pod template") or {}, "spec",
+                   f"{path}.template.spec.template", dict, "a pod spec")
+
+
 def trainer_workload(reader: Reader, trainjob: dict | None, runtime: dict, job_reader: Reader | None = None
                      ) -> Workload:
     """A TrainJob on its runtime (or the runtime alone, ``trainjob`` None): Trainer's Volcano plugin
     makes one PodGroup whose minMember is every pod of every replicatedJob (kubeflow.md §3.5).
     ``job_reader`` reads the TrainJob's own fields (default: ``reader``)."""
+    _runtime_shape(reader, runtime)
     index = trainer_job_index(runtime)
     if index is None:
         message = (f"{runtime.get('kind')} {meta(runtime).get('name')!r} has no trainer replicatedJob (label "

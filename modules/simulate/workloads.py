@@ -133,19 +133,8 @@ def train_job(doc: Reader, obj: dict, runtimes: Mapping, gpu_resources: set[str]
         raise doc.error("spec.runtimeRef.name", f"no {kind} {runtime_name!r} in stack {stack} (it has: "
                         f"{', '.join(known) if known else 'none'})")
     rdoc = Reader(doc.file, f"{doc.where}: runtimeRef {kind} {runtime_name}")
-    rspec = rdoc.get(runtime, "spec", "", dict, "a runtime spec")
-    jobs = rdoc.get(rdoc.get(rdoc.get(rspec, "template", "spec", dict, "a JobSet template"), "spec", "spec.template",
-                             dict, "a JobSet spec"), "replicatedJobs", "spec.template.spec", list,
-                    "a list of replicatedJobs")
-    for j, rjob in enumerate(jobs):
-        path = f"spec.template.spec.replicatedJobs[{j}]"
-        rdoc.get(rjob, "name", path, str, "a replicatedJob name")
-        job_template = rdoc.get(rdoc.get(rjob, "template", path, dict, "a Job template"), "spec",
-                                f"{path}.template", dict, "a Job spec")
-        rdoc.get(rdoc.get(job_template, "template", f"{path}.template.spec", dict, "a pod template"),
-                 "spec", f"{path}.template.spec.template", dict, "a pod spec")
-    try:
-        workload = trainer_workload(rdoc, obj, runtime, job_reader=doc)   # numNodes, resourcesPerNode: there
+    try:       # semantics reads the runtime (rdoc) and the TrainJob's numNodes and resourcesPerNode (doc)
+        workload = trainer_workload(rdoc, obj, runtime, job_reader=doc)
     except Unknown as exc:        # unreachable in strict mode: the reader raised already
         raise rdoc.error("spec.template.spec.replicatedJobs", str(exc)) from None
     return job_from(workload, doc, gpu_resources)

@@ -95,6 +95,16 @@ def test_train_job_fields_are_read_on_the_train_job():
     assert trainer_settings({"spec": {"trainer": {"resourcesPerNode": {}}}}) == (None, {})
 
 
+def test_a_malformed_runtime_is_named_at_its_path():
+    broken = {**RUNTIME, "spec": {**RUNTIME["spec"], "template": {"spec": {"replicatedJobs": [{"name": "node"}]}}}}
+    with pytest.raises(InputError) as err:
+        trainer_workload(Reader("jobs.yaml", "document 1 (TrainJob tj): runtimeRef rt"), TRAINJOB, broken)
+    assert str(err.value) == ("jobs.yaml: document 1 (TrainJob tj): runtimeRef rt: spec.template.spec."
+                              "replicatedJobs[0].template: missing; expected a Job template")
+    with pytest.raises(Unknown, match="has no trainer replicatedJob"):
+        gang_of(TRAINJOB, [broken])   # the rules: lenient, no crash
+
+
 def test_partition_gangs_are_the_partition_policies():
     job = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "j"},
            "spec": {"tasks": [{"name": "w", "replicas": 4, "partitionPolicy": {
