@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from modules.core.selectors import selector_matches
+from modules.core.selectors import selector_matches, tolerates
 
 LABELS = {"rack": "r1", "zone": "a"}
 
@@ -36,3 +36,12 @@ def test_kubernetes_semantics(selector, expected):
 def test_odd_shapes_do_not_crash(selector):
     assert selector_matches(selector, LABELS) in (True, False)
     assert selector_matches(selector, None) in (True, False)
+
+
+@pytest.mark.parametrize("toleration, ok", [
+    ({"operator": "Exists"}, True), ({"key": "k", "operator": "Exists", "effect": "NoSchedule"}, True),
+    ({"key": "k", "value": "v"}, True), ({"key": "k", "value": "w"}, False),
+    ({"key": "k", "value": "v", "effect": "NoExecute"}, False), ({"key": "other", "operator": "Exists"}, False),
+])
+def test_the_toleration_rule(toleration, ok):
+    assert tolerates(toleration, ("k", "v", "NoSchedule")) is ok

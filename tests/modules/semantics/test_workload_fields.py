@@ -1,6 +1,6 @@
 """Workload fields that only ``modules.semantics`` reads, as the rules (lenient) and the simulator
 (strict) both get them: a PodGroup's minMember/minResources/subGroupPolicy, a TrainJob's numNodes and
-resourcesPerNode, a Volcano Job's partitions, and the toleration rule beside the selector reader."""
+resourcesPerNode, a Volcano Job's partitions."""
 from __future__ import annotations
 
 from decimal import Decimal
@@ -8,7 +8,6 @@ from decimal import Decimal
 import pytest
 
 from modules.core.errors import InputError
-from modules.core.selectors import tolerates
 from modules.semantics.podspec import Reader
 from modules.semantics.workloads import (SubGroupSpec, Topology, Unknown, gang_of, partition_gangs, pod_group,
                                          trainer_settings, trainer_workload, volcano_job)
@@ -114,11 +113,3 @@ def test_partition_gangs_are_the_partition_policies():
     assert list(gangs) == ["spec.tasks[0].partitionPolicy.networkTopology"]
     gang = gangs["spec.tasks[0].partitionPolicy.networkTopology"]
     assert (gang.pods, gang.total(), gang.how) == (2, {"cpu": Decimal(4)}, "partitionSize 2")
-
-
-@pytest.mark.parametrize("toleration, ok", [
-    ({"operator": "Exists"}, True), ({"key": "k", "operator": "Exists", "effect": "NoSchedule"}, True),
-    ({"key": "k", "value": "w"}, False), ({"key": "other", "operator": "Exists"}, False),
-])
-def test_the_toleration_rule_lives_beside_the_selectors(toleration, ok):
-    assert tolerates(toleration, ("k", "v", "NoSchedule")) is ok
