@@ -20,10 +20,12 @@ Trainer v2.3 (kubeflow/trainer v2.3.0, ``pkg/runtime/core/trainingruntime.go`` a
 from __future__ import annotations
 
 import copy
+import dataclasses
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Iterable
 
+from .minresources import pod_requests_of, pod_usage, scheduler_view, training_operator_pod
 from .podspec import PodRequests, Reader, amounts, merge_resources, pod_requests
 from .shapes import annotations, as_dict, as_int, as_list, is_kind, meta
 from .volcano import BATCH, MIN_MEMBER_ANNOTATION, RUNTIME_KINDS, SCHEDULING, TRAINER
@@ -53,7 +55,8 @@ class PodSet:
     count: int
     requests: dict[str, Decimal]       # node fit (limits stand in for missing requests)
     what: str                          # e.g. "task workers", "node"
-    quota: dict[str, Decimal] | None = None   # minResources view; None: same as requests
+    quota: dict[str, Decimal] | None = None   # one pod's share of minResources, with the names its
+    #                                           producer writes (minresources.py); None: requests
     name: str = ""                     # task / replicatedJob / role name
     path: str = ""                     # the pod spec's path in its object
     group: int = 1                     # pods per replica (a JobSet's parallelism), for pod names
@@ -82,8 +85,13 @@ class Gang:
         return _sum((s.requests, s.count) for s in self.sets)
 
     def min_resources(self) -> dict[str, Decimal]:
-        """The PodGroup's minResources as Volcano's controllers compute it (no limits defaulting)."""
+        """The PodGroup's minResources as its controller writes it, every resource name included
+        (``requests.cpu``, ``count/pods``, ... for Volcano's controllers; see minresources.py)."""
         return _sum((s.admission, s.count) for s in self.sets)
+
+    def scheduled_min_resources(self) -> dict[str, Decimal]:
+        """The part of minResources Volcano's scheduler compares (enqueue, HyperNode eligibility)."""
+        return scheduler_view(self.min_resources())
 
 
 def _sum(parts: Iterable[tuple[dict[str, Decimal], int]]) -> dict[str, Decimal]:
@@ -128,7 +136,7 @@ class Workload:
         for s in self.sets:
             take = min(s.count, left)
             if take > 0:
-                sets.append(PodSet(take, s.requests, s.what, s.quota, s.name, s.path, s.group))
+                sets.append(dataclasses.replace(s, count=take))
                 left -= take
         return Gang(tuple(sets), self.how)
 
@@ -160,9 +168,15 @@ def topology_of(reader: Reader, obj: object, path: str, tier_default: int | None
 
 
 def _requests_set(reader: Reader, spec: object, path: str, count: int, what: str, name: str,
-                  overrides: dict | None = None, group: int = 1) -> PodSet:
+                  overrides: dict | None = None, group: int = 1, usage: str = "requests") -> PodSet:
+    """``usage``: who writes the PodGroup's minResources and so which names one pod adds to it:
+    ``requests`` (Trainer: the template's requests), ``template`` (Volcano's job controller: quota
+    usage of the undefaulted template), ``pod`` (Volcano's PodGroup controller: quota usage of the
+    created, defaulted Pod). See minresources.py."""
     got: PodRequests = pod_requests(reader, spec, path, overrides)
-    return PodSet(count, got.fit, what, got.quota, name, path, group)
+    share = {"requests": got.quota, "template": pod_usage(got.quota, got.limits),
+             "pod": pod_usage(got.fit, got.limits)}[usage]
+    return PodSet(count, got.fit, what, share, name, path, group)
 
 
 def _queue(obj: dict, *candidates: object) -> str | None:
@@ -203,7 +217,7 @@ def volcano_job(reader: Reader, obj: dict, spec_path: str = "spec") -> Workload:
         replicas = max(replicas or 0, 0)
         template = reader.get(task, "template", path, dict, "a pod template") or {}
         sets.append(_requests_set(reader, template.get("spec"), f"{path}.template.spec", replicas,
-                                  f"task {task_name}", task_name))
+                                  f"task {task_name}", task_name, usage="template"))
         part = _partition(reader, task, path, len(sets) - 1, replicas)
         if part is not None:
             partitions.append(part)
@@ -248,7 +262,9 @@ def pod_group(reader: Reader, obj: dict) -> Workload:
     total = amounts(reader, spec.get("minResources"), "spec.minResources")
     if not total:
         raise Unknown("it sets no minResources, so the size of its pods is unknown")
-    per_pod = {k: v / members for k, v in total.items()} if members else total
+    # A hand-written minResources may carry quota names (requests.cpu, count/pods): size the
+    # members by the requests they stand for; the scheduler compares only scheduler_view's names.
+    per_pod = {k: v / members for k, v in pod_requests_of(total).items()} if members else pod_requests_of(total)
     raw = spec.get("networkTopology")
     topology = topology_of(reader, raw, "spec.networkTopology") if isinstance(raw, dict) else None
     name, namespace = _name(reader, obj)
@@ -414,8 +430,10 @@ def pytorch_job(reader: Reader, obj: dict) -> Workload:
         replica = as_dict(roles[role])
         path = f"spec.pytorchReplicaSpecs.{role}"
         count = _count(reader, replica, "replicas", path, 1)
-        sets.append(_requests_set(reader, as_dict(replica.get("template")).get("spec"), f"{path}.template.spec",
-                                  count, f"role {role}", str(role)))
+        spec_of = as_dict(replica.get("template")).get("spec")
+        got = _requests_set(reader, spec_of, f"{path}.template.spec", count, f"role {role}", str(role))
+        # Training Operator's CalcPGMinResources: containers only, limits when requests are absent
+        sets.append(dataclasses.replace(got, quota=training_operator_pod(Reader(strict=False), spec_of, got.path)))
     pods = sum(s.count for s in sets)
     policy = as_dict(as_dict(spec.get("runPolicy")).get("schedulingPolicy"))
     min_available = as_int(policy.get("minAvailable"))
@@ -454,14 +472,16 @@ def replicas_workload(reader: Reader, obj: dict) -> Workload:
     template = as_dict(spec.get("template"))
     name, namespace = _name(reader, obj)
     return Workload(str(obj.get("kind")), name, namespace,
-                    (_requests_set(reader, template.get("spec"), "spec.template.spec", pods, "replica", ""),),
+                    (_requests_set(reader, template.get("spec"), "spec.template.spec", pods, "replica", "",
+                                   usage="pod"),),
                     pods, how, queue=_queue(obj))
 
 
 def bare_pod(reader: Reader, obj: dict) -> Workload:
     name, namespace = _name(reader, obj)
     spec = as_dict(obj.get("spec"))
-    return Workload("Pod", name, namespace, (_requests_set(reader, spec, "spec", 1, "pod", ""),), 1, "a single pod",
+    return Workload("Pod", name, namespace, (_requests_set(reader, spec, "spec", 1, "pod", "", usage="pod"),), 1,
+                    "a single pod",
                     queue=_queue(obj), priority_class=_str(spec.get("priorityClassName")))
 
 

@@ -45,6 +45,7 @@ from modules.core import yamlio
 from modules.core.errors import InputError, show
 from modules.core.selectors import selector_matches
 from modules.fabric.model import Fabric, Link, Node, NodePool, Switch
+from modules.semantics.minresources import scheduler_view
 from modules.semantics.podspec import Reader, amounts
 
 from .jobs import TOP_NAME, Job, Partition, Pod, Topology
@@ -340,8 +341,8 @@ def group_job(group: _Group, fabric: Fabric, gpu_resources: set[str], selector_r
         if (allocated := lowest_hypernode(fabric, rest_bound)):
             recovered.append(allocated)
     allocated_job = _allocated_job(fabric, obj, group, topology, recovered)
-    min_resources = _quantities(doc, spec.get("minResources"), "spec.minResources") \
-        if doc and spec.get("minResources") is not None else None
+    min_resources = scheduler_view(_quantities(doc, spec.get("minResources"), "spec.minResources")) \
+        if doc and spec.get("minResources") is not None else None     # the names Volcano's scheduler reads
     return Job(label, "PodGroup", pods, min_member, topology, partitions, doc.where if doc else label,
                running=len(group.bound), allocated_hypernode=allocated_job, min_partitions=min_partitions,
                ready_partitions=ready, min_resources=min_resources)

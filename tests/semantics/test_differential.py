@@ -151,7 +151,9 @@ def policy_view(obj: dict, objects: list[dict]) -> dict:
     rule, over the TrainJob's effective node pod), and the constraints as written."""
     gang = gang_of(obj, objects)
     pods = [_decimals(s.requests) for s in gang.sets for _ in range(s.count)]
-    out = {"gang": gang.pods, "gang_pods": pods, "min_resources": _decimals(gang.min_resources())}
+    # The names Volcano's scheduler reads of minResources; pod slots are not modelled by the simulator.
+    scheduled = {k: v for k, v in gang.scheduled_min_resources().items() if k != "pods"}
+    out = {"gang": gang.pods, "gang_pods": pods, "min_resources": _decimals(scheduled)}
     target = find_runtime(obj, objects) if obj["kind"] == "TrainJob" else obj
     cons = [c for c in constraints(target) if c.scope in ("job", "runtime")]
     out["topology"] = cons[0].as_stored() if cons else None
