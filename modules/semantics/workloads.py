@@ -16,6 +16,10 @@ Trainer v2.3 (kubeflow/trainer v2.3.0, ``pkg/runtime/core/trainingruntime.go`` a
 - ``trainer.resourcesPerNode`` is merged, key by key, into the trainer job's container named
   ``node`` only; a trainer job without such a container gets nothing merged.
 - the gang (the PodGroup's minMember, Trainer's Volcano plugin) is every pod of every replicatedJob.
+- MPI (``mlPolicy.mpi``): the TrainJob's numNodes sizes the job *named* ``node``, one less with
+  ``runLauncherAsNode`` (the launcher is a node); the trainer-labelled job keeps the runtime's
+  numNodes (``mpi_node_count``).
+- minResources carries the names its producer writes (``minresources.py``).
 """
 from __future__ import annotations
 
@@ -358,6 +362,35 @@ def effective_node_pod(trainjob: dict | None, runtime: dict) -> tuple[dict, str]
     return pod_spec, path
 
 
+def is_mpi(runtime: dict) -> bool:
+    return isinstance(as_dict(as_dict(runtime.get("spec")).get("mlPolicy")).get("mpi"), dict)
+
+
+def launcher_as_node(runtime: dict) -> bool:
+    """``mlPolicy.mpi.runLauncherAsNode``: the launcher runs training too (kubeflow/trainer v2.3.0
+    ``pkg/apis/trainer/v1alpha1/trainingruntime_types.go``; the shipped ``deepspeed-distributed``
+    runtime sets it, with the trainer label on ``launcher`` and an unlabelled ``node`` job)."""
+    mpi = as_dict(as_dict(as_dict(runtime.get("spec")).get("mlPolicy")).get("mpi"))
+    return mpi.get("runLauncherAsNode") is True
+
+
+def mpi_node_count(trainjob: dict | None, runtime: dict) -> int | None:
+    """The pod count Trainer's MPI plugin gives the replicatedJob *named* ``node``, or None when it
+    sets none. kubeflow/trainer v2.3.0 ``pkg/runtime/framework/plugins/mpi/mpi.go`` ``EnforceMLPolicy``:
+    only when the TrainJob sets ``trainer.numNodes``; ``max(numNodes - 1, 1)`` with runLauncherAsNode
+    (the launcher is one of the nodes), else ``numNodes`` (``mpi_test.go`` ``TestMPI``, case
+    "runLauncherAsNode is true": numNodes 10 -> launcher 1, node 9). The trainer-labelled job keeps the
+    runtime's ``mlPolicy.numNodes`` (``pkg/runtime/core/trainingruntime.go`` ``newRuntimeInfo``); the
+    JobSet's parallelism follows the count (``plugins/jobset`` ``SyncParallelCount``) and the PodGroup's
+    minMember and minResources sum every pod set (``plugins/volcano`` ``Build``)."""
+    if not is_mpi(runtime) or trainjob is None:
+        return None
+    n = as_int(as_dict(as_dict(trainjob.get("spec")).get("trainer")).get("numNodes"))
+    if n is None:
+        return None
+    return max(n - 1, 1) if launcher_as_node(runtime) else n
+
+
 def trainer_workload(reader: Reader, trainjob: dict | None, runtime: dict) -> Workload:
     """A TrainJob on its runtime (or the runtime alone, ``trainjob`` None): Trainer's Volcano plugin
     makes one PodGroup whose minMember is every pod of every replicatedJob (kubeflow.md §3.5)."""
@@ -369,24 +402,32 @@ def trainer_workload(reader: Reader, trainjob: dict | None, runtime: dict) -> Wo
         raise Unknown(message)
     nodes, source = num_nodes(trainjob, runtime)
     per_node = per_node_resources(trainjob)
+    mpi_nodes = mpi_node_count(trainjob, runtime)
     sets: list[PodSet] = []
     for i, rj in enumerate(replicated_jobs(runtime)):
         job_name = rj.get("name") if isinstance(rj.get("name"), str) else str(i)
         path = f"spec.template.spec.replicatedJobs[{i}].template.spec.template.spec"
         spec = job_pod_spec(rj)
-        if i == index:
-            c = node_container_index(spec)
-            overrides = {c: per_node} if c is not None and per_node else None
-            sets.append(_requests_set(reader, spec, path, nodes, NODE if job_name == NODE else
-                                      f"trainer replicatedJob {job_name}", job_name, overrides, max(nodes, 1)))
-            continue
-        replicas = _count(reader, rj, "replicas", f"spec.template.spec.replicatedJobs[{i}]", 1)
-        parallelism = _count(reader, as_dict(as_dict(rj.get("template")).get("spec")), "parallelism",
-                             f"spec.template.spec.replicatedJobs[{i}].template.spec", 1)
-        sets.append(_requests_set(reader, spec, path, replicas * parallelism, f"replicatedJob {job_name}", job_name,
-                                  group=parallelism))
+        c = node_container_index(spec)
+        # resourcesPerNode: the trainer job, and the job named node when the MPI launcher is a node
+        merge = i == index or (job_name == NODE and launcher_as_node(runtime))
+        overrides = {c: per_node} if merge and c is not None and per_node else None
+        if mpi_nodes is not None and job_name == NODE:
+            sets.append(_requests_set(reader, spec, path, mpi_nodes, NODE, job_name, overrides, max(mpi_nodes, 1)))
+        elif i == index:
+            count = num_nodes(None, runtime)[0] if is_mpi(runtime) else nodes
+            sets.append(_requests_set(reader, spec, path, count, NODE if job_name == NODE else
+                                      f"trainer replicatedJob {job_name}", job_name, overrides, max(count, 1)))
+        else:
+            replicas = _count(reader, rj, "replicas", f"spec.template.spec.replicatedJobs[{i}]", 1)
+            parallelism = _count(reader, as_dict(as_dict(rj.get("template")).get("spec")), "parallelism",
+                                 f"spec.template.spec.replicatedJobs[{i}].template.spec", 1)
+            sets.append(_requests_set(reader, spec, path, replicas * parallelism, f"replicatedJob {job_name}",
+                                      job_name, overrides, group=parallelism))
     extra = sum(s.count for s in sets) - nodes
-    how = f"{source} {nodes}" + (f" plus {extra} pod(s) of other replicatedJobs" if extra else "")
+    how = f"{source} {nodes}" + (f" plus {extra} pod(s) of other replicatedJobs" if extra > 0 else "")
+    if mpi_nodes is not None and launcher_as_node(runtime):
+        how += f" (MPI runLauncherAsNode: the launcher is one of them, node runs {mpi_nodes})"
     rspec = as_dict(runtime.get("spec"))
     volcano = as_dict(as_dict(rspec.get("podGroupPolicy")).get("volcano"))
     raw = volcano.get("networkTopology")
