@@ -38,6 +38,20 @@ class PartitionPolicy:
         return self.replicas
 
 
+def task_min_available(task: dict) -> int:
+    """A task's minAvailable after Volcano's mutating webhook (``mutateSpec``): as written, else
+    ``minPartitions x partitionSize`` when minPartitions > 0, else its replicas. The job's own
+    minAvailable, when absent or 0, becomes the sum of these (``patchDefaultMinAvailable``)."""
+    own = as_int(task.get("minAvailable"))
+    if own is not None:
+        return own
+    policy = as_dict(task.get("partitionPolicy"))
+    parts, size = as_int(policy.get("minPartitions")) or 0, as_int(policy.get("partitionSize"))
+    if parts > 0 and size is not None:
+        return parts * size
+    return max(as_int(task.get("replicas")) or 0, 0)
+
+
 def partition_policies(obj: dict) -> Iterator[PartitionPolicy]:
     """Every task with a partitionPolicy of a Volcano Job (or a CronJob's jobTemplate)."""
     if obj.get("kind") == "CronJob":

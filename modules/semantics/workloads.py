@@ -30,6 +30,7 @@ from decimal import Decimal
 from typing import Iterable
 
 from .minresources import pod_requests_of, pod_usage, scheduler_view, training_operator_pod
+from .partitions import task_min_available
 from .podspec import PodRequests, Reader, amounts, merge_resources, pod_requests
 from .shapes import annotations, as_dict, as_int, as_list, is_kind, meta
 from .volcano import BATCH, MIN_MEMBER_ANNOTATION, RUNTIME_KINDS, SCHEDULING, TRAINER
@@ -232,7 +233,13 @@ def volcano_job(reader: Reader, obj: dict, spec_path: str = "spec") -> Workload:
     if min_available is not None and min_available > pods:
         reader.problem(f"{spec_path}.minAvailable", f"{min_available} is more than the {pods} replicas of all "
                        "tasks; Volcano's webhook rejects the job")
-    how = f"minAvailable {min_available}" if min_available is not None else f"the sum of task replicas ({pods})"
+    if not min_available:     # absent or 0: Volcano's mutating webhook sums the tasks' (defaulted) minAvailable
+        default = sum(task_min_available(t) for t in tasks if isinstance(t, dict))
+        how = f"the sum of the tasks' minAvailable ({default})" if default != pods else \
+            f"the sum of task replicas ({pods})"
+        min_available = None if default == pods else default
+    else:
+        how = f"minAvailable {min_available}"
     raw = spec.get("networkTopology")
     topology = topology_of(reader, raw, f"{spec_path}.networkTopology") if raw is not None else None
     name, namespace = _name(reader, obj)
