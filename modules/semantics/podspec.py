@@ -87,6 +87,9 @@ class Reader:
 class PodRequests:
     fit: dict[str, Decimal]      # node fit: requests after the API server's limits->requests defaulting
     quota: dict[str, Decimal]    # PodGroup minResources: requests as written in the template
+    # PodLimits (component-helpers): limits summed by the same init-container rules, overhead added
+    # only to resources already limited; the quota usage's limits.* names (see minresources.py)
+    limits: dict[str, Decimal] = field(default_factory=dict)
 
 
 def amounts(reader: Reader, given: Any, path: str) -> dict[str, Decimal]:
@@ -134,7 +137,7 @@ def container_requests(reader: Reader, resources: Any, path: str) -> PodRequests
         return PodRequests({}, {})
     limits = amounts(reader, resources.get("limits"), f"{path}.limits")
     requests = amounts(reader, resources.get("requests"), f"{path}.requests")
-    return PodRequests({**limits, **requests}, dict(requests))
+    return PodRequests({**limits, **requests}, dict(requests), limits)
 
 
 def _add(into: dict[str, Decimal], more: Mapping[str, Decimal]) -> None:
@@ -158,7 +161,7 @@ def pod_requests(reader: Reader, spec: Any, path: str, overrides: Mapping[int, M
     if not isinstance(items, list) or (require_containers and not items):
         reader.wrong(f"{path}.containers", "a non-empty list of containers", items)
         items = items if isinstance(items, list) else []
-    views = ({}, {})                       # fit, quota: running containers and sidecars
+    views = ({}, {}, {})                   # fit, quota, limits: running containers and sidecars
     for i, container in enumerate(items):
         where = f"{path}.containers[{i}]"
         if not isinstance(container, dict):
@@ -168,19 +171,20 @@ def pod_requests(reader: Reader, spec: Any, path: str, overrides: Mapping[int, M
         got = container_requests(reader, resources, f"{where}.resources")
         _add(views[0], got.fit)
         _add(views[1], got.quota)
+        _add(views[2], got.limits)
     inits = spec.get("initContainers") or []
     if not isinstance(inits, list):
         reader.wrong(f"{path}.initContainers", "a list of containers", inits)
         inits = []
-    peaks: tuple[dict, dict] = ({}, {})
-    sidecars: tuple[dict, dict] = ({}, {})
+    peaks: tuple[dict, dict, dict] = ({}, {}, {})
+    sidecars: tuple[dict, dict, dict] = ({}, {}, {})
     for i, container in enumerate(inits):
         where = f"{path}.initContainers[{i}]"
         if not isinstance(container, dict):
             reader.wrong(where, "a container", container)
             continue
         got = container_requests(reader, container.get("resources"), f"{where}.resources")
-        for view, asked in enumerate((got.fit, got.quota)):
+        for view, asked in enumerate((got.fit, got.quota, got.limits)):
             if container.get("restartPolicy") == "Always":   # a sidecar: runs beside what follows
                 _add(sidecars[view], asked)
                 _add(views[view], asked)
@@ -189,7 +193,7 @@ def pod_requests(reader: Reader, spec: Any, path: str, overrides: Mapping[int, M
                 _add(step, asked)
                 _max(peaks[view], step)
     overhead = amounts(reader, spec.get("overhead"), f"{path}.overhead")
-    for view in (0, 1):
+    for view in (0, 1, 2):
         _max(views[view], peaks[view])
-        _add(views[view], overhead)
-    return PodRequests(views[0], views[1])
+        _add(views[view], overhead if view < 2 else {k: v for k, v in overhead.items() if k in views[2]})
+    return PodRequests(views[0], views[1], views[2])

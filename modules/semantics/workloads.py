@@ -16,14 +16,21 @@ Trainer v2.3 (kubeflow/trainer v2.3.0, ``pkg/runtime/core/trainingruntime.go`` a
 - ``trainer.resourcesPerNode`` is merged, key by key, into the trainer job's container named
   ``node`` only; a trainer job without such a container gets nothing merged.
 - the gang (the PodGroup's minMember, Trainer's Volcano plugin) is every pod of every replicatedJob.
+- MPI (``mlPolicy.mpi``): the TrainJob's numNodes sizes the job *named* ``node``, one less with
+  ``runLauncherAsNode`` (the launcher is a node); the trainer-labelled job keeps the runtime's
+  numNodes (``mpi_node_count``).
+- minResources carries the names its producer writes (``minresources.py``).
 """
 from __future__ import annotations
 
 import copy
+import dataclasses
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Iterable
 
+from .minresources import pod_requests_of, pod_usage, scheduler_view, training_operator_pod
+from .partitions import task_min_available
 from .podspec import PodRequests, Reader, amounts, container_requests, merge_resources, pod_requests
 from .shapes import annotations, as_dict, as_int, as_list, is_kind, meta
 from .volcano import BATCH, MIN_MEMBER_ANNOTATION, RUNTIME_KINDS, SCHEDULING, TRAINER
@@ -53,7 +60,8 @@ class PodSet:
     count: int
     requests: dict[str, Decimal]       # node fit (limits stand in for missing requests)
     what: str                          # e.g. "task workers", "node"
-    quota: dict[str, Decimal] | None = None   # minResources view; None: same as requests
+    quota: dict[str, Decimal] | None = None   # one pod's share of minResources, with the names its
+    #                                           producer writes (minresources.py); None: requests
     name: str = ""                     # task / replicatedJob / role name
     path: str = ""                     # the pod spec's path in its object
     group: int = 1                     # pods per replica (a JobSet's parallelism), for pod names
@@ -82,8 +90,13 @@ class Gang:
         return _sum((s.requests, s.count) for s in self.sets)
 
     def min_resources(self) -> dict[str, Decimal]:
-        """The PodGroup's minResources as Volcano's controllers compute it (no limits defaulting)."""
+        """The PodGroup's minResources as its controller writes it, every resource name included
+        (``requests.cpu``, ``count/pods``, ... for Volcano's controllers; see minresources.py)."""
         return _sum((s.admission, s.count) for s in self.sets)
+
+    def scheduled_min_resources(self) -> dict[str, Decimal]:
+        """The part of minResources Volcano's scheduler compares (enqueue, HyperNode eligibility)."""
+        return scheduler_view(self.min_resources())
 
 
 def _sum(parts: Iterable[tuple[dict[str, Decimal], int]]) -> dict[str, Decimal]:
@@ -131,7 +144,7 @@ class Workload:
         for s in self.sets:
             take = min(s.count, left)
             if take > 0:
-                sets.append(PodSet(take, s.requests, s.what, s.quota, s.name, s.path, s.group))
+                sets.append(dataclasses.replace(s, count=take))
                 left -= take
         return Gang(tuple(sets), self.how)
 
@@ -166,9 +179,15 @@ def topology_of(reader: Reader, obj: object, path: str, tier_default: int | None
 
 
 def _requests_set(reader: Reader, spec: object, path: str, count: int, what: str, name: str,
-                  overrides: dict | None = None, group: int = 1) -> PodSet:
+                  overrides: dict | None = None, group: int = 1, usage: str = "requests") -> PodSet:
+    """``usage``: who writes the PodGroup's minResources and so which names one pod adds to it:
+    ``requests`` (Trainer: the template's requests), ``template`` (Volcano's job controller: quota
+    usage of the undefaulted template), ``pod`` (Volcano's PodGroup controller: quota usage of the
+    created, defaulted Pod). See minresources.py."""
     got: PodRequests = pod_requests(reader, spec, path, overrides)
-    return PodSet(count, got.fit, what, got.quota, name, path, group)
+    share = {"requests": got.quota, "template": pod_usage(got.quota, got.limits),
+             "pod": pod_usage(got.fit, got.limits)}[usage]
+    return PodSet(count, got.fit, what, share, name, path, group)
 
 
 def _queue(obj: dict, *candidates: object) -> str | None:
@@ -209,7 +228,7 @@ def volcano_job(reader: Reader, obj: dict, spec_path: str = "spec") -> Workload:
         replicas = max(replicas or 0, 0)
         template = reader.get(task, "template", path, dict, "a pod template") or {}
         sets.append(_requests_set(reader, template.get("spec"), f"{path}.template.spec", replicas,
-                                  f"task {task_name}", task_name))
+                                  f"task {task_name}", task_name, usage="template"))
         part = _partition(reader, task, path, len(sets) - 1, replicas)
         if part is not None:
             partitions.append(part)
@@ -220,7 +239,13 @@ def volcano_job(reader: Reader, obj: dict, spec_path: str = "spec") -> Workload:
     if min_available is not None and min_available > pods:
         reader.problem(f"{spec_path}.minAvailable", f"{min_available} is more than the {pods} replicas of all "
                        "tasks; Volcano's webhook rejects the job")
-    how = f"minAvailable {min_available}" if min_available is not None else f"the sum of task replicas ({pods})"
+    if not min_available:     # absent or 0: Volcano's mutating webhook sums the tasks' (defaulted) minAvailable
+        default = sum(task_min_available(t) for t in tasks if isinstance(t, dict))
+        how = f"the sum of the tasks' minAvailable ({default})" if default != pods else \
+            f"the sum of task replicas ({pods})"
+        min_available = None if default == pods else default
+    else:
+        how = f"minAvailable {min_available}"
     raw = spec.get("networkTopology")
     topology = topology_of(reader, raw, f"{spec_path}.networkTopology") if raw is not None else None
     name, namespace = _name(reader, obj)
@@ -267,7 +292,10 @@ def pod_group(reader: Reader, obj: dict) -> Workload:
     members = reader.integer(spec, "minMember", "spec", 0, "an integer >= 0", 1)
     members = 1 if members is None else members
     total = amounts(reader, spec.get("minResources"), "spec.minResources")
-    per_pod = {k: v / members for k, v in total.items()} if members else total
+    # A hand-written minResources may carry quota names (requests.cpu, count/pods): size the
+    # members by the requests they stand for; the scheduler compares only scheduler_view's names.
+    per_member = pod_requests_of(total)
+    per_pod = {k: v / members for k, v in per_member.items()} if members else per_member
     topology = topology_of(reader, spec.get("networkTopology"), "spec.networkTopology")
     name, namespace = _name(reader, obj)
     how = f"minMember {members} sharing minResources" if total else f"minMember {members} (no minResources)"
@@ -374,10 +402,11 @@ def per_node_resources(trainjob: dict | None) -> dict:
     return trainer_settings(trainjob)[1] or {}
 
 
-def _trainer_sizes(reader: Reader, job_reader: Reader, trainjob: dict | None, runtime: dict) -> tuple[int, str, dict]:
-    """``(numNodes, where it came from, resourcesPerNode)``: the TrainJob's ``trainer.numNodes``, else
-    the runtime's ``mlPolicy.numNodes`` (default 1). ``job_reader`` reads the TrainJob, ``reader`` the
-    runtime: strict, the first mistake is an InputError at its own object's path."""
+def _trainer_sizes(reader: Reader, job_reader: Reader, trainjob: dict | None, runtime: dict
+                   ) -> tuple[int, str, dict, int]:
+    """``(numNodes, where it came from, resourcesPerNode, the runtime's numNodes)``: the TrainJob's
+    ``trainer.numNodes``, else the runtime's ``mlPolicy.numNodes`` (default 1). ``job_reader`` reads
+    the TrainJob, ``reader`` the runtime: strict, the first mistake is an InputError at its own object's path."""
     nodes, per_node = None, {}
     if trainjob is not None:
         spec = job_reader.get(trainjob, "spec", "", dict, "a mapping with runtimeRef", {})
@@ -389,9 +418,10 @@ def _trainer_sizes(reader: Reader, job_reader: Reader, trainjob: dict | None, ru
     rspec = reader.get(runtime, "spec", "", dict, "a runtime spec", {})
     policy = reader.get(rspec, "mlPolicy", "spec", dict, "an mlPolicy mapping", {})
     default = reader.integer(policy, "numNodes", "spec.mlPolicy", 1, "an integer >= 1", 1)
+    default = 1 if default is None else default
     if nodes is not None:
-        return nodes, "trainer.numNodes", per_node
-    return (1 if default is None else default), "mlPolicy.numNodes", per_node
+        return nodes, "trainer.numNodes", per_node, default
+    return default, "mlPolicy.numNodes", per_node, default
 
 
 def effective_node_pod(trainjob: dict | None, runtime: dict) -> tuple[dict, str] | None:
@@ -427,6 +457,33 @@ def _runtime_shape(reader: Reader, runtime: dict) -> None:
                    f"{path}.template.spec.template", dict, "a pod spec")
 
 
+def is_mpi(runtime: dict) -> bool:
+    return isinstance(as_dict(as_dict(runtime.get("spec")).get("mlPolicy")).get("mpi"), dict)
+
+
+def launcher_as_node(runtime: dict) -> bool:
+    """``mlPolicy.mpi.runLauncherAsNode``: the launcher runs training too (kubeflow/trainer v2.3.0
+    ``pkg/apis/trainer/v1alpha1/trainingruntime_types.go``; the shipped ``deepspeed-distributed``
+    runtime sets it, with the trainer label on ``launcher`` and an unlabelled ``node`` job)."""
+    mpi = as_dict(as_dict(as_dict(runtime.get("spec")).get("mlPolicy")).get("mpi"))
+    return mpi.get("runLauncherAsNode") is True
+
+
+def mpi_node_count(trainjob_nodes: int | None, runtime: dict) -> int | None:
+    """The pod count Trainer's MPI plugin gives the replicatedJob *named* ``node``, or None when it
+    sets none (``trainjob_nodes``: the TrainJob's ``trainer.numNodes``, None when unset). kubeflow/trainer
+    v2.3.0 ``pkg/runtime/framework/plugins/mpi/mpi.go`` ``EnforceMLPolicy``:
+    only when the TrainJob sets ``trainer.numNodes``; ``max(numNodes - 1, 1)`` with runLauncherAsNode
+    (the launcher is one of the nodes), else ``numNodes`` (``mpi_test.go`` ``TestMPI``, case
+    "runLauncherAsNode is true": numNodes 10 -> launcher 1, node 9). The trainer-labelled job keeps the
+    runtime's ``mlPolicy.numNodes`` (``pkg/runtime/core/trainingruntime.go`` ``newRuntimeInfo``); the
+    JobSet's parallelism follows the count (``plugins/jobset`` ``SyncParallelCount``) and the PodGroup's
+    minMember and minResources sum every pod set (``plugins/volcano`` ``Build``)."""
+    if not is_mpi(runtime) or trainjob_nodes is None:
+        return None
+    return max(trainjob_nodes - 1, 1) if launcher_as_node(runtime) else trainjob_nodes
+
+
 def trainer_workload(reader: Reader, trainjob: dict | None, runtime: dict, job_reader: Reader | None = None
                      ) -> Workload:
     """A TrainJob on its runtime (or the runtime alone, ``trainjob`` None): Trainer's Volcano plugin
@@ -439,25 +496,33 @@ def trainer_workload(reader: Reader, trainjob: dict | None, runtime: dict, job_r
                    f"{ANCESTOR_STEP}: trainer): Trainer v2.3 applies numNodes and resourcesPerNode only there")
         reader.problem("spec.template.spec.replicatedJobs", message)
         raise Unknown(message)
-    nodes, source, per_node = _trainer_sizes(reader, job_reader or reader, trainjob, runtime)
+    nodes, source, per_node, runtime_nodes = _trainer_sizes(reader, job_reader or reader, trainjob, runtime)
+    mpi_nodes = mpi_node_count(nodes if source == "trainer.numNodes" else None, runtime)
     sets: list[PodSet] = []
     for i, rj in enumerate(replicated_jobs(runtime)):
         job_name = rj.get("name") if isinstance(rj.get("name"), str) else str(i)
         path = f"spec.template.spec.replicatedJobs[{i}].template.spec.template.spec"
         spec = job_pod_spec(rj)
-        if i == index:
-            c = node_container_index(spec)
-            overrides = {c: per_node} if c is not None and per_node else None
-            sets.append(_requests_set(reader, spec, path, nodes, NODE if job_name == NODE else
-                                      f"trainer replicatedJob {job_name}", job_name, overrides, max(nodes, 1)))
-            continue
-        replicas = _count(reader, rj, "replicas", f"spec.template.spec.replicatedJobs[{i}]", 1)
-        parallelism = _count(reader, as_dict(as_dict(rj.get("template")).get("spec")), "parallelism",
-                             f"spec.template.spec.replicatedJobs[{i}].template.spec", 1)
-        sets.append(_requests_set(reader, spec, path, replicas * parallelism, f"replicatedJob {job_name}", job_name,
-                                  group=parallelism))
+        c = node_container_index(spec)
+        # resourcesPerNode: the trainer job, and the job named node when the MPI launcher is a node
+        merge = i == index or (job_name == NODE and launcher_as_node(runtime))
+        overrides = {c: per_node} if merge and c is not None and per_node else None
+        if mpi_nodes is not None and job_name == NODE:
+            sets.append(_requests_set(reader, spec, path, mpi_nodes, NODE, job_name, overrides, max(mpi_nodes, 1)))
+        elif i == index:
+            count = runtime_nodes if is_mpi(runtime) else nodes
+            sets.append(_requests_set(reader, spec, path, count, NODE if job_name == NODE else
+                                      f"trainer replicatedJob {job_name}", job_name, overrides, max(count, 1)))
+        else:
+            replicas = _count(reader, rj, "replicas", f"spec.template.spec.replicatedJobs[{i}]", 1)
+            parallelism = _count(reader, as_dict(as_dict(rj.get("template")).get("spec")), "parallelism",
+                                 f"spec.template.spec.replicatedJobs[{i}].template.spec", 1)
+            sets.append(_requests_set(reader, spec, path, replicas * parallelism, f"replicatedJob {job_name}",
+                                      job_name, overrides, group=parallelism))
     extra = sum(s.count for s in sets) - nodes
-    how = f"{source} {nodes}" + (f" plus {extra} pod(s) of other replicatedJobs" if extra else "")
+    how = f"{source} {nodes}" + (f" plus {extra} pod(s) of other replicatedJobs" if extra > 0 else "")
+    if mpi_nodes is not None and launcher_as_node(runtime):
+        how += f" (MPI runLauncherAsNode: the launcher is one of them, node runs {mpi_nodes})"
     rspec = as_dict(runtime.get("spec"))
     volcano = as_dict(as_dict(rspec.get("podGroupPolicy")).get("volcano"))
     raw = volcano.get("networkTopology")
@@ -501,8 +566,10 @@ def pytorch_job(reader: Reader, obj: dict) -> Workload:
         replica = as_dict(roles[role])
         path = f"spec.pytorchReplicaSpecs.{role}"
         count = _count(reader, replica, "replicas", path, 1)
-        sets.append(_requests_set(reader, as_dict(replica.get("template")).get("spec"), f"{path}.template.spec",
-                                  count, f"role {role}", str(role)))
+        spec_of = as_dict(replica.get("template")).get("spec")
+        got = _requests_set(reader, spec_of, f"{path}.template.spec", count, f"role {role}", str(role))
+        # Training Operator's CalcPGMinResources: containers only, limits when requests are absent
+        sets.append(dataclasses.replace(got, quota=training_operator_pod(Reader(strict=False), spec_of, got.path)))
     pods = sum(s.count for s in sets)
     policy = as_dict(as_dict(spec.get("runPolicy")).get("schedulingPolicy"))
     min_available = as_int(policy.get("minAvailable"))
@@ -541,14 +608,16 @@ def replicas_workload(reader: Reader, obj: dict) -> Workload:
     template = as_dict(spec.get("template"))
     name, namespace = _name(reader, obj)
     return Workload(str(obj.get("kind")), name, namespace,
-                    (_requests_set(reader, template.get("spec"), "spec.template.spec", pods, "replica", ""),),
+                    (_requests_set(reader, template.get("spec"), "spec.template.spec", pods, "replica", "",
+                                   usage="pod"),),
                     pods, how, queue=_queue(obj))
 
 
 def bare_pod(reader: Reader, obj: dict) -> Workload:
     name, namespace = _name(reader, obj)
     spec = as_dict(obj.get("spec"))
-    return Workload("Pod", name, namespace, (_requests_set(reader, spec, "spec", 1, "pod", ""),), 1, "a single pod",
+    return Workload("Pod", name, namespace, (_requests_set(reader, spec, "spec", 1, "pod", "", usage="pod"),), 1,
+                    "a single pod",
                     queue=_queue(obj), priority_class=_str(spec.get("priorityClassName")))
 
 

@@ -45,6 +45,7 @@ from modules.core import yamlio
 from modules.core.errors import InputError, show
 from modules.core.selectors import selector_matches, tolerates
 from modules.fabric.model import Fabric, Link, Node, NodePool, Switch
+from modules.semantics.minresources import scheduler_view
 from modules.semantics.podspec import Reader, amounts
 from modules.semantics.workloads import SubGroupSpec, pod_group
 
@@ -319,9 +320,10 @@ def group_job(group: _Group, fabric: Fabric, gpu_resources: set[str], selector_r
         if (allocated := lowest_hypernode(fabric, rest_bound)):
             recovered.append(allocated)
     allocated_job = _allocated_job(fabric, obj, group, topology, recovered)
-    # A PodGroup's minResources gate ({} without minResources: Volcano checks only minMember); a gang
-    # of one is gated by its pod's requests.
-    min_resources = workload.explicit_min_resources if workload else None
+    # A PodGroup's minResources gate over the names Volcano's scheduler reads ({} without
+    # minResources: Volcano checks only minMember); a gang of one is gated by its pod's requests.
+    explicit = workload.explicit_min_resources if workload else None
+    min_resources = scheduler_view(explicit) if explicit is not None else None
     return Job(label, "PodGroup", pods, min_member, topology, partitions, doc.where if doc else label,
                running=len(group.bound), allocated_hypernode=allocated_job, min_partitions=min_partitions,
                ready_partitions=ready, min_resources=min_resources)

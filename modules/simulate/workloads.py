@@ -86,7 +86,10 @@ def job_from(workload: Workload, doc: Reader, gpu_resources: set[str]) -> Job:
                             p.topology)
                   for p in workload.partitions for k in range(p.count)]
     gang = workload.gang()
-    min_resources = gang.min_resources()
+    # What Volcano's scheduler reads of the PodGroup's minResources (bare names: requests.cpu,
+    # limits.* and count/pods are ignored, nvidia.com/gpu counts); pod slots are not modelled here.
+    min_resources = gang.scheduled_min_resources()
+    min_resources.pop("pods", None)
     fit = gang.total()
     return Job(workload.name, workload.kind, pods, workload.min_member, workload.topology, partitions, doc.where,
                min_resources=min_resources if min_resources != fit else None)

@@ -14,7 +14,7 @@ from typing import Iterator
 
 from ..framework import MANDATORY, CheckContext, Finding, NotChecked, Rule, as_dict, as_int, as_list, meta, where
 from ..k8s import quantity
-from modules.semantics.workloads import find_runtime, trainer_settings
+from modules.semantics.workloads import find_runtime, is_mpi, launcher_as_node, trainer_settings
 
 RULE_ID = "trainer-admission"
 GROUP = "trainer.kubeflow.org"
@@ -25,6 +25,9 @@ REQUIRED_CONTAINER = {"trainer": "node", "model-initializer": "model-initializer
                       "dataset-initializer": "dataset-initializer"}
 DATASET, MODEL, NODE = "dataset-initializer", "model-initializer", "node"
 INITIALIZER_VOLUME = "initializer"
+# pkg/constants MPIReservedEnvNames (OpenMPI's hostfile, rsh args, FQDN host names, default slots)
+MPI_RESERVED = ("OMPI_MCA_orte_default_hostfile", "OMPI_MCA_orte_keep_fqdn_hostnames",
+                "OMPI_MCA_orte_set_default_slots", "OMPI_MCA_plm_rsh_args")
 TORCHRUN_RESERVED = ("PET_MASTER_ADDR", "PET_MASTER_PORT", "PET_NNODES", "PET_NODE_RANK", "PET_NPROC_PER_NODE")
 QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
 BUILTIN_PRIORITY_CLASSES = ("system-cluster-critical", "system-node-critical")
@@ -288,11 +291,34 @@ def _jobset_problems(job: dict, runtime: dict) -> list[Problem]:
     return out
 
 
+def _mpi_problems(job: dict, runtime: dict) -> list[Problem]:
+    """pkg/runtime/framework/plugins/mpi ``Validate``: with runLauncherAsNode (the launcher is one of
+    the nodes, see modules/semantics/workloads.py ``mpi_node_count``) more than one node needs both a
+    ``launcher`` and a ``node`` job; no OpenMPI-reserved env."""
+    if not is_mpi(runtime):
+        return []
+    trainer = as_dict(as_dict(job.get("spec")).get("trainer"))
+    if not trainer:
+        return []
+    out: list[Problem] = []
+    nodes = trainer_settings(job)[0]
+    names = {str(rj.get("name")) for rj in _jobs(runtime)}
+    if (1 if nodes is None else nodes) >= 2 and launcher_as_node(runtime) and not {"launcher", NODE} <= names:
+        out.append(("spec.trainer.numNodes", "must have 1 when MPI trainingRuntime with enabled runLauncherAsNode "
+                                             "does not have either launcher and node"))
+    reserved = sorted({str(e.get("name")) for e in map(as_dict, as_list(trainer.get("env")))
+                       if e.get("name") in MPI_RESERVED})
+    if reserved:
+        out.append(("spec.trainer.env",
+                    f"must not have reserved envs, invalid envs configured: [{' '.join(reserved)}]"))
+    return out
+
+
 def trainjob_problems(job: dict, runtime: dict, priority_classes: set[str] | None = None) -> list[Problem]:
     """What the TrainJob webhook rejects, given the runtime it names (CREATE). ``priority_classes``:
     the PriorityClasses that exist, or None when unknown (then that check is skipped)."""
-    return (_torch_problems(job, runtime) + _volcano_problems(job, runtime, priority_classes)
-            + _jobset_problems(job, runtime))
+    return (_torch_problems(job, runtime) + _mpi_problems(job, runtime)
+            + _volcano_problems(job, runtime, priority_classes) + _jobset_problems(job, runtime))
 
 
 def _runtime_ref(job: dict) -> tuple[str, str, str]:
@@ -395,6 +421,7 @@ setting `priorityClasses` lists the cluster's.
 | `pkg/webhooks/trainingruntime_webhook.go`, `clustertrainingruntime_webhook.go` (`validateReplicatedJobs`) | jobs labelled `trainer.kubeflow.org/trainjob-ancestor-step` trainer / model-initializer / dataset-initializer have `replicas: 1` and the container `node` / `model-initializer` / `dataset-initializer` |
 | `pkg/webhooks/trainjob_webhook.go` | `runtimeRef` names a TrainingRuntime or ClusterTrainingRuntime of `trainer.kubeflow.org` that exists |
 | `pkg/runtime/framework/plugins/torch` (`Validate`, `validateTorchTune`) | no torchrun-reserved env (`PET_*`) in `spec.trainer.env`; `envInjection` targets exist; TorchTune (`command: [tune, run]`): supported model, single node except Llama 3.3 70B, QLoRA limits, no LoRA across nodes, no runtime-managed config in `args` |
+| `pkg/runtime/framework/plugins/mpi` (`Validate`) | with `runLauncherAsNode` and `numNodes` >= 2 the runtime has both a `launcher` and a `node` job; no OpenMPI-reserved env (`OMPI_MCA_*` hostfile, rsh args, FQDN host names, default slots) in `spec.trainer.env` |
 | `pkg/runtime/framework/plugins/volcano` (`Validate`) | the queue annotation is not empty; the pods' PriorityClass exists |
 | `pkg/runtime/framework/plugins/jobset` (`Validate`) | initializer jobs, containers and `initializer` volume mounts for `spec.initializer`; `runtimePatches` managers are domain-prefixed paths and name existing jobs and containers, without env for node/initializer containers |
 
@@ -403,8 +430,8 @@ fixtures in `tests/policies/rules/upstream/trainer/` (one file per upstream test
 names verbatim, with repository, tag, path and function), and `tests/policies/rules/test_trainer_admission.py`
 requires upstream's outcome for every ported case: accepted, or rejected on upstream's field with
 upstream's message. Ported: `TestValidateReplicatedJobs` (4 cases), `TestClusterTrainingRuntimeValidateCreate` (2),
-`TestValidateCreate` of the TrainJob webhook (3), `TestTorchValidate` (15), the Volcano plugin's `TestValidate` (5)
-and the JobSet plugin's `TestValidate` (17): 46 cases, 24 of them rejected.
+`TestValidateCreate` of the TrainJob webhook (3), `TestTorchValidate` (15), the Volcano plugin's `TestValidate` (5),
+the JobSet plugin's `TestValidate` (17) and the MPI plugin's `TestValidate` (11): 57 cases, 29 of them rejected.
 
 **Not ported, and why.**
 - JobSet plugin `TestValidate`, 9 update cases (UPDATE only: they compare the old and new TrainJob,
@@ -420,9 +447,10 @@ and the JobSet plugin's `TestValidate` (17): 46 cases, 24 of them rejected.
   "forbid changes to runtimePatches when trainJob is suspended but has multiple active replicatedJobs".
 - Deprecation *warnings* (`support=deprecated`, "deprecated runtime referenced"): only the outcome
   (admitted) is checked; warnings never reject an object.
-- The MPI, JAX, XGBoost and Flux plugins' `Validate` (and their test tables): trainstack renders only
+- The JAX, XGBoost and Flux plugins' `Validate` (and their test tables): trainstack renders only
   torch runtimes and does not model those ML policies; a TrainJob on such a runtime gets the Torch-
-  independent checks (JobSet, Volcano) only.
+  independent checks (JobSet, Volcano) only. (MPI is modelled: its pod counts in
+  `modules/semantics/workloads.py`, its `Validate` here.)
 - Upstream's JobSet plugin checks `runtimePatches` against the runtime's template as written (as its
   tests do); the live webhook merges the patches first, so a patch that adds a new container may be
   admitted there while trainstack reports it (such a container has no image and fails later anyway).

@@ -122,8 +122,33 @@ PYTORCHJOB = {
             container("pytorch", {"cpu": "8", "memory": "32Gi"}, {"nvidia.com/gpu": 4})]}}}}},
 }
 
-RUNTIMES = [LAUNCHER_RUNTIME, OTHER_CONTAINER_RUNTIME, MERGED_RUNTIME]
-WORKLOADS = [LAUNCHER_JOB, OTHER_CONTAINER_JOB, MERGED_JOB, LIMITS_ONLY_JOB, DEPLOYMENT, PYTORCHJOB]
+# MPI with runLauncherAsNode, shaped like kubeflow/trainer v2.3.0's shipped
+# manifests/base/runtimes/deepspeed_distributed.yaml: an unlabelled ``node`` job and a ``launcher``
+# labelled as the trainer, both with a container named ``node``. Trainer's MPI plugin
+# (pkg/runtime/framework/plugins/mpi/mpi.go EnforceMLPolicy; mpi_test.go TestMPI case
+# "runLauncherAsNode is true": numNodes 10 -> node 9) gives ``node`` numNodes - 1 pods; the
+# launcher keeps the runtime's numNodes (1); resourcesPerNode merges into both (trainingruntime.go:
+# the trainer job, and the job named node under runLauncherAsNode).
+def mpi_runtime(name, as_node):
+    out = runtime(name, [
+        rjob("node", [container("node", {"cpu": "16", "memory": "64Gi"})]),
+        rjob("launcher", [container("node", {"cpu": "2", "memory": "4Gi"})], trainer=True),
+    ], nodes=1, topology={"mode": "hard", "highestTierAllowed": 2})
+    out["spec"]["mlPolicy"] = {"numNodes": 1, "mpi": {"numProcPerNode": 1, "mpiImplementation": "OpenMPI",
+                                                      "runLauncherAsNode": as_node}}
+    return out
+
+
+MPI_AS_NODE_RUNTIME = mpi_runtime("mpi-as-node", True)
+MPI_RUNTIME = mpi_runtime("mpi", False)
+GPUS_PER_NODE = {"requests": {"nvidia.com/gpu": 8}, "limits": {"nvidia.com/gpu": 8}}
+MPI_AS_NODE_JOB = trainjob("mpi-as-node-job", "mpi-as-node", nodes=4, per_node=GPUS_PER_NODE)
+MPI_ONE_NODE_JOB = trainjob("mpi-one-node-job", "mpi-as-node", nodes=1)
+MPI_JOB = trainjob("mpi-job", "mpi", nodes=4, per_node=GPUS_PER_NODE)
+
+RUNTIMES = [LAUNCHER_RUNTIME, OTHER_CONTAINER_RUNTIME, MERGED_RUNTIME, MPI_AS_NODE_RUNTIME, MPI_RUNTIME]
+WORKLOADS = [LAUNCHER_JOB, OTHER_CONTAINER_JOB, MERGED_JOB, LIMITS_ONLY_JOB, DEPLOYMENT, PYTORCHJOB,
+             MPI_AS_NODE_JOB, MPI_ONE_NODE_JOB, MPI_JOB]
 
 
 def _conf(weight: int) -> str:
@@ -151,7 +176,9 @@ def policy_view(obj: dict, objects: list[dict]) -> dict:
     rule, over the TrainJob's effective node pod), and the constraints as written."""
     gang = gang_of(obj, objects)
     pods = [_decimals(s.requests) for s in gang.sets for _ in range(s.count)]
-    out = {"gang": gang.pods, "gang_pods": pods, "min_resources": _decimals(gang.min_resources())}
+    # The names Volcano's scheduler reads of minResources; pod slots are not modelled by the simulator.
+    scheduled = {k: v for k, v in gang.scheduled_min_resources().items() if k != "pods"}
+    out = {"gang": gang.pods, "gang_pods": pods, "min_resources": _decimals(scheduled)}
     target = find_runtime(obj, objects) if obj["kind"] == "TrainJob" else obj
     cons = [c for c in constraints(target) if c.scope in ("job", "runtime")]
     out["topology"] = cons[0].as_stored() if cons else None
@@ -224,6 +251,29 @@ def test_limits_only_fit_counts_limits_min_resources_does_not(tmp_path):
     # minResources: ps adds nothing; a worker's cpu is its init container's request only, no GPU request
     assert view["min_resources"] == _decimals({"cpu": 64, "memory": 128 * 2**30})
     assert view["partitions"] == [("soft", None)]
+
+
+def test_mpi_launcher_as_node_counts_as_one_of_num_nodes(tmp_path):
+    gpu = {"nvidia.com/gpu": 8}
+    view = simulator_view(MPI_AS_NODE_JOB, RUNTIMES + [MPI_AS_NODE_JOB], tmp_path)
+    assert view == policy_view(MPI_AS_NODE_JOB, RUNTIMES + [MPI_AS_NODE_JOB])
+    node = _decimals({"cpu": 16, "memory": 64 * 2**30, **gpu})
+    launcher = _decimals({"cpu": 2, "memory": 4 * 2**30, **gpu})
+    assert view["gang"] == 4 and view["gang_pods"] == [node] * 3 + [launcher]
+    assert view["trainer_pod"] == launcher
+    # minResources: every pod set, requests x count (Trainer's Volcano plugin)
+    assert view["min_resources"] == _decimals({"cpu": 3 * 16 + 2, "memory": (3 * 64 + 4) * 2**30,
+                                               "nvidia.com/gpu": 32})
+    # numNodes 1: node keeps max(0, 1) = 1 pod beside the launcher
+    assert policy_view(MPI_ONE_NODE_JOB, RUNTIMES + [MPI_ONE_NODE_JOB])["gang"] == 2
+
+
+def test_mpi_without_launcher_as_node_runs_num_nodes_beside_the_launcher():
+    view = policy_view(MPI_JOB, RUNTIMES + [MPI_JOB])
+    assert view["gang"] == 4 + 1
+    # resourcesPerNode reaches the trainer (launcher) job only: node is not the trainer here
+    assert view["gang_pods"][0] == _decimals({"cpu": 16, "memory": 64 * 2**30})
+    assert view["trainer_pod"] == _decimals({"cpu": 2, "memory": 4 * 2**30, "nvidia.com/gpu": 8})
 
 
 def test_user_configmap_replaces_the_chart_conf_for_both():

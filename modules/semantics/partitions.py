@@ -1,0 +1,87 @@
+"""A Volcano Job task's ``partitionPolicy`` as written, and what Volcano v1.15.1's job webhooks make of
+it: the mutating webhook's default task ``minAvailable`` and the validating webhook's refusals.
+
+volcano-sh/volcano v1.15.1:
+- ``pkg/webhooks/admission/jobs/mutate/mutate_job.go`` ``mutateSpec``: a task without ``minAvailable``
+  gets ``minPartitions x partitionSize`` when ``minPartitions > 0``, else its ``replicas``.
+- ``pkg/webhooks/admission/jobs/validate/admit_job.go`` ``validatePartitionPolicy`` (Go only: no
+  ValidatingAdmissionPolicy of the chart and no CEL rule of the Job CRD states it), first failing
+  check only: ``totalPartitions > 0``, ``partitionSize > 0``, ``replicas == totalPartitions x
+  partitionSize``, and, when the task's ``minAvailable`` is set and ``minPartitions > 0``,
+  ``minAvailable == minPartitions x partitionSize``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+from .shapes import as_dict, as_int, as_list, meta
+
+
+@dataclass(frozen=True)
+class PartitionPolicy:
+    task: str
+    path: str                    # the task's path, e.g. spec.tasks[0]
+    replicas: int
+    min_available: int | None    # the task's own, as written
+    total: int | None            # totalPartitions
+    size: int | None             # partitionSize
+    min_partitions: int
+
+    @property
+    def defaulted_min_available(self) -> int:
+        """The task's minAvailable after Volcano's mutating webhook."""
+        if self.min_available is not None:
+            return self.min_available
+        if self.min_partitions > 0 and self.size is not None:
+            return self.min_partitions * self.size
+        return self.replicas
+
+
+def task_min_available(task: dict) -> int:
+    """A task's minAvailable after Volcano's mutating webhook (``mutateSpec``): as written, else
+    ``minPartitions x partitionSize`` when minPartitions > 0, else its replicas. The job's own
+    minAvailable, when absent or 0, becomes the sum of these (``patchDefaultMinAvailable``)."""
+    own = as_int(task.get("minAvailable"))
+    if own is not None:
+        return own
+    policy = as_dict(task.get("partitionPolicy"))
+    parts, size = as_int(policy.get("minPartitions")) or 0, as_int(policy.get("partitionSize"))
+    if parts > 0 and size is not None:
+        return parts * size
+    return max(as_int(task.get("replicas")) or 0, 0)
+
+
+def partition_policies(obj: dict) -> Iterator[PartitionPolicy]:
+    """Every task with a partitionPolicy of a Volcano Job (or a CronJob's jobTemplate)."""
+    if obj.get("kind") == "CronJob":
+        spec, base = as_dict(as_dict(as_dict(obj.get("spec")).get("jobTemplate")).get("spec")), "spec.jobTemplate.spec"
+    else:
+        spec, base = as_dict(obj.get("spec")), "spec"
+    for i, task in enumerate(as_list(spec.get("tasks"))):
+        task = as_dict(task)
+        policy = task.get("partitionPolicy")
+        if not isinstance(policy, dict):
+            continue
+        name = task.get("name") if isinstance(task.get("name"), str) and task.get("name") else f"default{i}"
+        yield PartitionPolicy(name, f"{base}.tasks[{i}]", as_int(task.get("replicas")) or 0,
+                              as_int(task.get("minAvailable")), as_int(policy.get("totalPartitions")),
+                              as_int(policy.get("partitionSize")), as_int(policy.get("minPartitions")) or 0)
+
+
+def webhook_refusal(obj: dict, p: PartitionPolicy) -> tuple[str, str] | None:
+    """``(path, upstream's message)`` for the first check ``validatePartitionPolicy`` fails, or None.
+    An absent totalPartitions/partitionSize is the CRD schema's business (both are required)."""
+    job = meta(obj).get("name")
+    where = f"in task: {p.task}, job: {job}"
+    if p.total is None or p.size is None:
+        return None
+    if p.total <= 0:
+        return f"{p.path}.partitionPolicy.totalPartitions", f"'TotalPartitions' must be greater than 0 {where}"
+    if p.size <= 0:
+        return f"{p.path}.partitionPolicy.partitionSize", f"'PartitionSize' must be greater than 0 {where}"
+    if p.replicas != p.total * p.size:
+        return f"{p.path}.replicas", f"'Replicas' are not equal to TotalPartitions*PartitionSize {where}"
+    if p.min_partitions > 0 and p.defaulted_min_available != p.min_partitions * p.size:
+        return f"{p.path}.minAvailable", f"'MinAvailable' is not equal to MinPartitions*PartitionSize {where}"
+    return None

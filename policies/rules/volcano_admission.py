@@ -1,0 +1,54 @@
+"""What Volcano v1.15.1's job admission webhook checks in Go, which no ValidatingAdmissionPolicy of the
+chart nor CEL rule of the Job CRD carries (so `upstream-admission` cannot see it): a task's
+partitionPolicy must cut its replicas into whole partitions (modules/semantics/partitions.py).
+"""
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..framework import MANDATORY, CheckContext, Finding, Rule, api_group, where
+from modules.semantics.partitions import partition_policies, webhook_refusal
+
+RULE_ID = "volcano-job-admission"
+GROUP = "batch.volcano.sh"
+
+
+def _fix(p, path: str) -> str:
+    if path.endswith(".replicas"):
+        return (f"replicas is {p.replicas} but totalPartitions x partitionSize is {p.total} x {p.size} = "
+                f"{p.total * p.size}: make replicas a multiple of partitionSize and set totalPartitions to "
+                "replicas / partitionSize")
+    if path.endswith(".minAvailable"):
+        return (f"the task's minAvailable is {p.min_available} but minPartitions x partitionSize is "
+                f"{p.min_partitions} x {p.size} = {p.min_partitions * p.size}: drop the task's minAvailable "
+                "(the webhook then sets it to minPartitions x partitionSize) or make them agree")
+    return "set totalPartitions and partitionSize to at least 1"
+
+
+def _volcano_job_admission(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
+    if api_group(obj) != GROUP:
+        return
+    for p in partition_policies(obj):
+        refused = webhook_refusal(obj, p)
+        if refused is None:
+            continue
+        path, message = refused
+        yield Finding(path, f"{where(obj, path)}: Volcano's job webhook rejects it: \"{message}\" "
+                            f"(validatePartitionPolicy); {_fix(p, path)}.")
+
+
+RULES = (
+    Rule(
+        id=RULE_ID,
+        description="Volcano Jobs pass what Volcano v1.15.1's job admission webhook checks in Go: each task's "
+                    "partitionPolicy has replicas = totalPartitions x partitionSize and, with minPartitions, "
+                    "the task's minAvailable = minPartitions x partitionSize.",
+        why="These checks live in Volcano's webhook code (pkg/webhooks/admission/jobs/validate/admit_job.go "
+            "validatePartitionPolicy), not in any ValidatingAdmissionPolicy or CRD rule, so neither schema "
+            "validation nor upstream-admission sees them; the API server refuses the job at creation. "
+            "`trainstack render` refuses the same mistake in a stack (workloads.volcanoJobs[].partitions).",
+        fix="Make replicas a multiple of partitionSize with totalPartitions = replicas / partitionSize; leave "
+            "the task's minAvailable unset when minPartitions is set (the mutating webhook derives it).",
+        severity="high", enforcement=MANDATORY, check=_volcano_job_admission,
+        kinds=frozenset({"Job", "CronJob"})),
+)
