@@ -1,10 +1,13 @@
 """Platform-owned workloads: Volcano Jobs, TrainJobs, gang Deployments (+ PodGroups), PyTorchJobs."""
 from __future__ import annotations
 
+from decimal import Decimal
+
 from modules.core.bundle import Resource
 from modules.core.context import RenderContext
-from modules.core.quantity import parse_quantity
 from modules.runtimes import pods
+from modules.semantics.minresources import pod_usage
+from modules.semantics.podspec import Reader, pod_requests
 from modules.runtimes import render as runtimes
 from modules.trainer.render import api as trainer_api
 from modules.volcano import topology
@@ -180,16 +183,27 @@ def train_job(ctx: RenderContext, i: int, cfg: dict, known: dict[str, runtimes.R
 # --- gang Deployments ------------------------------------------------------------------------
 
 GI = 2**30
+_BYTES = ("memory", "ephemeral-storage", "hugepages-")
 
 
-def _times(resource: str, value: object, n: int) -> object:
-    """A request multiplied by n (a PodGroup's minResources), in a readable unit."""
-    total = parse_quantity(value) * n
-    if resource == "cpu":
+def _quantity(resource: str, total: Decimal) -> object:
+    """A minResources amount in a readable unit: cores (or millicores), Gi where exact, else a count."""
+    base = resource.removeprefix("requests.").removeprefix("limits.")
+    if base == "cpu":
         return str(int(total)) if total == int(total) else f"{int(total * 1000)}m"
-    if resource == "memory":
+    if base.startswith(_BYTES):
         return f"{int(total // GI)}Gi" if total % GI == 0 else str(int(total))
     return int(total)
+
+
+def gang_min_resources(pod_spec: dict, members: int) -> dict[str, object]:
+    """The minResources Volcano's PodGroup controller would write for ``members`` of these pods
+    (``buildPodGroupFromPod``: the quota usage of the created, defaulted pod; modules/semantics/
+    minresources.py): bare names for the scheduler, ``requests.*``/``limits.*`` for a namespace
+    ResourceQuota that the resourcequota plugin checks at enqueue."""
+    pod = pod_requests(Reader(file="the rendered pod", where="spec"), pod_spec, "spec")
+    usage = pod_usage(pod.fit, pod.limits)
+    return {name: _quantity(name, amount * members) for name, amount in sorted(usage.items())}
 
 
 def deployment(ctx: RenderContext, i: int, cfg: dict) -> list[Resource]:
@@ -206,9 +220,14 @@ def deployment(ctx: RenderContext, i: int, cfg: dict) -> list[Resource]:
     depends = [release_ref(ctx)]
     tier_number, tier_name = topology.tier_setting(spec_topology)
     explicit = spec_topology is not None and tier_name is not None
+    container = pods.container("main", cfg["image"], shape, profile, cfg["command"], cfg["args"])
+    if cfg["port"] is not None:
+        container.update(_probes(cfg["port"], cfg["healthPath"]))
+    template = {"metadata": {"labels": dict(selector), "annotations": pod_annotations},
+                "spec": pods.pod_spec(shape, [container], priority_class=priority)}
     if explicit:
         # No pod annotation carries a tier name: create the PodGroup and bind the pods to it.
-        group = podgroup(ctx, cfg["name"], namespace, queue, priority, replicas, shape, spec_topology)
+        group = podgroup(ctx, cfg["name"], namespace, queue, priority, replicas, template["spec"], spec_topology)
         out.append(group)
         pod_annotations[GROUP_NAME_ANNOTATION] = cfg["name"]
         depends.append(group.key)
@@ -218,11 +237,6 @@ def deployment(ctx: RenderContext, i: int, cfg: dict) -> list[Resource]:
             pod_annotations[TOPOLOGY_MODE_ANNOTATION] = spec_topology["mode"]
             if tier_number is not None:
                 pod_annotations[TOPOLOGY_TIER_ANNOTATION] = str(tier_number)
-    container = pods.container("main", cfg["image"], shape, profile, cfg["command"], cfg["args"])
-    if cfg["port"] is not None:
-        container.update(_probes(cfg["port"], cfg["healthPath"]))
-    template = {"metadata": {"labels": dict(selector), "annotations": pod_annotations},
-                "spec": pods.pod_spec(shape, [container], priority_class=priority)}
     obj = {"apiVersion": "apps/v1", "kind": "Deployment",
            "metadata": ctx.metadata(MODULE, cfg["name"], namespace, annotations=annotations or None),
            # Recreate: a rolling update's surge pods could never gang while the old ones hold the GPUs.
@@ -242,9 +256,8 @@ def _probes(port: int, path: str | None) -> dict:
 
 
 def podgroup(ctx: RenderContext, name: str, namespace: str, queue: str, priority: str, members: int,
-             shape: pods.Shape, spec_topology: dict) -> Resource:
-    spec: dict = {"minMember": members, "queue": queue,
-                  "minResources": {k: _times(k, v, members) for k, v in shape.requests().items()},
+             pod_spec: dict, spec_topology: dict) -> Resource:
+    spec: dict = {"minMember": members, "queue": queue, "minResources": gang_min_resources(pod_spec, members),
                   "networkTopology": _network_topology(spec_topology)}
     if priority:
         spec["priorityClassName"] = priority

@@ -171,3 +171,24 @@ def test_duplicate_workload_names_are_refused():
 def test_workloads_are_optional():
     bundle = render(variant("staging", workloads=DELETE))
     assert not [r for r in bundle.resources if r.module == "workloads"]
+
+
+def test_gang_deployment_podgroup_has_the_names_volcano_writes():
+    """The PodGroup rendered for a gang Deployment carries what Volcano's PodGroup controller would
+    write for its pods (quota usage: bare names for the scheduler, requests.*/limits.* for a namespace
+    ResourceQuota at enqueue), and the scheduler's reading of it is the pods' requests times minMember."""
+    from decimal import Decimal
+
+    from modules.core.quantity import parse_quantity
+    from modules.semantics.minresources import scheduler_view
+    from modules.semantics.podspec import Reader, pod_requests
+
+    bundle = shipped_bundle("prod")
+    (group,) = of_kind(bundle, "PodGroup")
+    deployment = next(d for d in of_kind(bundle, "Deployment") if d["metadata"]["name"] == group["metadata"]["name"])
+    members = group["spec"]["minMember"]
+    minimum = {k: parse_quantity(v) for k, v in group["spec"]["minResources"].items()}
+    pod = pod_requests(Reader(), deployment["spec"]["template"]["spec"], "spec")
+    assert scheduler_view(minimum) == {"pods": Decimal(members), **{k: v * members for k, v in pod.fit.items()}}
+    assert minimum["count/pods"] == members and minimum["requests.nvidia.com/gpu"] == minimum["nvidia.com/gpu"]
+    assert minimum["limits.memory"] == pod.limits["memory"] * members and "limits.cpu" not in minimum
