@@ -1,0 +1,53 @@
+"""Review fixes in modules/probe: odd probe results and flags are clear InputErrors (exit 2, file,
+path, what was expected), never a traceback or a silent default."""
+from __future__ import annotations
+
+import pytest
+
+from modules.core.errors import InputError
+from modules.probe import results
+
+TIME = 'trainstack_probe_time_seconds{tier="node",collective="all_reduce",bytes="1048576"} '
+WORLD = 'trainstack_probe_world_size{tier="node"} 8\n'
+
+
+def _read(tmp_path, text: str, name: str = "r.prom") -> list[dict]:
+    path = tmp_path / name
+    path.write_text(text)
+    return results.read(path)
+
+
+@pytest.mark.parametrize("text, path, expected", [
+    # a time sample without the labels the reader keys on (was KeyError / ValueError)
+    ('trainstack_probe_time_seconds{tier="node",bytes="1048576"} 0.1\n', "line 1", 'collective="..."'),
+    ('trainstack_probe_time_seconds{tier="node",collective="all_reduce",bytes="1MiB"} 0.1\n', "line 1",
+     'bytes="<whole number>"'),
+    # a sample value that is no number (was ValueError)
+    (WORLD + TIME + "abc\n", "line 2", "expected a sample value"),
+    # NaN or infinite counts (was ValueError / OverflowError in int())
+    (TIME + "0.1\ntrainstack_probe_world_size{tier=\"node\"} NaN\n", "line 2", "expected a count"),
+    (TIME + "0.1\n" + WORLD + 'trainstack_probe_nodes{tier="node"} +Inf\n', "line 3", "expected a count"),
+    # a NaN or infinite time passed every check and made the fit NaN
+    (TIME + "NaN\n" + WORLD, "(metrics)[0].time_s", "expected a positive number"),
+    (TIME + "+Inf\n" + WORLD, "(metrics)[0].time_s", "expected a positive number"),
+])
+def test_odd_exposition_is_an_input_error(tmp_path, text, path, expected):
+    with pytest.raises(InputError) as err:
+        _read(tmp_path, text)
+    assert err.value.path == path and expected in err.value.message
+    assert str(tmp_path / "r.prom") in str(err.value)
+
+
+@pytest.mark.parametrize("value", ['"x"', "0", "-2", "true", "1.5"])
+def test_ranks_per_node_must_be_a_whole_number(tmp_path, value):
+    text = ('[{"collective": "all_reduce", "bytes": 1048576, "world_size": 8, "time_s": 0.1, '
+            f'"ranks_per_node": {value}}}]')
+    with pytest.raises(InputError) as err:
+        _read(tmp_path, text, "r.json")
+    assert err.value.path == "[0].ranks_per_node"
+
+
+def test_good_exposition_still_reads(tmp_path):
+    records = _read(tmp_path, TIME + "0.1\n" + WORLD)
+    assert [(r["collective"], r["bytes"], r["world_size"], r["time_s"]) for r in records] == \
+        [("all_reduce", 1048576, 8, 0.1)]
