@@ -51,3 +51,26 @@ def test_good_exposition_still_reads(tmp_path):
     records = _read(tmp_path, TIME + "0.1\n" + WORLD)
     assert [(r["collective"], r["bytes"], r["world_size"], r["time_s"]) for r in records] == \
         [("all_reduce", 1048576, 8, 0.1)]
+
+
+NCCL_RESULTS = ('[{"collective": "all_reduce", "bytes": 1048576, "world_size": 8, "time_s": 0.0001, '
+                '"backend": "nccl"}, {"collective": "all_reduce", "bytes": 1073741824, "world_size": 8, '
+                '"time_s": 0.006, "backend": "nccl"}]')
+
+
+@pytest.mark.parametrize("flag, value", [
+    ("--gpu-memory-gb", "nan"),    # was blamed on --gpus ("cannot convert float NaN to integer")
+    ("--gpu-memory-gb", "0"),      # was silently ignored (80 GB assumed)
+    ("--gpu-memory-gb", "-80"),    # was used: TP=1 for a 70B model
+    ("--gpu-memory-gb", "inf"),
+    ("--gpus", "0"),               # was silently the whole fabric
+])
+def test_recommend_refuses_meaningless_sizes(tmp_path, flag, value):
+    from tests.support.cli import run
+
+    probe = tmp_path / "probe.json"
+    probe.write_text(NCCL_RESULTS)
+    result = run("recommend", "dev", "--probe", str(probe), flag, value)
+    assert result.code == 2, result.out
+    assert f"trainstack recommend: {flag}: expected" in result.err
+    assert "Traceback" not in result.err
