@@ -74,3 +74,21 @@ def test_recommend_refuses_meaningless_sizes(tmp_path, flag, value):
     assert result.code == 2, result.out
     assert f"trainstack recommend: {flag}: expected" in result.err
     assert "Traceback" not in result.err
+
+
+@pytest.mark.parametrize("flag, value", [("--nproc", "1000"), ("--iters", "-1"), ("--warmup", "-3")])
+def test_probe_flags_are_checked_before_torchrun_starts(monkeypatch, flag, value):
+    """--nproc 1000 started 1000 torch processes; negative counts failed inside every rank."""
+    import importlib.util
+
+    from modules.probe import commands
+    from tests.support.cli import run
+
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("trainstack probe checks for torch first")
+
+    def no_torchrun(*args, **kwargs):
+        raise AssertionError("torchrun started")
+    monkeypatch.setattr(commands.subprocess, "run", no_torchrun)
+    result = run("probe", flag, value)
+    assert result.code == 2 and f"trainstack probe: {flag}: expected" in result.err, result.err
