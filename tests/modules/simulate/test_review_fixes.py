@@ -34,3 +34,32 @@ def test_the_node_latency_comes_from_tier_0_results_when_there_are_some():
     links = fit_links(records)                    # no node_latency_us: tier 0's fit is used
     assert links[0].latency_us == pytest.approx(3.4, rel=1e-6)
     assert links[1].latency_us == pytest.approx(14, rel=1e-6)
+
+
+def test_json_report_lists_each_jobs_own_pod_gpus():
+    """Two jobs (same name, other namespaces) have pods of the same name but other GPU counts: each
+    job's pods keep their own count (the report merged every job's pods into one dict)."""
+    import json
+    import re
+    from decimal import Decimal
+
+    from modules.fabric.model import Fabric, Link, Node, NodePool, Switch
+    from modules.simulate.engine import simulate
+    from modules.simulate.jobs import Job, Pod
+    from modules.simulate.report import json_report
+
+    pool = NodePool(name="gpu", match=re.compile(".*"), gpus=8, gpu_resource="nvidia.com/gpu", gpu_type=None,
+                    cpu_milli=64000, memory_bytes=512 * 2**30, resources={})
+    names = ["n1", "n2"]
+    fabric = Fabric(source="test", tier_names={1: "leaf"},
+                    switches={"leaf": Switch(name="leaf", tier=1, parent=None, hypernode="leaf", nodes=names)},
+                    nodes={n: Node(name=n, leaf="leaf", pool=pool) for n in names}, pools={"gpu": pool},
+                    links={0: Link(370, 3.4), 1: Link(350, 14)})
+
+    def job(gpus: int) -> Job:
+        requests = {"nvidia.com/gpu": Decimal(gpus), "cpu": Decimal(1), "memory": Decimal(2**30)}
+        return Job("train", "Job", [Pod("train-worker-0", requests, gpus)], 1, None)
+
+    doc = json.loads(json_report(simulate(fabric, [job(8), job(2)])))
+    pods = [j["pods"] for j in doc["strategies"]["topology-aware"]["jobs"]]
+    assert [p[0]["gpus"] for p in pods] == [8, 2]
