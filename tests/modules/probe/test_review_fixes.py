@@ -92,3 +92,35 @@ def test_probe_flags_are_checked_before_torchrun_starts(monkeypatch, flag, value
     monkeypatch.setattr(commands.subprocess, "run", no_torchrun)
     result = run("probe", flag, value)
     assert result.code == 2 and f"trainstack probe: {flag}: expected" in result.err, result.err
+
+
+class _FlakyApi:
+    """The API server: creates the Job, fails the first status reads, then reports it Completed."""
+
+    def __init__(self, failures: list[Exception]):
+        self.failures = list(failures)
+        self.calls: list[tuple[str, str]] = []
+
+    def call(self, method: str, path: str, body: dict | None = None) -> dict:
+        self.calls.append((method, path))
+        if method == "POST":
+            return {"metadata": {"name": "probe-leaf-x"}}
+        if method == "GET" and self.failures:
+            raise self.failures.pop(0)
+        return {"status": {"state": {"phase": "Completed"}}}
+
+
+def test_launcher_keeps_waiting_through_api_blips():
+    """A transient error while polling abandoned the running Job; the next tier then ran beside it."""
+    import io
+    import urllib.error
+
+    from modules.probe import launcher
+
+    api = _FlakyApi([urllib.error.URLError("connection refused"),
+                     urllib.error.HTTPError("u", 503, "Service Unavailable", {}, io.BytesIO()),
+                     ConnectionResetError("reset")])
+    logged: list[str] = []
+    assert launcher.launch(api, "training", "{}", "run-1", timeout=30, poll=0, log=logged.append) is True
+    assert [m for m, _ in api.calls] == ["POST", "GET", "GET", "GET", "GET"]
+    assert sum("retrying" in line for line in logged) == 3 and "finished: Completed" in logged[-1]
