@@ -26,9 +26,9 @@ def gradient_bytes(value: str) -> int:
         amount = parse_quantity(value)
     except ValueError:
         amount = None
-    if amount is None or amount <= 0:
+    if amount is None or amount < 1:   # 0.5 would be 0 bytes: an all-reduce of nothing
         raise InputError("trainstack simulate", "--gradient-size",
-                          f"expected a positive quantity of bytes such as 1Gi or 256Mi, got {show(value)}")
+                          f"expected a positive quantity of bytes, at least 1, such as 1Gi or 256Mi, got {show(value)}")
     return int(amount)
 
 

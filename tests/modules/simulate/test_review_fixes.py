@@ -63,3 +63,14 @@ def test_json_report_lists_each_jobs_own_pod_gpus():
     doc = json.loads(json_report(simulate(fabric, [job(8), job(2)])))
     pods = [j["pods"] for j in doc["strategies"]["topology-aware"]["jobs"]]
     assert [p[0]["gpus"] for p in pods] == [8, 2]
+
+
+@pytest.mark.parametrize("value", ["0.5", "500m", "0"])
+def test_gradient_size_below_one_byte_is_refused(value):
+    """0.5 (or 500m) became an all-reduce of 0 bytes."""
+    from modules.core.errors import InputError
+    from modules.simulate.commands import gradient_bytes
+
+    with pytest.raises(InputError) as err:
+        gradient_bytes(value)
+    assert err.value.path == "--gradient-size" and "at least 1," in err.value.message
