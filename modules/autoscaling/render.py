@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from modules.core.bundle import ChartRelease, Resource
 from modules.core.context import RenderContext
+from modules.probe.render import available_tiers
 
 MODULE = "autoscaling"
 CHART = "prometheus-adapter"
@@ -37,6 +38,8 @@ class Metric:
     series: str           # the Prometheus metric behind it
     query: str            # the adapter's metricsQuery (a Go template with << >> delimiters)
     about: str
+    labels: tuple[str, ...] = ()   # External: the series' labels a selector may name
+    required: str = ""             # External: the label a selector must name (the query keeps one series per value)
 
 
 METRICS: dict[str, Metric] = {
@@ -49,11 +52,12 @@ METRICS: dict[str, Metric] = {
     "volcano_pending_podgroups": Metric(
         "External", "volcano_queue_pod_group_pending_count",
         "sum(<<.Series>>{<<.LabelMatchers>>}) by (queue_name)",
-        "PodGroups pending in a Volcano queue (select one with queue_name)."),
+        "PodGroups pending in a Volcano queue (select one with queue_name).", labels=("queue_name",)),
     "fabric_busbw_gbps": Metric(
         "External", "trainstack_probe_busbw_gbps",
         'max(<<.Series>>{collective="all_reduce",<<.LabelMatchers>>}) by (tier)',
-        "Peak all_reduce busbw of the last fabric probe of a tier (select one with tier)."),
+        "Peak all_reduce busbw of the last fabric probe of a tier (select one with tier).", labels=("tier",),
+        required="tier"),
 }
 
 
@@ -100,10 +104,30 @@ def hpa_metric(ctx: RenderContext, where: str, item: dict) -> dict:
                                          "target": {"type": "AverageValue", "averageValue": _quantity(item[kind])}}}
     target = {"type": "Value", "value": _quantity(item[kind])} if kind == "value" else \
         {"type": "AverageValue", "averageValue": _quantity(item[kind])}
+    _check_selector(ctx, f"{where}.selector", item["name"], item["selector"])
     spec_metric: dict = {"name": item["name"]}
     if item["selector"]:
         spec_metric["selector"] = {"matchLabels": dict(sorted(item["selector"].items()))}
     return {"type": "External", "external": {"metric": spec_metric, "target": target}}
+
+
+def _check_selector(ctx: RenderContext, where: str, name: str, selector: dict) -> None:
+    """An External metric's selector must name labels its series carry: the adapter adds them to the
+    query, finds no series otherwise, and the HPA reports FailedGetExternalMetric. The HPA adds up
+    every series it gets, so a metric kept per label value (busbw per tier) needs that label selected."""
+    metric = METRICS[name]
+    unknown = sorted(set(selector) - set(metric.labels))
+    if unknown:
+        raise ctx.error(where, f"expected only {', '.join(metric.labels)} (the labels of {metric.series}) for "
+                        f"{name}, got {', '.join(unknown)}: the adapter would find no series")
+    if metric.required and metric.required not in selector:
+        raise ctx.error(where, f"expected a {metric.required} selector for {name}: the adapter returns one series "
+                        f"per {metric.required} and the HPA would add them up")
+    if name == "fabric_busbw_gbps":
+        tiers = [t.name for t in available_tiers(ctx.fabric)]
+        if selector["tier"] not in tiers:
+            raise ctx.expected(f"{where}.tier", "a tier the probe labels its results with: " + ", ".join(tiers),
+                               selector["tier"])
 
 
 def scale_target(ctx: RenderContext, where: str, target: dict) -> dict:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from modules.autoscaling import render as autoscaling
 from modules.core.bundle import Prerequisite, Resource
 from modules.core.context import RenderContext
 from modules.probe import render as probe
@@ -21,6 +22,9 @@ API_VERSION = "monitoring.coreos.com/v1"
 GPU_LABELS = "Hostname, hostname, gpu, UUID, modelName"
 NVLINK_SOFT = ("CRC_FLIT", "CRC_DATA", "REPLAY")   # DCGM_FI_DEV_NVLINK_<x>_ERROR_COUNT_TOTAL counters
 BANDWIDTH_BOUND_BYTES = 256 << 20   # below this the peak busbw is latency-bound, not the link's
+# Metrics volcano-controllers serves (pkg/controllers/metrics, job/state/metrics.go); the scheduler serves the rest.
+VOLCANO_METRIC = re.compile(r"\bvolcano_[a-z_]+")
+CONTROLLER_METRIC = re.compile(r"volcano_(queue_pod_group_|job_(completed|failed)_phase_count|controller_)")
 
 
 @dataclass(frozen=True)
@@ -306,10 +310,17 @@ def monitors(ctx: RenderContext, groups: list[dict]) -> list[Resource]:
     """The monitors the rendered alerts' metrics need (alerts on metrics nobody scrapes never fire)."""
     cfg = ctx.section(MODULE)["scrape"]
     text = " ".join(r["expr"] for g in groups for r in g["rules"])
+    # The HPAs' metrics reach the adapter through the same Prometheus.
+    text += " " + " ".join(autoscaling.METRICS[name].series for name in autoscaling.used_metrics(ctx))
+    volcano_metrics = set(VOLCANO_METRIC.findall(text))
+    from_controllers = {m for m in volcano_metrics if CONTROLLER_METRIC.match(m)}
     out = []
-    if cfg["volcanoScheduler"] and "volcano_" in text:
-        volcano = ctx.section("volcano")
-        out.append(_monitor(ctx, "volcano-scheduler", volcano["namespace"], {"app": "volcano-scheduler"},
+    namespace = ctx.section("volcano")["namespace"]
+    if cfg["volcanoScheduler"] and volcano_metrics - from_controllers:
+        out.append(_monitor(ctx, "volcano-scheduler", namespace, {"app": "volcano-scheduler"},
+                            {"port": "metrics", "path": "/metrics", "interval": "30s"}))
+    if cfg["volcanoControllers"] and from_controllers:
+        out.append(_monitor(ctx, "volcano-controllers", namespace, {"app": "volcano-controller"},
                             {"port": "metrics", "path": "/metrics", "interval": "30s"}))
     dcgm = cfg["dcgmExporter"]
     if "DCGM_" in text:

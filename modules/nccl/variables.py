@@ -149,13 +149,15 @@ VARIABLES: dict[str, Check] = {
     "NCCL_SOCKET_RETRY_CNT": _int_range(0),
     "NCCL_SOCKET_RETRY_SLEEP_MSEC": _int_range(0),
     "NCCL_SOCKET_POLL_TIMEOUT_MSEC": _int_range(0),
-    "NCCL_DEBUG": _one_of("VERSION", "WARN", "INFO", "TRACE"),
+    "NCCL_DEBUG": _one_of("VERSION", "WARN", "INFO", "TRACE", case=False),   # strcasecmp in src/debug.cc
     "NCCL_DEBUG_SUBSYS": _subsys,
     "NCCL_DEBUG_FILE": _path,
     "NCCL_MIN_CTAS": _int_range(1, 64),
     "NCCL_MAX_CTAS": _int_range(1, 64),
     "NCCL_MIN_NCHANNELS": _int_range(1, 64),
     "NCCL_MAX_NCHANNELS": _int_range(1, 64),
+    "NCCL_MIN_NRINGS": _int_range(1, 64),    # legacy aliases of the NCHANNELS pair, still read (graph/connect.cc)
+    "NCCL_MAX_NRINGS": _int_range(1, 64),
     "NCCL_NTHREADS": _nthreads,
     "NCCL_BUFFSIZE": _bytes,
     "NCCL_P2P_DISABLE": _flag,

@@ -42,6 +42,7 @@ def _free_port() -> int:
 
 
 DEFAULT_SIZES = "1MiB-1GiB"
+MAX_LOCAL_RANKS = 64   # each rank is a process importing torch; a node has 8 GPUs, a laptop a few cores
 # Measured with 2 gloo ranks on a busy 2-core machine (4 default collectives): how long a sweep takes.
 TIMINGS = "the default 1MiB-1GiB took about 220 s on a 2-core machine with gloo, 1MiB-64MiB about 50 s"
 
@@ -62,8 +63,12 @@ def cmd_probe(args: argparse.Namespace, project: Project | None) -> int:
     if importlib.util.find_spec("torch") is None:
         print(f"error: trainstack probe needs PyTorch, which is not installed: {INSTALL_HINT}", file=sys.stderr)
         return 2
-    if args.nproc < 2:
-        raise InputError("trainstack probe", "--nproc", f"expected at least 2 ranks, got {args.nproc}")
+    if not 2 <= args.nproc <= MAX_LOCAL_RANKS:
+        raise InputError("trainstack probe", "--nproc", f"expected 2 to {MAX_LOCAL_RANKS} ranks (processes on this "
+                          f"machine), got {args.nproc}")
+    for flag in ("iters", "warmup"):   # checked here, not by every rank after torchrun has started them
+        if getattr(args, flag) < 0:
+            raise InputError("trainstack probe", f"--{flag}", f"expected a count >= 0, got {getattr(args, flag)}")
     # torchrun, as in the cluster: one process per rank on this machine, over loopback.
     command = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc-per-node", str(args.nproc),
                "--master-addr", "127.0.0.1", "--master-port", str(_free_port()), "--monitor-interval", "0.1",

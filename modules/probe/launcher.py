@@ -62,11 +62,15 @@ def launch(api: Api, namespace: str, template_text: str, run: str, timeout: floa
     while time.monotonic() < deadline:
         try:
             state = api.call("GET", f"{path}/{name}")
-        except urllib.error.HTTPError as exc:
-            if exc.code == 404:
+        except (OSError, ValueError) as exc:   # HTTPError and URLError are OSErrors
+            if isinstance(exc, urllib.error.HTTPError) and exc.code == 404:
                 log(f"Job {name} disappeared before it finished")
                 return False
-            raise
+            # A blip of the API server must not abandon a running Job: the next tier would then
+            # start beside it and both measure shared links. Keep polling until the deadline.
+            log(f"reading Job {name} failed ({exc}); retrying")
+            time.sleep(poll)
+            continue
         phase = ((state.get("status") or {}).get("state") or {}).get("phase", "")
         if phase in FINISHED:
             log(f"Job {name} finished: {phase}")

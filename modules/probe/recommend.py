@@ -39,8 +39,6 @@ BANDWIDTH_KEEP = 0.9           # PP takes a tier when DP would keep less than th
 MAX_PP = 64
 
 
-# --- results ------------------------------------------------------------------------------------
-
 # --- the alpha-beta model -----------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -295,7 +293,7 @@ def parse_model_size(text: str) -> float:
 
 
 def gpu_memory(pool: NodePool, override: float | None) -> tuple[float, str]:
-    if override:
+    if override is not None:
         return override, "--gpu-memory-gb"
     kind = (pool.gpu_type or "").upper()
     for fragment, gb in GPU_MEMORY_GB:
@@ -460,10 +458,13 @@ def recommend(stack, fabric: Fabric, records: list[dict], model_size: str, gpus:
     pool_nodes = sum(1 for n in fabric.nodes.values() if n.pool.name == pool.name)
     top = fabric.highest_tier
     largest = fabric.largest_domain(top).gpus if top else pool.gpus
-    gpus = gpus or largest
+    gpus = largest if gpus is None else gpus   # 0 is a mistake to report, not "the default"
     if gpus < 1 or gpus > largest or (gpus > pool.gpus and gpus % pool.gpus):
         raise InputError("trainstack recommend", "--gpus", f"expected a whole number of {pool.gpus}-GPU nodes "
                           f"up to {largest} GPUs (the largest domain of the fabric), got {gpus}")
+    if gpu_memory_gb is not None and not (math.isfinite(gpu_memory_gb) and gpu_memory_gb > 0):
+        raise InputError("trainstack recommend", "--gpu-memory-gb", f"expected a positive number of GB such as 80, "
+                          f"got {gpu_memory_gb:g}")
     memory, memory_why = gpu_memory(pool, gpu_memory_gb)
     job = JobShape(params, BYTES_PER[grad_dtype], gpus, memory, memory_why)
     models, notes = tier_models(fabric, records)

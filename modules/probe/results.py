@@ -14,6 +14,7 @@ into GPU tier models refuse such records unless the user says ``--accept-cpu``.
 """
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -41,7 +42,7 @@ def read(path: str | Path, shown: str | None = None) -> list[dict]:
         data = yamlio.loads_json(text, shown, "expected JSON probe results")   # bounded; NaN and inf refused
         records, where, defaults = _document(data, shown)
     else:
-        records, where = _from_exposition(text), "(metrics)"
+        records, where = _from_exposition(text, shown), "(metrics)"
     out = [_record(r, f"{where}[{i}]", shown, defaults) for i, r in enumerate(records)]
     if not out:
         raise InputError(shown, "", "no probe results in the file")
@@ -75,7 +76,8 @@ def _record(r: object, at: str, shown: str, defaults: dict) -> dict:
         raise InputError(shown, f"{at}.collective", f"expected one of {', '.join(measure.COLLECTIVES)}, "
                           f"got {show(r['collective'])}")
     for key, low in (("bytes", 1), ("time_s", 0), ("world_size", 2)):
-        if r[key] < low or (key == "time_s" and r[key] <= 0):
+        # NaN compares false both ways: only a finite time is a measurement (the exposition can say NaN or +Inf)
+        if r[key] < low or (key == "time_s" and not (math.isfinite(r[key]) and r[key] > 0)):
             raise InputError(shown, f"{at}.{key}", f"expected a positive number{' >= 2' if low == 2 else ''}, "
                               f"got {show(r[key])}")
     tier = r.get("tier", NODE_TIER)
@@ -83,24 +85,37 @@ def _record(r: object, at: str, shown: str, defaults: dict) -> dict:
         raise InputError(shown, f"{at}.tier", f"expected a tier name (node = inside one node, or a fabric tier "
                           f"name) or a tier number >= 0, got {show(tier)}")
     nodes = r.get("nodes") if isinstance(r.get("nodes"), int) and not isinstance(r.get("nodes"), bool) else 1
+    per_node = r.get("ranks_per_node")
+    if per_node is not None and (isinstance(per_node, bool) or not isinstance(per_node, int) or per_node < 1):
+        raise InputError(shown, f"{at}.ranks_per_node", f"expected a whole number of ranks >= 1, got {show(per_node)}")
     backend = str(r.get("backend") or "")
     return {**r, "tier": tier, "nodes": max(1, nodes),
-            "ranks_per_node": r.get("ranks_per_node") or max(1, r["world_size"] // max(1, nodes)),
+            "ranks_per_node": per_node or max(1, r["world_size"] // max(1, nodes)),
             "backend": backend, "representative": backend not in CPU_BACKENDS, "source": shown}
 
 
-def _from_exposition(text: str) -> list[dict]:
+def _from_exposition(text: str, shown: str) -> list[dict]:
     times: dict[tuple, float] = {}
     per_tier: dict[str, dict[str, float]] = {}
-    for line in text.splitlines():
+    for number, line in enumerate(text.splitlines(), start=1):
         match = _PROM_LINE.match(line)
         if not match:
             continue
-        name, labels, value = match.group(1), dict(_PROM_LABEL.findall(match.group(2))), float(match.group(3))
+        name, labels = match.group(1), dict(_PROM_LABEL.findall(match.group(2)))
+        try:
+            value = float(match.group(3))
+        except ValueError:
+            raise InputError(shown, f"line {number}", f"expected a sample value (a number) for {name}, got "
+                              f"{show(match.group(3))}") from None
         tier = labels.get("tier", NODE_TIER)
         if name == "trainstack_probe_time_seconds":
+            if "collective" not in labels or not labels.get("bytes", "").isdigit():
+                raise InputError(shown, f"line {number}", f"expected {name} with labels collective=\"...\" and "
+                                  f"bytes=\"<whole number>\", got {{{match.group(2)}}}")
             times[(tier, labels["collective"], int(labels["bytes"]))] = value
         elif name in ("trainstack_probe_world_size", "trainstack_probe_nodes"):
+            if not math.isfinite(value):
+                raise InputError(shown, f"line {number}", f"expected a count for {name}, got {match.group(3)}")
             per_tier.setdefault(tier, {})[name.rsplit("_", 1)[-1] if name.endswith("nodes") else "world"] = value
         elif name == "trainstack_probe_info":
             per_tier.setdefault(tier, {})["backend:" + labels.get("backend", "")] = 1

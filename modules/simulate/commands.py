@@ -26,9 +26,9 @@ def gradient_bytes(value: str) -> int:
         amount = parse_quantity(value)
     except ValueError:
         amount = None
-    if amount is None or amount <= 0:
+    if amount is None or amount < 1:   # 0.5 would be 0 bytes: an all-reduce of nothing
         raise InputError("trainstack simulate", "--gradient-size",
-                          f"expected a positive quantity of bytes such as 1Gi or 256Mi, got {show(value)}")
+                          f"expected a positive quantity of bytes, at least 1, such as 1Gi or 256Mi, got {show(value)}")
     return int(amount)
 
 
@@ -81,7 +81,7 @@ def cmd_simulate_snapshot(args: argparse.Namespace, shown: str) -> int:
                           "(add --workloads FILE)")
     links = dict(snap.fabric.links)
     if args.probe:
-        links.update(fit_links(probe_records(args, snap.fabric, warnings)))
+        links.update(fit_links(probe_records(args, snap.fabric, warnings), links[0].latency_us if 0 in links else 0.0))
     result = simulate(snap.fabric, jobs, usage=snap.usage, settings=snap.settings, links=links, gradient_bytes=nbytes)
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
@@ -108,7 +108,7 @@ def cmd_simulate(args: argparse.Namespace, project: Project) -> int:
     usage = load_usage(Path(args.usage), args.usage, fabric) if args.usage else {}
     links = dict(fabric.links)
     if args.probe:
-        links.update(fit_links(probe_records(args, fabric, warnings)))
+        links.update(fit_links(probe_records(args, fabric, warnings), links[0].latency_us if 0 in links else 0.0))
     result = simulate(fabric, jobs, usage=usage, settings=settings_from_bundle(bundle), links=links,
                       gradient_bytes=nbytes)
     for warning in warnings:

@@ -77,13 +77,17 @@ def allreduce_seconds(links: Mapping[int, Link], span_tier: int, ranks: Sequence
 
 # --- probe results (read by modules/probe/results.py) ----------------------------------------------
 
-def fit_links(records: list[dict]) -> dict[int, Link]:
+def fit_links(records: list[dict], node_latency_us: float = 0.0) -> dict[int, Link]:
     """Fit α (latency per step) and β (1/bandwidth) per tier to all_reduce records with a ``tier``.
 
     Ring model, as nccl-tests reports busbw: T = 2(p-1)·α + 2(p-1)/p·n·β, least squares over the
     tier's records (α clamped at 0). Records of other collectives or without a tier are skipped.
+    A record whose p ranks sit on several nodes crosses the tier on only 2(nodes-1) of its ring
+    steps, the α that allreduce_seconds charges per inter-node step: its 2(p-nodes) intra-node
+    steps are charged at tier 0's latency (fitted, else ``node_latency_us``) and taken off first,
+    as ``recommend`` does (NCCL's ring latency, reference/nccl.md §5).
     """
-    by_tier: dict[int, list[tuple[float, float, float]]] = {}
+    by_tier: dict[int, list[tuple[float, float, float, int]]] = {}
     for rec in records:
         if str(rec.get("collective", "all_reduce")).replace("-", "_") not in ("all_reduce", "allreduce"):
             continue
@@ -92,9 +96,18 @@ def fit_links(records: list[dict]) -> dict[int, Link]:
         p, n, t = float(rec["world_size"]), float(rec["bytes"]), float(rec["time_s"])
         if p < 2:
             continue
-        by_tier.setdefault(int(rec["tier"]), []).append((2 * (p - 1), 2 * (p - 1) / p * n, t))
-    out = {}
-    for tier, rows in sorted(by_tier.items()):
+        nodes = min(max(int(rec.get("nodes") or 1), 1), int(p))
+        by_tier.setdefault(int(rec["tier"]), []).append((2 * (p - 1), 2 * (p - 1) / p * n, t, nodes))
+    out: dict[int, Link] = {}
+    for tier, raw in sorted(by_tier.items()):   # tier 0 first: the others subtract its latency
+        node_alpha = out[0].latency_us * 1e-6 if 0 in out else node_latency_us * 1e-6
+        rows = []
+        for steps, moved, t, nodes in raw:
+            if nodes > 1:
+                inter = 2 * (nodes - 1)
+                fixed = (steps - inter) * node_alpha
+                steps, t = inter, (t - fixed if t > fixed else t)
+            rows.append((steps, moved, t))
         alpha, beta = _least_squares(rows)
         if beta > 0:
             out[tier] = Link(bandwidth_gbps=1 / beta / 1e9, latency_us=alpha * 1e6)

@@ -38,15 +38,14 @@ def to_json(result: SimulationResult) -> dict:
                        "cpu": _number(alloc["cpu"]), "memory": _number(alloc["memory"]),
                        "pool": node.pool.name, "leaf": (leaf.hypernode or leaf.name) if leaf else None,
                        "gpusInUse": _number(used.get(node.pool.gpu_resource, 0))}
-    gpus = {}
-    for job in result.jobs:
-        gpus.update({pod.name: pod.gpus for pod in job.pods})
+    # per job: pods of two jobs may share a name (the same job name in two namespaces)
+    gpus = [{pod.name: pod.gpus for pod in job.pods} for job in result.jobs]
     strategies = {}
     for name in STRATEGIES:
         jobs = []
-        for outcome in result.outcomes[name]:
+        for i, outcome in enumerate(result.outcomes[name]):
             pods = [] if name == "lower-bound" else [
-                {"name": pod, "node": c.node_names[node], "gpus": gpus[pod]} for pod, node in outcome.pods]
+                {"name": pod, "node": c.node_names[node], "gpus": gpus[i][pod]} for pod, node in outcome.pods]
             jobs.append({"name": outcome.job, "status": outcome.status, "reason": outcome.reason,
                          "hypernode": outcome.hypernode, "tier": outcome.tier, "pods": pods,
                          "allreduce_s": outcome.allreduce_s})
