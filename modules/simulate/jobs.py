@@ -33,9 +33,13 @@ class Partition:
     policy: str | None = None          # the subGroupPolicy it comes from (minSubGroups counts per policy)
 
     @property
+    def size(self) -> int:
+        """Pods it needs to count as ready (running ones included)."""
+        return len(self.pods) if self.min_available is None else self.min_available
+
+    @property
     def gang(self) -> int:
-        size = len(self.pods) if self.min_available is None else self.min_available
-        return max(size - self.running, 1)
+        return max(self.size - self.running, 1)
 
 
 @dataclass

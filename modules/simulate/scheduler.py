@@ -298,8 +298,7 @@ class TopologyAware:
         if job.min_partitions:
             ready = dict(job.ready_partitions)
             for part in job.partitions:
-                size = len(part.pods) if part.min_available is None else part.min_available
-                if part.running + sum(1 for i in part.pods if i in placed) >= size:
+                if part.running + sum(1 for i in part.pods if i in placed) >= part.size:
                     ready[part.policy] = ready.get(part.policy, 0) + 1
             if any(ready.get(policy, 0) < need for policy, need in job.min_partitions.items()):
                 return False
@@ -346,11 +345,11 @@ class TopologyAware:
             return prep.units
         count = dict(job.ready_partitions)
         for kind, unit in prep.units:
-            if kind == "partition" and unit.running >= (unit.min_available or len(unit.pods)):
+            if kind == "partition" and unit.running >= unit.size:
                 count[unit.policy] = count.get(unit.policy, 0) + 1
         first, rest = [], []
         for kind, unit in prep.units:
-            if kind == "partition" and unit.running < (unit.min_available or len(unit.pods)) \
+            if kind == "partition" and unit.running < unit.size \
                     and count.get(unit.policy, 0) < job.min_partitions.get(unit.policy, 0):
                 count[unit.policy] = count.get(unit.policy, 0) + 1
                 first.append((kind, unit))
