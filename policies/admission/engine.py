@@ -192,18 +192,29 @@ def _meta(obj: Any) -> dict:
 # --- matching ---------------------------------------------------------------------------------
 
 def _rule_hits(rule: dict, group: str, version: str, resource: str, operation: str) -> bool:
+    """A resource rule against a request on the main resource (no subresource): ``*`` and
+    ``<resource>/*`` and ``*/*`` match it, ``<resource>/status`` does not (the API server splits
+    each entry at its first ``/``)."""
     def has(values, item):
         return values is None or "*" in values or item in values
+
+    def resource_hits(entry: object) -> bool:
+        name, _, sub = str(entry).partition("/")
+        return name in ("*", resource) and sub in ("*", "")
+    resources = rule.get("resources")
     return (has(rule.get("operations"), operation) and has(rule.get("apiGroups"), group)
             and has(rule.get("apiVersions"), version)
-            and (has(rule.get("resources"), resource) or f"{resource}/*" in (rule.get("resources") or [])))
+            and (resources is None or any(resource_hits(r) for r in resources)))
 
 
 def _matches(match: dict, target: "Target", default: bool) -> bool:
+    """``matchConstraints`` (``default`` False: no resourceRules, no match) or a binding's
+    ``matchResources`` (``default`` True: no resourceRules constrains nothing, its selectors and
+    excludeResourceRules still apply)."""
     rules = match.get("resourceRules")
-    if not rules:
-        return default
-    if not any(_rule_hits(r, target.group, target.version, target.resource, "CREATE") for r in rules):
+    if not rules and not default:
+        return False
+    if rules and not any(_rule_hits(r, target.group, target.version, target.resource, "CREATE") for r in rules):
         return False
     if any(_rule_hits(r, target.group, target.version, target.resource, "CREATE")
            for r in match.get("excludeResourceRules") or []):
@@ -368,7 +379,8 @@ class RuleSet:
 
     def __init__(self, index: Index):
         self.index = index
-        self.policies = index.policies
+        # A policy without a binding has no effect in the API server.
+        self.policies = [p for p in index.policies if p.get("bound")]
         self.crds = {(c["group"], c["version"], c["kind"]): c for c in index.crds}
         self.plurals = {(c["group"], c["kind"]): c["plural"] for c in index.crds}
         self._scopes: dict[str, Scope] = {}
