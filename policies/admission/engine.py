@@ -317,41 +317,54 @@ def _pointer(path: str) -> list[str]:
     return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
 
 
+_ARRAY_INDEX = re.compile(r"0|[1-9][0-9]*")   # RFC 6901: no sign, no leading zero
+
+
+def _child(parent: Any, part: str, where: str) -> Any:
+    """The member ``part`` of ``parent``; an error, as RFC 6902 says, when it does not exist."""
+    if isinstance(parent, dict) and part in parent:
+        return parent[part]
+    if isinstance(parent, list) and _ARRAY_INDEX.fullmatch(part) and int(part) < len(parent):
+        return parent[int(part)]
+    raise EvalError(f"JSON patch {where}: {part!r} does not exist")
+
+
+def _patch_one(out: dict, op: dict) -> None:
+    kind, where = op.get("op"), f"{op.get('op')} {op.get('path')}"
+    parts = _pointer(str(op.get("path", "")))
+    parent: Any = out
+    for part in parts[:-1]:
+        parent = _child(parent, part, where)
+    last = parts[-1]
+    if kind == "test":
+        if _child(parent, last, where) != op.get("value"):
+            raise EvalError(f"JSON patch test {op.get('path')} failed")
+    elif kind == "add" and isinstance(parent, list):
+        if last != "-" and not (_ARRAY_INDEX.fullmatch(last) and int(last) <= len(parent)):
+            raise EvalError(f"JSON patch {where}: index out of range")
+        parent.insert(len(parent) if last == "-" else int(last), copy.deepcopy(op.get("value")))
+    elif kind == "add" and isinstance(parent, dict):
+        parent[last] = copy.deepcopy(op.get("value"))
+    elif kind in ("replace", "remove"):
+        _child(parent, last, where)   # must exist
+        key = int(last) if isinstance(parent, list) else last
+        if kind == "remove":
+            parent.pop(key)
+        else:
+            parent[key] = copy.deepcopy(op.get("value"))
+    elif kind == "add":
+        raise EvalError(f"JSON patch {where}: the parent is not an object or array")
+    else:
+        raise EvalError(f"JSON patch operation {kind!r} is not supported here")
+
+
 def apply_patch(obj: dict, ops: list) -> dict:
+    """``ops`` applied to a copy of ``obj`` (RFC 6902 add, remove, replace, test)."""
     out = copy.deepcopy(obj)
     for op in ops or []:
         if not isinstance(op, dict):
             raise EvalError(f"a JSON patch operation must be a JSONPatch, got {op!r}")
-        parts = _pointer(str(op.get("path", "")))
-        parent: Any = out
-        for part in parts[:-1]:
-            parent = (parent[int(part)] if isinstance(parent, list)
-                      else parent.get(part) if isinstance(parent, dict) else None)
-            if parent is None:
-                raise EvalError(f"JSON patch {op.get('op')} {op.get('path')}: parent does not exist")
-        last, kind = parts[-1], op.get("op")
-        if kind == "test":
-            current = parent[int(last)] if isinstance(parent, list) else parent.get(last)
-            if current != op.get("value"):
-                raise EvalError(f"JSON patch test {op.get('path')} failed")
-        elif kind in ("add", "replace"):
-            value = copy.deepcopy(op.get("value"))
-            if isinstance(parent, list):
-                if last == "-":
-                    parent.append(value)
-                elif kind == "add":
-                    parent.insert(int(last), value)
-                else:
-                    parent[int(last)] = value
-            else:
-                parent[last] = value
-        elif kind == "remove":
-            if isinstance(parent, list):
-                parent.pop(int(last))
-            else:
-                parent.pop(last, None)
-        else:
-            raise EvalError(f"JSON patch operation {kind!r} is not supported here")
+        _patch_one(out, op)
     return out
 
 

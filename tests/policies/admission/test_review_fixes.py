@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from policies.admission import k8s_functions as kf
-from policies.admission.engine import Denial, RuleSet, Scope, compile_expr
+from policies.admission.engine import Denial, EvalError, RuleSet, Scope, apply_patch, compile_expr
 from policies.admission.loader import Index, RuleSources
 
 QUEUE = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "q"}, "spec": {}}
@@ -70,3 +70,27 @@ def test_index_of_with_a_start_beyond_the_string_is_an_error():
         kf.index_of("abc", "c", 4)
     with pytest.raises(IndexError):
         kf.index_of("abc", "c", -1)
+
+
+@pytest.mark.parametrize("op", [
+    {"op": "replace", "path": "/spec/list/-1", "value": 9},     # RFC 6901 indexes have no sign
+    {"op": "add", "path": "/spec/list/5", "value": 9},          # beyond the end
+    {"op": "replace", "path": "/spec/missing", "value": 9},     # replace needs the target
+    {"op": "remove", "path": "/spec/missing"},
+    {"op": "add", "path": "/spec/list/01", "value": 9},         # no leading zero
+    {"op": "add", "path": "/spec/none/x", "value": 9},          # no parent
+])
+def test_json_patch_refuses_what_rfc_6902_refuses(op):
+    obj = {"spec": {"list": [1, 2]}}
+    with pytest.raises(EvalError):
+        apply_patch(obj, [op])
+
+
+def test_json_patch_applies_what_rfc_6902_allows():
+    obj = {"spec": {"list": [1, 2], "x": 1}}
+    out = apply_patch(obj, [{"op": "add", "path": "/spec/list/2", "value": 3},
+                            {"op": "add", "path": "/spec/list/0", "value": 0},
+                            {"op": "remove", "path": "/spec/x"},
+                            {"op": "test", "path": "/spec/list/3", "value": 3},
+                            {"op": "replace", "path": "/spec/list/1", "value": 9}])
+    assert out == {"spec": {"list": [0, 9, 2, 3]}} and obj == {"spec": {"list": [1, 2], "x": 1}}
