@@ -30,6 +30,7 @@ from typing import Any, Iterator
 
 from modules.core.selectors import selector_matches
 from modules.core.wire import plain
+from modules.semantics.shapes import as_dict, labels, meta
 
 from .celrt import cel
 
@@ -181,14 +182,6 @@ class Scope:
             raise EvalError(text.split(". Check function arguments")[0]) from None
 
 
-def _mapping(value: Any) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
-def _meta(obj: Any) -> dict:
-    return _mapping(_mapping(obj).get("metadata"))
-
-
 # --- matching ---------------------------------------------------------------------------------
 
 def _rule_hits(rule: dict, group: str, version: str, resource: str, operation: str) -> bool:
@@ -219,10 +212,9 @@ def _matches(match: dict, target: "Target", default: bool) -> bool:
     if any(_rule_hits(r, target.group, target.version, target.resource, "CREATE")
            for r in match.get("excludeResourceRules") or []):
         return False
-    labels = _mapping(_meta(target.obj).get("labels"))
-    ns_labels = _mapping(_meta(target.namespace).get("labels"))
-    return selector_matches(match.get("objectSelector"), labels) and \
-        (not _meta(target.obj).get("namespace") or selector_matches(match.get("namespaceSelector"), ns_labels))
+    return selector_matches(match.get("objectSelector"), labels(target.obj)) and \
+        (not meta(target.obj).get("namespace")
+         or selector_matches(match.get("namespaceSelector"), labels(as_dict(target.namespace))))
 
 
 def _resource_hits(policy: dict, target: "Target") -> bool:
@@ -418,7 +410,7 @@ class RuleSet:
             return None
         group, _, version = api.rpartition("/")
         resource = self.plurals.get((group, kind)) or _plural(kind)
-        ns = _meta(obj).get("namespace")
+        ns = meta(obj).get("namespace")
         ns = ns if isinstance(ns, str) else None
         return Target(obj, group, version, kind, resource, namespaces.get(ns) if ns else None)
 
@@ -463,8 +455,8 @@ class RuleSet:
         request = {"operation": "CREATE", "kind": {"group": target.group, "version": target.version,
                                                      "kind": target.kind},
                    "resource": {"group": target.group, "version": target.version, "resource": target.resource},
-                   "name": _meta(target.obj).get("name", ""),
-                   "namespace": _meta(target.obj).get("namespace", ""),
+                   "name": meta(target.obj).get("name", ""),
+                   "namespace": meta(target.obj).get("namespace", ""),
                    "dryRun": True, "userInfo": {"username": "trainstack"}}
         current = target.obj
         for policy in (p for p in policies if p["kind"] == "MutatingAdmissionPolicy"):
