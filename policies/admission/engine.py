@@ -473,7 +473,7 @@ class RuleSet:
         return f"Volcano {policy['kind']} '{policy['name']}' ({policy['release']}, {policy['source']})"
 
     def _prepare(self, policy: dict, obj: dict, request: dict, target: Target,
-                 scope: Scope) -> tuple[bool, dict[str, str], list[Denial | SkippedRule]]:
+                 scope: Scope) -> tuple[bool, dict[str, Exception], list[Denial | SkippedRule]]:
         """Bind the policy's inputs; run matchConditions and variables. Returns (applies, variable
         errors by name, outcomes so far)."""
         label = self._label(policy)
@@ -496,7 +496,7 @@ class RuleSet:
                                               _squash(cond["expression"]))]
                 return False, {}, []
         values: dict[str, Any] = {}
-        errors: dict[str, str] = {}
+        errors: dict[str, Exception] = {}
         stale = False   # `variables` is rebound only when a later variable reads an earlier one
         for var in policy["variables"]:
             if stale and "variables." in var["expression"]:
@@ -506,17 +506,17 @@ class RuleSet:
                 values[var["name"]] = scope.run(compile_expr(var["expression"]))
                 stale = True
             except (EvalError, NotEvaluable) as exc:
-                errors[var["name"]] = str(exc)
+                errors[var["name"]] = exc
         if stale:
             scope.bind({"variables": dict(values)})
         return True, errors, []
 
-    def _uses_failed(self, source: str, errors: dict[str, str]) -> str | None:
-        if not errors:
-            return None
-        for name in _variables_in(source):
+    def _uses_failed(self, source: str, errors: dict[str, Exception]) -> EvalError | NotEvaluable | None:
+        """The error of the first failed variable ``source`` reads, of the same kind: a variable
+        that could not be evaluated here makes the expression not evaluable, not denied."""
+        for name in _variables_in(source) if errors else ():
             if name in errors:
-                return f"variable {name!r}: {errors[name]}"
+                return type(errors[name])(f"variable {name!r}: {errors[name]}")
         return None
 
     def _validate(self, policy: dict, obj: dict, request: dict, target: Target, scope: Scope
@@ -538,9 +538,7 @@ class RuleSet:
                 if compiled.program is None:
                     raise NotEvaluable(compiled.problem)
                 if failed_var:
-                    if "does not implement" in failed_var or "Undefined" in failed_var:
-                        raise NotEvaluable(failed_var)
-                    raise EvalError(failed_var)
+                    raise failed_var
                 result = scope.run(compiled)
             except NotEvaluable as exc:
                 yield SkippedRule(label, _squash(source), str(exc))
@@ -586,7 +584,7 @@ class RuleSet:
             try:
                 failed_var = self._uses_failed(source, errors)
                 if failed_var:
-                    raise EvalError(failed_var)
+                    raise failed_var
                 scope.bind({"object": current})
                 current = apply_patch(current, scope.run(compiled))
             except NotEvaluable as exc:

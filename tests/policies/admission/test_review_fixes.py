@@ -94,3 +94,18 @@ def test_json_patch_applies_what_rfc_6902_allows():
                             {"op": "test", "path": "/spec/list/3", "value": 3},
                             {"op": "replace", "path": "/spec/list/1", "value": 9}])
     assert out == {"spec": {"list": [0, 9, 2, 3]}} and obj == {"spec": {"list": [1, 2], "x": 1}}
+
+
+@pytest.mark.parametrize("variable, kind", [
+    ("object.spec.(", "not evaluated"),                         # does not compile here
+    ("authorizer.requestResource.check('get').allowed()", "not evaluated"),
+    ("object.spec.missing", "denied"),                            # a run-time error: failurePolicy Fail
+])
+def test_a_failed_variable_is_a_note_unless_it_failed_at_run_time(variable, kind):
+    policy = {**_policy(["queues"]), "variables": [{"name": "v", "expression": variable}],
+              "validations": [{"expression": "variables.v == 1", "message": "no"}]}
+    ruleset = RuleSet(Index(policies=[policy], crds=[], location=RuleSources(None, None, "test"), missing=[]))
+    outcomes = ruleset.evaluate(QUEUE)
+    assert len(outcomes) == 1
+    assert isinstance(outcomes[0], Denial) is (kind == "denied"), outcomes
+    assert "variable 'v'" in (outcomes[0].message if kind == "denied" else outcomes[0].reason)
