@@ -2,9 +2,7 @@
 each finding located (file, line, column; for rendered objects also the stack key behind them)."""
 from __future__ import annotations
 
-import os
 from dataclasses import replace
-from pathlib import Path
 
 from modules.core import yamlio
 from modules.core.bundle import Bundle, ChartRelease, Resource
@@ -13,24 +11,10 @@ from modules.core.errors import InputError
 from .framework import NOTE, Violation, resource_id
 from .inputs import Manifests
 from .locate import Locator, StackMarks, document_path
+from .report import shown
 from .runner import STACK, bundle_objects, render_error_violation
 
 INPUT = "manifests"   # the rule name of notes about skipped input
-
-
-def shown(path: Path | str) -> str:
-    """A path as reports name it: relative to the working folder when inside it (SARIF's %SRCROOT%)."""
-    path = Path(path)
-    try:
-        return os.path.relpath(path.resolve(), Path.cwd()) if path.resolve().is_relative_to(Path.cwd()) \
-            else str(path)
-    except (OSError, ValueError):
-        return str(path)
-
-
-def same_key(obj: dict) -> tuple:
-    meta = obj.get("metadata") or {}
-    return obj.get("apiVersion"), obj.get("kind"), meta.get("namespace"), meta.get("name")
 
 
 def without_copies(rendered: list[dict], user: list[dict]) -> list[dict]:
@@ -39,12 +23,12 @@ def without_copies(rendered: list[dict], user: list[dict]) -> list[dict]:
     from modules.gitops.render import without_delivery_notes
 
     # Waves and phases are delivery order, written by the GitOps engine: not part of the object.
-    seen: dict[tuple, list[dict]] = {}
+    seen: dict[str, list[dict]] = {}
     for obj in rendered:
-        seen.setdefault(same_key(obj), []).append(without_delivery_notes(obj))
+        seen.setdefault(resource_id(obj), []).append(without_delivery_notes(obj))
     out = []
     for obj in user:
-        twins = seen.setdefault(same_key(obj), [])
+        twins = seen.setdefault(resource_id(obj), [])
         plain = without_delivery_notes(obj)
         if any(plain == twin for twin in twins):
             continue
@@ -100,10 +84,10 @@ def stack_locator(project, stack, bundle: Bundle, user: Manifests):
     return locate, objects
 
 
-def locate_violations(violations: list[Violation], project, stack, bundle: Bundle,
+def locate_violations(violations: list[Violation], locate, rendered: list[dict],
                       user: Manifests) -> list[Violation]:
-    """Locations for violations that came back by resource id (the pack over gRPC in `preview`)."""
-    locate, rendered = stack_locator(project, stack, bundle, user)
+    """Locations for violations that came back by resource id (the pack over gRPC in `preview`);
+    ``locate`` and ``rendered`` are what `stack_locator` returned."""
     mine = {(resource_id(o), user.sources.get(id(o))): o for o in reversed(user.objects)}
     theirs = {resource_id(o): o for o in reversed(rendered)}
     out = []
@@ -136,8 +120,10 @@ def stack_error_violation(err: InputError, settings, project) -> Violation:
     path = project.root / err.file   # errors name files relative to the project root (Project.show)
     if not path.is_file():
         return violation
-    text = yamlio.read_text(path, err.file)
-    if path.name.startswith("Pulumi.") and path.resolve().parent == project.stack_dir.resolve():
+    in_stack = path.name.startswith("Pulumi.") and path.resolve().parent == project.stack_dir.resolve()
+    # Read under the bound its loader used: a fabric may be larger than a stack file.
+    text = yamlio.read_text(path, err.file, limit=yamlio.MAX_FILE_BYTES if in_stack else yamlio.MAX_FABRIC_FILE_BYTES)
+    if in_stack:
         line, column = StackMarks(err.file, lambda: text).path(err.path)
     else:
         line, column = document_path(text, err.path)

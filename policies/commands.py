@@ -185,12 +185,11 @@ class OverGrpc(Collector):
     def collect(self, project, stack, bundle, user, settings):
         import grpc
 
-        from .checking import locate_violations, without_copies
+        from .checking import locate_violations, stack_locator, without_copies
         from .driver import Pack, PackError, analyze, manifest_resources, stack_urn
         from .pack import PACK_DIR
-        from .runner import bundle_objects
 
-        rendered = bundle_objects(bundle)
+        locate, rendered = stack_locator(project, stack, bundle, user)
         mine = without_copies(rendered, list(user.objects))   # as `check` counts them: once
         config = pulumi_config_map(stack)
         resources = in_bundle_order(program_resources(project, stack.name, config, frozenset(bundle.warnings)),
@@ -206,7 +205,7 @@ class OverGrpc(Collector):
             outcome = analyze(self.pack, resources, data, shown)
         except (PackError, grpc.RpcError) as err:   # the pack died or answered badly: not the user's mistake
             raise PackError(f"{stack.name}: {err}") from None
-        return locate_violations(outcome.violations, project, stack, bundle, user), outcome.objects
+        return locate_violations(outcome.violations, locate, rendered, user), outcome.objects
 
 
 def preview_stack(project: Project, stack_name: str, user: Manifests | None = None) -> tuple[list[Violation], int]:

@@ -110,15 +110,9 @@ class Locator:
 
     def position(self, file: str, doc: int, item: int | None = None) -> tuple[int, int]:
         """Line and column of document ``doc`` of ``file`` (or of its List item ``item``)."""
-        probe: dict = {}
-        if file not in self._texts:
-            return 1, 1
-        self._objects[id(probe)] = (file, self._texts[file], doc, item)
-        try:
-            found = self._node(probe)
-        finally:
-            del self._objects[id(probe)]
-        return _mark(found[1]) if found else (1, 1)
+        text = self._texts.get(file)
+        node = self._document(file, text, doc, item) if text is not None else None
+        return _mark(node) if node is not None else (1, 1)
 
     def add_origin(self, obj: dict, file: str, where: Callable[[], tuple[int, int]]) -> None:
         """The stack file line that produced a rendered object."""
@@ -129,6 +123,11 @@ class Locator:
         if entry is None:
             return None
         file, text, doc, item = entry
+        node = self._document(file, text, doc, item)
+        return (file, node) if node is not None else None
+
+    def _document(self, file: str, text: Callable[[], str], doc: int, item: int | None) -> yaml.Node | None:
+        """Document ``doc`` of ``file`` (or its List item ``item``); a file is composed once."""
         if file not in self._nodes:
             try:
                 self._nodes[file] = documents(text())
@@ -139,12 +138,12 @@ class Locator:
             return None
         node = nodes[doc]
         if item is not None:
-            items = next((v for k, v in getattr(node, "value", []) if isinstance(k, yaml.ScalarNode)
-                          and k.value == "items"), None) if isinstance(node, yaml.MappingNode) else None
+            items = next((v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == "items"),
+                         None) if isinstance(node, yaml.MappingNode) else None
             if not isinstance(items, yaml.SequenceNode) or item >= len(items.value):
                 return None
             node = items.value[item]
-        return file, node
+        return node
 
     def locate(self, obj: dict | None, path: str) -> Location | None:
         if obj is None:

@@ -23,6 +23,20 @@ DOCS = "docs/policies.md"
 VERSION = "0.1.0"
 
 
+def _inside(path: Path) -> Path | None:
+    """``path`` relative to the working folder (%SRCROOT%), or None when it lies outside."""
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve())
+    except (OSError, RuntimeError, ValueError):   # outside, or a symlink loop
+        return None
+
+
+def shown(path: Path | str) -> str:
+    """A path as reports name it: relative to the working folder when inside it, else as given."""
+    inside = _inside(Path(path))
+    return str(inside) if inside is not None else str(path)
+
+
 def text(results: Results) -> str:
     lines = []
     for name, (violations, count) in results.items():
@@ -55,15 +69,12 @@ SRCROOT = "%SRCROOT%"
 
 
 def _artifact(source: str) -> dict:
-    """A repository-relative URI against %SRCROOT% (the working folder) where the file is inside
-    it; an absolute file URI otherwise."""
-    path = Path(source)
-    if path.is_absolute():
-        try:
-            path = path.resolve().relative_to(Path.cwd().resolve())
-        except ValueError:
-            return {"uri": path.as_uri()}
-    return {"uri": urllib.parse.quote(path.as_posix(), safe="/"), "uriBaseId": SRCROOT}
+    """A URI relative to %SRCROOT% where the file is inside the working folder; an absolute file
+    URI otherwise (``../x.yaml`` too: a relative URI must not climb out of its base)."""
+    inside = _inside(Path(source))
+    if inside is None:
+        return {"uri": Path(source).resolve().as_uri()}
+    return {"uri": urllib.parse.quote(inside.as_posix(), safe="/"), "uriBaseId": SRCROOT}
 
 
 def _physical(source: str, line: int | None, column: int | None) -> dict:

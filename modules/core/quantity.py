@@ -11,7 +11,8 @@ _SUFFIX = {
 }
 # The canonical quantity grammar of k8s.io/apimachinery: a signed decimal number, then a binary
 # suffix, a decimal suffix or an exponent. "500GB" and "1 Gi" are not quantities.
-_QUANTITY = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$")
+# Matched with fullmatch: `$` would also accept a trailing newline.
+_QUANTITY = re.compile(r"([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?")
 
 
 # Kubernetes stores quantities as int64 (scaled); anything larger is no real resource amount.
@@ -26,7 +27,7 @@ def parse_quantity(value: object) -> Decimal:
         value = str(value)
     if not isinstance(value, str):
         raise ValueError("not a quantity")
-    match = _QUANTITY.match(value)
+    match = _QUANTITY.fullmatch(value)
     if not match:
         raise ValueError(f"not a quantity: {value!r}")
     number, suffix = match.groups()
@@ -34,7 +35,7 @@ def parse_quantity(value: object) -> Decimal:
         base = Decimal(number)
     except InvalidOperation:
         raise ValueError(f"not a quantity: {value!r}") from None
-    if suffix and suffix[0] in "eE":
+    if suffix and suffix not in _SUFFIX:   # an exponent (a lone "E" is exa)
         exponent = int(suffix[1:])
         if abs(exponent) > 40:
             raise ValueError(f"quantity out of range: {value!r}")

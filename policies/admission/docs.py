@@ -43,14 +43,17 @@ about 0.1-0.2 s (see docs/benchmarks.md). The test suite reads `../shared/admiss
 `../shared/crds/`.
 
 **When the rules cannot be loaded**, the run reports one note (`not checked`), naming the folder it
-looked in and how to fill it; it never passes as if they had been evaluated. Runs whose objects no
+looked in and how to fill it; it never passes as if they had been evaluated. A file that cannot be
+read (not YAML, beyond the YAML bounds of docs/reliability.md or over 16 MiB, a policy or CRD without
+its names, a broken archive) is named in that note too; the other files still load. Runs whose objects no
 upstream rule could match (no Volcano, Trainer, JobSet, Kubeflow, monitoring kind, no Pod) need no
 note.
 
 **Semantics**, as the API server at `CREATE`: mutating policies first (JSONPatch mutations; their
 `JSONPatch{...}` values and `jsonpatch.escapeKey`), then the CRD's rules, then validating policies;
 `matchConstraints` and the binding's `matchResources` (group, version, resource, operation,
-excludeResourceRules, label selectors), `matchConditions`, `variables` in order, `messageExpression`
+excludeResourceRules, label selectors; a resource entry is split at its first `/`, so `*/*` and
+`queues/*` match a Queue and `queues/status` does not; a policy without a binding does nothing), `matchConditions`, `variables` in order, `messageExpression`
 before `message`; `request.operation` is `"CREATE"`, `oldObject` null; `namespaceObject` is the
 stack's Namespace object when it renders one, else null. An expression that fails at run time (a
 missing field, a function given the wrong type) denies the request, as `failurePolicy: Fail` does.

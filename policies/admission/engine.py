@@ -30,6 +30,7 @@ from typing import Any, Iterator
 
 from modules.core.selectors import selector_matches
 from modules.core.wire import plain
+from modules.semantics.shapes import as_dict, labels, meta
 
 from .celrt import cel
 
@@ -181,37 +182,39 @@ class Scope:
             raise EvalError(text.split(". Check function arguments")[0]) from None
 
 
-def _mapping(value: Any) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
-def _meta(obj: Any) -> dict:
-    return _mapping(_mapping(obj).get("metadata"))
-
-
 # --- matching ---------------------------------------------------------------------------------
 
 def _rule_hits(rule: dict, group: str, version: str, resource: str, operation: str) -> bool:
+    """A resource rule against a request on the main resource (no subresource): ``*`` and
+    ``<resource>/*`` and ``*/*`` match it, ``<resource>/status`` does not (the API server splits
+    each entry at its first ``/``)."""
     def has(values, item):
         return values is None or "*" in values or item in values
+
+    def resource_hits(entry: object) -> bool:
+        name, _, sub = str(entry).partition("/")
+        return name in ("*", resource) and sub in ("*", "")
+    resources = rule.get("resources")
     return (has(rule.get("operations"), operation) and has(rule.get("apiGroups"), group)
             and has(rule.get("apiVersions"), version)
-            and (has(rule.get("resources"), resource) or f"{resource}/*" in (rule.get("resources") or [])))
+            and (resources is None or any(resource_hits(r) for r in resources)))
 
 
 def _matches(match: dict, target: "Target", default: bool) -> bool:
+    """``matchConstraints`` (``default`` False: no resourceRules, no match) or a binding's
+    ``matchResources`` (``default`` True: no resourceRules constrains nothing, its selectors and
+    excludeResourceRules still apply)."""
     rules = match.get("resourceRules")
-    if not rules:
-        return default
-    if not any(_rule_hits(r, target.group, target.version, target.resource, "CREATE") for r in rules):
+    if not rules and not default:
+        return False
+    if rules and not any(_rule_hits(r, target.group, target.version, target.resource, "CREATE") for r in rules):
         return False
     if any(_rule_hits(r, target.group, target.version, target.resource, "CREATE")
            for r in match.get("excludeResourceRules") or []):
         return False
-    labels = _mapping(_meta(target.obj).get("labels"))
-    ns_labels = _mapping(_meta(target.namespace).get("labels"))
-    return selector_matches(match.get("objectSelector"), labels) and \
-        (not _meta(target.obj).get("namespace") or selector_matches(match.get("namespaceSelector"), ns_labels))
+    return selector_matches(match.get("objectSelector"), labels(target.obj)) and \
+        (not meta(target.obj).get("namespace")
+         or selector_matches(match.get("namespaceSelector"), labels(as_dict(target.namespace))))
 
 
 def _resource_hits(policy: dict, target: "Target") -> bool:
@@ -306,41 +309,54 @@ def _pointer(path: str) -> list[str]:
     return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
 
 
+_ARRAY_INDEX = re.compile(r"0|[1-9][0-9]*")   # RFC 6901: no sign, no leading zero
+
+
+def _child(parent: Any, part: str, where: str) -> Any:
+    """The member ``part`` of ``parent``; an error, as RFC 6902 says, when it does not exist."""
+    if isinstance(parent, dict) and part in parent:
+        return parent[part]
+    if isinstance(parent, list) and _ARRAY_INDEX.fullmatch(part) and int(part) < len(parent):
+        return parent[int(part)]
+    raise EvalError(f"JSON patch {where}: {part!r} does not exist")
+
+
+def _patch_one(out: dict, op: dict) -> None:
+    kind, where = op.get("op"), f"{op.get('op')} {op.get('path')}"
+    parts = _pointer(str(op.get("path", "")))
+    parent: Any = out
+    for part in parts[:-1]:
+        parent = _child(parent, part, where)
+    last = parts[-1]
+    if kind == "test":
+        if _child(parent, last, where) != op.get("value"):
+            raise EvalError(f"JSON patch test {op.get('path')} failed")
+    elif kind == "add" and isinstance(parent, list):
+        if last != "-" and not (_ARRAY_INDEX.fullmatch(last) and int(last) <= len(parent)):
+            raise EvalError(f"JSON patch {where}: index out of range")
+        parent.insert(len(parent) if last == "-" else int(last), copy.deepcopy(op.get("value")))
+    elif kind == "add" and isinstance(parent, dict):
+        parent[last] = copy.deepcopy(op.get("value"))
+    elif kind in ("replace", "remove"):
+        _child(parent, last, where)   # must exist
+        key = int(last) if isinstance(parent, list) else last
+        if kind == "remove":
+            parent.pop(key)
+        else:
+            parent[key] = copy.deepcopy(op.get("value"))
+    elif kind == "add":
+        raise EvalError(f"JSON patch {where}: the parent is not an object or array")
+    else:
+        raise EvalError(f"JSON patch operation {kind!r} is not supported here")
+
+
 def apply_patch(obj: dict, ops: list) -> dict:
+    """``ops`` applied to a copy of ``obj`` (RFC 6902 add, remove, replace, test)."""
     out = copy.deepcopy(obj)
     for op in ops or []:
         if not isinstance(op, dict):
             raise EvalError(f"a JSON patch operation must be a JSONPatch, got {op!r}")
-        parts = _pointer(str(op.get("path", "")))
-        parent: Any = out
-        for part in parts[:-1]:
-            parent = (parent[int(part)] if isinstance(parent, list)
-                      else parent.get(part) if isinstance(parent, dict) else None)
-            if parent is None:
-                raise EvalError(f"JSON patch {op.get('op')} {op.get('path')}: parent does not exist")
-        last, kind = parts[-1], op.get("op")
-        if kind == "test":
-            current = parent[int(last)] if isinstance(parent, list) else parent.get(last)
-            if current != op.get("value"):
-                raise EvalError(f"JSON patch test {op.get('path')} failed")
-        elif kind in ("add", "replace"):
-            value = copy.deepcopy(op.get("value"))
-            if isinstance(parent, list):
-                if last == "-":
-                    parent.append(value)
-                elif kind == "add":
-                    parent.insert(int(last), value)
-                else:
-                    parent[int(last)] = value
-            else:
-                parent[last] = value
-        elif kind == "remove":
-            if isinstance(parent, list):
-                parent.pop(int(last))
-            else:
-                parent.pop(last, None)
-        else:
-            raise EvalError(f"JSON patch operation {kind!r} is not supported here")
+        _patch_one(out, op)
     return out
 
 
@@ -368,7 +384,8 @@ class RuleSet:
 
     def __init__(self, index: Index):
         self.index = index
-        self.policies = index.policies
+        # A policy without a binding has no effect in the API server.
+        self.policies = [p for p in index.policies if p.get("bound")]
         self.crds = {(c["group"], c["version"], c["kind"]): c for c in index.crds}
         self.plurals = {(c["group"], c["kind"]): c["plural"] for c in index.crds}
         self._scopes: dict[str, Scope] = {}
@@ -393,7 +410,7 @@ class RuleSet:
             return None
         group, _, version = api.rpartition("/")
         resource = self.plurals.get((group, kind)) or _plural(kind)
-        ns = _meta(obj).get("namespace")
+        ns = meta(obj).get("namespace")
         ns = ns if isinstance(ns, str) else None
         return Target(obj, group, version, kind, resource, namespaces.get(ns) if ns else None)
 
@@ -438,8 +455,8 @@ class RuleSet:
         request = {"operation": "CREATE", "kind": {"group": target.group, "version": target.version,
                                                      "kind": target.kind},
                    "resource": {"group": target.group, "version": target.version, "resource": target.resource},
-                   "name": _meta(target.obj).get("name", ""),
-                   "namespace": _meta(target.obj).get("namespace", ""),
+                   "name": meta(target.obj).get("name", ""),
+                   "namespace": meta(target.obj).get("namespace", ""),
                    "dryRun": True, "userInfo": {"username": "trainstack"}}
         current = target.obj
         for policy in (p for p in policies if p["kind"] == "MutatingAdmissionPolicy"):
@@ -456,7 +473,7 @@ class RuleSet:
         return f"Volcano {policy['kind']} '{policy['name']}' ({policy['release']}, {policy['source']})"
 
     def _prepare(self, policy: dict, obj: dict, request: dict, target: Target,
-                 scope: Scope) -> tuple[bool, dict[str, str], list[Denial | SkippedRule]]:
+                 scope: Scope) -> tuple[bool, dict[str, Exception], list[Denial | SkippedRule]]:
         """Bind the policy's inputs; run matchConditions and variables. Returns (applies, variable
         errors by name, outcomes so far)."""
         label = self._label(policy)
@@ -479,7 +496,7 @@ class RuleSet:
                                               _squash(cond["expression"]))]
                 return False, {}, []
         values: dict[str, Any] = {}
-        errors: dict[str, str] = {}
+        errors: dict[str, Exception] = {}
         stale = False   # `variables` is rebound only when a later variable reads an earlier one
         for var in policy["variables"]:
             if stale and "variables." in var["expression"]:
@@ -489,17 +506,17 @@ class RuleSet:
                 values[var["name"]] = scope.run(compile_expr(var["expression"]))
                 stale = True
             except (EvalError, NotEvaluable) as exc:
-                errors[var["name"]] = str(exc)
+                errors[var["name"]] = exc
         if stale:
             scope.bind({"variables": dict(values)})
         return True, errors, []
 
-    def _uses_failed(self, source: str, errors: dict[str, str]) -> str | None:
-        if not errors:
-            return None
-        for name in _variables_in(source):
+    def _uses_failed(self, source: str, errors: dict[str, Exception]) -> EvalError | NotEvaluable | None:
+        """The error of the first failed variable ``source`` reads, of the same kind: a variable
+        that could not be evaluated here makes the expression not evaluable, not denied."""
+        for name in _variables_in(source) if errors else ():
             if name in errors:
-                return f"variable {name!r}: {errors[name]}"
+                return type(errors[name])(f"variable {name!r}: {errors[name]}")
         return None
 
     def _validate(self, policy: dict, obj: dict, request: dict, target: Target, scope: Scope
@@ -521,9 +538,7 @@ class RuleSet:
                 if compiled.program is None:
                     raise NotEvaluable(compiled.problem)
                 if failed_var:
-                    if "does not implement" in failed_var or "Undefined" in failed_var:
-                        raise NotEvaluable(failed_var)
-                    raise EvalError(failed_var)
+                    raise failed_var
                 result = scope.run(compiled)
             except NotEvaluable as exc:
                 yield SkippedRule(label, _squash(source), str(exc))
@@ -569,7 +584,7 @@ class RuleSet:
             try:
                 failed_var = self._uses_failed(source, errors)
                 if failed_var:
-                    raise EvalError(failed_var)
+                    raise failed_var
                 scope.bind({"object": current})
                 current = apply_patch(current, scope.run(compiled))
             except NotEvaluable as exc:

@@ -103,9 +103,13 @@ def _arith(name: str, sign: int) -> Callable[[Any, Any], dict]:
     return run
 
 
+def _fits_int64(value: Fraction) -> bool:
+    return value.denominator == 1 and -(2**63) <= value < 2**63
+
+
 def as_integer(a: Any) -> int:
     value = _qv(a, "asInteger")
-    if value.denominator != 1 or not -(2**63) <= value < 2**63:
+    if not _fits_int64(value):
         raise ValueError("cannot convert value to integer")
     return int(value)
 
@@ -178,7 +182,9 @@ def trim(s: Any) -> str:
 
 def index_of(target: Any, item: Any, start: int = 0) -> int:
     if isinstance(target, str):
-        return target.find(item, start) if start <= len(target) else -1
+        if not 0 <= start <= len(target):
+            raise IndexError(f"index out of range: {start}")
+        return target.find(item, start)
     if isinstance(target, list):
         return next((i for i, v in enumerate(target) if v == item), -1)
     raise _no_overload("indexOf", target, item)
@@ -277,11 +283,12 @@ def find_all(s: Any, pattern: str, limit: int = -1) -> list[str]:
 
 # --- format library: format.<name>().validate(s) -> optional list of errors --------------------
 
-_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-_QUALIFIED_NAME_PART = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+# Whole-string patterns (matched with fullmatch: Python's `$` would accept a trailing newline, Go's does not).
+_DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_DNS1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
+_QUALIFIED_NAME_PART = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
 
 
 def _length_and_pattern(limit: int, pattern: re.Pattern, message: str) -> Callable[[str], list[str]]:
@@ -290,7 +297,7 @@ def _length_and_pattern(limit: int, pattern: re.Pattern, message: str) -> Callab
         out = []
         if len(value) > limit:
             out.append(f"must be no more than {limit} characters")
-        if not pattern.match(value):
+        if not pattern.fullmatch(value):
             out.append(message)
         return out
     return errors
@@ -325,7 +332,7 @@ def _qualified_name(value: str) -> list[str]:
         errors.append("name part must be non-empty")
     elif len(name) > 63:
         errors.append("name part must be no more than 63 characters")
-    if name and not _QUALIFIED_NAME_PART.match(name):
+    if name and not _QUALIFIED_NAME_PART.fullmatch(name):
         errors.append("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
                       "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
                       "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
@@ -339,7 +346,7 @@ def _label_value(value: str) -> list[str]:
     errors = []
     if len(value) > 63:
         errors.append("must be no more than 63 characters")
-    if not _LABEL_VALUE.match(value):
+    if not _LABEL_VALUE.fullmatch(value):
         errors.append("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
                       "and must start and end with an alphanumeric character")
     return errors
@@ -384,7 +391,7 @@ def functions(optional_type: Any) -> dict[str, Callable]:
         "quantity": quantity, "isQuantity": is_quantity, "compareTo": compare_to,
         "isLessThan": lambda a, b: compare_to(a, b) < 0, "isGreaterThan": lambda a, b: compare_to(a, b) > 0,
         "add": _arith("add", 1), "sub": _arith("sub", -1),
-        "asInteger": as_integer, "isInteger": lambda a: _qv(a, "isInteger").denominator == 1,
+        "asInteger": as_integer, "isInteger": lambda a: _fits_int64(_qv(a, "isInteger")),
         "asApproximateFloat": lambda a: float(_qv(a, "asApproximateFloat")),
         "sign": _quantity_dispatch("sign", lambda a: (_qv(a, "sign") > 0) - (_qv(a, "sign") < 0)),
         "split": split, "join": join, "replace": replace, "lowerAscii": _ascii_case("lowerAscii", False),

@@ -26,6 +26,9 @@ from pathlib import Path
 
 import yaml
 
+from modules.core import yamlio
+from modules.core.errors import InputError
+
 HERE = Path(__file__).resolve().parent
 SOURCES = HERE / "sources.yaml"
 ENV_DIR = "TRAINSTACK_ADMISSION_DIR"
@@ -33,8 +36,9 @@ ENV_CRDS = "TRAINSTACK_CRD_DIR"
 ENV_CACHE = "TRAINSTACK_CACHE_DIR"
 POLICY_KINDS = ("ValidatingAdmissionPolicy", "MutatingAdmissionPolicy")
 BINDING_KINDS = ("ValidatingAdmissionPolicyBinding", "MutatingAdmissionPolicyBinding")
-INDEX_VERSION = 1
+INDEX_VERSION = 2   # 2: the index carries the problems met while extracting
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+MAX_BYTES = yamlio.MAX_FABRIC_FILE_BYTES   # the largest YAML yamlio parses (a CRD is at most a few MB)
 
 
 def cache_root() -> Path:
@@ -90,21 +94,50 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def policy_documents(folder: Path) -> list[tuple[str, bytes]]:
+def _too_large(label: str, size: int, problems: list[str]) -> bool:
+    if size <= MAX_BYTES:
+        return False
+    problems.append(f"{label}: not read, {size} bytes (at most {MAX_BYTES})")
+    return True
+
+
+def policy_documents(folder: Path, problems: list[str]) -> list[tuple[str, bytes]]:
     """``(label, bytes)`` of every Volcano policy file under ``folder``: ``volcano/*.yaml`` files
-    and the ``policy/*.yaml`` members of chart archives (``*.tgz``)."""
+    and the ``policy/*.yaml`` members of chart archives (``*.tgz``). What cannot be read is added
+    to ``problems``."""
     out = []
     volcano = folder / "volcano"
     if volcano.is_dir():
-        out += [(f"{p.relative_to(folder)}", p.read_bytes()) for p in sorted(volcano.glob("*.yaml"))]
+        out += [(f"{p.relative_to(folder)}", p.read_bytes()) for p in sorted(volcano.glob("*.yaml"))
+                if not _too_large(str(p.relative_to(folder)), p.stat().st_size, problems)]
     for archive in sorted(folder.rglob("*.tgz")):
-        with tarfile.open(archive, "r:gz") as tar:
-            for member in tar.getmembers():
-                if member.isfile() and fnmatch.fnmatch(member.name, "*/policy/*.yaml") \
-                        and member.name.count("/policy/") == 1 and "/charts/" not in member.name:
-                    data = tar.extractfile(member).read()
-                    out.append((f"{archive.name}:{member.name}", data))
+        try:
+            with tarfile.open(archive, "r:gz") as tar:
+                for member in tar.getmembers():
+                    label = f"{archive.name}:{member.name}"
+                    if member.isfile() and fnmatch.fnmatch(member.name, "*/policy/*.yaml") \
+                            and member.name.count("/policy/") == 1 and "/charts/" not in member.name \
+                            and not _too_large(label, member.size, problems):
+                        out.append((label, tar.extractfile(member).read()))
+        except (tarfile.TarError, OSError, EOFError) as exc:
+            problems.append(f"{archive.name}: not read ({exc})")
     return out
+
+
+def _documents(label: str, data: bytes, problems: list[str]) -> list:
+    """The YAML documents of one upstream file, within yamlio's bounds; else none and a problem."""
+    try:
+        text = data.decode("utf-8")
+        yamlio.check_bounds(text, label)
+        return list(yaml.load_all(text, Loader=_Loader))
+    except (UnicodeDecodeError, yaml.YAMLError, InputError) as exc:
+        problems.append(f"{label}: not read ({' '.join(str(exc).split())[:200]})")
+        return []
+
+
+def _name(doc: dict) -> str | None:
+    name = doc.get("metadata", {}).get("name") if isinstance(doc.get("metadata"), dict) else None
+    return name if isinstance(name, str) else None
 
 
 def _fingerprint(paths: list[Path]) -> str:
@@ -131,7 +164,7 @@ def _is_skipped_policy_file(label: str) -> bool:
     return Path(label.split(":")[-1]).name.startswith("templates")
 
 
-def extract_policies(docs: list[tuple[str, bytes]], pins: dict[str, dict]) -> list[dict]:
+def extract_policies(docs: list[tuple[str, bytes]], pins: dict[str, dict], problems: list[str]) -> list[dict]:
     """Admission policies as plain data, with their bindings' actions and match resources."""
     policies, bindings = [], {}
     for label, data in docs:
@@ -139,15 +172,17 @@ def extract_policies(docs: list[tuple[str, bytes]], pins: dict[str, dict]) -> li
             continue
         pin = pins.get(_sha(data))
         release = pin["release"] if pin else "unpinned"
-        for doc in yaml.load_all(data.decode("utf-8"), Loader=_Loader):
-            if not isinstance(doc, dict):
+        for number, doc in enumerate(_documents(label, data, problems), 1):
+            if not isinstance(doc, dict) or doc.get("kind") not in BINDING_KINDS + POLICY_KINDS:
                 continue
             kind, spec = doc.get("kind"), doc.get("spec") or {}
-            if kind in BINDING_KINDS:
+            if _name(doc) is None or not isinstance(spec, dict):
+                problems.append(f"{label}: document {number}: a {kind} without metadata.name or spec, skipped")
+            elif kind in BINDING_KINDS:
                 bindings[spec.get("policyName")] = spec
-            elif kind in POLICY_KINDS and doc["metadata"]["name"] not in {p["name"] for p in policies}:
+            elif _name(doc) not in {p["name"] for p in policies}:
                 policies.append({
-                    "kind": kind, "name": doc["metadata"]["name"], "source": label, "release": release,
+                    "kind": kind, "name": _name(doc), "source": label, "release": release,
                     "failurePolicy": spec.get("failurePolicy", "Fail"),
                     "matchConstraints": spec.get("matchConstraints") or {},
                     "matchConditions": spec.get("matchConditions") or [],
@@ -178,27 +213,46 @@ def _walk(node: dict, path: list, out: list) -> None:
         _walk(node["additionalProperties"], path + [["additionalProperties"]], out)
 
 
-def extract_crd_rules(folder: Path, pins: dict[str, dict]) -> list[dict]:
+def extract_crd_rules(folder: Path, pins: dict[str, dict], problems: list[str]) -> list[dict]:
     """One entry per served CRD version that has `x-kubernetes-validations` rules, and the plural
     of every CRD kind (to match admission policies' resource rules)."""
     out = []
     for file in sorted(folder.rglob("*.yaml")):
+        label = str(file.relative_to(folder))
+        if _too_large(label, file.stat().st_size, problems):
+            continue
         data = file.read_bytes()
         if b"CustomResourceDefinition" not in data:
             continue
         pin = pins.get(_sha(data))
-        for doc in yaml.load_all(data.decode("utf-8"), Loader=_Loader):
+        for number, doc in enumerate(_documents(label, data, problems), 1):
             if not isinstance(doc, dict) or doc.get("kind") != "CustomResourceDefinition":
                 continue
-            spec = doc["spec"]
-            for version in spec.get("versions", []):
+            crd = _crd_names(doc)
+            if crd is None:
+                problems.append(f"{label}: document {number}: a CustomResourceDefinition without metadata.name, "
+                                "spec.group, spec.names.kind/plural or named versions, skipped")
+                continue
+            for version in doc["spec"]["versions"]:
                 rules: list = []
                 _walk((version.get("schema") or {}).get("openAPIV3Schema") or {}, [], rules)
-                out.append({"crd": doc["metadata"]["name"], "source": str(file.relative_to(folder)),
-                            "release": pin["release"] if pin else "unpinned", "group": spec["group"],
-                            "version": version["name"], "kind": spec["names"]["kind"],
-                            "plural": spec["names"]["plural"], "rules": rules})
+                out.append({**crd, "source": label, "release": pin["release"] if pin else "unpinned",
+                            "version": version["name"], "rules": rules})
     return out
+
+
+def _crd_names(doc: dict) -> dict | None:
+    """``crd``, ``group``, ``kind`` and ``plural`` of a well-formed CRD (its versions named mappings)."""
+    spec = doc.get("spec")
+    names = spec.get("names") if isinstance(spec, dict) else None
+    versions = spec.get("versions") if isinstance(spec, dict) else None
+    fields = {"crd": _name(doc), "group": spec.get("group") if isinstance(spec, dict) else None,
+              "kind": names.get("kind") if isinstance(names, dict) else None,
+              "plural": names.get("plural") if isinstance(names, dict) else None}
+    if not all(isinstance(v, str) for v in fields.values()) or not isinstance(versions, list) \
+            or not all(isinstance(v, dict) and isinstance(v.get("name"), str) for v in versions):
+        return None
+    return fields
 
 
 @dataclass
@@ -223,9 +277,10 @@ def load_index(loc: RuleSources | None = None) -> Index:
         except (OSError, ValueError):
             data = None
     if data is None:
-        pins = pinned()
-        data = {"policies": extract_policies(policy_documents(loc.policies), pins) if loc.policies else [],
-                "crds": extract_crd_rules(loc.crds, pins) if loc.crds else []}
+        pins, problems = pinned(), []
+        policies = extract_policies(policy_documents(loc.policies, problems), pins, problems) if loc.policies else []
+        data = {"policies": policies, "crds": extract_crd_rules(loc.crds, pins, problems) if loc.crds else [],
+                "problems": problems}
         try:   # a read-only home only costs the extraction next time
             if not data["policies"] and not data["crds"]:
                 raise OSError("nothing to remember")
@@ -235,7 +290,7 @@ def load_index(loc: RuleSources | None = None) -> Index:
             tmp.replace(cached)
         except OSError:
             pass
-    missing = list(loc.problems)
+    missing = list(loc.problems) + data.get("problems", [])
     if not data["policies"]:
         missing.append(f"no Volcano admission policies in {loc.policies or 'any folder'}")
     if not data["crds"]:

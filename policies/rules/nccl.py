@@ -78,30 +78,36 @@ def _nccl_debug_production(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
 IFNAME = "NCCL_SOCKET_IFNAME"
 
 
-def _ifname_configmaps(manifests: list[dict]) -> dict[str, list[tuple[str | None, str]]]:
-    """ConfigMap name -> ``[(namespace, NCCL_SOCKET_IFNAME)]`` of the checked ConfigMaps that set it."""
-    out: dict[str, list[tuple[str | None, str]]] = {}
+def _ifname_configmaps(manifests: list[dict]) -> dict[str, list[tuple[str | None, dict]]]:
+    """ConfigMap name -> ``[(namespace, data)]`` of the checked ConfigMaps with a key that ends in
+    NCCL_SOCKET_IFNAME's tail (an envFrom prefix may supply the rest)."""
+    out: dict[str, list[tuple[str | None, dict]]] = {}
     for obj in manifests:
         data = as_dict(obj.get("data"))
-        if obj.get("kind") == "ConfigMap" and IFNAME in data:
-            out.setdefault(str(meta(obj).get("name")), []).append((meta(obj).get("namespace"), str(data[IFNAME])))
+        if obj.get("kind") == "ConfigMap" and any(IFNAME.endswith(str(key)) for key in data):
+            out.setdefault(str(meta(obj).get("name")), []).append((meta(obj).get("namespace"), data))
     return out
 
 
 def _container_ifnames(container: dict, cpath: str, namespace: str | None,
                        configmaps: dict) -> Iterator[tuple[str, str, str]]:
     """``(field path, value, where it comes from)`` of the NCCL_SOCKET_IFNAME a container gets: its own
-    env wins over envFrom (the last envFrom source that sets it wins among those)."""
+    env wins over envFrom (the last envFrom source that sets it wins among those). An envFrom entry
+    names each key ``prefix + key``."""
     env = _env_of(container.get("env"))
     if IFNAME in env:
         yield f"{cpath}.env[{IFNAME}]", str(env[IFNAME]), "its env"
         return
     found = None
     for i, source in enumerate(as_list(container.get("envFrom"))):
+        prefix = str(as_dict(source).get("prefix") or "")
+        if not IFNAME.startswith(prefix):
+            continue
+        key = IFNAME[len(prefix):]
         name = as_dict(as_dict(source).get("configMapRef")).get("name")
-        for home, value in configmaps.get(str(name), ()):
-            if namespace is None or home in (None, namespace):
-                found = (f"{cpath}.envFrom[{i}].configMapRef.name", value,
+        for home, data in configmaps.get(str(name), ()):
+            if key in data and (namespace is None or home in (None, namespace)):
+                found = (f"{cpath}.envFrom[{i}].configMapRef.name", str(data[key]),
                          f"ConfigMap {str(home) + '/' if home else ''}{name}")
                 break
     if found:

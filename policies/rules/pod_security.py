@@ -82,13 +82,14 @@ def baseline_hits(obj: dict, template: dict, config: dict) -> Iterator[Hit]:
                  "intended, e.g. RDMA without SR-IOV)") if field_name == "hostNetwork" else ""
         yield Hit("hostNamespaces", f"spec.{field_name}",
                   f"{field_name}: true shares the node's {shared} namespace with the pod{extra}")
-    allowed_paths = [str(p).rstrip("/") for p in config.get("allowedHostPaths") or []]
+    allowed_paths = [str(p) for p in config.get("allowedHostPaths") or []]
+    prefixes = [p.rstrip("/") for p in allowed_paths]   # "/" allows every path
     for i, volume in enumerate(as_list(pod_spec.get("volumes"))):
         host = as_dict(volume).get("hostPath")
         if host is None:
             continue
         path = str(as_dict(host).get("path", ""))
-        if not any(path == p or path.startswith(p + "/") for p in allowed_paths if p):
+        if not any(path == p or path.startswith(p + "/") for p in prefixes):
             yield Hit("hostPathVolumes", f"spec.volumes[{i}].hostPath",
                       f"hostPath volume {path!r} gives the pod the node's filesystem (allowed prefixes: "
                       f"{allowed_paths or 'none'})")

@@ -1,0 +1,41 @@
+"""An admission folder the user points at may hold files that are not what they claim: each is a
+problem in the one `upstream-admission` note, never a crash, and the good files still load."""
+from __future__ import annotations
+
+import io
+import tarfile
+
+from policies.admission import loader
+from tests.support.cli import ROOT
+
+QUEUES = ROOT.parent / "shared" / "admission" / "volcano" / "queues-validating.yaml"
+
+
+def test_odd_files_are_problems_and_good_files_still_load(tmp_path, monkeypatch):
+    monkeypatch.setenv(loader.ENV_CACHE, str(tmp_path / "cache"))
+    (tmp_path / "volcano").mkdir()
+    (tmp_path / "crds").mkdir()
+    (tmp_path / "volcano" / "queues.yaml").write_bytes(QUEUES.read_bytes())
+    (tmp_path / "volcano" / "no-name.yaml").write_text("kind: ValidatingAdmissionPolicy\nspec: {}\n")
+    (tmp_path / "volcano" / "syntax.yaml").write_text("kind: [\n")
+    (tmp_path / "volcano" / "deep.yaml").write_text("a: " + "[" * 200 + "]" * 200 + "\n")
+    (tmp_path / "crds" / "bad.yaml").write_text("kind: CustomResourceDefinition\nspec: {versions: [{}]}\n")
+    big = b"# CustomResourceDefinition\n" + b"#" * 9000 + b"\n"
+    (tmp_path / "crds" / "big.yaml").write_bytes(big)
+    archive = io.BytesIO()
+    with tarfile.open(fileobj=archive, mode="w:gz") as tar:
+        info = tarfile.TarInfo("volcano/policy/huge.yaml")
+        info.size = len(big)
+        tar.addfile(info, io.BytesIO(big))
+    (tmp_path / "volcano-1.tgz").write_bytes(archive.getvalue())
+    (tmp_path / "broken.tgz").write_bytes(b"not a tar")
+    monkeypatch.setattr(loader, "MAX_BYTES", 8000)   # the queues policy is about 6 kB
+
+    index = loader.load_index(loader.RuleSources(tmp_path, tmp_path / "crds", "test"))
+    assert index.policies and {p["source"] for p in index.policies} == {"volcano/queues.yaml"}
+    problems = "\n".join(index.missing)
+    for expected in ("volcano/no-name.yaml: document 1: a ValidatingAdmissionPolicy without metadata.name",
+                     "volcano/syntax.yaml: not read", "volcano/deep.yaml: not read",
+                     "bad.yaml: document 1: a CustomResourceDefinition without", "big.yaml: not read, 9028 bytes",
+                     "volcano-1.tgz:volcano/policy/huge.yaml: not read", "broken.tgz: not read"):
+        assert expected in problems, (expected, problems)
