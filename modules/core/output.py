@@ -66,6 +66,12 @@ def resource_path(resource: Resource) -> str:
     return f"{resource.module}/{resource.kind.lower()}.{middle}{resource.name}.yaml"
 
 
+def _output_hooks(name: str) -> list:
+    """The capabilities' render modules that define the output hook ``name`` (core imports none by name)."""
+    modules = (importlib.import_module(f"modules.{module}.render") for module in MODULES)
+    return [module for module in modules if hasattr(module, name)]
+
+
 def bundle_files(bundle: Bundle, stack_file: str) -> dict[str, bytes]:
     """Every output file, path -> bytes, in a fixed order."""
     head = header(bundle, stack_file)
@@ -82,8 +88,11 @@ def bundle_files(bundle: Bundle, stack_file: str) -> dict[str, bytes]:
         owners[key] = owner
         return path
 
+    shown = {resource.key: resource.obj for resource in bundle.resources}
+    for module in _output_hooks("output_objects"):   # gitops annotates the objects it delivers
+        shown = module.output_objects(bundle, shown)
     for resource in bundle.resources:
-        files[claim(resource_path(resource), resource.key)] = (head + yamlio.dump(resource.obj)).encode()
+        files[claim(resource_path(resource), resource.key)] = (head + yamlio.dump(shown[resource.key])).encode()
     overlay_dirs = []
     for overlay in bundle.overlays:
         path = claim(f"overlays/{overlay.name}/kustomization.yaml", overlay.key)
@@ -113,10 +122,8 @@ def bundle_files(bundle: Bundle, stack_file: str) -> dict[str, bytes]:
         + yamlio.dump(document)
     ).encode()
     files["kustomization.yaml"] = (head + yamlio.dump(kustomization)).encode()
-    for name in MODULES:   # a capability may lay out the files its own way (gitops: Argo CD / Flux)
-        module = importlib.import_module(f"modules.{name}.render")
-        if hasattr(module, "output_files"):
-            files = module.output_files(bundle, files, head)
+    for module in _output_hooks("output_files"):   # a capability may lay out the files its own way
+        files = module.output_files(bundle, files, head)
     files[MARKER] = marker_text(bundle.stack).encode()
     return dict(sorted(files.items()))
 

@@ -105,33 +105,42 @@ def without_delivery_notes(obj: dict) -> dict:
 
 # --- output -------------------------------------------------------------------------------------
 
-def output_files(bundle: Bundle, files: dict[str, bytes], head: str) -> dict[str, bytes]:
-    """The engine's files: for ``none`` unchanged; otherwise objects annotated with their phase,
-    no ``charts/`` (the engine installs the charts), no overlay in the root kustomization (each
-    overlay is applied on its own after the chart it needs), and ``argocd/`` or ``flux/``."""
+def _engine(bundle: Bundle) -> tuple[dict, str]:
     cfg = getattr(bundle, "gitops", None) or {}
-    engine = cfg.get("engine", "none")
-    if engine == "none":
-        return files
-    from modules.core.output import resource_path   # output calls this module: import late
+    return cfg, cfg.get("engine", "none")
 
+
+def output_objects(bundle: Bundle, objects: dict[str, dict]) -> dict[str, dict]:
+    """The objects as the engine delivers them, each annotated once: Argo CD its sync wave (the
+    Bundle's own; workloads may sit several waves after their Queue), Flux its phase."""
+    _, engine = _engine(bundle)
+    if engine == "none":
+        return objects
     phase_of = phases(bundle)
-    out = {path: data for path, data in files.items() if not path.startswith("charts/")}
-    paths = []
+    out = {}
     for resource in bundle.resources:
         phase = phase_of[resource.key]
-        # Argo CD keeps the Bundle's own wave (workloads may sit several waves after their Queue).
         note = ({WAVE_ANNOTATION: str(max(_wave(resource), PHASES.index(phase)))} if engine == "argocd"
                 else {PHASE_ANNOTATION: phase})
-        meta = resource.obj["metadata"]
-        obj = {**resource.obj, "metadata": {**meta, "annotations": {**(meta.get("annotations") or {}), **note}}}
-        path = resource_path(resource)
-        out[path] = (head + yamlio.dump(obj)).encode()
-        paths.append(path)
+        obj = objects[resource.key]
+        meta = obj["metadata"]
+        out[resource.key] = {**obj, "metadata": {**meta, "annotations": {**(meta.get("annotations") or {}), **note}}}
+    return out
+
+
+def output_files(bundle: Bundle, files: dict[str, bytes], head: str) -> dict[str, bytes]:
+    """The engine's files: for ``none`` unchanged; otherwise no ``charts/`` (the engine installs the
+    charts), no overlay in the root kustomization (each overlay is applied on its own after the
+    chart it needs), and ``argocd/`` or ``flux/``. The objects were annotated by ``output_objects``."""
+    cfg, engine = _engine(bundle)
+    if engine == "none":
+        return files
+    out = {path: data for path, data in files.items() if not path.startswith("charts/")}
+    paths = [path for path in out if not path.startswith("overlays/") and path != "kustomization.yaml"]
     out["kustomization.yaml"] = (head + yamlio.dump({
         "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "resources": paths})).encode()
     folder = cfg.get("path") or f"deploy/{bundle.stack}"
-    extra = (argocd_files if engine == "argocd" else flux_files)(bundle, cfg, folder, phase_of)
+    extra = (argocd_files if engine == "argocd" else flux_files)(bundle, cfg, folder, phases(bundle))
     for path, documents in extra.items():
         out[path] = (head + "".join(("---\n" if i else "") + yamlio.dump(d) for i, d in enumerate(documents))).encode()
     return out

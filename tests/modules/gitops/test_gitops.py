@@ -270,3 +270,19 @@ def test_pulumi_bundle_is_unchanged_by_the_engine():
     assert all(PHASE_ANNOTATION not in (r.obj["metadata"].get("annotations") or {}) for r in staging.resources)
     none = render(variant("staging", "staging-none", gitops={"engine": "none"}))
     assert [r.obj for r in none.resources] == [r.obj for r in staging.resources]
+
+
+@pytest.mark.parametrize("engine", ["flux", "argocd"])
+def test_a_long_name_is_written_once_under_its_short_path(engine):
+    """An object whose file name is cut to NAME_MAX is written once, annotated, under the short path
+    the root kustomization lists (the engine used to write a second, unshortened copy beside it)."""
+    name = "c" * 240
+    stack = variant("staging", f"long-{engine}", storage={"claims": [{"name": name, "size": "1Ti"}]},
+                    gitops={"engine": engine, "repoURL": "https://git.example.com/x.git"})
+    files = bundle_files(render(stack), stack.file)
+    claims = [p for p in files if p.startswith("storage/persistentvolumeclaim.")]
+    assert len(claims) == 1 and len(claims[0].rsplit("/", 1)[1].encode()) <= 255, claims
+    obj = yaml.safe_load(files[claims[0]])
+    assert obj["metadata"]["name"] == name
+    assert {PHASE_ANNOTATION, WAVE_ANNOTATION} & set(obj["metadata"]["annotations"])
+    assert claims[0] in yaml.safe_load(files["kustomization.yaml"])["resources"]
