@@ -101,6 +101,21 @@ def _too_large(label: str, size: int, problems: list[str]) -> bool:
     return True
 
 
+def _read(path: Path, label: str, problems: list[str]) -> bytes | None:
+    """A file's bytes within MAX_BYTES; a folder named like a file, a broken link or an unreadable
+    file is a problem, not a crash."""
+    try:
+        if not path.is_file():
+            problems.append(f"{label}: not read, not a regular file (a folder or a broken link)")
+            return None
+        if _too_large(label, path.stat().st_size, problems):
+            return None
+        return path.read_bytes()
+    except OSError as exc:
+        problems.append(f"{label}: not read ({exc.strerror or exc})")
+        return None
+
+
 def policy_documents(folder: Path, problems: list[str]) -> list[tuple[str, bytes]]:
     """``(label, bytes)`` of every Volcano policy file under ``folder``: ``volcano/*.yaml`` files
     and the ``policy/*.yaml`` members of chart archives (``*.tgz``). What cannot be read is added
@@ -108,8 +123,9 @@ def policy_documents(folder: Path, problems: list[str]) -> list[tuple[str, bytes
     out = []
     volcano = folder / "volcano"
     if volcano.is_dir():
-        out += [(f"{p.relative_to(folder)}", p.read_bytes()) for p in sorted(volcano.glob("*.yaml"))
-                if not _too_large(str(p.relative_to(folder)), p.stat().st_size, problems)]
+        for p in sorted(volcano.glob("*.yaml")):
+            if (data := _read(p, str(p.relative_to(folder)), problems)) is not None:
+                out.append((str(p.relative_to(folder)), data))
     for archive in sorted(folder.rglob("*.tgz")):
         try:
             with tarfile.open(archive, "r:gz") as tar:
@@ -143,8 +159,11 @@ def _name(doc: dict) -> str | None:
 def _fingerprint(paths: list[Path]) -> str:
     h = hashlib.sha256(f"{INDEX_VERSION}:{SOURCES.stat().st_mtime_ns}".encode())
     for p in paths:
-        st = p.stat()
-        h.update(f"{p.resolve()}:{st.st_size}:{st.st_mtime_ns};".encode())
+        try:
+            st = p.stat()
+            h.update(f"{p.resolve()}:{st.st_size}:{st.st_mtime_ns};".encode())
+        except OSError:   # a broken link: extraction names it
+            h.update(f"{p}:unreadable;".encode())
     return h.hexdigest()[:32]
 
 
@@ -219,10 +238,8 @@ def extract_crd_rules(folder: Path, pins: dict[str, dict], problems: list[str]) 
     out = []
     for file in sorted(folder.rglob("*.yaml")):
         label = str(file.relative_to(folder))
-        if _too_large(label, file.stat().st_size, problems):
-            continue
-        data = file.read_bytes()
-        if b"CustomResourceDefinition" not in data:
+        data = _read(file, label, problems)
+        if data is None or b"CustomResourceDefinition" not in data:
             continue
         pin = pins.get(_sha(data))
         for number, doc in enumerate(_documents(label, data, problems), 1):

@@ -39,3 +39,21 @@ def test_odd_files_are_problems_and_good_files_still_load(tmp_path, monkeypatch)
                      "bad.yaml: document 1: a CustomResourceDefinition without", "big.yaml: not read, 9028 bytes",
                      "volcano-1.tgz:volcano/policy/huge.yaml: not read", "broken.tgz: not read"):
         assert expected in problems, (expected, problems)
+
+
+def test_a_folder_or_broken_link_named_like_a_file_is_a_problem(tmp_path, monkeypatch):
+    """``volcano/*.yaml`` and ``crds/**/*.yaml`` are globbed: a folder or a dangling symlink with such
+    a name was read (IsADirectoryError / FileNotFoundError out of load_index)."""
+    monkeypatch.setenv(loader.ENV_CACHE, str(tmp_path / "cache"))
+    (tmp_path / "volcano").mkdir()
+    (tmp_path / "crds" / "folder.yaml").mkdir(parents=True)
+    (tmp_path / "volcano" / "queues.yaml").write_bytes(QUEUES.read_bytes())
+    (tmp_path / "volcano" / "gone.yaml").symlink_to(tmp_path / "nowhere.yaml")
+    (tmp_path / "crds" / "gone.yaml").symlink_to(tmp_path / "nowhere.yaml")
+
+    index = loader.load_index(loader.RuleSources(tmp_path, tmp_path / "crds", "test"))
+    assert {p["source"] for p in index.policies} == {"volcano/queues.yaml"}
+    problems = "\n".join(index.missing)
+    for expected in ("volcano/gone.yaml: not read, not a regular file", "folder.yaml: not read, not a regular file",
+                     "\ngone.yaml: not read, not a regular file"):
+        assert expected in "\n" + problems, (expected, problems)
