@@ -169,8 +169,9 @@ def _rules_wrong(match: object, where: str) -> str | None:
             return f"{where}.{key} is not a list of mappings"
         for i, rule in enumerate(rules):
             for part in ("operations", "apiGroups", "apiVersions", "resources"):
-                if rule.get(part) is not None and not _strings(rule[part]):
-                    return f"{where}.{key}[{i}].{part} is not a list of strings"
+                # required and non-empty (the engine read an absent one as "*")
+                if not _strings(rule.get(part)) or not rule[part]:
+                    return f"{where}.{key}[{i}].{part} is not a non-empty list of strings"
     return None
 
 

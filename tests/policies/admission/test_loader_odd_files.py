@@ -75,6 +75,10 @@ MALFORMED = {
     "operations-string": "kind: ValidatingAdmissionPolicy\nmetadata: {name: p}\nspec: {matchConstraints: "
                          "{resourceRules: [{operations: CREATE, resources: ['*']}]}, "
                          "validations: [{expression: 'true'}]}\n",
+    # the API server requires operations: without them the engine matched every operation
+    "operations-missing": "kind: ValidatingAdmissionPolicy\nmetadata: {name: p}\nspec: {matchConstraints: "
+                          "{resourceRules: [{apiGroups: ['*'], apiVersions: ['*'], resources: ['*']}]}, "
+                          "validations: [{expression: 'false'}]}\n",
     "condition-int": f"kind: ValidatingAdmissionPolicy\nmetadata: {{name: p}}\nspec: {{matchConstraints: {RULE}, "
                      "matchConditions: [2], validations: [{expression: 'true'}]}\n",
     "expression-int": f"kind: ValidatingAdmissionPolicy\nmetadata: {{name: p}}\nspec: {{matchConstraints: {RULE}, "
