@@ -81,6 +81,8 @@ def webhook_refusal(obj: dict, p: PartitionPolicy) -> tuple[str, str] | None:
     """``(path, upstream's message)`` for the first check ``validatePartitionPolicy`` fails, or None.
     An absent totalPartitions/partitionSize is the CRD schema's business (both are required)."""
     job = meta(obj).get("name")
+    if obj.get("kind") == "CronJob":   # its Jobs are named <cronjob>-<scheduled minute> (cronjob getJobName)
+        job = f"{job}-<minutes>"
     where = f"in task: {p.task}, job: {job}"
     if p.total is None or p.size is None:
         return None
