@@ -41,6 +41,8 @@ def tolerates(toleration: Mapping, taint: tuple[str, str, str]) -> bool:
     if toleration.get("effect") not in (None, "", effect):
         return False
     operator = toleration.get("operator") or "Equal"
+    if operator not in ("Equal", "Exists"):   # ToleratesTaint: any other operator tolerates nothing
+        return False
     if not toleration.get("key"):
         return operator == "Exists"
     if toleration.get("key") != key:

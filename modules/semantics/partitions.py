@@ -17,6 +17,8 @@ from typing import Iterator
 
 from .shapes import as_dict, as_int, as_list, meta
 
+_TASK_INTS, _POLICY_INTS = ("replicas", "minAvailable"), ("totalPartitions", "partitionSize", "minPartitions")
+
 
 @dataclass(frozen=True)
 class PartitionPolicy:
@@ -53,7 +55,8 @@ def task_min_available(task: dict) -> int:
 
 
 def partition_policies(obj: dict) -> Iterator[PartitionPolicy]:
-    """Every task with a partitionPolicy of a Volcano Job (or a CronJob's jobTemplate)."""
+    """Every task with a partitionPolicy of a Volcano Job (or a CronJob's jobTemplate) whose integer
+    fields the CRD schema admits (a non-integer one is schema validation's finding, not the webhook's)."""
     if obj.get("kind") == "CronJob":
         spec, base = as_dict(as_dict(as_dict(obj.get("spec")).get("jobTemplate")).get("spec")), "spec.jobTemplate.spec"
     else:
@@ -62,6 +65,11 @@ def partition_policies(obj: dict) -> Iterator[PartitionPolicy]:
         task = as_dict(task)
         policy = task.get("partitionPolicy")
         if not isinstance(policy, dict):
+            continue
+        # The CRD types these int32: a string or a fraction is refused by the API server's schema
+        # before any webhook runs (absent or null is Go's zero value / nil).
+        if any(v is not None and as_int(v) is None
+               for v in [task.get(k) for k in _TASK_INTS] + [policy.get(k) for k in _POLICY_INTS]):
             continue
         name = task.get("name") if isinstance(task.get("name"), str) and task.get("name") else f"default{i}"
         yield PartitionPolicy(name, f"{base}.tasks[{i}]", as_int(task.get("replicas")) or 0,
@@ -73,6 +81,8 @@ def webhook_refusal(obj: dict, p: PartitionPolicy) -> tuple[str, str] | None:
     """``(path, upstream's message)`` for the first check ``validatePartitionPolicy`` fails, or None.
     An absent totalPartitions/partitionSize is the CRD schema's business (both are required)."""
     job = meta(obj).get("name")
+    if obj.get("kind") == "CronJob":   # its Jobs are named <cronjob>-<scheduled minute> (cronjob getJobName)
+        job = f"{job}-<minutes>"
     where = f"in task: {p.task}, job: {job}"
     if p.total is None or p.size is None:
         return None

@@ -375,10 +375,6 @@ def _plural(kind: str) -> str:
     return lower + ("es" if lower.endswith(("s", "x", "ch", "sh")) else "s")
 
 
-def _step_label(path: list) -> str:
-    return ".".join(p if isinstance(p, str) else "" for p in path).replace("..", ".").strip(".")
-
-
 class RuleSet:
     """Upstream's rules, ready to evaluate (expressions compiled lazily, each once)."""
 

@@ -36,7 +36,7 @@ ENV_CRDS = "TRAINSTACK_CRD_DIR"
 ENV_CACHE = "TRAINSTACK_CACHE_DIR"
 POLICY_KINDS = ("ValidatingAdmissionPolicy", "MutatingAdmissionPolicy")
 BINDING_KINDS = ("ValidatingAdmissionPolicyBinding", "MutatingAdmissionPolicyBinding")
-INDEX_VERSION = 2   # 2: the index carries the problems met while extracting
+INDEX_VERSION = 3   # 2: the index carries the problems met while extracting; 3: malformed policies skipped
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_BYTES = yamlio.MAX_FABRIC_FILE_BYTES   # the largest YAML yamlio parses (a CRD is at most a few MB)
 
@@ -101,6 +101,21 @@ def _too_large(label: str, size: int, problems: list[str]) -> bool:
     return True
 
 
+def _read(path: Path, label: str, problems: list[str]) -> bytes | None:
+    """A file's bytes within MAX_BYTES; a folder named like a file, a broken link or an unreadable
+    file is a problem, not a crash."""
+    try:
+        if not path.is_file():
+            problems.append(f"{label}: not read, not a regular file (a folder or a broken link)")
+            return None
+        if _too_large(label, path.stat().st_size, problems):
+            return None
+        return path.read_bytes()
+    except OSError as exc:
+        problems.append(f"{label}: not read ({exc.strerror or exc})")
+        return None
+
+
 def policy_documents(folder: Path, problems: list[str]) -> list[tuple[str, bytes]]:
     """``(label, bytes)`` of every Volcano policy file under ``folder``: ``volcano/*.yaml`` files
     and the ``policy/*.yaml`` members of chart archives (``*.tgz``). What cannot be read is added
@@ -108,8 +123,9 @@ def policy_documents(folder: Path, problems: list[str]) -> list[tuple[str, bytes
     out = []
     volcano = folder / "volcano"
     if volcano.is_dir():
-        out += [(f"{p.relative_to(folder)}", p.read_bytes()) for p in sorted(volcano.glob("*.yaml"))
-                if not _too_large(str(p.relative_to(folder)), p.stat().st_size, problems)]
+        for p in sorted(volcano.glob("*.yaml")):
+            if (data := _read(p, str(p.relative_to(folder)), problems)) is not None:
+                out.append((str(p.relative_to(folder)), data))
     for archive in sorted(folder.rglob("*.tgz")):
         try:
             with tarfile.open(archive, "r:gz") as tar:
@@ -135,6 +151,60 @@ def _documents(label: str, data: bytes, problems: list[str]) -> list:
         return []
 
 
+def _strings(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _rules_wrong(match: object, where: str) -> str | None:
+    """What is wrong with a matchConstraints / matchResources block for the engine, or None."""
+    if match is None:
+        return None
+    if not isinstance(match, dict):
+        return f"{where} is not a mapping"
+    for key in ("resourceRules", "excludeResourceRules"):
+        rules = match.get(key)
+        if rules is None:
+            continue
+        if not isinstance(rules, list) or not all(isinstance(r, dict) for r in rules):
+            return f"{where}.{key} is not a list of mappings"
+        for i, rule in enumerate(rules):
+            for part in ("operations", "apiGroups", "apiVersions", "resources"):
+                # required and non-empty (the engine read an absent one as "*")
+                if not _strings(rule.get(part)) or not rule[part]:
+                    return f"{where}.{key}[{i}].{part} is not a non-empty list of strings"
+    return None
+
+
+def _spec_wrong(kind: str, spec: dict) -> str | None:
+    """What the API server's validation of a policy or binding would refuse and the engine cannot
+    read (a list where a mapping belongs, an expression that is no string), or None."""
+    if kind in BINDING_KINDS:
+        if not isinstance(spec.get("policyName"), str):
+            return "spec.policyName is not a string"
+        if spec.get("validationActions") is not None and not _strings(spec["validationActions"]):
+            return "spec.validationActions is not a list of strings"
+        return _rules_wrong(spec.get("matchResources"), "spec.matchResources")
+    need = {"matchConditions": ("name", "expression"), "variables": ("name", "expression"),
+            "validations": ("expression",), "mutations": ()}
+    for key, fields in need.items():
+        items = spec.get(key)
+        if items is None:
+            continue
+        if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+            return f"spec.{key} is not a list of mappings"
+        for i, item in enumerate(items):
+            for part in fields:
+                if not isinstance(item.get(part), str):
+                    return f"spec.{key}[{i}].{part} is not a string"
+            for part in ("message", "messageExpression", "patchType"):
+                if item.get(part) is not None and not isinstance(item[part], str):
+                    return f"spec.{key}[{i}].{part} is not a string"
+            patch = item.get("jsonPatch")
+            if patch is not None and not (isinstance(patch, dict) and isinstance(patch.get("expression", ""), str)):
+                return f"spec.{key}[{i}].jsonPatch is not a mapping with a string expression"
+    return _rules_wrong(spec.get("matchConstraints"), "spec.matchConstraints")
+
+
 def _name(doc: dict) -> str | None:
     name = doc.get("metadata", {}).get("name") if isinstance(doc.get("metadata"), dict) else None
     return name if isinstance(name, str) else None
@@ -143,8 +213,11 @@ def _name(doc: dict) -> str | None:
 def _fingerprint(paths: list[Path]) -> str:
     h = hashlib.sha256(f"{INDEX_VERSION}:{SOURCES.stat().st_mtime_ns}".encode())
     for p in paths:
-        st = p.stat()
-        h.update(f"{p.resolve()}:{st.st_size}:{st.st_mtime_ns};".encode())
+        try:
+            st = p.stat()
+            h.update(f"{p.resolve()}:{st.st_size}:{st.st_mtime_ns};".encode())
+        except OSError:   # a broken link: extraction names it
+            h.update(f"{p}:unreadable;".encode())
     return h.hexdigest()[:32]
 
 
@@ -178,6 +251,9 @@ def extract_policies(docs: list[tuple[str, bytes]], pins: dict[str, dict], probl
             kind, spec = doc.get("kind"), doc.get("spec") or {}
             if _name(doc) is None or not isinstance(spec, dict):
                 problems.append(f"{label}: document {number}: a {kind} without metadata.name or spec, skipped")
+            elif (wrong := _spec_wrong(kind, spec)) is not None:
+                problems.append(f"{label}: document {number}: {kind} {_name(doc)!r} skipped: {wrong} (the API "
+                                "server refuses it)")
             elif kind in BINDING_KINDS:
                 bindings[spec.get("policyName")] = spec
             elif _name(doc) not in {p["name"] for p in policies}:
@@ -202,10 +278,14 @@ def extract_policies(docs: list[tuple[str, bytes]], pins: dict[str, dict], probl
 def _walk(node: dict, path: list, out: list) -> None:
     if not isinstance(node, dict):
         return
-    for rule in node.get("x-kubernetes-validations") or []:
+    rules = node.get("x-kubernetes-validations")
+    for rule in rules if isinstance(rules, list) else []:
+        if not isinstance(rule, dict) or not isinstance(rule.get("rule"), str):
+            continue   # the API server refuses such a CRD; nothing here to evaluate
         out.append({"path": list(path), **{k: rule[k] for k in ("rule", "message", "messageExpression", "reason",
                                                                  "fieldPath", "optionalOldSelf") if k in rule}})
-    for name, child in (node.get("properties") or {}).items():
+    properties = node.get("properties")
+    for name, child in (properties.items() if isinstance(properties, dict) else ()):
         _walk(child, path + [name], out)
     if isinstance(node.get("items"), dict):
         _walk(node["items"], path + [["items"]], out)
@@ -219,10 +299,8 @@ def extract_crd_rules(folder: Path, pins: dict[str, dict], problems: list[str]) 
     out = []
     for file in sorted(folder.rglob("*.yaml")):
         label = str(file.relative_to(folder))
-        if _too_large(label, file.stat().st_size, problems):
-            continue
-        data = file.read_bytes()
-        if b"CustomResourceDefinition" not in data:
+        data = _read(file, label, problems)
+        if data is None or b"CustomResourceDefinition" not in data:
             continue
         pin = pins.get(_sha(data))
         for number, doc in enumerate(_documents(label, data, problems), 1):

@@ -33,8 +33,12 @@ def _volcano_job_admission(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
         if refused is None:
             continue
         path, message = refused
-        yield Finding(path, f"{where(obj, path)}: Volcano's job webhook rejects it: \"{message}\" "
-                            f"(validatePartitionPolicy); {_fix(p, path)}.")
+        # The CronJob webhook checks only schedule and timeZone (admit_cronjob.go validateCronjobSpec):
+        # the CronJob is admitted and every Job the cronjob controller creates from it is refused.
+        who = ("Volcano's job webhook rejects every Job this CronJob creates (the CronJob itself is admitted: "
+               "its webhook checks only schedule and timeZone)") if obj.get("kind") == "CronJob" else \
+            "Volcano's job webhook rejects it"
+        yield Finding(path, f"{where(obj, path)}: {who}: \"{message}\" (validatePartitionPolicy); {_fix(p, path)}.")
 
 
 RULES = (
@@ -45,7 +49,8 @@ RULES = (
                     "the task's minAvailable = minPartitions x partitionSize.",
         why="These checks live in Volcano's webhook code (pkg/webhooks/admission/jobs/validate/admit_job.go "
             "validatePartitionPolicy), not in any ValidatingAdmissionPolicy or CRD rule, so neither schema "
-            "validation nor upstream-admission sees them; the API server refuses the job at creation. "
+            "validation nor upstream-admission sees them; the API server refuses the job at creation "
+            "(a CronJob is admitted, and every Job it creates is refused). "
             "`trainstack render` refuses the same mistake in a stack (workloads.volcanoJobs[].partitions).",
         fix="Make replicas a multiple of partitionSize with totalPartitions = replicas / partitionSize; leave "
             "the task's minAvailable unset when minPartitions is set (the mutating webhook derives it).",

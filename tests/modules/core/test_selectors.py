@@ -45,3 +45,10 @@ def test_odd_shapes_do_not_crash(selector):
 ])
 def test_the_toleration_rule(toleration, ok):
     assert tolerates(toleration, ("k", "v", "NoSchedule")) is ok
+
+
+@pytest.mark.parametrize("operator", ["Gt", "Lt", "exists", "In"])
+def test_an_operator_kubernetes_does_not_know_tolerates_nothing(operator):
+    """k8s.io/api core/v1 ``Toleration.ToleratesTaint``: only "" / Equal and Exists match; any other
+    operator is false (Gt/Lt need the alpha TaintTolerationComparisonOperators gate, off by default)."""
+    assert tolerates({"key": "k", "operator": operator, "value": "v"}, ("k", "v", "NoSchedule")) is False

@@ -62,3 +62,26 @@ def test_job_min_available_defaults_to_the_tasks_defaulted_min_available():
     two = job({"name": "a", "replicas": 4, "minAvailable": 2}, {"name": "b", "replicas": 2})
     assert workload_of(two, []).min_member == 2 + 2
     assert workload_of(job({"name": "a", "replicas": 3}), []).min_member == 3
+
+
+@pytest.mark.parametrize("field, value", [
+    ("replicas", "8"), ("replicas", 8.5), ("replicas", True), ("minAvailable", "4"),
+    ("totalPartitions", "2"), ("partitionSize", 4.5), ("minPartitions", "1"),
+])
+def test_a_field_that_is_no_integer_is_the_schemas_business(field, value):
+    """The Job CRD types these fields int32: the API server refuses a string or a fraction before any
+    webhook runs, so validatePartitionPolicy never sees it (it was read as 0: "replicas is 0")."""
+    task = {"name": "w", "replicas": 8, "minAvailable": 4,
+            "partitionPolicy": {"totalPartitions": 2, "partitionSize": 4, "minPartitions": 1}}
+    if field in task:
+        task[field] = value
+    else:
+        task["partitionPolicy"][field] = value
+    assert refusal(job(task)) == []
+
+
+def test_an_absent_replicas_is_zero_as_in_go():
+    """An omitted replicas is Go's zero value (the CRD has no default), which the webhook refuses."""
+    task = {"name": "w", "partitionPolicy": {"totalPartitions": 2, "partitionSize": 4}}
+    assert refusal(job(task)) == [("spec.tasks[0].replicas",
+                                   "'Replicas' are not equal to TotalPartitions*PartitionSize in task: w, job: j")]

@@ -3,9 +3,12 @@ problem in the one `upstream-admission` note, never a crash, and the good files 
 from __future__ import annotations
 
 import io
+
+import pytest
 import tarfile
 
 from policies.admission import loader
+from policies.admission.engine import RuleSet
 from tests.support.cli import ROOT
 
 QUEUES = ROOT.parent / "shared" / "admission" / "volcano" / "queues-validating.yaml"
@@ -39,3 +42,74 @@ def test_odd_files_are_problems_and_good_files_still_load(tmp_path, monkeypatch)
                      "bad.yaml: document 1: a CustomResourceDefinition without", "big.yaml: not read, 9028 bytes",
                      "volcano-1.tgz:volcano/policy/huge.yaml: not read", "broken.tgz: not read"):
         assert expected in problems, (expected, problems)
+
+
+def test_a_folder_or_broken_link_named_like_a_file_is_a_problem(tmp_path, monkeypatch):
+    """``volcano/*.yaml`` and ``crds/**/*.yaml`` are globbed: a folder or a dangling symlink with such
+    a name was read (IsADirectoryError / FileNotFoundError out of load_index)."""
+    monkeypatch.setenv(loader.ENV_CACHE, str(tmp_path / "cache"))
+    (tmp_path / "volcano").mkdir()
+    (tmp_path / "crds" / "folder.yaml").mkdir(parents=True)
+    (tmp_path / "volcano" / "queues.yaml").write_bytes(QUEUES.read_bytes())
+    (tmp_path / "volcano" / "gone.yaml").symlink_to(tmp_path / "nowhere.yaml")
+    (tmp_path / "crds" / "gone.yaml").symlink_to(tmp_path / "nowhere.yaml")
+
+    index = loader.load_index(loader.RuleSources(tmp_path, tmp_path / "crds", "test"))
+    assert {p["source"] for p in index.policies} == {"volcano/queues.yaml"}
+    problems = "\n".join(index.missing)
+    for expected in ("volcano/gone.yaml: not read, not a regular file", "folder.yaml: not read, not a regular file",
+                     "\ngone.yaml: not read, not a regular file"):
+        assert expected in "\n" + problems, (expected, problems)
+
+
+JOB = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "j", "namespace": "n"},
+       "spec": {}}
+RULE = "{resourceRules: [{apiGroups: ['*'], apiVersions: ['*'], operations: ['*'], resources: ['*']}]}"
+MALFORMED = {
+    "binding-policy-name-list": "kind: ValidatingAdmissionPolicyBinding\nmetadata: {name: b}\n"
+                                "spec: {policyName: [p]}\n",
+    "match-constraints-list": "kind: ValidatingAdmissionPolicy\nmetadata: {name: p}\n"
+                              "spec: {matchConstraints: [1], validations: [{expression: 'true'}]}\n",
+    "resource-rules-strings": "kind: ValidatingAdmissionPolicy\nmetadata: {name: p}\n"
+                              "spec: {matchConstraints: {resourceRules: [x]}, validations: [{expression: 'true'}]}\n",
+    "operations-string": "kind: ValidatingAdmissionPolicy\nmetadata: {name: p}\nspec: {matchConstraints: "
+                         "{resourceRules: [{operations: CREATE, resources: ['*']}]}, "
+                         "validations: [{expression: 'true'}]}\n",
+    # the API server requires operations: without them the engine matched every operation
+    "operations-missing": "kind: ValidatingAdmissionPolicy\nmetadata: {name: p}\nspec: {matchConstraints: "
+                          "{resourceRules: [{apiGroups: ['*'], apiVersions: ['*'], resources: ['*']}]}, "
+                          "validations: [{expression: 'false'}]}\n",
+    "condition-int": f"kind: ValidatingAdmissionPolicy\nmetadata: {{name: p}}\nspec: {{matchConstraints: {RULE}, "
+                     "matchConditions: [2], validations: [{expression: 'true'}]}\n",
+    "expression-int": f"kind: ValidatingAdmissionPolicy\nmetadata: {{name: p}}\nspec: {{matchConstraints: {RULE}, "
+                      "validations: [{expression: 5}]}\n",
+    "variable-without-name": f"kind: ValidatingAdmissionPolicy\nmetadata: {{name: p}}\nspec: {{matchConstraints: "
+                             f"{RULE}, variables: [{{expression: '1'}}], validations: [{{expression: 'true'}}]}}\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_a_malformed_policy_or_binding_is_a_problem_not_a_crash(case, tmp_path, monkeypatch):
+    """Shapes the API server's validation refuses (a list for a mapping, a number for an expression)
+    crashed the engine (AttributeError / TypeError out of RuleSet.evaluate or the loader)."""
+    monkeypatch.setenv(loader.ENV_CACHE, str(tmp_path / "cache"))
+    (tmp_path / "volcano").mkdir()
+    (tmp_path / "crds").mkdir()
+    binding = "---\nkind: ValidatingAdmissionPolicyBinding\nmetadata: {name: pb}\nspec: {policyName: p}\n"
+    (tmp_path / "volcano" / "x.yaml").write_text(MALFORMED[case] + binding)
+    index = loader.load_index(loader.RuleSources(tmp_path, tmp_path / "crds", "test"))
+    assert RuleSet(index).evaluate(JOB) == []
+    assert any("x.yaml: document 1:" in p and "skipped" in p for p in index.missing), index.missing
+
+
+def test_crd_rules_of_the_wrong_shape_are_skipped(tmp_path, monkeypatch):
+    monkeypatch.setenv(loader.ENV_CACHE, str(tmp_path / "cache"))
+    (tmp_path / "crds").mkdir()
+    (tmp_path / "crds" / "job.yaml").write_text(
+        "kind: CustomResourceDefinition\nmetadata: {name: jobs.batch.volcano.sh}\n"
+        "spec:\n  group: batch.volcano.sh\n  names: {kind: Job, plural: jobs}\n  versions:\n  - name: v1alpha1\n"
+        "    schema:\n      openAPIV3Schema:\n        x-kubernetes-validations: {rule: self.x}\n"
+        "        properties:\n          spec:\n            properties: [a]\n"
+        "            x-kubernetes-validations: [rule, {message: m}, {rule: 5}, {rule: 'has(self.tasks)'}]\n")
+    index = loader.load_index(loader.RuleSources(None, tmp_path / "crds", "test"))
+    assert [r["rule"] for crd in index.crds for r in crd["rules"]] == ["has(self.tasks)"]
