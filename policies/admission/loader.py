@@ -36,7 +36,8 @@ ENV_CRDS = "TRAINSTACK_CRD_DIR"
 ENV_CACHE = "TRAINSTACK_CACHE_DIR"
 POLICY_KINDS = ("ValidatingAdmissionPolicy", "MutatingAdmissionPolicy")
 BINDING_KINDS = ("ValidatingAdmissionPolicyBinding", "MutatingAdmissionPolicyBinding")
-INDEX_VERSION = 3   # 2: the index carries the problems met while extracting; 3: malformed policies skipped
+INDEX_VERSION = 4   # 2: the index carries the problems met while extracting; 3: malformed policies skipped;
+                    # 4: one entry per binding
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_BYTES = yamlio.MAX_FABRIC_FILE_BYTES   # the largest YAML yamlio parses (a CRD is at most a few MB)
 
@@ -238,8 +239,11 @@ def _is_skipped_policy_file(label: str) -> bool:
 
 
 def extract_policies(docs: list[tuple[str, bytes]], pins: dict[str, dict], problems: list[str]) -> list[dict]:
-    """Admission policies as plain data, with their bindings' actions and match resources."""
-    policies, bindings = [], {}
+    """Admission policies as plain data, one entry per binding with that binding's actions and match
+    resources (the API server evaluates a policy once for every binding that names it); a policy no
+    binding names is kept with ``bound`` false and does nothing."""
+    policies: list[dict] = []
+    bindings: dict[object, list[dict]] = {}
     for label, data in docs:
         if _is_skipped_policy_file(label):
             continue
@@ -255,7 +259,7 @@ def extract_policies(docs: list[tuple[str, bytes]], pins: dict[str, dict], probl
                 problems.append(f"{label}: document {number}: {kind} {_name(doc)!r} skipped: {wrong} (the API "
                                 "server refuses it)")
             elif kind in BINDING_KINDS:
-                bindings[spec.get("policyName")] = spec
+                bindings.setdefault(spec.get("policyName"), []).append(spec)
             elif _name(doc) not in {p["name"] for p in policies}:
                 policies.append({
                     "kind": kind, "name": _name(doc), "source": label, "release": release,
@@ -267,12 +271,13 @@ def extract_policies(docs: list[tuple[str, bytes]], pins: dict[str, dict], probl
                     "mutations": spec.get("mutations") or [],
                     "paramKind": spec.get("paramKind"),
                 })
+    out = []
     for policy in policies:
-        binding = bindings.get(policy["name"], {})
-        policy["bound"] = policy["name"] in bindings
-        policy["validationActions"] = binding.get("validationActions", ["Deny"])
-        policy["bindingMatch"] = binding.get("matchResources") or {}
-    return policies
+        for binding in bindings.get(policy["name"]) or [None]:
+            out.append({**policy, "bound": binding is not None,
+                        "validationActions": (binding or {}).get("validationActions", ["Deny"]),
+                        "bindingMatch": (binding or {}).get("matchResources") or {}})
+    return out
 
 
 def _walk(node: dict, path: list, out: list) -> None:

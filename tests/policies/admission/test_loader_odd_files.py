@@ -113,3 +113,24 @@ def test_crd_rules_of_the_wrong_shape_are_skipped(tmp_path, monkeypatch):
         "            x-kubernetes-validations: [rule, {message: m}, {rule: 5}, {rule: 'has(self.tasks)'}]\n")
     index = loader.load_index(loader.RuleSources(None, tmp_path / "crds", "test"))
     assert [r["rule"] for crd in index.crds for r in crd["rules"]] == ["has(self.tasks)"]
+
+
+def test_each_binding_of_a_policy_is_evaluated():
+    """The API server evaluates a policy once per binding that names it, each with its own actions and
+    match resources; the loader kept only the last binding."""
+    policy = (b"apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\n"
+              b"metadata: {name: p}\nspec:\n  matchConstraints:\n    resourceRules:\n"
+              b"    - {apiGroups: ['*'], apiVersions: ['*'], operations: [CREATE], resources: ['*']}\n"
+              b"  validations: [{expression: 'false'}]\n")
+    bindings = b"".join(
+        b"---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\n"
+        b"metadata: {name: b%d}\nspec: {policyName: p, validationActions: [%s], matchResources: "
+        b"{namespaceSelector: {matchLabels: {team: %s}}}}\n" % (i, action, team)
+        for i, (action, team) in enumerate([(b"Deny", b"a"), (b"Audit", b"b")]))
+    problems: list[str] = []
+    entries = loader.extract_policies([("volcano/p.yaml", policy + bindings)], {}, problems)
+    assert problems == []
+    assert [(e["name"], e["bound"], e["validationActions"], e["bindingMatch"]["namespaceSelector"]["matchLabels"])
+            for e in entries] == [("p", True, ["Deny"], {"team": "a"}), ("p", True, ["Audit"], {"team": "b"})]
+    unbound = loader.extract_policies([("volcano/p.yaml", policy)], {}, problems)
+    assert [(e["bound"], e["validationActions"]) for e in unbound] == [(False, ["Deny"])]
