@@ -26,7 +26,7 @@ from modules.fabric.model import Fabric
 
 from modules.semantics.podspec import Reader
 from modules.semantics.podspec import pod_requests as semantic_pod_requests
-from modules.semantics.workloads import PodSet, Unknown, Workload, trainer_workload, workload_of
+from modules.semantics.workloads import PodSet, Unknown, Workload, priority_values, trainer_workload, workload_of
 from modules.semantics.workloads import volcano_job as semantic_volcano_job
 
 from .jobs import Job, Partition, Pod
@@ -104,8 +104,9 @@ def _count_path(workload: Workload, pod_set: PodSet) -> str:
     return pod_set.path
 
 
-def volcano_job(doc: Reader, obj: dict, gpu_resources: set[str]) -> Job:
-    return job_from(semantic_volcano_job(doc, obj), doc, gpu_resources)
+def volcano_job(doc: Reader, obj: dict, gpu_resources: set[str], priorities: Mapping[str, int] | None = None) -> Job:
+    """``priorities``: the PriorityClass values given alongside (they order the tasks in minResources)."""
+    return job_from(semantic_volcano_job(doc, obj, priorities=priorities), doc, gpu_resources)
 
 
 def runtimes_in(objects: Iterable[dict]) -> dict[tuple[str, str | None, str], dict]:
@@ -169,6 +170,7 @@ def load_workloads(path: Path, shown: str, fabric: Fabric, runtimes: Mapping, st
     gpu_resources = {p.gpu_resource for p in fabric.pools.values()} | {"nvidia.com/gpu"}
     jobs: list[Job] = []
     seen: dict[str, str] = {}
+    priorities = priority_values(d for d in docs if isinstance(d, dict))
     for i, obj in enumerate(docs, start=1):
         where = f"document {i}"
         if not isinstance(obj, dict) or not isinstance(obj.get("kind"), str):
@@ -177,7 +179,7 @@ def load_workloads(path: Path, shown: str, fabric: Fabric, runtimes: Mapping, st
         label = (obj.get("metadata") or {}).get("name") if isinstance(obj.get("metadata"), dict) else None
         doc = Reader(shown, f"{where} ({kind} {label})" if label else where)   # strict
         if kind == "Job" and api.startswith(VOLCANO_GROUP + "/"):
-            job = volcano_job(doc, obj, gpu_resources)
+            job = volcano_job(doc, obj, gpu_resources, priorities)
         elif kind == "TrainJob" and api.startswith(TRAINER_GROUP + "/"):
             job = train_job(doc, obj, runtimes, gpu_resources, stack)
         else:
