@@ -123,7 +123,7 @@ class Workload:
     kind: str
     name: str
     namespace: str | None
-    sets: tuple[PodSet, ...]           # every pod, in the order Volcano fills the gang
+    sets: tuple[PodSet, ...]           # every pod, in spec order (gang() picks the minResources pods)
     min_member: int                    # the gang: this many pods or none
     how: str
     topology: Topology | None = None   # the job-level networkTopology; None: none
