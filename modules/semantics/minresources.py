@@ -131,3 +131,47 @@ def training_operator_pod(reader: Reader, spec: Any, path: str) -> dict[str, Dec
         for name, amount in amounts(reader, resources.get(chosen), f"{where}.{chosen}").items():
             out[name] = out.get(name, Decimal(0)) + amount
     return out
+
+
+
+def volcano_gang_counts(tasks: list[tuple[int, int, int]], job_min: int) -> list[int]:
+    """How many pods of each task Volcano's job controller sums into a Job's PodGroup minResources
+    (volcano-sh/volcano v1.15.1 ``pkg/controllers/job/job_controller_actions.go`` ``calcPGMinResources``,
+    with ``TasksPriority.CalcFirstCountResources`` / ``CalcPGMinResources`` in
+    ``job_controller_util.go``). ``tasks``: (replicas, minAvailable after the mutating webhook,
+    PriorityClass value) in spec order; the answer is in spec order too.
+
+    Tasks are sorted by priority, highest first (``sort.Sort``: an insertion sort up to 12 tasks, so
+    ties keep spec order; modelled as stable for any count). When the job's minAvailable is below the
+    sum of the tasks' minAvailable: the first job-minAvailable pods of the tasks' *replicas* in that
+    order (``first_count_counts``); otherwise ``fill_counts``."""
+    if job_min < sum(t[1] for t in tasks):
+        return first_count_counts(tasks, job_min)
+    return fill_counts(tasks, job_min)
+
+
+def _by_priority(tasks: list[tuple[int, int, int]]) -> list[int]:
+    return sorted(range(len(tasks)), key=lambda i: -tasks[i][2])
+
+
+def first_count_counts(tasks: list[tuple[int, int, int]], count: int) -> list[int]:
+    """``CalcFirstCountResources``: the first ``count`` pods of the tasks' replicas, by priority."""
+    counts = [0] * len(tasks)
+    for i in _by_priority(tasks):
+        counts[i] = min(tasks[i][0], max(count, 0))
+        count -= counts[i]
+    return counts
+
+
+def fill_counts(tasks: list[tuple[int, int, int]], job_min: int) -> list[int]:
+    """``TasksPriority.CalcPGMinResources``: each task's own minAvailable by priority (capped at what
+    the job's minAvailable leaves), then the tasks' remaining replicas by priority up to it."""
+    counts, left = [0] * len(tasks), job_min
+    for i in _by_priority(tasks):
+        counts[i] = min(tasks[i][1], left)
+        left -= counts[i]
+    for i in _by_priority(tasks):
+        extra = min(max(tasks[i][0] - tasks[i][1], 0), left)
+        counts[i] += extra
+        left -= extra
+    return counts

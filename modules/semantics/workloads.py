@@ -27,9 +27,9 @@ import copy
 import dataclasses
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Iterable
+from typing import Iterable, Mapping
 
-from .minresources import pod_requests_of, pod_usage, scheduler_view, training_operator_pod
+from .minresources import pod_requests_of, pod_usage, scheduler_view, training_operator_pod, volcano_gang_counts
 from .partitions import task_min_available
 from .podspec import PodRequests, Reader, amounts, container_requests, merge_resources, pod_requests
 from .shapes import annotations, as_dict, as_int, as_list, is_kind, meta
@@ -123,7 +123,7 @@ class Workload:
     kind: str
     name: str
     namespace: str | None
-    sets: tuple[PodSet, ...]           # every pod, in the order Volcano fills the gang
+    sets: tuple[PodSet, ...]           # every pod, in spec order (gang() picks the minResources pods)
     min_member: int                    # the gang: this many pods or none
     how: str
     topology: Topology | None = None   # the job-level networkTopology; None: none
@@ -133,16 +133,22 @@ class Workload:
     explicit_min_resources: dict[str, Decimal] | None = field(default=None)   # a PodGroup's own; {}: no gate
     sub_groups: tuple[SubGroupSpec, ...] = ()     # a PodGroup's subGroupPolicy
     sizes_unknown: str | None = None   # why the pods' requests are unknown (a PodGroup without minResources)
+    # A Volcano Job's tasks: (defaulted minAvailable, PriorityClass value) per set, which pick the
+    # gang's pods (minresources.volcano_gang_counts); empty: the first min_member pods, set by set.
+    task_order: tuple[tuple[int, int], ...] = ()
 
     @property
     def pods(self) -> int:
         return sum(s.count for s in self.sets)
 
     def gang(self) -> Gang:
-        """The first ``min_member`` pods, set by set (Volcano fills the gang task by task)."""
+        """The pods whose requests the PodGroup's minResources sums: a Volcano Job's as its job
+        controller picks them (``volcano_gang_counts``), else the first ``min_member`` pods, set by set."""
+        counts = volcano_gang_counts([(s.count, m, p) for s, (m, p) in zip(self.sets, self.task_order)],
+                                     self.min_member) if self.task_order else None
         sets, left = [], self.min_member
-        for s in self.sets:
-            take = min(s.count, left)
+        for i, s in enumerate(self.sets):
+            take = counts[i] if counts is not None else min(s.count, left)
             if take > 0:
                 sets.append(dataclasses.replace(s, count=take))
                 left -= take
@@ -204,8 +210,11 @@ def _count(reader: Reader, obj: dict, key: str, path: str, default: int) -> int:
 
 # --- Volcano ----------------------------------------------------------------------------------
 
-def volcano_job(reader: Reader, obj: dict, spec_path: str = "spec") -> Workload:
-    """A Volcano Job (or a CronJob's jobTemplate at ``spec_path``)."""
+def volcano_job(reader: Reader, obj: dict, spec_path: str = "spec",
+                priorities: Mapping[str, int] | None = None) -> Workload:
+    """A Volcano Job (or a CronJob's jobTemplate at ``spec_path``). ``priorities``: the PriorityClass
+    values known (name -> value); a task template's class that is not among them counts 0, as upstream's
+    failed lister lookup does (``calcPGMinResources`` logs and keeps priority 0)."""
     spec = reader.get(obj, "spec", "", dict, "a mapping with tasks") if spec_path == "spec" else \
         as_dict(as_dict(as_dict(obj.get("spec")).get("jobTemplate")).get("spec"))
     spec = spec or {}
@@ -213,6 +222,7 @@ def volcano_job(reader: Reader, obj: dict, spec_path: str = "spec") -> Workload:
     if not tasks:
         reader.wrong(f"{spec_path}.tasks", "a non-empty list of tasks", tasks)
     sets: list[PodSet] = []
+    order: list[tuple[int, int]] = []
     partitions: list[PartitionSpec] = []
     names: set[str] = set()
     for t, task in enumerate(tasks):
@@ -229,6 +239,7 @@ def volcano_job(reader: Reader, obj: dict, spec_path: str = "spec") -> Workload:
         template = reader.get(task, "template", path, dict, "a pod template") or {}
         sets.append(_requests_set(reader, template.get("spec"), f"{path}.template.spec", replicas,
                                   f"task {task_name}", task_name, usage="template"))
+        order.append((task_min_available(task), _task_priority(template, priorities)))
         part = _partition(reader, task, path, len(sets) - 1, replicas)
         if part is not None:
             partitions.append(part)
@@ -250,7 +261,21 @@ def volcano_job(reader: Reader, obj: dict, spec_path: str = "spec") -> Workload:
     topology = topology_of(reader, raw, f"{spec_path}.networkTopology") if raw is not None else None
     name, namespace = _name(reader, obj)
     return Workload("Job", name, namespace, tuple(sets), pods if min_available is None else min_available, how,
-                    topology, tuple(partitions), _queue(obj, spec.get("queue")), _str(spec.get("priorityClassName")))
+                    topology, tuple(partitions), _queue(obj, spec.get("queue")), _str(spec.get("priorityClassName")),
+                    task_order=tuple(order))
+
+
+def _task_priority(template: dict, priorities: Mapping[str, int] | None) -> int:
+    """The value of a task template's own priorityClassName (the job's is not read); none or unknown: 0."""
+    name = as_dict(template.get("spec")).get("priorityClassName")
+    value = (priorities or {}).get(name) if isinstance(name, str) and name else None
+    return value if isinstance(value, int) else 0
+
+
+def priority_values(objects: Iterable[dict]) -> dict[str, int]:
+    """name -> value of every scheduling.k8s.io PriorityClass among ``objects``."""
+    return {str(meta(o).get("name")): o["value"] for o in objects if isinstance(o, dict)
+            and is_kind(o, "PriorityClass", "scheduling.k8s.io") and isinstance(o.get("value"), int)}
 
 
 def _partition(reader: Reader, task: dict, path: str, index: int, replicas: int) -> PartitionSpec | None:
@@ -653,9 +678,9 @@ def workload_of(obj: dict, objects: Iterable[dict], reader: Reader | None = None
     reader = reader if reader is not None else Reader(strict=False)
     kind = obj.get("kind")
     if is_kind(obj, "Job", BATCH):
-        return volcano_job(reader, obj)
+        return volcano_job(reader, obj, priorities=priority_values(objects))
     if is_kind(obj, "CronJob", BATCH):
-        return volcano_job(reader, obj, "spec.jobTemplate.spec")
+        return volcano_job(reader, obj, "spec.jobTemplate.spec", priority_values(objects))
     if kind == "TrainJob" and _is_trainer(obj):
         runtime = find_runtime(obj, objects)
         if runtime is None:

@@ -47,7 +47,7 @@ from modules.core.selectors import selector_matches, tolerates
 from modules.fabric.model import Fabric, Link, Node, NodePool, Switch
 from modules.semantics.minresources import scheduler_view
 from modules.semantics.podspec import Reader, amounts
-from modules.semantics.workloads import SubGroupSpec, pod_group
+from modules.semantics.workloads import SubGroupSpec, pod_group, priority_values
 
 from .jobs import TOP_NAME, Job, Partition, Pod, Topology
 from .scheduler import SchedulerSettings, settings_from_conf
@@ -584,10 +584,11 @@ def _snapshot_jobs(by_kind: dict, groups: dict, fabric: Fabric, gpu_resources: s
             jobs.append(group_job(group, fabric, gpu_resources, selector_resources))
     runtimes = runtimes_in(o for kind in ("ClusterTrainingRuntime", "TrainingRuntime")
                            for _, o in by_kind.get(kind, []))
+    priorities = priority_values(o for _, o in by_kind.get("PriorityClass", []))
     for doc, obj in by_kind.get("Job", []):
         name, _, _, _ = _meta(doc, obj)
         if ("Job", name) not in owned:
-            jobs.append(volcano_job(doc, obj, gpu_resources))
+            jobs.append(volcano_job(doc, obj, gpu_resources, priorities))
     for doc, obj in by_kind.get("TrainJob", []):
         name, _, _, _ = _meta(doc, obj)
         if ("TrainJob", name) not in owned and str(obj.get("apiVersion", "")).startswith(TRAINER_GROUP + "/"):

@@ -26,7 +26,7 @@ from modules.fabric.model import Fabric
 
 from modules.semantics.podspec import Reader
 from modules.semantics.podspec import pod_requests as semantic_pod_requests
-from modules.semantics.workloads import PodSet, Unknown, Workload, trainer_workload, workload_of
+from modules.semantics.workloads import PodSet, Unknown, Workload, priority_values, trainer_workload, workload_of
 from modules.semantics.workloads import volcano_job as semantic_volcano_job
 
 from .jobs import Job, Partition, Pod
@@ -90,9 +90,22 @@ def job_from(workload: Workload, doc: Reader, gpu_resources: set[str]) -> Job:
     # limits.* and count/pods are ignored, nvidia.com/gpu counts); pod slots are not modelled here.
     min_resources = gang.scheduled_min_resources()
     min_resources.pop("pods", None)
-    fit = gang.total()
+    # Without one the scheduler sums the first minAvailable pods in list (spec) order; keep the
+    # gang's own where its pods differ (a Volcano Job's priority order and task minAvailable).
+    fit = _first_pods_total(workload)
     return Job(workload.name, workload.kind, pods, workload.min_member, workload.topology, partitions, doc.where,
                min_resources=min_resources if min_resources != fit else None)
+
+
+def _first_pods_total(workload: Workload) -> dict[str, Decimal]:
+    """Node-fit requests of the first ``min_member`` pods in list order, as the simulator sums them."""
+    out: dict[str, Decimal] = {}
+    left = workload.min_member
+    for pod_set in workload.sets:
+        take, left = min(pod_set.count, left), left - min(pod_set.count, left)
+        for name in pod_set.requests if take > 0 else ():
+            out[name] = out.get(name, Decimal(0)) + pod_set.requests[name] * take
+    return out
 
 
 def _count_path(workload: Workload, pod_set: PodSet) -> str:
@@ -104,8 +117,9 @@ def _count_path(workload: Workload, pod_set: PodSet) -> str:
     return pod_set.path
 
 
-def volcano_job(doc: Reader, obj: dict, gpu_resources: set[str]) -> Job:
-    return job_from(semantic_volcano_job(doc, obj), doc, gpu_resources)
+def volcano_job(doc: Reader, obj: dict, gpu_resources: set[str], priorities: Mapping[str, int] | None = None) -> Job:
+    """``priorities``: the PriorityClass values given alongside (they order the tasks in minResources)."""
+    return job_from(semantic_volcano_job(doc, obj, priorities=priorities), doc, gpu_resources)
 
 
 def runtimes_in(objects: Iterable[dict]) -> dict[tuple[str, str | None, str], dict]:
@@ -169,6 +183,7 @@ def load_workloads(path: Path, shown: str, fabric: Fabric, runtimes: Mapping, st
     gpu_resources = {p.gpu_resource for p in fabric.pools.values()} | {"nvidia.com/gpu"}
     jobs: list[Job] = []
     seen: dict[str, str] = {}
+    priorities = priority_values(d for d in docs if isinstance(d, dict))
     for i, obj in enumerate(docs, start=1):
         where = f"document {i}"
         if not isinstance(obj, dict) or not isinstance(obj.get("kind"), str):
@@ -177,7 +192,7 @@ def load_workloads(path: Path, shown: str, fabric: Fabric, runtimes: Mapping, st
         label = (obj.get("metadata") or {}).get("name") if isinstance(obj.get("metadata"), dict) else None
         doc = Reader(shown, f"{where} ({kind} {label})" if label else where)   # strict
         if kind == "Job" and api.startswith(VOLCANO_GROUP + "/"):
-            job = volcano_job(doc, obj, gpu_resources)
+            job = volcano_job(doc, obj, gpu_resources, priorities)
         elif kind == "TrainJob" and api.startswith(TRAINER_GROUP + "/"):
             job = train_job(doc, obj, runtimes, gpu_resources, stack)
         else:

@@ -191,7 +191,8 @@ def policy_view(obj: dict, objects: list[dict]) -> dict:
 
 def simulator_view(obj: dict, objects: list[dict], tmp_path: Path) -> dict:
     path = tmp_path / f"{obj['metadata']['name']}.yaml"
-    path.write_text(yaml.safe_dump(obj))
+    # PriorityClasses travel in the same file (they order a Volcano Job's tasks in minResources).
+    path.write_text(yaml.safe_dump_all([obj] + [o for o in objects if o.get("kind") == "PriorityClass"]))
     runtimes = runtimes_in(o for o in objects if o.get("kind") == "ClusterTrainingRuntime")
     [job] = load_workloads(path, path.name, FABRIC, runtimes, "test")
     gang_pods = [_decimals(p.requests) for p in job.pods[:job.min_available]]
@@ -352,6 +353,43 @@ def test_generated_objects_agree(tmp_path, generated):
     runtimes, obj = generated
     objects = runtimes + [obj]
     assert policy_view(obj, objects) == simulator_view(obj, objects, tmp_path)
+
+
+# Upstream order differs from spec order: Volcano v1.15.1's job controller
+# (pkg/controllers/job/job_controller_actions.go calcPGMinResources; job_controller_util.go
+# TasksPriority.CalcPGMinResources) sorts tasks by their template's PriorityClass value, takes each
+# task's own minAvailable, then fills up to the job's minAvailable from the remaining replicas.
+def _class(name, value):
+    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value}
+
+
+def _task(name, replicas, own, cls, requests, limits=None):
+    spec = {"priorityClassName": cls, "containers": [container("c", requests, limits)]}
+    return {"name": name, "replicas": replicas, "minAvailable": own, "template": {"spec": spec}}
+
+
+ORDERED_JOB = {
+    "apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "ordered", "namespace": "t"},
+    "spec": {"minAvailable": 4, "networkTopology": {"mode": "hard", "highestTierAllowed": 1}, "tasks": [
+        _task("small", 4, 1, "low", {"cpu": "1", "memory": "1Gi"}),
+        _task("big", 4, 1, "high", {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": 2}, {"nvidia.com/gpu": 2})]},
+}
+CLASSES = [_class("low", 100), _class("high", 1000)]
+
+
+@pytest.mark.parametrize("classes, want", [
+    # high first: 1 big + 1 small (own minAvailable), then 2 more big (remaining replicas, high first)
+    (CLASSES, {"cpu": 3 * 8 + 1, "memory": (3 * 64 + 1) * 2**30, "nvidia.com/gpu": 6}),
+    # classes unknown (lookup fails: priority 0, spec order): 1 small + 1 big, then 2 more small
+    ([], {"cpu": 3 + 8, "memory": (3 + 64) * 2**30, "nvidia.com/gpu": 2}),
+], ids=["priority-classes", "classes-unknown"])
+def test_volcano_task_order_for_min_resources_agrees(tmp_path, classes, want):
+    objects = classes + [ORDERED_JOB]
+    policy, sim = policy_view(ORDERED_JOB, objects), simulator_view(ORDERED_JOB, objects, tmp_path)
+    assert policy["min_resources"] == sim["min_resources"] == _decimals(want)
+    assert policy["gang"] == sim["gang"] == 4
+    # not the first four pods in spec order (4 x small), which both views used to take
+    assert _decimals(want) != _decimals({"cpu": 4, "memory": 4 * 2**30})
 
 
 def test_queue_and_priority():

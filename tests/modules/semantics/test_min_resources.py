@@ -13,9 +13,17 @@ from __future__ import annotations
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
 import yaml
 
-from modules.semantics.minresources import is_extended, pod_usage, scheduler_view
+from modules.semantics.minresources import (
+    fill_counts,
+    first_count_counts,
+    is_extended,
+    pod_usage,
+    scheduler_view,
+    volcano_gang_counts,
+)
 from modules.semantics.workloads import gang_of, workload_of
 from modules.simulate.workloads import load_workloads
 from tests.modules.simulate.fabrics import tree
@@ -155,3 +163,87 @@ def test_simulator_compares_bare_names(tmp_path: Path):
     path.write_text(yaml.safe_dump(limits_only))
     [job] = load_workloads(path, path.name, fabric, {}, "test")
     assert job.min_resources == d({"memory": 2 * GI})
+
+
+# --- which pods a Volcano Job's minResources sums (volcano_gang_counts) ------------------------
+# Ported from volcano-sh/volcano v1.15.1 pkg/controllers/job/job_controller_util_test.go: its tasks
+# ``master`` (replicas 2, cpu 50m) and ``worker`` (replicas 2, cpu 100m), in that order. Case data:
+# (name verbatim, master priority, worker priority, master minAvailable, worker minAvailable (None:
+# the webhook's default, the replicas), job minMember (0: the sum of the tasks'), expected cpu milli,
+# expected pods).
+MASTER_M, WORKER_M, REPLICAS = 50, 100, 2
+CALC_PG_MIN_CASES = [   # TestTaskPriority_CalcPGMin (calls TasksPriority.CalcPGMinResources directly)
+    ("job's min available is 0, master's and workers is set to 1: min=1*master+1*worker", 0, 0, 1, 1, 0, 150, 2),
+    ("job's min available is 0, master's is null and worker's is set to 1: min=2*master+worker",
+     2, 0, None, 1, 0, 200, 3),
+    ("job's min available is 3, master's is null and worker's is set to 1: min=2*master+1*worker ",
+     0, 0, None, 1, 3, 200, 3),
+    ("job's min available is 3, master's is 1 and worker's is null: min=1*master+2*worker", 0, 0, 1, None, 3, 250, 3),
+    ("job's min available is 2, master's and worker's is set to 1: min=1*master+1*worker", 0, 0, 1, 1, 2, 150, 2),
+    ("job's min available is 3, master's and worker's is set to 1: min=1*master+1*worker+1*master(high-priority)",
+     2, 0, 1, 1, 3, 200, 3),
+    ("job's min available is 3, master's and worker's is set to 1: min=1*worker+1*master+1*worker(high-priority)",
+     0, 2, 1, 1, 3, 250, 3),
+    ("job's min available is 3, master's is 0 and worker's is set to 1: min=1*worker+1*worker(high-priority)+1*master",
+     0, 2, 0, 1, 3, 250, 3),
+    ("job's min available is 4, master's is null and worker's is set to 1: min=1*worker+2*master+1*worker",
+     0, 2, None, 1, 4, 300, 4),
+    ("job's min available is 4, master's and worker's is set to 1: min=1*worker+1*master+1*worker(hi-prio)+1*master",
+     0, 2, 1, 1, 4, 300, 4),
+    ("job's min available is 2, master's is null and worker's is set to 1: min=2*master", 2, 0, None, 1, 2, 100, 2),
+    ("job's min available is 2, master's is null and worker's is set to 1: min=1*worker+1*master",
+     0, 2, None, 1, 2, 150, 2),
+    ("job's min available is 2, master's is 1 and worker's is set to bull: min=1*master+1*worker",
+     0, 0, 1, None, 2, 150, 2),
+]
+# TestCalcPGMinResources (the controller's calcPGMinResources, no PriorityClasses): unnamed cases, by
+# index: (master minAvailable, worker minAvailable, job minAvailable, expected cpu milli, pods).
+CALC_PG_MIN_RESOURCES_CASES = [
+    (1, None, 2, 100, 2), (None, 1, 2, 100, 2), (None, None, 3, 200, 3),   # job < sum(task minAvailable)
+    (1, 1, 3, 200, 3),                                                     # job > sum
+    (1, None, 3, 250, 3), (1, 1, 2, 150, 2),                               # job = sum
+]
+
+
+@pytest.mark.parametrize("case", CALC_PG_MIN_CASES, ids=[c[0] for c in CALC_PG_MIN_CASES])
+def test_upstream_calc_pg_min_table(case):
+    _, m_prio, w_prio, m_min, w_min, job_min, cpu_m, pods = case
+    tasks = [(REPLICAS, REPLICAS if m_min is None else m_min, m_prio),
+             (REPLICAS, REPLICAS if w_min is None else w_min, w_prio)]
+    master, worker = fill_counts(tasks, job_min or tasks[0][1] + tasks[1][1])
+    assert (master * MASTER_M + worker * WORKER_M, master + worker) == (cpu_m, pods)
+
+
+def _master_worker_job(m_min, w_min, job_min, m_class=None, w_class=None):
+    tasks = []
+    for name, cpu, own, cls in (("master", "50m", m_min, m_class), ("worker", "100m", w_min, w_class)):
+        spec = {"containers": [container({"cpu": cpu})]}
+        if cls:
+            spec["priorityClassName"] = cls
+        task = {"name": name, "replicas": REPLICAS, "template": {"spec": spec}}
+        if own is not None:
+            task["minAvailable"] = own
+        tasks.append(task)
+    return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "j", "namespace": "t"},
+            "spec": {"minAvailable": job_min, "tasks": tasks}}
+
+
+@pytest.mark.parametrize("case", CALC_PG_MIN_RESOURCES_CASES, ids=lambda c: f"m{c[0]}-w{c[1]}-job{c[2]}")
+def test_upstream_calc_pg_min_resources_table(case):
+    """The whole path on a Job manifest: webhook defaults, then calcPGMinResources."""
+    m_min, w_min, job_min, cpu_m, pods = case
+    got = gang_of(_master_worker_job(m_min, w_min, job_min), []).min_resources()
+    assert got == d({"cpu": Decimal(cpu_m) / 1000, "requests.cpu": Decimal(cpu_m) / 1000,
+                     "pods": pods, "count/pods": pods})
+
+
+def test_priority_class_values_come_from_the_objects_and_unknown_counts_zero():
+    """calcPGMinResources reads each task template's PriorityClass through its lister; a failed lookup
+    keeps priority 0. job 2 < sum(task minAvailable) 4: the first 2 replicas by priority."""
+    job = _master_worker_job(None, None, 2, "low", "high")
+    classes = [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": n}, "value": v}
+               for n, v in (("low", 10), ("high", 1000))]
+    assert gang_of(job, classes).min_resources()["cpu"] == Decimal("0.2")     # 2 x worker
+    assert gang_of(job, []).min_resources()["cpu"] == Decimal("0.1")          # unknown: 0, spec order
+    assert first_count_counts([(2, 2, 0), (2, 2, 5)], 3) == [1, 2]
+    assert volcano_gang_counts([(4, 1, 0), (4, 1, 0)], 4) == [3, 1]            # own minAvailable first
