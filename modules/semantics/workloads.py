@@ -133,8 +133,9 @@ class Workload:
     explicit_min_resources: dict[str, Decimal] | None = field(default=None)   # a PodGroup's own; {}: no gate
     sub_groups: tuple[SubGroupSpec, ...] = ()     # a PodGroup's subGroupPolicy
     sizes_unknown: str | None = None   # why the pods' requests are unknown (a PodGroup without minResources)
-    # A Volcano Job's tasks: (defaulted minAvailable, PriorityClass value) per set, which pick the
-    # gang's pods (minresources.volcano_gang_counts); empty: the first min_member pods, set by set.
+    # Per set, (its own minimum, PriorityClass value), which pick the gang's pods
+    # (minresources.volcano_gang_counts): a Volcano Job's tasks' defaulted minAvailable; a TrainJob's
+    # pod-set counts (priority 0: exactly those pods). Empty: the first min_member pods, set by set.
     task_order: tuple[tuple[int, int], ...] = ()
 
     @property
@@ -512,8 +513,11 @@ def mpi_node_count(trainjob_nodes: int | None, runtime: dict) -> int | None:
 def trainer_workload(reader: Reader, trainjob: dict | None, runtime: dict, job_reader: Reader | None = None
                      ) -> Workload:
     """A TrainJob on its runtime (or the runtime alone, ``trainjob`` None): Trainer's Volcano plugin
-    makes one PodGroup whose minMember is every pod of every replicatedJob (kubeflow.md §3.5).
-    ``job_reader`` reads the TrainJob's own fields (default: ``reader``)."""
+    makes one PodGroup whose minMember and minResources sum every pod set's count (kubeflow.md §3.5,
+    ``plugins/volcano`` ``Build``). A pod set's count is numNodes for the trainer job and the job's
+    ``parallelism`` for the others: Trainer v2.3 does not count a replicatedJob's ``replicas``
+    (``pkg/runtime/core/trainingruntime.go``, TODO kubeflow/trainer#2318), though the JobSet creates
+    replicas x parallelism pods. ``job_reader`` reads the TrainJob's own fields (default: ``reader``)."""
     _runtime_shape(reader, runtime)
     index = trainer_job_index(runtime)
     if index is None:
@@ -524,6 +528,7 @@ def trainer_workload(reader: Reader, trainjob: dict | None, runtime: dict, job_r
     nodes, source, per_node, runtime_nodes = _trainer_sizes(reader, job_reader or reader, trainjob, runtime)
     mpi_nodes = mpi_node_count(nodes if source == "trainer.numNodes" else None, runtime)
     sets: list[PodSet] = []
+    counted: list[int] = []            # Trainer's count of each pod set (what the PodGroup sums)
     for i, rj in enumerate(replicated_jobs(runtime)):
         job_name = rj.get("name") if isinstance(rj.get("name"), str) else str(i)
         path = f"spec.template.spec.replicatedJobs[{i}].template.spec.template.spec"
@@ -534,18 +539,23 @@ def trainer_workload(reader: Reader, trainjob: dict | None, runtime: dict, job_r
         overrides = {c: per_node} if merge and c is not None and per_node else None
         if mpi_nodes is not None and job_name == NODE:
             sets.append(_requests_set(reader, spec, path, mpi_nodes, NODE, job_name, overrides, max(mpi_nodes, 1)))
+            counted.append(mpi_nodes)
         elif i == index:
             count = runtime_nodes if is_mpi(runtime) else nodes
             sets.append(_requests_set(reader, spec, path, count, NODE if job_name == NODE else
                                       f"trainer replicatedJob {job_name}", job_name, overrides, max(count, 1)))
+            counted.append(count)
         else:
             replicas = _count(reader, rj, "replicas", f"spec.template.spec.replicatedJobs[{i}]", 1)
             parallelism = _count(reader, as_dict(as_dict(rj.get("template")).get("spec")), "parallelism",
                                  f"spec.template.spec.replicatedJobs[{i}].template.spec", 1)
             sets.append(_requests_set(reader, spec, path, replicas * parallelism, f"replicatedJob {job_name}",
                                       job_name, overrides, group=parallelism))
-    extra = sum(s.count for s in sets) - nodes
+            counted.append(parallelism)
+    extra = sum(counted) - nodes
     how = f"{source} {nodes}" + (f" plus {extra} pod(s) of other replicatedJobs" if extra > 0 else "")
+    if sum(counted) < sum(s.count for s in sets):
+        how += " (Trainer counts a replicatedJob's parallelism, not its replicas)"
     if mpi_nodes is not None and launcher_as_node(runtime):
         how += f" (MPI runLauncherAsNode: the launcher is one of them, node runs {mpi_nodes})"
     rspec = as_dict(runtime.get("spec"))
@@ -560,7 +570,8 @@ def trainer_workload(reader: Reader, trainjob: dict | None, runtime: dict, job_r
     owner = trainjob if trainjob is not None else runtime
     name, namespace = _name(reader, owner)
     return Workload("TrainJob" if trainjob is not None else str(runtime.get("kind")), name, namespace, tuple(sets),
-                    sum(s.count for s in sets), how, topology, queue=trainer_queue(trainjob, runtime),
+                    sum(counted), how, topology, queue=trainer_queue(trainjob, runtime),
+                    task_order=tuple((count, 0) for count in counted),   # exactly each set's count
                     priority_class=next((p for p in reversed([_str(job_pod_spec(rj).get("priorityClassName"))
                                                               for rj in replicated_jobs(runtime)]) if p), None))
 

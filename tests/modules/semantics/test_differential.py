@@ -403,3 +403,24 @@ def test_queue_and_priority():
     patched["spec"]["runtimePatches"] = [{"manager": "x.io/y", "trainingRuntimeSpec": {"template": {
         "metadata": {"annotations": {"scheduling.volcano.sh/queue-name": "research"}}}}}]
     assert workload_of(patched, [rt]).queue == "research"
+
+
+# Trainer v2.3 counts a replicatedJob's parallelism, never its replicas (kubeflow/trainer v2.3.0
+# pkg/runtime/core/trainingruntime.go newRuntimeInfo: `count := ptr.Deref(rJob.Template.Spec.Parallelism, 1)`,
+# TODO kubeflow/trainer#2318), and plugins/volcano Build sums those counts into minMember and
+# minResources, though the JobSet creates replicas x parallelism pods.
+REPLICATED_RUNTIME = runtime("replicated-init", [
+    rjob("dataset-initializer", [container("dataset-initializer", {"cpu": "4", "memory": "8Gi"})], replicas=2),
+    rjob("node", [container("node", {"cpu": "16", "memory": "64Gi"}, {"nvidia.com/gpu": 8})], trainer=True),
+], nodes=2)
+REPLICATED_JOB = trainjob("replicated-job", "replicated-init", nodes=3)
+
+
+def test_trainer_counts_parallelism_not_replicas(tmp_path):
+    objects = [REPLICATED_RUNTIME, REPLICATED_JOB]
+    policy, sim = policy_view(REPLICATED_JOB, objects), simulator_view(REPLICATED_JOB, objects, tmp_path)
+    # 1 initializer (its parallelism; not its 2 replicas) + numNodes 3 trainer pods
+    assert policy["gang"] == sim["gang"] == 4
+    want = {"cpu": 4 + 3 * 16, "memory": (8 + 3 * 64) * 2**30}   # GPUs as limits only: Trainer sums requests
+    assert policy["min_resources"] == sim["min_resources"] == _decimals(want)
+    assert workload_of(REPLICATED_JOB, objects).pods == 2 + 3   # the pods the JobSet creates
