@@ -33,25 +33,25 @@ class PartitionPolicy:
     @property
     def defaulted_min_available(self) -> int:
         """The task's minAvailable after Volcano's mutating webhook."""
-        if self.min_available is not None:
-            return self.min_available
-        if self.min_partitions > 0 and self.size is not None:
-            return self.min_partitions * self.size
-        return self.replicas
+        return _defaulted(self.min_available, self.min_partitions, self.size, self.replicas)
+
+
+def _defaulted(own: int | None, min_partitions: int, size: int | None, replicas: int) -> int:
+    """``mutateSpec``: a task's minAvailable as written, else ``minPartitions x partitionSize`` when
+    minPartitions > 0, else its replicas."""
+    if own is not None:
+        return own
+    if min_partitions > 0 and size is not None:
+        return min_partitions * size
+    return max(replicas, 0)
 
 
 def task_min_available(task: dict) -> int:
-    """A task's minAvailable after Volcano's mutating webhook (``mutateSpec``): as written, else
-    ``minPartitions x partitionSize`` when minPartitions > 0, else its replicas. The job's own
+    """A task's minAvailable after Volcano's mutating webhook (``mutateSpec``). The job's own
     minAvailable, when absent or 0, becomes the sum of these (``patchDefaultMinAvailable``)."""
-    own = as_int(task.get("minAvailable"))
-    if own is not None:
-        return own
     policy = as_dict(task.get("partitionPolicy"))
-    parts, size = as_int(policy.get("minPartitions")) or 0, as_int(policy.get("partitionSize"))
-    if parts > 0 and size is not None:
-        return parts * size
-    return max(as_int(task.get("replicas")) or 0, 0)
+    return _defaulted(as_int(task.get("minAvailable")), as_int(policy.get("minPartitions")) or 0,
+                      as_int(policy.get("partitionSize")), as_int(task.get("replicas")) or 0)
 
 
 def partition_policies(obj: dict) -> Iterator[PartitionPolicy]:
@@ -83,15 +83,29 @@ def webhook_refusal(obj: dict, p: PartitionPolicy) -> tuple[str, str] | None:
     job = meta(obj).get("name")
     if obj.get("kind") == "CronJob":   # its Jobs are named <cronjob>-<scheduled minute> (cronjob getJobName)
         job = f"{job}-<minutes>"
-    where = f"in task: {p.task}, job: {job}"
+    failed = refused_field(p)
+    return (f"{p.path}.{failed}", f"{UPSTREAM_MESSAGES[failed]} in task: {p.task}, job: {job}") if failed else None
+
+
+UPSTREAM_MESSAGES = {
+    "partitionPolicy.totalPartitions": "'TotalPartitions' must be greater than 0",
+    "partitionPolicy.partitionSize": "'PartitionSize' must be greater than 0",
+    "replicas": "'Replicas' are not equal to TotalPartitions*PartitionSize",
+    "minAvailable": "'MinAvailable' is not equal to MinPartitions*PartitionSize",
+}
+
+
+def refused_field(p: PartitionPolicy) -> str | None:
+    """The task field (relative to the task) of the first check ``validatePartitionPolicy`` fails,
+    or None. The rule quotes upstream's message; the simulator's strict reader says it its own way."""
     if p.total is None or p.size is None:
         return None
     if p.total <= 0:
-        return f"{p.path}.partitionPolicy.totalPartitions", f"'TotalPartitions' must be greater than 0 {where}"
+        return "partitionPolicy.totalPartitions"
     if p.size <= 0:
-        return f"{p.path}.partitionPolicy.partitionSize", f"'PartitionSize' must be greater than 0 {where}"
+        return "partitionPolicy.partitionSize"
     if p.replicas != p.total * p.size:
-        return f"{p.path}.replicas", f"'Replicas' are not equal to TotalPartitions*PartitionSize {where}"
+        return "replicas"
     if p.min_partitions > 0 and p.defaulted_min_available != p.min_partitions * p.size:
-        return f"{p.path}.minAvailable", f"'MinAvailable' is not equal to MinPartitions*PartitionSize {where}"
+        return "minAvailable"
     return None

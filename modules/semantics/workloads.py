@@ -30,7 +30,7 @@ from decimal import Decimal
 from typing import Iterable, Mapping
 
 from .minresources import pod_requests_of, pod_usage, scheduler_view, training_operator_pod, volcano_gang_counts
-from .partitions import task_min_available
+from .partitions import PartitionPolicy, refused_field, task_min_available
 from .podspec import PodRequests, Reader, amounts, container_requests, merge_resources, pod_requests
 from .shapes import annotations, as_dict, as_int, as_list, is_kind, meta
 from .volcano import BATCH, MIN_MEMBER_ANNOTATION, RUNTIME_KINDS, SCHEDULING, TRAINER
@@ -286,12 +286,18 @@ def _partition(reader: Reader, task: dict, path: str, index: int, replicas: int)
     where = f"{path}.partitionPolicy"
     count = reader.integer(policy, "totalPartitions", where, 1, "an integer >= 1")
     size = reader.integer(policy, "partitionSize", where, 1, "an integer >= 1")
-    reader.integer(policy, "minPartitions", where, 0, "an integer >= 0", 0)
+    least = reader.integer(policy, "minPartitions", where, 0, "an integer >= 0", 0) or 0
     if count is None or size is None:
         return None
-    if count * size != replicas:
+    own = reader.integer(task, "minAvailable", path, 0, "an integer >= 0", None)
+    failed = refused_field(PartitionPolicy("", path, replicas, own, count, size, least))
+    if failed == "replicas":
         reader.problem(where, f"totalPartitions x partitionSize ({count} x {size}) must equal the task's "
                        f"replicas ({replicas}); Volcano's webhook rejects the job otherwise")
+        return None
+    if failed == "minAvailable":
+        reader.problem(f"{path}.minAvailable", f"the task's minAvailable ({own}) must equal minPartitions x "
+                       f"partitionSize ({least} x {size}); Volcano's webhook rejects the job otherwise")
         return None
     raw = policy.get("networkTopology")
     topology = topology_of(reader, raw, f"{where}.networkTopology") if raw is not None else None

@@ -85,3 +85,20 @@ def test_an_absent_replicas_is_zero_as_in_go():
     task = {"name": "w", "partitionPolicy": {"totalPartitions": 2, "partitionSize": 4}}
     assert refusal(job(task)) == [("spec.tasks[0].replicas",
                                    "'Replicas' are not equal to TotalPartitions*PartitionSize in task: w, job: j")]
+
+
+def test_strict_reader_refuses_what_the_webhook_refuses():
+    """The simulator's strict reading uses the same checks as `volcano-job-admission` (refused_field):
+    a task minAvailable that is not minPartitions x partitionSize is refused there too."""
+    from modules.core.errors import InputError
+    from modules.semantics.podspec import Reader
+    from modules.semantics.workloads import volcano_job
+
+    policy = {"totalPartitions": 2, "partitionSize": 4, "minPartitions": 1}
+    good = job({"name": "w", "replicas": 8, "minAvailable": 4, "partitionPolicy": policy})
+    assert len(volcano_job(Reader(file="jobs.yaml"), good).partitions) == 1
+    bad = job({"name": "w", "replicas": 8, "minAvailable": 3, "partitionPolicy": policy})
+    assert refusal(bad)
+    with pytest.raises(InputError, match=r"spec\.tasks\[0\]\.minAvailable: the task's minAvailable \(3\) must equal "
+                                         r"minPartitions x partitionSize \(1 x 4\)"):
+        volcano_job(Reader(file="jobs.yaml"), bad)
