@@ -40,6 +40,10 @@ INDEX_VERSION = 4   # 2: the index carries the problems met while extracting; 3:
                     # 4: one entry per binding
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_BYTES = yamlio.MAX_FABRIC_FILE_BYTES   # the largest YAML yamlio parses (a CRD is at most a few MB)
+# A chart archive is read no further than this many uncompressed bytes or members (Volcano's chart:
+# about 1 MB in some 150 members); a gzip bomb stops there instead of decompressing on.
+MAX_ARCHIVE_BYTES = 8 * MAX_BYTES
+MAX_ARCHIVE_MEMBERS = 10_000
 
 
 def cache_root() -> Path:
@@ -130,7 +134,11 @@ def policy_documents(folder: Path, problems: list[str]) -> list[tuple[str, bytes
     for archive in sorted(folder.rglob("*.tgz")):
         try:
             with tarfile.open(archive, "r:gz") as tar:
-                for member in tar.getmembers():
+                for number, member in enumerate(tar, 1):   # lazily: each member's end is checked first
+                    if number > MAX_ARCHIVE_MEMBERS or member.offset_data + member.size > MAX_ARCHIVE_BYTES:
+                        problems.append(f"{archive.name}: read only its first {number - 1} members (at most "
+                                        f"{MAX_ARCHIVE_MEMBERS} members and {MAX_ARCHIVE_BYTES} bytes)")
+                        break
                     label = f"{archive.name}:{member.name}"
                     if member.isfile() and fnmatch.fnmatch(member.name, "*/policy/*.yaml") \
                             and member.name.count("/policy/") == 1 and "/charts/" not in member.name \

@@ -134,3 +134,26 @@ def test_each_binding_of_a_policy_is_evaluated():
             for e in entries] == [("p", True, ["Deny"], {"team": "a"}), ("p", True, ["Audit"], {"team": "b"})]
     unbound = loader.extract_policies([("volcano/p.yaml", policy)], {}, problems)
     assert [(e["bound"], e["validationActions"]) for e in unbound] == [(False, ["Deny"])]
+
+
+def test_an_archive_is_read_within_its_bounds(tmp_path, monkeypatch):
+    """A chart archive with too many members, or one whose members run past the byte bound, is read
+    up to the bound and the rest named in the note (a gzip bomb does not decompress on)."""
+    archive = io.BytesIO()
+    with tarfile.open(fileobj=archive, mode="w:gz") as tar:
+        for i in range(5):
+            data = b"# member %d\n" % i
+            info = tarfile.TarInfo(f"volcano/policy/p{i}.yaml")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    (tmp_path / "many.tgz").write_bytes(archive.getvalue())
+    monkeypatch.setattr(loader, "MAX_ARCHIVE_MEMBERS", 3)
+    problems: list[str] = []
+    assert [label for label, _ in loader.policy_documents(tmp_path, problems)] == [
+        f"many.tgz:volcano/policy/p{i}.yaml" for i in range(3)]
+    assert problems == ["many.tgz: read only its first 3 members (at most 3 members and "
+                        f"{loader.MAX_ARCHIVE_BYTES} bytes)"]
+    monkeypatch.setattr(loader, "MAX_ARCHIVE_MEMBERS", 100)
+    monkeypatch.setattr(loader, "MAX_ARCHIVE_BYTES", 1024 + 512)   # the second member ends past it
+    problems.clear()
+    assert len(loader.policy_documents(tmp_path, problems)) == 1 and "first 1 members" in problems[0]
