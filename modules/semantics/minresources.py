@@ -133,7 +133,6 @@ def training_operator_pod(reader: Reader, spec: Any, path: str) -> dict[str, Dec
     return out
 
 
-
 def volcano_gang_counts(tasks: list[tuple[int, int, int]], job_min: int) -> list[int]:
     """How many pods of each task Volcano's job controller sums into a Job's PodGroup minResources
     (volcano-sh/volcano v1.15.1 ``pkg/controllers/job/job_controller_actions.go`` ``calcPGMinResources``,
@@ -166,11 +165,11 @@ def first_count_counts(tasks: list[tuple[int, int, int]], count: int) -> list[in
 def fill_counts(tasks: list[tuple[int, int, int]], job_min: int) -> list[int]:
     """``TasksPriority.CalcPGMinResources``: each task's own minAvailable by priority (capped at what
     the job's minAvailable leaves), then the tasks' remaining replicas by priority up to it."""
-    counts, left = [0] * len(tasks), job_min
-    for i in _by_priority(tasks):
+    counts, left, order = [0] * len(tasks), job_min, _by_priority(tasks)
+    for i in order:
         counts[i] = min(tasks[i][1], left)
         left -= counts[i]
-    for i in _by_priority(tasks):
+    for i in order:
         extra = min(max(tasks[i][0] - tasks[i][1], 0), left)
         counts[i] += extra
         left -= extra

@@ -15,7 +15,8 @@ Trainer v2.3 (kubeflow/trainer v2.3.0, ``pkg/runtime/core/trainingruntime.go`` a
   labelled launcher and a job named ``node`` runs numNodes launchers and ``node`` at its own size.
 - ``trainer.resourcesPerNode`` is merged, key by key, into the trainer job's container named
   ``node`` only; a trainer job without such a container gets nothing merged.
-- the gang (the PodGroup's minMember, Trainer's Volcano plugin) is every pod of every replicatedJob.
+- the gang (the PodGroup's minMember, Trainer's Volcano plugin) sums each pod set's count: numNodes
+  for the trainer job, ``parallelism`` for every other replicatedJob (its ``replicas`` are not counted).
 - MPI (``mlPolicy.mpi``): the TrainJob's numNodes sizes the job *named* ``node``, one less with
   ``runLauncherAsNode`` (the launcher is a node); the trainer-labelled job keeps the runtime's
   numNodes (``mpi_node_count``).
@@ -145,15 +146,21 @@ class Workload:
     def gang(self) -> Gang:
         """The pods whose requests the PodGroup's minResources sums: a Volcano Job's as its job
         controller picks them (``volcano_gang_counts``), else the first ``min_member`` pods, set by set."""
-        counts = volcano_gang_counts([(s.count, m, p) for s, (m, p) in zip(self.sets, self.task_order)],
-                                     self.min_member) if self.task_order else None
-        sets, left = [], self.min_member
-        for i, s in enumerate(self.sets):
-            take = counts[i] if counts is not None else min(s.count, left)
-            if take > 0:
-                sets.append(dataclasses.replace(s, count=take))
-                left -= take
-        return Gang(tuple(sets), self.how)
+        if not self.task_order:
+            return self.first_pods()
+        return self._taking(volcano_gang_counts([(s.count, m, p) for s, (m, p) in zip(self.sets, self.task_order)],
+                                                self.min_member))
+
+    def first_pods(self) -> Gang:
+        """The first ``min_member`` pods in spec order, set by set."""
+        counts, left = [], self.min_member
+        for s in self.sets:
+            counts.append(min(s.count, left))
+            left -= counts[-1]
+        return self._taking(counts)
+
+    def _taking(self, counts: list[int]) -> Gang:
+        return Gang(tuple(dataclasses.replace(s, count=n) for s, n in zip(self.sets, counts) if n > 0), self.how)
 
     def min_resources(self) -> dict[str, Decimal]:
         if self.explicit_min_resources is not None:
@@ -252,7 +259,7 @@ def volcano_job(reader: Reader, obj: dict, spec_path: str = "spec",
         reader.problem(f"{spec_path}.minAvailable", f"{min_available} is more than the {pods} replicas of all "
                        "tasks; Volcano's webhook rejects the job")
     if not min_available:     # absent or 0: Volcano's mutating webhook sums the tasks' (defaulted) minAvailable
-        default = sum(task_min_available(t) for t in tasks if isinstance(t, dict))
+        default = sum(own for own, _ in order)
         how = f"the sum of the tasks' minAvailable ({default})" if default != pods else \
             f"the sum of task replicas ({pods})"
         min_available = None if default == pods else default

@@ -92,20 +92,9 @@ def job_from(workload: Workload, doc: Reader, gpu_resources: set[str]) -> Job:
     min_resources.pop("pods", None)
     # Without one the scheduler sums the first minAvailable pods in list (spec) order; keep the
     # gang's own where its pods differ (a Volcano Job's priority order and task minAvailable).
-    fit = _first_pods_total(workload)
+    fit = workload.first_pods().total()
     return Job(workload.name, workload.kind, pods, workload.min_member, workload.topology, partitions, doc.where,
                min_resources=min_resources if min_resources != fit else None)
-
-
-def _first_pods_total(workload: Workload) -> dict[str, Decimal]:
-    """Node-fit requests of the first ``min_member`` pods in list order, as the simulator sums them."""
-    out: dict[str, Decimal] = {}
-    left = workload.min_member
-    for pod_set in workload.sets:
-        take, left = min(pod_set.count, left), left - min(pod_set.count, left)
-        for name in pod_set.requests if take > 0 else ():
-            out[name] = out.get(name, Decimal(0)) + pod_set.requests[name] * take
-    return out
 
 
 def _count_path(workload: Workload, pod_set: PodSet) -> str:
