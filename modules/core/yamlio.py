@@ -229,6 +229,15 @@ def loads(text: str, file: str, loader_class: type = _Loader, plain_strings: boo
 def read_text(path: Path, shown_as: str, limit: int = MAX_FILE_BYTES) -> str:
     """A user's file as text; a missing or unreadable file is an InputError naming it. Only a
     regular file of at most ``limit`` bytes is read (a FIFO or /dev/zero would never end)."""
+    data = read_bytes(path, shown_as, limit)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(shown_as, "", "cannot read file: not UTF-8 text") from None
+
+
+def read_bytes(path: Path, shown_as: str, limit: int = MAX_FILE_BYTES) -> bytes:
+    """A regular file's bytes, at most ``limit`` of them, or an InputError naming the file."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
@@ -249,10 +258,7 @@ def read_text(path: Path, shown_as: str, limit: int = MAX_FILE_BYTES) -> str:
         os.close(fd)
     if len(data) > limit:   # it grew while we read it
         raise InputError(shown_as, "", f"file is larger than {limit} bytes")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError(shown_as, "", "cannot read file: not UTF-8 text") from None
+    return data
 
 
 def load_file(path: Path, shown_as: str, loader_class: type = _Loader, plain_strings: bool = False,

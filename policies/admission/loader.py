@@ -107,17 +107,12 @@ def _too_large(label: str, size: int, problems: list[str]) -> bool:
 
 
 def _read(path: Path, label: str, problems: list[str]) -> bytes | None:
-    """A file's bytes within MAX_BYTES; a folder named like a file, a broken link or an unreadable
-    file is a problem, not a crash."""
+    """A file's bytes within MAX_BYTES, read by yamlio's bounded reader; a folder named like a file,
+    a broken link or an unreadable file is a problem, not a crash."""
     try:
-        if not path.is_file():
-            problems.append(f"{label}: not read, not a regular file (a folder or a broken link)")
-            return None
-        if _too_large(label, path.stat().st_size, problems):
-            return None
-        return path.read_bytes()
-    except OSError as exc:
-        problems.append(f"{label}: not read ({exc.strerror or exc})")
+        return yamlio.read_bytes(path, label, MAX_BYTES)
+    except InputError as exc:
+        problems.append(f"{label}: not read, {exc.message}")
         return None
 
 
