@@ -725,12 +725,20 @@ def workload_of(obj: dict, objects: Iterable[dict], reader: Reader | None = None
     return None
 
 
-def gang_of(obj: dict, objects: list[dict]) -> Gang | None:
-    """The gang of a workload kind Volcano places with topology, or None for other kinds (the
-    policies' view: lenient). Raises Unknown when it cannot be worked out."""
+def gangs_of(obj: dict, objects: list[dict]) -> tuple[Gang | None, dict[str, Gang]]:
+    """The gang of a workload kind Volcano places with topology (None for other kinds) and its
+    partitions' gangs (``partition_gangs``), from one reading (the policies' view: lenient). Raises
+    Unknown when the gang cannot be worked out."""
     if obj.get("kind") == "JobSet" or is_kind(obj, "CronJob", BATCH):
-        return None      # no PodGroup of their own / the rules judge the Jobs a CronJob stamps out
+        return None, {}  # no PodGroup of their own / the rules judge the Jobs a CronJob stamps out
     workload = workload_of(obj, objects)
-    if workload is not None and workload.sizes_unknown:
+    if workload is None:
+        return None, {}
+    if workload.sizes_unknown:
         raise Unknown(workload.sizes_unknown)
-    return workload.gang() if workload is not None else None
+    return workload.gang(), partition_gangs(workload)
+
+
+def gang_of(obj: dict, objects: list[dict]) -> Gang | None:
+    """The gang alone (see ``gangs_of``)."""
+    return gangs_of(obj, objects)[0]

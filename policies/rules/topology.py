@@ -6,13 +6,12 @@ from typing import Iterator
 
 from modules.semantics.capacity import pods_per_node, reachable_pool_counts, smallest_fitting_domain
 
-from ..framework import (MANDATORY, CheckContext, Finding, NotChecked, Rule, annotations, is_kind, meta,
+from ..framework import (MANDATORY, CheckContext, Finding, NotChecked, Rule, annotations, meta,
                          resource_id, where)
 from ..k8s import add, show_resources
-from modules.semantics.volcano import (BATCH, MODE_ANNOTATION, TIER_ANNOTATION, Constraint, Tiers, constraints,
+from modules.semantics.volcano import (MODE_ANNOTATION, TIER_ANNOTATION, Constraint, Tiers, constraints,
                                        tiers_of)
-from modules.semantics.podspec import Reader
-from modules.semantics.workloads import Gang, PodSet, Unknown, find_runtime, gang_of, partition_gangs, volcano_job
+from modules.semantics.workloads import Gang, PodSet, Unknown, find_runtime, gang_of, gangs_of
 
 TIER_EXISTS = "topology-tier-exists"
 SATISFIABLE = "topology-satisfiable"
@@ -243,13 +242,12 @@ def _topology_satisfiable(objects: list[dict], ctx: CheckContext) -> Iterator[Fi
                              obj=obj)
             continue
         try:
-            gang = gang_of(obj, every)
+            gang, partitions = gangs_of(obj, every)
         except Unknown as exc:
             yield NotChecked(f"{resource_id(obj)}: gang size unknown: {exc}", obj=obj)
             continue
         if gang is None or gang.pods <= 0:
             continue
-        partitions = partition_gangs(volcano_job(Reader(strict=False), obj)) if is_kind(obj, "Job", BATCH) else {}
         for c in hard:
             tier = resolve_tier(c, tiers)
             if tier is None or tier > fabric.highest_tier:
