@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from modules.core.bundle import ChartRelease, Resource
 from modules.core.context import RenderContext
 from modules.probe.render import available_tiers
+from modules.semantics.owned import settle_scaled
 
 MODULE = "autoscaling"
 CHART = "prometheus-adapter"
@@ -214,6 +215,15 @@ def adapter_values(ctx: RenderContext) -> dict:
             "external": [adapter_rule(ctx, n) for n in used if METRICS[n].type == "External"],
         },
     }
+
+
+def finish(ctx: RenderContext, bundle) -> None:
+    """Core's hook once the Bundle is built: an object an HPA of this stack scales leaves the scaled
+    field to the HPA. Deployments, StatefulSets and ReplicaSets are rendered without spec.replicas
+    (the API server defaults it to 1 and the HPA raises it to minReplicas at once); a custom
+    resource whose scale subresource needs the field (a PyTorchJob's Worker replicas) keeps it,
+    recorded in trainstack.io/controller-owned for the Pulumi program and the GitOps engine."""
+    settle_scaled([resource.obj for resource in bundle.resources])
 
 
 def render(ctx: RenderContext) -> list:

@@ -222,6 +222,19 @@ def _implicit_deps(item: Item, index: dict[str, Item], served: dict[str, str]) -
 
 
 QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
+# A field of this object that a controller owns after apply (an HPA's scale path the object cannot
+# leave out), comma-separated dotted paths: the Pulumi adapter registers them as ignoreChanges and
+# the GitOps output gives each engine its own mechanism (modules/semantics/owned.py decides them).
+OWNED_ANNOTATION = "trainstack.io/controller-owned"
+MANAGED_LABEL = "app.kubernetes.io/managed-by"
+
+
+def owned_paths(obj: dict) -> list[str]:
+    """The paths ``OWNED_ANNOTATION`` records on ``obj`` (none when absent or not a string)."""
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    notes = meta.get("annotations") if isinstance(meta, dict) else None
+    value = notes.get(OWNED_ANNOTATION) if isinstance(notes, dict) else None
+    return [p.strip() for p in value.split(",") if p.strip()] if isinstance(value, str) else []
 
 
 def queues_named(value: Any) -> set[str]:

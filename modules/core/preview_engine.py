@@ -36,6 +36,7 @@ class Registration:
     read: bool = False            # a `.get` of an existing resource (ReadResource), not a registration
     outputs: dict = field(default_factory=dict)   # what a component registered as its outputs
     aliases: list[dict] = field(default_factory=list)   # e.g. [{"spec": {"noParent": True}}]: its old place
+    ignore_changes: list[str] = field(default_factory=list)   # property paths the engine leaves at their live value
 
 
 class _Mocks(pulumi.runtime.Mocks):
@@ -81,7 +82,8 @@ class _Monitor(MockMonitor):
                 dependencies=[engine_urn(d) for d in request.dependencies],
                 provider=engine_urn(request.provider.rsplit("::", 1)[0]) if request.provider else "",
                 parent=engine_urn(request.parent), retain_on_delete=bool(request.retainOnDelete),
-                aliases=[json_format.MessageToDict(a) for a in request.aliases]))
+                aliases=[json_format.MessageToDict(a) for a in request.aliases],
+                ignore_changes=list(request.ignoreChanges)))
         return response
 
 

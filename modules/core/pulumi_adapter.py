@@ -21,7 +21,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from .bundle import Bundle, ChartRelease, Overlay, Prerequisite, Resource
+from .bundle import Bundle, ChartRelease, Overlay, Prerequisite, Resource, owned_paths
 from . import yamlio
 
 # API group -> pulumi_kubernetes sub-package holding its typed classes.
@@ -168,6 +168,9 @@ def register(bundle: Bundle, kube_context: str | None,
         else:
             if item.retain:
                 opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(retain_on_delete=True))
+            owned = owned_paths(item.obj)   # fields a controller owns after apply (an HPA's scale path)
+            if owned:
+                opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(ignore_changes=owned))
             done[item.key] = register_resource(item, opts)
     for secret in secrets:
         ns = f"Namespace/{secret['namespace']}"

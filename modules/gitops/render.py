@@ -15,6 +15,7 @@ from __future__ import annotations
 from modules.core import yamlio
 from modules.core.bundle import Bundle, ChartRelease, Overlay
 from modules.core.context import MANAGED_BY, RenderContext
+from modules.semantics.owned import ARGOCD_RESPECT, FLUX_SSA, owned_fields_of
 from modules.volcano.render import QUEUE_WAVE, SYNC_WAVE_ANNOTATION as WAVE_ANNOTATION  # Argo CD order
 
 MODULE = "gitops"
@@ -123,6 +124,9 @@ def output_objects(bundle: Bundle, objects: dict[str, dict]) -> dict[str, dict]:
         note = ({WAVE_ANNOTATION: str(max(_wave(resource), PHASES.index(phase)))} if engine == "argocd"
                 else {PHASE_ANNOTATION: phase})
         obj = objects[resource.key]
+        if engine == "flux" and owned_fields_of(obj):
+            # Flux has no per-field ignore: create the object, never re-apply it over its controller.
+            note[FLUX_SSA] = "IfNotPresent"
         meta = obj["metadata"]
         out[resource.key] = {**obj, "metadata": {**meta, "annotations": {**(meta.get("annotations") or {}), **note}}}
     return out
@@ -222,8 +226,12 @@ def argocd_files(bundle: Bundle, cfg: dict, folder: str, phase_of: dict[str, str
             files[path] = [application(item.name, waves[item.key], source, item.namespace, ["ServerSideApply=true"])]
             children.append(path.removeprefix("argocd/"))
     source = {"repoURL": cfg["repoURL"], "targetRevision": cfg["targetRevision"], "path": folder}
-    files["argocd/application.objects.yaml"] = [
-        application("objects", last + 1, source, None, ["ServerSideApply=true"])]
+    ignored = ignore_differences(bundle)
+    objects_app = application("objects", last + 1, source, None,
+                              ["ServerSideApply=true"] + ([ARGOCD_RESPECT] if ignored else []))
+    if ignored:   # fields a controller owns: not a diff, and left at their live value when syncing
+        objects_app["spec"]["ignoreDifferences"] = ignored
+    files["argocd/application.objects.yaml"] = [objects_app]
     children.append("application.objects.yaml")
     files["argocd/kustomization.yaml"] = [_kustomization(sorted(children))]
     root_source = {"repoURL": cfg["repoURL"], "targetRevision": cfg["targetRevision"], "path": f"{folder}/argocd"}
@@ -238,6 +246,20 @@ def argocd_files(bundle: Bundle, cfg: dict, folder: str, phase_of: dict[str, str
         "data": {"resource.customizations.health.argoproj.io_Application": APPLICATION_HEALTH_LUA,
                  "resource.customizations.health.scheduling.volcano.sh_Queue": QUEUE_HEALTH_LUA}}]
     return files
+
+
+def ignore_differences(bundle: Bundle) -> list[dict]:
+    """Argo CD ignoreDifferences for every field a rendered object leaves to a controller."""
+    out = []
+    for resource in bundle.resources:
+        fields = owned_fields_of(resource.obj)
+        if fields:
+            entry = {"group": fields[0].group, "kind": resource.kind, "name": resource.name}
+            if resource.namespace:
+                entry["namespace"] = resource.namespace
+            entry["jsonPointers"] = [f.pointer for f in fields]
+            out.append(entry)
+    return out
 
 
 # --- Flux ---------------------------------------------------------------------------------------

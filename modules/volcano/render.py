@@ -6,6 +6,7 @@ from collections import Counter
 from modules.core.bundle import ChartRelease, Resource, release_key
 from modules.core.context import RenderContext
 from modules.core.quantity import parse_quantity
+from modules.semantics.owned import settle_webhook_defaults
 
 from . import scheduler_conf
 
@@ -47,8 +48,11 @@ def queue_ref(name: str) -> str:
 
 def finish(ctx: RenderContext, bundle) -> None:
     """Core's hook once the Bundle is built: Jobs and PodGroups are admitted only once their Queue
-    is Open, so Queue users go in later sync waves."""
+    is Open, so Queue users go in later sync waves. Jobs and Queues are written as Volcano's mutating
+    webhooks leave them on CREATE (the defaults they add are rendered), so the first diff after apply
+    is empty and no applier resets a default the webhook set."""
     after_queues(bundle)
+    settle_webhook_defaults([resource.obj for resource in bundle.resources])
 
 
 def after_queues(bundle) -> None:
