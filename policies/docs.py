@@ -79,6 +79,20 @@ off by default (`requireRunAsNonRoot`): the PyTorch, NGC and vLLM images run as 
 version tag and a digest cannot be recorded without pulling from the registry; turn it on once the
 images are mirrored into a registry you control and their digests are written into the stack files.
 
+**Controller-owned fields** (`controller-owned-fields`) is advisory by default and mandatory in
+production: `policies/config.prod.json` (which `trainstack init --profile production` copies) makes
+every rule mandatory. It pairs each HPA with its target among the checked objects (the stack's and
+yours) and reports a target whose manifest sets the scaled field: `spec.replicas` of Deployments,
+StatefulSets, ReplicaSets and ReplicationControllers, a custom resource's scale subresource path
+(a PyTorchJob's `spec.pytorchReplicaSpecs.Worker.replicas`). The field may stay where the engine
+in use leaves it to the HPA: Flux's `kustomize.toolkit.fluxcd.io/ssa: IfNotPresent` (or `Ignore`)
+on the object, an Argo CD Application among the objects with `ignoreDifferences` on the field and
+the sync option `RespectIgnoreDifferences=true`, or, for objects trainstack renders, the
+`trainstack.io/controller-owned` annotation from which the Pulumi program registers `ignoreChanges`
+and the GitOps output writes the engine's mechanism. With engine `none` (your manifests are applied by
+your own tool) or without a stack, either engine's mechanism counts.
+The table of fields each controller owns, with upstream sources, is `modules/semantics/owned.py`.
+
 **Reports.** `--format sarif` writes SARIF 2.1.0 (one run per stack, `automationDetails.id`
 `trainstack/<stack>/`, rules with help text; every result has a physical location whose URI is
 relative to `%SRCROOT%`, the folder the command runs in, with a `region` (line, column), the stack

@@ -294,13 +294,18 @@ def argocd_ignores(obj: dict, field: OwnedField, objects: Iterable[dict]) -> boo
     return False
 
 
-def delivered_without_fight(obj: dict, field: OwnedField, objects: Iterable[dict]) -> bool:
+def delivered_without_fight(obj: dict, field: OwnedField, objects: Iterable[dict], engine: str | None = None) -> bool:
     """Whether whoever applies ``obj`` leaves ``field`` to its controller: trainstack's own render
     records the field (``OWNED_ANNOTATION`` on an object it manages; the Pulumi program, Argo CD and
-    Flux output derive their mechanism from it), Flux's ssa annotation keeps the object, or an Argo CD
-    Application among the objects ignores the field and respects that when syncing."""
+    Flux output derive their mechanism from it), or the mechanism of the engine in use is there:
+    Flux's ssa annotation keeps the object (``flux``), an Argo CD Application among the objects ignores
+    the field and respects that when syncing (``argocd``); either one when the engine is not known."""
     if field.path in owned_paths(obj) and as_dict(meta(obj).get("labels")).get(MANAGED_LABEL) == "trainstack":
         return True
+    if engine == "flux":
+        return flux_keeps(obj)
+    if engine == "argocd":
+        return argocd_ignores(obj, field, objects)
     return flux_keeps(obj) or argocd_ignores(obj, field, objects)
 
 

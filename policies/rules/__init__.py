@@ -2,21 +2,22 @@
 from __future__ import annotations
 
 from ..framework import Rule
-from . import (autoscaling, hypernodes, nccl, pod_security, references, requests, scheduler, security, storage,
-               topology, trainer_admission)
+from . import (autoscaling, hypernodes, nccl, owned, pod_security, references, requests, scheduler, security,
+               storage, topology, trainer_admission)
 from . import admission, volcano_admission
 
 ORDER = (
     "requests-required", "topology-tier-exists", "topology-satisfiable", "scheduler-plugin-enabled",
     "scheduler-args-typed", "topology-source-exclusive", "hypernode-tree-valid", "nccl-env-valid",
     "nccl-ifname-pod-network", "trainer-admission", "volcano-job-admission",
-    "scheduler-name-volcano", "shared-claims-rwx-retained", "hpa-target-scalable", "image-pinned",
+    "scheduler-name-volcano", "shared-claims-rwx-retained", "hpa-target-scalable", "controller-owned-fields",
+    "image-pinned",
     "host-network-opt-in", "no-secrets-in-configmaps", "rbac-no-wildcards", "configmap-refs-exist",
     "nccl-debug-production", "nccl-algo-override", "pod-security-baseline", "pod-security-restricted",
     "upstream-admission",
 )
 
-_MODULES = (requests, topology, scheduler, hypernodes, nccl, storage, autoscaling, security, references,
+_MODULES = (requests, topology, scheduler, hypernodes, nccl, storage, autoscaling, owned, security, references,
             trainer_admission, pod_security)
 _MODULES += (admission, volcano_admission)
 _ALL = {r.id: r for module in _MODULES for r in module.RULES}
