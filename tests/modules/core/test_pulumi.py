@@ -74,3 +74,14 @@ def test_v1_variant_under_mocks():
     assert volcano.urn in overlay.dependencies
     jobs = [r for r in regs if r.type == "kubernetes:kubeflow.org/v1:PyTorchJob"]
     assert len(jobs) == 2 and all(overlay.urn in j.dependencies for j in jobs)
+
+
+def test_controller_owned_field_is_registered_with_ignore_changes():
+    """The legacy stack's PyTorchJob keeps Worker replicas (its scale subresource needs them) and the
+    program registers exactly that path as ignoreChanges, so `pulumi up` leaves the HPA's value."""
+    stack = shipped("legacy")
+    regs = registrations("legacy", pulumi_config_map(stack))
+    ignored = {r.name: r.ignore_changes for r in regs if r.ignore_changes}
+    assert ignored == {"PyTorchJob/training/llama-elastic": ["spec.pytorchReplicaSpecs.Worker.replicas"]}
+    job = next(r for r in regs if r.name == "PyTorchJob/training/llama-elastic")
+    assert job.inputs["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] == 2

@@ -1,0 +1,143 @@
+"""The table of controller-owned fields: scale paths read from the CRDs, webhook fields that the
+mutation code really writes, and the render pass that leaves an HPA's field to the HPA."""
+from __future__ import annotations
+
+import copy
+import re
+
+from modules.autoscaling.render import SCALABLE
+from modules.core.bundle import OWNED_ANNOTATION, owned_paths
+from modules.semantics import owned
+from modules.semantics.mutation import mutate_volcano_job, mutate_volcano_queue
+from policies.rules.autoscaling import SCALABLE as RULE_SCALABLE
+from tests.support import crds
+from tests.support.apply import leaves
+from tests.support.stacks import shipped_bundle
+
+
+def test_scale_data_is_what_the_crds_declare():
+    """scale_subresources.yaml is the extraction of every CRD's scale subresource, nothing added."""
+    from modules.core import yamlio
+
+    vendored = yamlio.load_file(owned.SCALE_DATA, "scale_subresources.yaml")
+    assert vendored == owned.crd_scale_entries(crds.require_crds())
+    assert {(e["group"], e["kind"]) for e in vendored} == {("kubeflow.org", "PyTorchJob")}
+
+
+def test_every_accepted_scale_target_has_its_field():
+    fields = owned.scale_fields()
+    for kind, api_version in SCALABLE.items():
+        assert (api_version.rpartition("/")[0], kind) in fields, kind
+    for group, kinds in RULE_SCALABLE.items():
+        for kind in kinds:
+            assert (group, kind) in fields, (group, kind)
+    job = fields[("kubeflow.org", "PyTorchJob")]
+    assert job.path == "spec.pytorchReplicaSpecs.Worker.replicas" and job.required
+    assert job.pointer == "/spec/pytorchReplicaSpecs/Worker/replicas"
+    assert not fields[("apps", "Deployment")].required
+
+
+def test_every_entry_names_its_writer_and_source():
+    table = owned.table()
+    assert {f.when for f in table} == {"scale", "create", "sync", "status"}
+    for f in table:
+        assert f.writer and re.match(r"^[\w.-]+/[\w.-]+ v\d", f.source), f
+
+
+def _changed(before: dict, after: dict) -> set[str]:
+    """Dotted paths of the leaves ``after`` adds or changes (a list is one leaf)."""
+    old, new = leaves(before), leaves(after)
+    return {".".join(p) for p in new if old.get(p, ...) != new[p]}
+
+
+def test_webhook_entries_are_what_the_mutation_writes():
+    """Every field the job and queue webhooks (mutation.py) add is in the table, and every table
+    entry of theirs is written by some input."""
+    jobs = [
+        {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "a", "namespace": "t"},
+         "spec": {"plugins": {"mpi": []},
+                  "tasks": [{"replicas": 2, "template": {"spec": {"hostNetwork": True}}}, {"replicas": 1}]}},
+    ]
+    found: set[str] = set()
+    for job in jobs:
+        after = mutate_volcano_job(job)
+        for path in _changed(job, after):
+            if path.startswith("spec.tasks"):
+                continue
+            found.add(path)
+        for i, task in enumerate(after["spec"]["tasks"]):
+            for path in _changed(job["spec"]["tasks"][i], task):
+                found.add("spec.tasks[]." + path)
+    found = {p if not p.startswith("spec.plugins.") else ".".join(p.split(".")[:3]) for p in found}
+    table = {f.path for f in owned.table() if (f.group, f.kind, f.when) == ("batch.volcano.sh", "Job", "create")}
+    assert found == table
+    queue = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
+             "metadata": {"name": "q", "annotations": {"volcano.sh/hierarchy": "a/b",
+                                                       "volcano.sh/hierarchy-weights": "1/2"}},
+             "spec": {}}
+    after = mutate_volcano_queue(queue)
+    changed = {"metadata.annotations." + k for k, v in after["metadata"]["annotations"].items()
+               if queue["metadata"]["annotations"].get(k) != v}
+    changed |= {"spec." + k for k in after["spec"]}
+    assert changed == {f.path for f in owned.table()
+                       if (f.group, f.kind, f.when) == ("scheduling.volcano.sh", "Queue", "create")}
+
+
+def _objects() -> list[dict]:
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "serve", "namespace": "t"},
+                  "spec": {"replicas": 3, "template": {}}}
+    job = {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "lm", "namespace": "t"},
+           "spec": {"pytorchReplicaSpecs": {"Worker": {"replicas": 2}}}}
+
+    def hpa(kind, api, name):
+        return {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+                "metadata": {"name": f"{name}-hpa", "namespace": "t"},
+                "spec": {"scaleTargetRef": {"apiVersion": api, "kind": kind, "name": name}, "maxReplicas": 8}}
+    other = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "serve", "namespace": "elsewhere"},
+             "spec": {"replicas": 3}}
+    return [deployment, job, other, hpa("Deployment", "apps/v1", "serve"), hpa("PyTorchJob", "kubeflow.org/v1", "lm")]
+
+
+def test_settle_drops_or_records_the_scaled_field():
+    objects = _objects()
+    settled = owned.settle_scaled(objects)
+    assert [(s.scaled.target["kind"], s.kept) for s in settled] == [("Deployment", False), ("PyTorchJob", True)]
+    deployment, job, other = objects[:3]
+    assert "replicas" not in deployment["spec"]
+    assert other["spec"]["replicas"] == 3                       # another namespace: not the HPA's target
+    assert job["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] == 2
+    assert owned_paths(job) == ["spec.pytorchReplicaSpecs.Worker.replicas"]
+    again = copy.deepcopy(objects)
+    assert [s.kept for s in owned.settle_scaled(again)] == [True] and again == objects   # idempotent
+
+
+def test_mechanisms():
+    objects = _objects()
+    job, field = objects[1], owned.scale_fields()[("kubeflow.org", "PyTorchJob")]
+    assert not owned.delivered_without_fight(job, field, objects)
+    job["metadata"]["annotations"] = {OWNED_ANNOTATION: field.path}
+    assert not owned.delivered_without_fight(job, field, objects)   # a user's object: the record alone is not enough
+    job["metadata"]["labels"] = {"app.kubernetes.io/managed-by": "trainstack"}
+    assert owned.delivered_without_fight(job, field, objects)
+    del job["metadata"]["labels"]
+    job["metadata"]["annotations"] = {owned.FLUX_SSA: "Merge"}      # Merge still applies the manifest's fields
+    assert not owned.delivered_without_fight(job, field, objects, "flux")
+    job["metadata"]["annotations"] = {owned.FLUX_SSA: "IfNotPresent"}
+    assert owned.delivered_without_fight(job, field, objects, "flux")
+    assert not owned.delivered_without_fight(job, field, objects, "argocd")
+    app = {"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", "metadata": {"name": "a"},
+           "spec": {"ignoreDifferences": [{"group": "kubeflow.org", "kind": "PyTorchJob", "name": "lm",
+                                           "jsonPointers": ["/spec/pytorchReplicaSpecs"]}],
+                    "syncPolicy": {"syncOptions": ["ServerSideApply=true"]}}}
+    assert not owned.argocd_ignores(job, field, [app])              # ignored in the diff, reset by the sync
+    app["spec"]["syncPolicy"]["syncOptions"].append(owned.ARGOCD_RESPECT)
+    assert owned.argocd_ignores(job, field, [app])                  # a parent pointer covers the field
+    app["spec"]["ignoreDifferences"][0]["name"] = "other"
+    assert not owned.argocd_ignores(job, field, [app])
+
+
+def test_legacy_bundle_keeps_the_worker_replicas_recorded():
+    bundle = shipped_bundle("legacy")
+    job = next(r.obj for r in bundle.resources if r.kind == "PyTorchJob")
+    assert job["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] == 2
+    assert owned_paths(job) == ["spec.pytorchReplicaSpecs.Worker.replicas"]
