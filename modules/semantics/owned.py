@@ -194,15 +194,6 @@ def _parts(path: str) -> list[str]:
     return parts
 
 
-def get_path(obj: dict, path: str):
-    node = obj
-    for part in _parts(path):
-        if not isinstance(node, dict) or part not in node:
-            return None
-        node = node[part]
-    return node
-
-
 def has_path(obj: dict, path: str) -> bool:
     node = obj
     for part in _parts(path):
@@ -237,15 +228,11 @@ class Scaled:
         return has_path(self.target, self.field.path)
 
 
-def _ident(obj: dict) -> str:
+def ident(obj: dict) -> str:
+    """``Kind namespace/name`` for messages."""
     m = meta(obj)
     return f"{obj.get('kind')} {m.get('namespace')}/{m.get('name')}" if m.get("namespace") else \
         f"{obj.get('kind')} {m.get('name')}"
-
-
-def ident(obj: dict) -> str:
-    """``Kind namespace/name`` for messages."""
-    return _ident(obj)
 
 
 def scaled_targets(objects: Iterable[dict]) -> Iterator[Scaled]:

@@ -42,22 +42,25 @@ def leaves(value: Any, prefix: Path = ()) -> dict[Path, Any]:
     return {prefix: copy.deepcopy(value)}
 
 
-def get(obj: dict, path: Path) -> Any:
+_MISSING = object()
+
+
+def _lookup(obj: dict, path: Path) -> Any:
     node: Any = obj
     for part in path:
         if not isinstance(node, dict) or part not in node:
-            return None
+            return _MISSING
         node = node[part]
     return node
 
 
+def get(obj: dict, path: Path) -> Any:
+    value = _lookup(obj, path)
+    return None if value is _MISSING else value
+
+
 def has(obj: dict, path: Path) -> bool:
-    node: Any = obj
-    for part in path:
-        if not isinstance(node, dict) or part not in node:
-            return False
-        node = node[part]
-    return True
+    return _lookup(obj, path) is not _MISSING
 
 
 def put(obj: dict, path: Path, value: Any) -> None:
