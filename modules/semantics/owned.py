@@ -238,16 +238,23 @@ def ident(obj: dict) -> str:
 def scaled_targets(objects: Iterable[dict]) -> Iterator[Scaled]:
     """Each HPA whose scaleTargetRef names an object in ``objects`` (same namespace, API group, kind
     and name) of a kind with a scale subresource, with the field it scales."""
+    def key(*parts) -> tuple | None:   # manifests may hold anything where a name belongs
+        return parts if all(isinstance(p, str) or p is None for p in parts) else None
+
     objects = [o for o in objects if isinstance(o, dict)]
-    index = {(api_group(o), o.get("kind"), meta(o).get("namespace"), meta(o).get("name")): o for o in objects}
+    index = {k: o for o in objects
+             if (k := key(api_group(o), o.get("kind"), meta(o).get("namespace"), meta(o).get("name")))}
     fields = scale_fields()
     for hpa in objects:
         if hpa.get("kind") != "HorizontalPodAutoscaler" or api_group(hpa) != "autoscaling":
             continue
         ref = as_dict(as_dict(hpa.get("spec")).get("scaleTargetRef"))
         group = str(ref.get("apiVersion", "")).rpartition("/")[0]
-        field = fields.get((group, ref.get("kind")))
-        target = index.get((group, ref.get("kind"), meta(hpa).get("namespace"), ref.get("name")))
+        wanted = key(group, ref.get("kind"), meta(hpa).get("namespace"), ref.get("name"))
+        if wanted is None:
+            continue
+        field = fields.get(wanted[:2])
+        target = index.get(wanted)
         if field is not None and target is not None:
             yield Scaled(hpa, target, field)
 
