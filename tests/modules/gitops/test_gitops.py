@@ -286,3 +286,22 @@ def test_a_long_name_is_written_once_under_its_short_path(engine):
     assert obj["metadata"]["name"] == name
     assert {PHASE_ANNOTATION, WAVE_ANNOTATION} & set(obj["metadata"]["annotations"])
     assert claims[0] in yaml.safe_load(files["kustomization.yaml"])["resources"]
+
+
+def test_controller_owned_fields_get_each_engines_mechanism():
+    """The HPA-scaled PyTorchJob of the legacy stack: Argo CD ignores its Worker replicas and respects
+    that when syncing; Flux never re-applies the job; a stack without such a field gets neither."""
+    _, files = argocd_legacy()
+    app = files["argocd/application.objects.yaml"]
+    assert app["spec"]["ignoreDifferences"] == [{
+        "group": "kubeflow.org", "kind": "PyTorchJob", "name": "llama-elastic", "namespace": "training",
+        "jsonPointers": ["/spec/pytorchReplicaSpecs/Worker/replicas"]}]
+    assert "RespectIgnoreDifferences=true" in app["spec"]["syncPolicy"]["syncOptions"]
+    flux_job = files_of("legacy")["workloads/pytorchjob.training.llama-elastic.yaml"]
+    assert flux_job["metadata"]["annotations"]["kustomize.toolkit.fluxcd.io/ssa"] == "IfNotPresent"
+    assert all("kustomize.toolkit.fluxcd.io/ssa" not in (doc.get("metadata", {}).get("annotations") or {})
+               for path, doc in files_of("legacy").items() if isinstance(doc, dict) and path !=
+               "workloads/pytorchjob.training.llama-elastic.yaml")
+    staging = files_of("staging")["argocd/application.objects.yaml"]
+    assert "ignoreDifferences" not in staging["spec"]
+    assert "RespectIgnoreDifferences=true" not in staging["spec"]["syncPolicy"]["syncOptions"]
