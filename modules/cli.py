@@ -11,15 +11,17 @@ from modules.core.commands import project_for
 from modules.core.errors import InputError
 
 # Modules that define `register(subparsers, common_parser)`; their parsers set `run(args, project)`.
-COMMANDS = (
-    "modules.core.commands",
-    "policies.commands",
-    "policies.admission.commands",
-    "modules.probe.commands",
-    "modules.fabric.commands",
-    "modules.simulate.commands",
-    "modules.review.diff",
-)
+# Each with the commands it registers, so that a command imports only its own module (`check` needs
+# neither torch's probe nor the simulator); tests/modules/test_cli_commands.py keeps the table true.
+COMMANDS = {
+    "modules.core.commands": ("render", "validate", "init"),
+    "policies.commands": ("check", "preview"),
+    "policies.admission.commands": ("admission",),
+    "modules.probe.commands": ("probe", "recommend"),
+    "modules.fabric.commands": ("fabric",),
+    "modules.simulate.commands": ("simulate",),
+    "modules.review.diff": ("diff",),
+}
 
 
 EPILOG = """\
@@ -62,15 +64,34 @@ def version() -> str:
             return "unknown"
 
 
-def parser() -> argparse.ArgumentParser:
+class VersionAction(argparse.Action):
+    """--version, reading the installed version only when asked (importlib.metadata costs every run)."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"trainstack {version()}")
+        parser.exit()
+
+
+def command_modules(argv: list[str] | None = None) -> list[str]:
+    """The modules to register: the one that owns the command named on the line, or every module
+    (for top-level help, an unknown command, or none)."""
+    first = next((a for a in argv or () if not a.startswith("-")), None)
+    owners = [module for module, names in COMMANDS.items() if first in names]
+    return owners or list(COMMANDS)
+
+
+def parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--project", metavar="DIR", help="project folder (default: the nearest folder "
                         "at or above the current one that holds Pulumi.yaml)")
     top = argparse.ArgumentParser(prog="trainstack", description="Render, check and explore trainstack stacks.",
                                   epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    top.add_argument("--version", action="version", version=f"trainstack {version()}")
+    top.add_argument("--version", action=VersionAction)
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMANDS:
+    for name in command_modules(argv):
         importlib.import_module(name).register(sub, common)
     return top
 
@@ -81,7 +102,8 @@ EXIT_INTERNAL = 4   # a trainstack bug: one line asking for a report; --debug sh
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv   # accepted anywhere on the line, for every command
-    args = parser().parse_args([a for a in argv if a != "--debug"])
+    argv = [a for a in argv if a != "--debug"]
+    args = parser(argv).parse_args(argv)
     try:
         return args.run(args, project_for(args))   # None for commands that need no project (probe)
     except InputError as err:

@@ -192,15 +192,18 @@ class OverGrpc(Collector):
         locate, rendered = stack_locator(project, stack, bundle, user)
         mine = without_copies(rendered, list(user.objects))   # as `check` counts them: once
         config = pulumi_config_map(stack)
+        if self.pack is None:   # started before the program runs: the pack boots meanwhile
+            root = None if project.root == PACK_DIR.parent else project.root
+            try:
+                self.pack = Pack(stack.name, project.name, config, project_root=root)
+            except PackError as err:
+                raise PackError(f"{stack.name}: {err}") from None
         resources = in_bundle_order(program_resources(project, stack.name, config, frozenset(bundle.warnings)),
                                     rendered)
         resources += manifest_resources(mine, stack.name, project.name, stack_urn(stack.name, project.name),
                                         user.sources, taken=[r.urn for r in resources])
         data, shown = read_settings_file(stack.name)
         try:
-            if self.pack is None:
-                root = None if project.root == PACK_DIR.parent else project.root
-                self.pack = Pack(stack.name, project.name, config, project_root=root)
             self.pack.stack, self.pack.config = stack.name, dict(config)   # analyze() sends ConfigureStack
             outcome = analyze(self.pack, resources, data, shown)
         except (PackError, grpc.RpcError) as err:   # the pack died or answered badly: not the user's mistake

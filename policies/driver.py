@@ -12,9 +12,10 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import grpc
 from google.protobuf import empty_pb2, json_format, struct_pb2
@@ -63,6 +64,14 @@ class EngineResource:
                                             urn=self.provider.urn, properties=self.provider.struct())
 
 
+IN_FLIGHT = 16   # Analyze requests outstanding at once (the engine's own default parallelism is higher)
+
+
+def _answer(remediated: grpc.Future, analyzed: grpc.Future) -> apb.AnalyzeResponse:
+    remediated.result()   # raises the RpcError, as the blocking call would
+    return analyzed.result()
+
+
 def urn(stack: str, project: str, type_: str, name: str) -> str:
     return f"urn:pulumi:{stack}::{project}::{type_}::{name}"
 
@@ -86,15 +95,25 @@ class Pack:
                                         cwd=str(pack_dir), env=env, stdout=subprocess.PIPE,
                                         stderr=self._stderr, stdin=subprocess.DEVNULL)
         self.channel = None
-        try:
-            port = self._read_port(timeout)
-            self.channel = grpc.insecure_channel(f"127.0.0.1:{port}", options=[
-                ("grpc.max_receive_message_length", _MAX_MESSAGE), ("grpc.max_send_message_length", _MAX_MESSAGE)])
-            grpc.channel_ready_future(self.channel).result(timeout=timeout)
-            self.stub = analyzer_pb2_grpc.AnalyzerStub(self.channel)
-        except BaseException:
-            self.close()
-            raise
+        self._stub = None
+        self._timeout = timeout
+
+    @property
+    def stub(self) -> analyzer_pb2_grpc.AnalyzerStub:
+        """Connected on first use: the pack process starts in __init__ and boots (about 0.3 s of
+        imports) while the caller runs the program."""
+        if self._stub is None:
+            try:
+                port = self._read_port(self._timeout)
+                self.channel = grpc.insecure_channel(f"127.0.0.1:{port}", options=[
+                    ("grpc.max_receive_message_length", _MAX_MESSAGE),
+                    ("grpc.max_send_message_length", _MAX_MESSAGE)])
+                grpc.channel_ready_future(self.channel).result(timeout=self._timeout)
+                self._stub = analyzer_pb2_grpc.AnalyzerStub(self.channel)
+            except BaseException:
+                self.close()
+                raise
+        return self._stub
 
     def _read_port(self, timeout: float) -> int:
         line: list[bytes] = []
@@ -167,6 +186,19 @@ class Pack:
         request = self._request(resource)
         self.stub.Remediate(request)   # acts only on remediate-level policies; ours never are
         return self.stub.Analyze(request)
+
+    def analyze_each(self, resources: Iterable[EngineResource]) -> Iterator[apb.AnalyzeResponse]:
+        """``analyze`` for every resource, answers in the order given. Like the engine, which steps
+        resources in parallel, up to IN_FLIGHT requests are outstanding at once, so the round trips
+        overlap with the pack's work instead of adding to it."""
+        window: deque = deque()
+        for resource in resources:
+            request = self._request(resource)
+            window.append((self.stub.Remediate.future(request), self.stub.Analyze.future(request)))
+            if len(window) >= IN_FLIGHT:
+                yield _answer(*window.popleft())
+        while window:
+            yield _answer(*window.popleft())
 
     def analyze_stack(self, resources: Iterable[EngineResource]) -> apb.AnalyzeResponse:
         items = []
@@ -279,9 +311,9 @@ def analyze(pack: Pack, resources: list[EngineResource], policy_file_data: Any =
                 found.append(((rule_order.get(v.rule, 99), order.get(target.urn, -1) if target else -1,
                                len(found)), v))
 
-    for resource in resources:
-        if resource.custom:
-            collect(pack.analyze(resource), resource)
+    custom = [resource for resource in resources if resource.custom]
+    for resource, response in zip(custom, pack.analyze_each(custom)):
+        collect(response, resource)
     collect(pack.analyze_stack(resources), None)
     found.sort(key=lambda item: item[0])
     return AnalyzeOutcome([v for _, v in found], [p.name for p in info.policies],

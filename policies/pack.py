@@ -98,6 +98,7 @@ class StackContext:
     fabric: Any = None
     bundle: list[dict] = field(default_factory=list)
     problem: str = ""             # why the stack could not be loaded, if it could not
+    config: dict = field(default_factory=dict)   # the config map it was built from
 
 
 def project_root() -> Path:
@@ -112,7 +113,7 @@ def load_context(stack_name: str, config: Mapping[str, str], root: Path | None =
     from modules.core.context import RenderContext
     from modules.core.render import render
 
-    ctx = StackContext(name=stack_name)
+    ctx = StackContext(name=stack_name, config=dict(config))
     if not stack_name:
         ctx.problem = "PULUMI_STACK is not set"
         return ctx
@@ -161,6 +162,8 @@ class PackState:
         self.seen: dict[str, dict] = {}
 
     def configure(self, stack_name: str, config: Mapping[str, str]) -> None:
+        if stack_name == self.context.name and dict(config) == self.context.config and stack_name:
+            return   # the engine's ConfigureStack repeats what the environment said at start: built already
         context = load_context(stack_name, config)
         if context.problem:
             log(f"stack {stack_name!r}: {context.problem}; rules that need the stack or fabric say so")
@@ -205,9 +208,34 @@ def _not_checked(args: Any, notes: list[str]) -> None:
         args.not_applicable(NOTE_SEPARATOR.join(dict.fromkeys(notes)))
 
 
+# One Analyze or AnalyzeStack call hands every policy the same resources (the SDK deserializes them
+# for each policy anew): each resource becomes a manifest once per call, on the call's own thread.
+_CALL = threading.local()
+
+
+def _manifest_once(resource_type: str, props: Any, name: str, urn: str) -> dict | None:
+    cache = getattr(_CALL, "manifests", None)
+    if cache is None:
+        return manifest(resource_type, props, name)
+    if urn not in cache:
+        cache[urn] = manifest(resource_type, props, name)
+    return cache[urn]
+
+
+def _one_call(handler):
+    """Wrap a servicer method: manifests are remembered for the length of the call, then dropped."""
+    def call(self, request, context):
+        _CALL.manifests = {}
+        try:
+            return handler(self, request, context)
+        finally:
+            _CALL.manifests = None
+    return call
+
+
 def resource_validation(rule: Rule):
     def validate(args, report_violation) -> None:
-        obj = manifest(args.resource_type, args.props, args.name)
+        obj = _manifest_once(args.resource_type, args.props, args.name, args.urn)
         if obj is None:
             return
         STATE.remember(obj)
@@ -230,7 +258,7 @@ def stack_validation(rule: Rule):
     def validate(args, report_violation) -> None:
         objects, urns = [], {}
         for resource in args.resources:
-            obj = manifest(resource.resource_type, resource.props, resource.name)
+            obj = _manifest_once(resource.resource_type, resource.props, resource.name, resource.urn)
             if obj is not None:
                 objects.append(obj)
                 urns[id(obj)] = resource.urn
@@ -265,20 +293,22 @@ def policies() -> list:
 
 
 def _hook_servicer() -> None:
-    """Two things the SDK's servicer does not do for us.
+    """What the SDK's servicer does not do for us.
 
     A driver without the CLI's proxy sends the stack over ``ConfigureStack``: rebuild from it
     (through the CLI the proxy takes that call and passes the same data in the environment).
     And one run is ``Configure``, ``Analyze`` per resource, then ``AnalyzeStack`` once: the objects
     remembered during a run (a TrainJob finds a runtime analyzed before it) are dropped at both
     ends, so a driver that reuses one pack process for independent runs sees no leftovers.
+    And each call turns a resource into a manifest once, not once per policy (``_one_call``).
     """
     from pulumi_policy import policy as sdk
 
     servicer = getattr(sdk, "_PolicyAnalyzerServicer", None)
     if servicer is None:
         return
-    configure_stack, configure, analyze_stack = servicer.ConfigureStack, servicer.Configure, servicer.AnalyzeStack
+    configure_stack, configure = servicer.ConfigureStack, servicer.Configure
+    analyze, analyze_stack = _one_call(servicer.Analyze), _one_call(servicer.AnalyzeStack)
 
     def on_configure_stack(self, request, context):
         config = dict(request.config)
@@ -297,8 +327,8 @@ def _hook_servicer() -> None:
         finally:
             STATE.forget()
 
-    servicer.ConfigureStack, servicer.Configure, servicer.AnalyzeStack = \
-        on_configure_stack, on_configure, on_analyze_stack
+    servicer.ConfigureStack, servicer.Configure, servicer.Analyze, servicer.AnalyzeStack = \
+        on_configure_stack, on_configure, analyze, on_analyze_stack
 
 
 def serve() -> None:

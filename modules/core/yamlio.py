@@ -226,6 +226,14 @@ def loads(text: str, file: str, loader_class: type = _Loader, plain_strings: boo
         loader.dispose()
 
 
+def safe_load(text: str, file: str) -> Any:
+    """``yaml.safe_load`` with the C loader and this module's bounds (depth, aliases, integers):
+    for text embedded in another document (a scheduler conf string), where a repeated key keeps
+    its last value as PyYAML does. Bounds raise InputError, syntax errors yaml.YAMLError."""
+    check_bounds(text, file)
+    return yaml.load(text, Loader=_Loader)
+
+
 def read_text(path: Path, shown_as: str, limit: int = MAX_FILE_BYTES) -> str:
     """A user's file as text; a missing or unreadable file is an InputError naming it. Only a
     regular file of at most ``limit`` bytes is read (a FIFO or /dev/zero would never end)."""

@@ -29,8 +29,6 @@ import os
 import re
 import sys
 import time
-import urllib.parse
-import urllib.request
 
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "sendrecv", "broadcast")
 DEFAULT_COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "sendrecv")
@@ -155,6 +153,8 @@ def exposition(records: list[dict], tier: str, timestamp: float, backend: str) -
 
 def push(url: str, text: str, tier: str, job: str = PUSH_JOB, timeout: float = 30.0) -> int:
     """PUT the exposition to a Pushgateway, replacing the group {job, tier}; returns the HTTP status."""
+    import urllib.request   # here, not at the top: every command imports this module (monitoring renders from it)
+
     path = "/metrics/job/" + urllib.parse.quote(job, safe="") + "/tier/" + urllib.parse.quote(tier, safe="")
     request = urllib.request.Request(url.rstrip("/") + path, data=text.encode(), method="PUT",
                                      headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"})

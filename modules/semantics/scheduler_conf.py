@@ -9,6 +9,9 @@ from typing import Any, Iterable, Iterator
 
 import yaml
 
+from modules.core import yamlio
+from modules.core.errors import InputError
+
 from .shapes import as_dict, as_list, is_kind, meta
 
 SCHEDULER_CONF_KEY = "volcano-scheduler.conf"
@@ -98,7 +101,9 @@ def parse_conf(text: Any) -> tuple[dict | None, str | None]:
     if not isinstance(text, str):
         return None, f"is a {type(text).__name__}, expected a YAML string"
     try:
-        conf = yaml.safe_load(text)
+        conf = yamlio.safe_load(text, "the conf")
+    except InputError as err:   # beyond the bounds every YAML reader keeps (depth, aliases, integers)
+        return None, f"is not valid YAML: {err.message}"
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""

@@ -27,13 +27,13 @@ from pathlib import Path
 import yaml
 
 from modules.core import yamlio
+from modules.core.cache import ENV_CACHE, cache_root  # noqa: F401 - ENV_CACHE: the admission commands read it here
 from modules.core.errors import InputError
 
 HERE = Path(__file__).resolve().parent
 SOURCES = HERE / "sources.yaml"
 ENV_DIR = "TRAINSTACK_ADMISSION_DIR"
 ENV_CRDS = "TRAINSTACK_CRD_DIR"
-ENV_CACHE = "TRAINSTACK_CACHE_DIR"
 POLICY_KINDS = ("ValidatingAdmissionPolicy", "MutatingAdmissionPolicy")
 BINDING_KINDS = ("ValidatingAdmissionPolicyBinding", "MutatingAdmissionPolicyBinding")
 INDEX_VERSION = 4   # 2: the index carries the problems met while extracting; 3: malformed policies skipped;
@@ -44,14 +44,6 @@ MAX_BYTES = yamlio.MAX_FABRIC_FILE_BYTES   # the largest YAML yamlio parses (a C
 # about 1 MB in some 150 members); a gzip bomb stops there instead of decompressing on.
 MAX_ARCHIVE_BYTES = 8 * MAX_BYTES
 MAX_ARCHIVE_MEMBERS = 10_000
-
-
-def cache_root() -> Path:
-    configured = os.environ.get(ENV_CACHE)
-    if configured:
-        return Path(configured)
-    base = os.environ.get("XDG_CACHE_HOME")
-    return (Path(base) if base else Path.home() / ".cache") / "trainstack"
 
 
 def cache_dir() -> Path:

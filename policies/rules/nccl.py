@@ -1,7 +1,7 @@
 """NCCL variables must be real NCCL settings with valid values, and sane for production."""
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Callable, Iterator
 
 from modules.nccl import variables
 
@@ -90,7 +90,7 @@ def _ifname_configmaps(manifests: list[dict]) -> dict[str, list[tuple[str | None
 
 
 def _container_ifnames(container: dict, cpath: str, namespace: str | None,
-                       configmaps: dict) -> Iterator[tuple[str, str, str]]:
+                       configmaps: Callable[[], dict]) -> Iterator[tuple[str, str, str]]:
     """``(field path, value, where it comes from)`` of the NCCL_SOCKET_IFNAME a container gets: its own
     env wins over envFrom (the last envFrom source that sets it wins among those). An envFrom entry
     names each key ``prefix + key``."""
@@ -105,7 +105,7 @@ def _container_ifnames(container: dict, cpath: str, namespace: str | None,
             continue
         key = IFNAME[len(prefix):]
         name = as_dict(as_dict(source).get("configMapRef")).get("name")
-        for home, data in configmaps.get(str(name), ()):
+        for home, data in configmaps().get(str(name), ()):
             if key in data and (namespace is None or home in (None, namespace)):
                 found = (f"{cpath}.envFrom[{i}].configMapRef.name", str(data[key]),
                          f"ConfigMap {str(home) + '/' if home else ''}{name}")
@@ -116,7 +116,10 @@ def _container_ifnames(container: dict, cpath: str, namespace: str | None,
 
 def _nccl_ifname_pod_network(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
     extra = tuple(str(n) for n in ctx.config.get("podInterfaces") or ())
-    configmaps = ctx.remember("nccl-ifname-configmaps", lambda: _ifname_configmaps(ctx.manifests or [obj]))
+    # Only a container with envFrom consults the other objects: a HyperNode or a ConfigMap judged
+    # alone must not build the whole context (the pack judges one object per call).
+    def configmaps() -> dict:
+        return ctx.remember("nccl-ifname-configmaps", lambda: _ifname_configmaps(ctx.manifests or [obj]))
     namespace = meta(obj).get("namespace") if obj.get("kind") != "ClusterTrainingRuntime" else None
     checks: list[tuple[str, str, str]] = []
     if obj.get("kind") == "TrainJob":   # its trainer.env lands in the runtime's pods (never host-network here)

@@ -1,0 +1,112 @@
+"""The speed figures as ratios, which hold when the machine is busy (absolute times do not).
+
+    python benchmarks/ratios.py            # measure at a small size, print JSON
+    python benchmarks/ratios.py --record   # measure and store as the recorded baseline
+
+* ``render_write_over_floor``: render + serialize + write of a 1,024-node prod-like stack over
+  dumping the same objects with the C dumper (benchmarks/pipeline_scale.py; best of its warm passes);
+* ``check_over_floor``: all policy rules over the same objects, over the same floor;
+* ``aware_over_oblivious``: topology-aware placement jobs/s over the topology-oblivious first fit
+  (benchmarks/simulate_throughput.py's workload on a 1,024-node fat-tree; best of three);
+* ``check_process_over_imports``: ``trainstack check prod`` as a whole process over
+  ``python -c "import yaml, jsonschema"`` (best of five each, bytecode cached).
+
+tests/benchmarks/test_ratios.py fails when a ratio regresses by more than half against
+benchmarks/ratios.json; never on a wall-clock time.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RECORDED = ROOT / "benchmarks" / "ratios.json"
+LOWER_IS_BETTER = ("render_write_over_floor", "check_over_floor", "check_process_over_imports")
+HIGHER_IS_BETTER = ("aware_over_oblivious",)
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+
+def pipeline(nodes: int = 1024) -> dict[str, float]:
+    from pipeline_scale import measure
+
+    row = measure(nodes, preview=False)
+    return {"render_write_over_floor": row["render_write_s"] / row["floor_s"],
+            "check_over_floor": row["check_s"] / row["floor_s"]}
+
+
+def placement(pods: int = 4, leaves: int = 8, nodes_per_leaf: int = 32, jobs: int = 300, repeat: int = 3
+              ) -> dict[str, float]:
+    from modules.simulate.engine import build_cluster, resource_names
+    from modules.simulate.scheduler import Oblivious, SchedulerSettings, TopologyAware
+    from simulate_throughput import fabric_of, time_strategy, workload
+
+    fabric, _ = fabric_of(pods, leaves, nodes_per_leaf)
+    work = workload(1, jobs, nodes_per_leaf)
+    settings = SchedulerSettings()
+    resources = resource_names(fabric, work, {})
+
+    def aware():
+        cluster = build_cluster(fabric, resources, settings)
+        return TopologyAware(cluster, settings), cluster
+
+    def oblivious():
+        cluster = build_cluster(fabric, resources, settings)
+        return Oblivious(cluster), cluster
+
+    best_aware = min(time_strategy(aware, work)[0] for _ in range(repeat))
+    best_oblivious = min(time_strategy(oblivious, work)[0] for _ in range(repeat))
+    return {"aware_over_oblivious": best_oblivious / best_aware}   # jobs/s ratio = inverse time ratio
+
+
+def _best_process(cmd: list[str], env: dict, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def check_process(repeat: int = 5) -> dict[str, float]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}   # as a user's machine
+    check = [sys.executable, "-m", "modules.cli", "check", "prod"]
+    base = [sys.executable, "-c", "import yaml, jsonschema"]
+    _best_process(check, env, 1)   # the first run writes the bytecode and the caches
+    return {"check_process_over_imports": _best_process(check, env, repeat) / _best_process(base, env, repeat)}
+
+
+def measure_all() -> dict[str, float]:
+    return {**pipeline(), **placement(), **check_process()}
+
+
+def regressions(now: dict[str, float], recorded: dict[str, float], margin: float = 0.5) -> list[str]:
+    """The ratios that got worse than recorded by more than ``margin`` (0.5: by half)."""
+    out = []
+    for key in LOWER_IS_BETTER:
+        if key in recorded and key in now and now[key] > recorded[key] * (1 + margin):
+            out.append(f"{key}: {now[key]:.2f}, recorded {recorded[key]:.2f} (lower is better)")
+    for key in HIGHER_IS_BETTER:
+        if key in recorded and key in now and now[key] < recorded[key] / (1 + margin):
+            out.append(f"{key}: {now[key]:.2f}, recorded {recorded[key]:.2f} (higher is better)")
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--record", action="store_true", help=f"store the figures in {RECORDED.name}")
+    args = parser.parse_args()
+    now = {key: round(value, 3) for key, value in measure_all().items()}
+    print(json.dumps(now, indent=2))
+    if args.record:
+        RECORDED.write_text(json.dumps(now, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
