@@ -104,7 +104,7 @@ def cmd_simulate(args: argparse.Namespace, project: Project) -> int:
     fabric = bundle.fabric
     runtimes = runtimes_in(r.obj for r in bundle.resources)
     warnings = list(bundle.warnings)
-    jobs = load_workloads(Path(args.workloads), args.workloads, fabric, runtimes, stack.name, warnings)
+    jobs = load_workloads(Path(args.workloads), args.workloads, fabric, runtimes, f"stack {stack.name}", warnings)
     usage = load_usage(Path(args.usage), args.usage, fabric) if args.usage else {}
     links = dict(fabric.links)
     if args.probe:

@@ -122,7 +122,8 @@ def runtimes_in(objects: Iterable[dict]) -> dict[tuple[str, str | None, str], di
     return out
 
 
-def train_job(doc: Reader, obj: dict, runtimes: Mapping, gpu_resources: set[str], stack: str) -> Job:
+def train_job(doc: Reader, obj: dict, runtimes: Mapping, gpu_resources: set[str], runtimes_from: str) -> Job:
+    """``runtimes_from``: where the runtimes were read, as messages name it (`stack dev`, `the snapshot`)."""
     doc.get(doc.get(obj, "metadata", "", dict, "a mapping with name"), "name", "metadata", str, "a name")
     namespace = doc.get(obj["metadata"], "namespace", "metadata", str, "a namespace", None)
     spec = doc.get(obj, "spec", "", dict, "a mapping with runtimeRef")
@@ -136,7 +137,7 @@ def train_job(doc: Reader, obj: dict, runtimes: Mapping, gpu_resources: set[str]
     runtime = runtimes.get(key)
     if runtime is None:
         known = sorted(n for k, _, n in runtimes if k == kind)
-        raise doc.error("spec.runtimeRef.name", f"no {kind} {runtime_name!r} in stack {stack} (it has: "
+        raise doc.error("spec.runtimeRef.name", f"no {kind} {runtime_name!r} in {runtimes_from} (it has: "
                         f"{', '.join(known) if known else 'none'})")
     rdoc = Reader(doc.file, f"{doc.where}: runtimeRef {kind} {runtime_name}")
     try:       # semantics reads the runtime (rdoc) and the TrainJob's numNodes and resourcesPerNode (doc)
@@ -164,7 +165,7 @@ def other_workload(doc: Reader, obj: dict, gpu_resources: set[str]) -> Job | Non
 
 # --- files --------------------------------------------------------------------------------------
 
-def load_workloads(path: Path, shown: str, fabric: Fabric, runtimes: Mapping, stack: str,
+def load_workloads(path: Path, shown: str, fabric: Fabric, runtimes: Mapping, runtimes_from: str,
                    warnings: list[str] | None = None) -> list[Job]:
     """Every Volcano Job and TrainJob in the file, in order; other objects are skipped with a warning."""
     docs = yamlio.load_all(yamlio.read_text(path, shown), shown)
@@ -183,7 +184,7 @@ def load_workloads(path: Path, shown: str, fabric: Fabric, runtimes: Mapping, st
         if kind == "Job" and api.startswith(VOLCANO_GROUP + "/"):
             job = volcano_job(doc, obj, gpu_resources, priorities)
         elif kind == "TrainJob" and api.startswith(TRAINER_GROUP + "/"):
-            job = train_job(doc, obj, runtimes, gpu_resources, stack)
+            job = train_job(doc, obj, runtimes, gpu_resources, runtimes_from)
         else:
             job = other_workload(doc, obj, gpu_resources)
         if job is None:
