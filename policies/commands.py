@@ -104,8 +104,51 @@ class InProcess(Collector):
         return violations, len(objects)
 
 
-def cmd_check(args: argparse.Namespace, project: Project) -> int:
+def cmd_check(args: argparse.Namespace, project: Project | None) -> int:
+    if project is None:
+        return report_manifests(args)
+    if args.profile:
+        raise InputError("trainstack check", "--profile", "only for manifests checked without a stack; a stack's "
+                         "own trainstack:profile applies to it")
     return report(args, project, InProcess())
+
+
+def manifests_only(args: argparse.Namespace) -> bool:
+    """`check --manifests PATH` with no stack and no --all: no project is needed."""
+    return bool(args.manifests) and not args.stack and not args.all
+
+
+def report_manifests(args: argparse.Namespace) -> int:
+    """The user's manifests alone, as a CI step over any folder (`kustomize build | trainstack check
+    --manifests -`): every rule that needs no stack, at its default level, with ``--profile``
+    (default standard) where a rule depends on it. The rules in STACK_RULES judge against a stack's
+    fabric and scheduler configuration and run only when a stack is named."""
+    from .admission.commands import apply_dir_option
+    from .checking import STACK_RULES, manifest_locator, skipped_notes, without_copies
+    from .report import FORMATS
+    from .rules import RULES
+    from .runner import PolicySettings
+
+    apply_dir_option(args)
+    profile = args.profile or "standard"
+    try:
+        user = load(args.manifests)
+    except InputError as err:
+        _failure(args, str(err), 2)
+        raise
+    objects = without_copies([], user.objects)
+    rules = [r for r in RULES if r.id not in STACK_RULES]
+    violations = run_rules(objects, CheckContext(profile=profile), PolicySettings(), rules=rules,
+                           sources=user.sources, locate=manifest_locator(user))
+    results = {MANIFESTS: (violations + skipped_notes(user), len(objects))}
+    sys.stdout.write(FORMATS[args.format](results))
+    if args.format == "text":
+        print(f"(profile {profile}, no stack: {', '.join(sorted(STACK_RULES))} need one; name a STACK to run them)",
+              file=sys.stderr)
+    return 1 if has_mandatory(violations) else 0
+
+
+MANIFESTS = "manifests"   # the report's name for a run over manifests without a stack
 
 
 # --- preview: the program under mocks, the pack over gRPC ---------------------------------------
@@ -233,13 +276,19 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     from .admission.commands import add_dir_option
     from .report import FORMATS
 
-    p = sub.add_parser("check", parents=[common], help="run the policy rules on the rendered stack")
+    p = sub.add_parser("check", parents=[common], help="run the policy rules on the rendered stack, or on "
+                       "manifests alone (no project needed)")
     add_stack_args(p)
     p.add_argument("--manifests", nargs="+", metavar="PATH",
-                   help="also check these YAML files or folders (- reads standard input)")
+                   help="also check these YAML files or folders (- reads standard input); without a STACK, "
+                        "check them alone with the rules that need no stack")
+    from modules.core.config import module_schema
+
+    p.add_argument("--profile", choices=module_schema("core")["properties"]["profile"]["enum"],
+                   help="manifests without a stack: how strict (default standard); a stack has its own")
     p.add_argument("--format", default="text", choices=sorted(FORMATS), help="report format")
     add_dir_option(p)
-    p.set_defaults(run=cmd_check)
+    p.set_defaults(run=cmd_check, needs_project=lambda a: not manifests_only(a))
 
     p = sub.add_parser("preview", parents=[common],
                        help="run the Pulumi program under mocks and check it with the real policy pack over gRPC")

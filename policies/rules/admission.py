@@ -26,8 +26,14 @@ def _upstream_admission(objects: list[dict], ctx: CheckContext) -> Iterator[Rule
     ruleset = rules()
     if ruleset.missing and any(_covered(o) for o in ctx.manifests):
         # One line for the run, whenever the stack or the manifests hold an object the rules judge
-        # (every runner sees the same stack, so they all say it, once).
-        yield NotChecked(f"upstream admission rules not evaluated: {'; '.join(ruleset.missing)}; {HOW}")
+        # (every runner sees the same stack, so they all say it, once). A production stack is not
+        # accepted unjudged: there it is a violation, elsewhere a note.
+        missing = f"upstream admission rules not evaluated: {'; '.join(ruleset.missing)}; {HOW}"
+        if ctx.production:
+            yield Finding("", f"{missing}. A production stack is checked against upstream's rules: the API "
+                              "server applies them at create whether trainstack read them or not.")
+        else:
+            yield NotChecked(missing)
         if not ruleset.policies and not ruleset.crds:
             return
     namespaces = {meta(o).get("name"): o for o in ctx.manifests if is_kind(o, "Namespace", "")}
