@@ -47,6 +47,10 @@ class Collector:
     def collect(self, project: Project, stack, bundle, user: Manifests, settings) -> tuple[list[Violation], int]:
         raise NotImplementedError
 
+    def decorate(self, fmt: str, report_text: str) -> str:
+        """The report as written: `preview` puts its plan in front (text) or inside (json)."""
+        return report_text
+
 
 def report(args: argparse.Namespace, project: Project, collector: Collector) -> int:
     """Both commands' run; an InputError (exit 2) still leaves a valid json/sarif/junit document."""
@@ -87,7 +91,7 @@ def _report(args: argparse.Namespace, project: Project, collector: Collector) ->
             warn(bundle.warnings)   # a warning in validate and render is the same warning here
             violations, count = collector.collect(project, stack, bundle, user, settings)
             results[name] = (violations + skipped_notes(user), count)
-    sys.stdout.write(FORMATS[args.format](results))
+        sys.stdout.write(collector.decorate(args.format, FORMATS[args.format](results)))
     return 1 if any(has_mandatory(v) for v, _ in results.values()) else 0
 
 
@@ -219,6 +223,21 @@ class OverGrpc(Collector):
 
     def __init__(self) -> None:
         self.pack = None
+        self.plans: dict[str, dict] = {}   # stack -> what the program registers (policies/plan.py)
+
+    def decorate(self, fmt: str, report_text: str) -> str:
+        import json
+
+        from .plan import plan_text
+
+        if fmt == "text":
+            return "".join(plan_text(name, plan) + "\n" for name, plan in self.plans.items()) + report_text
+        if fmt == "json" and self.plans:
+            doc = json.loads(report_text)
+            for name, plan in self.plans.items():
+                doc["stacks"].get(name, {})["plan"] = plan
+            return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+        return report_text
 
     def __exit__(self, *exc) -> None:
         if self.pack is not None:
@@ -231,12 +250,14 @@ class OverGrpc(Collector):
         from .checking import locate_violations, stack_locator, without_copies
         from .driver import Pack, PackError, analyze, manifest_resources, stack_urn
         from .pack import PACK_DIR
+        from .plan import plan_of
 
         locate, rendered = stack_locator(project, stack, bundle, user)
         mine = without_copies(rendered, list(user.objects))   # as `check` counts them: once
         config = pulumi_config_map(stack)
         resources = in_bundle_order(program_resources(project, stack.name, config, frozenset(bundle.warnings)),
                                     rendered)
+        self.plans[stack.name] = plan_of(resources)
         resources += manifest_resources(mine, stack.name, project.name, stack_urn(stack.name, project.name),
                                         user.sources, taken=[r.urn for r in resources])
         data, shown = read_settings_file(stack.name)

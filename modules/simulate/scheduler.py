@@ -22,14 +22,13 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Mapping
 
 from modules.core.wire import release_manifest
+from modules.semantics.capacity import counted
 from modules.semantics.scheduler_conf import conf_in_effect, conf_plugins, parse_conf
 
 from .cluster import TOP, Cluster, Need
 from .jobs import Enforced, Job, Partition, effective, tier_label
 
 BASELINE_WEIGHTS = {"cpu": 1, "memory": 1, "nvidia.com/gpu": 5}   # reference/volcano.md §3 baseline conf
-# Node resources the fabric does not model: requests for them are not held against nodes.
-UNMODELLED = ("ephemeral-storage", "hugepages-", "pods")
 
 
 @dataclass(frozen=True)
@@ -78,7 +77,7 @@ def prepare(job: Job, cluster: Cluster) -> Prepared:
         requests = {}
         for name, amount in pod.requests.items():
             if name not in offered:
-                if name.startswith(UNMODELLED) or amount <= 0:
+                if not counted(name, offered) or amount <= 0:
                     continue
                 missing.add(name)
             requests[name] = amount

@@ -24,6 +24,7 @@ from modules.core.quantity import parse_quantity
 from modules.fabric import hostlist
 from modules.fabric.model import Fabric
 
+from modules.semantics.capacity import counted, not_counted_note
 from modules.semantics.podspec import Reader
 from modules.semantics.podspec import pod_requests as semantic_pod_requests
 from modules.semantics.workloads import PodSet, Unknown, Workload, priority_values, trainer_workload, workload_of
@@ -201,6 +202,11 @@ def load_workloads(path: Path, shown: str, fabric: Fabric, runtimes: Mapping, ru
     if not jobs:
         raise InputError(shown, "", f"no Volcano Job ({VOLCANO_GROUP}/v1alpha1) or TrainJob "
                           f"({TRAINER_GROUP}/v1alpha1) in the file")
+    declared = {name for pool in fabric.pools.values() for name in pool.allocatable()}
+    uncounted = {name for job in jobs for pod in job.pods for name, amount in pod.requests.items()
+                 if amount > 0 and not counted(name, declared)}
+    if uncounted and warnings is not None:
+        warnings.append(f"{shown}: {not_counted_note(uncounted)}")
     return jobs
 
 
