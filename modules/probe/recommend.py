@@ -7,7 +7,7 @@
    count alike. Tiers without results use the stack's fabric links, and the output says so.
 2. Predict all-reduce (ring, double binary tree, two-level hierarchical) and all-gather (ring;
    NCCL has no tree all-gather) times for a gradient size on the stack's fabric, with the formulas
-   of reference/nccl.md section 5.
+   of NCCL's ring and tree costs (modules/simulate/README.md, "Cost model").
 3. Recommend a layout: tensor parallel inside the NVLink domain (the node unless accelerator
    domains say larger) as far as memory needs, pipeline parallel as far as memory needs and then
    across any tier whose bandwidth would throttle the data-parallel all-reduce, data parallel over

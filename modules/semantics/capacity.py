@@ -5,8 +5,8 @@
 A pod fits on a node when every resource it requests is available there; a gang fits in a
 HyperNode (switch) when the nodes below it can hold all its pods, packing several per node.
 
-Volcano finds a node's HyperNode only among the lowest-tier HyperNodes (reference/volcano.md
-§4.2): in a mixed-depth tree, nodes under a leaf that sits at a higher tier belong to no HyperNode
+Volcano finds a node's HyperNode only among the lowest-tier HyperNodes (modules/simulate/README.md,
+"What it models"): in a mixed-depth tree, nodes under a leaf that sits at a higher tier belong to no HyperNode
 and are reachable only through the virtual cluster-top. ``reachable_only=True`` applies that rule.
 """
 from __future__ import annotations

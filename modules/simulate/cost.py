@@ -1,4 +1,4 @@
-"""Modeled all-reduce time of a placed job: the two-level alpha-beta model of reference/nccl.md §5.
+"""Modeled all-reduce time of a placed job: the two-level alpha-beta model (README, "Cost model").
 
 A job's ranks are its GPUs (one per pod for GPU-less pods). With g ranks on each of m nodes:
 

@@ -1,7 +1,7 @@
 """Three ways to place a sequence of gangs on a cluster.
 
 * ``TopologyAware``: Volcano v1.15's allocate action with the network-topology-aware plugin
-  (reference/volcano.md §4.3-4.5). The effective constraint decides the gradient: HyperNodes grouped
+  (README, "What it models"). The effective constraint decides the gradient: HyperNodes grouped
   by tier, lowest first, up to the allowed tier (the virtual cluster-top last for soft jobs). In a
   gradient, HyperNodes whose idle resources hold the gang's minResources are eligible; they are
   tried in order of the plugin's binpack score (then name: Volcano's task-count tie-break is equal
@@ -28,7 +28,7 @@ from modules.semantics.scheduler_conf import conf_in_effect, conf_plugins, parse
 from .cluster import TOP, Cluster, Need
 from .jobs import Enforced, Job, Partition, effective, tier_label
 
-BASELINE_WEIGHTS = {"cpu": 1, "memory": 1, "nvidia.com/gpu": 5}   # reference/volcano.md §3 baseline conf
+BASELINE_WEIGHTS = {"cpu": 1, "memory": 1, "nvidia.com/gpu": 5}   # Volcano's default scheduler conf
 
 
 @dataclass(frozen=True)
@@ -478,7 +478,7 @@ PLUGIN = "network-topology-aware"
 
 def settings_from_conf(text: str, source: str) -> SchedulerSettings:
     """Binpack weights from a ``volcano-scheduler.conf``, parsed the way Volcano parses arguments
-    (reference/volcano.md §4.1): ints only as YAML ints (a quoted "5" is ignored), negative -> 1,
+    (Volcano v1.15.1's plugin arguments): ints only as YAML ints (a quoted "5" is ignored), negative -> 1,
     ``hypernode.binpack.resources`` a comma-separated string. A conf without the plugin enforces
     no network topology at all (§3).
     """

@@ -6,7 +6,7 @@ file, the document and the path (``jobs.yaml: document 2 (Job llm-a): spec.tasks
 expected ...``). Pod requests follow Kubernetes: a container's limits stand in for requests it
 does not set, containers add up, and an init container counts when it asks for more than all
 containers together. TrainJobs resolve against the stack's rendered (Cluster)TrainingRuntimes with
-Trainer v2.3 semantics (reference/kubeflow.md §3): ``trainer.numNodes`` overrides
+Trainer v2.3 semantics: ``trainer.numNodes`` overrides
 ``mlPolicy.numNodes``, ``trainer.resourcesPerNode`` is merged into the runtime's ``node``
 container resources, the gang (PodGroup minMember) is every pod of every replicatedJob, and the
 topology is the runtime's ``podGroupPolicy.volcano.networkTopology`` with the CRD's defaults

@@ -68,6 +68,7 @@ RULES = (
             "and `pulumi up` or the GitOps sync fails after part of the stack was applied. CRD schema checks "
             "and trainstack's other rules do not see these.",
         fix="Change the object so that the quoted upstream rule holds (the message is upstream's own). When the "
-            "rules cannot be loaded the rule says so in one note; see 'Upstream admission rules' below.",
+            "rules cannot be loaded the rule says so once: a note, on a production stack a violation; see "
+            "'Upstream admission rules' below.",
         severity="high", enforcement=MANDATORY, check_stack=_upstream_admission),
 )

@@ -1,4 +1,4 @@
-"""The alpha-beta cost model against reference/nccl.md §5 and the probe fit."""
+"""The alpha-beta cost model (NCCL's ring, hand-computed) and the probe fit."""
 import pytest
 
 from modules.fabric.model import Link
