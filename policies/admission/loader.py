@@ -380,9 +380,9 @@ def load_index(loc: RuleSources | None = None) -> Index:
         except OSError:
             pass
     missing = list(loc.problems) + data.get("problems", [])
-    if not data["policies"]:
-        missing.append(f"no Volcano admission policies in {loc.policies or 'any folder'}")
-    if not data["crds"]:
+    if not data["policies"] and loc.policies is not None:   # no folder at all: its problem says it
+        missing.append(f"no Volcano admission policies in {loc.policies}")
+    if not data["crds"] and (loc.policies is not None or os.environ.get(ENV_CRDS)):
         missing.append(f"no CRDs in {loc.crds}" if loc.crds else
                        f"no CRDs (none in ${ENV_CRDS}, nor in a crds/ folder of the admission folder)")
     return Index(policies=data["policies"], crds=data["crds"], location=loc, missing=list(dict.fromkeys(missing)))

@@ -5,9 +5,8 @@ from typing import Iterator
 
 from ..framework import MANDATORY, CheckContext, Finding, NotChecked, RuleOutcome, Rule, api_group, is_kind, meta, where
 
-HOW = ("run `trainstack admission fetch` (pinned sources, sha256-verified) or point --admission-dir / "
-       "$TRAINSTACK_ADMISSION_DIR at a folder with volcano/*.yaml (or the Volcano chart archive) and "
-       "$TRAINSTACK_CRD_DIR at the upstream CRDs")
+HOW = ("fill the cache with `trainstack admission fetch` or pass --admission-dir DIR (volcano/*.yaml or the "
+       "Volcano chart archive, and crds/); `trainstack admission status` shows what is read")
 
 
 # API groups whose objects upstream's pinned rules judge (policies/admission/sources.yaml); the core
