@@ -28,13 +28,22 @@ promtool:
 
 # Upstream's admission rules for `upstream-admission`: an offline copy beside the checkout when there
 # is one (as in CI), else the cache `trainstack admission fetch` fills (the check says which).
+# Without either, a production stack's check fails (`upstream-admission` is mandatory there).
 SHARED := $(wildcard ../shared/admission)
+ADMISSION := $(if $(SHARED),--admission-dir ../shared)
 demo: setup
 	$(BIN)/trainstack render --all
-	$(if $(SHARED),TRAINSTACK_ADMISSION_DIR=../shared/admission TRAINSTACK_CRD_DIR=../shared/crds )$(BIN)/trainstack check --all
+ifeq ($(SHARED),)
+	@echo "make demo: no ../shared beside the checkout; fetching upstream's admission rules into the cache"
+	$(BIN)/trainstack admission fetch
+else
+	@echo "make demo: upstream's admission rules and CRDs from ../shared (--admission-dir ../shared)"
+endif
+	-$(BIN)/trainstack admission status $(ADMISSION)
+	$(BIN)/trainstack check --all $(ADMISSION)
 	@echo
 	@echo "Next: create your own stack: $(BIN)/trainstack init <name> --nodes 64 --gpus-per-node 8"
-	@echo "(walk-through in docs/new-stack.md), then: $(BIN)/trainstack render <name> && $(BIN)/trainstack check <name>"
+	@echo "(walk-through in docs/new-stack.md), then: $(BIN)/trainstack render <name> && $(BIN)/trainstack check <name>$(if $(ADMISSION), $(ADMISSION))"
 	@echo "Docs: README.md (commands, GitOps with Argo CD or Flux, Pulumi), modules/<capability>/README.md"
 	@echo "(every option), docs/architecture.md. Tests and the probe: make test (installs the dev and probe extras)."
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -33,7 +34,9 @@ exit codes:
   1    check/preview found a mandatory violation; render --check found stale files
   2    bad input (the message names the file and the path in it) or bad command line
   3    preview: the policy pack could not be started or answered badly
+  4    a trainstack bug: one line asking for a report; --debug (anywhere on the line) shows the traceback
   130  interrupted
+  141  the reader of the output went away (trainstack admission show | head)
 
 examples:
   trainstack init east --nodes 256 --gpus-per-node 8 --tiers 2 --leaf-size 32 --profile production
@@ -97,6 +100,7 @@ def parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
 
 EXIT_INTERNAL = 4   # a trainstack bug: one line asking for a report; --debug shows the traceback
+EXIT_BROKEN_PIPE = 141   # 128 + SIGPIPE, what a shell reports for a tool whose reader went away
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,6 +115,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:   # `| head` stopped reading: end quietly, as other command-line tools do
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())   # the exit's flush goes nowhere
+        except (OSError, ValueError):   # stdout is no file (captured)
+            pass
+        return EXIT_BROKEN_PIPE
     except RecursionError:   # a guard missed some deep input: still one line, never a traceback
         print("error: the input is nested too deeply", file=sys.stderr)
         return 2

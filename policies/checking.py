@@ -15,6 +15,9 @@ from .report import shown
 from .runner import STACK, bundle_objects, render_error_violation
 
 INPUT = "manifests"   # the rule name of notes about skipped input
+# Rules that judge objects against a stack (its fabric's tiers and capacity, its Volcano scheduler
+# configuration): `check --manifests` without a stack leaves them out and says so.
+STACK_RULES = frozenset({"topology-tier-exists", "topology-satisfiable", "scheduler-plugin-enabled"})
 
 
 def without_copies(rendered: list[dict], user: list[dict]) -> list[dict]:
@@ -82,6 +85,15 @@ def stack_locator(project, stack, bundle: Bundle, user: Manifests):
         return out
 
     return locate, objects
+
+
+def manifest_locator(user: Manifests):
+    """Locations for a check of the user's manifests alone: each object in its own file."""
+    def locate(obj: dict | None, path: str) -> dict | None:
+        where = user.locator.locate(obj, path) if obj is not None else None
+        return None if where is None else {"source": where.file, "line": where.line, "column": where.column}
+
+    return locate
 
 
 def locate_violations(violations: list[Violation], locate, rendered: list[dict],

@@ -47,6 +47,10 @@ class Collector:
     def collect(self, project: Project, stack, bundle, user: Manifests, settings) -> tuple[list[Violation], int]:
         raise NotImplementedError
 
+    def decorate(self, fmt: str, report_text: str) -> str:
+        """The report as written: `preview` puts its plan in front (text) or inside (json)."""
+        return report_text
+
 
 def report(args: argparse.Namespace, project: Project, collector: Collector) -> int:
     """Both commands' run; an InputError (exit 2) still leaves a valid json/sarif/junit document."""
@@ -87,7 +91,7 @@ def _report(args: argparse.Namespace, project: Project, collector: Collector) ->
             warn(bundle.warnings)   # a warning in validate and render is the same warning here
             violations, count = collector.collect(project, stack, bundle, user, settings)
             results[name] = (violations + skipped_notes(user), count)
-    sys.stdout.write(FORMATS[args.format](results))
+        sys.stdout.write(collector.decorate(args.format, FORMATS[args.format](results)))
     return 1 if any(has_mandatory(v) for v, _ in results.values()) else 0
 
 
@@ -104,8 +108,51 @@ class InProcess(Collector):
         return violations, len(objects)
 
 
-def cmd_check(args: argparse.Namespace, project: Project) -> int:
+def cmd_check(args: argparse.Namespace, project: Project | None) -> int:
+    if project is None:
+        return report_manifests(args)
+    if args.profile:
+        raise InputError("trainstack check", "--profile", "only for manifests checked without a stack; a stack's "
+                         "own trainstack:profile applies to it")
     return report(args, project, InProcess())
+
+
+def manifests_only(args: argparse.Namespace) -> bool:
+    """`check --manifests PATH` with no stack and no --all: no project is needed."""
+    return bool(args.manifests) and not args.stack and not args.all
+
+
+def report_manifests(args: argparse.Namespace) -> int:
+    """The user's manifests alone, as a CI step over any folder (`kustomize build | trainstack check
+    --manifests -`): every rule that needs no stack, at its default level, with ``--profile``
+    (default standard) where a rule depends on it. The rules in STACK_RULES judge against a stack's
+    fabric and scheduler configuration and run only when a stack is named."""
+    from .admission.commands import apply_dir_option
+    from .checking import STACK_RULES, manifest_locator, skipped_notes, without_copies
+    from .report import FORMATS
+    from .rules import RULES
+    from .runner import PolicySettings
+
+    apply_dir_option(args)
+    profile = args.profile or "standard"
+    try:
+        user = load(args.manifests)
+    except InputError as err:
+        _failure(args, str(err), 2)
+        raise
+    objects = without_copies([], user.objects)
+    rules = [r for r in RULES if r.id not in STACK_RULES]
+    violations = run_rules(objects, CheckContext(profile=profile), PolicySettings(), rules=rules,
+                           sources=user.sources, locate=manifest_locator(user))
+    results = {MANIFESTS: (violations + skipped_notes(user), len(objects))}
+    sys.stdout.write(FORMATS[args.format](results))
+    if args.format == "text":
+        print(f"(profile {profile}, no stack: {', '.join(sorted(STACK_RULES))} need one; name a STACK to run them)",
+              file=sys.stderr)
+    return 1 if has_mandatory(violations) else 0
+
+
+MANIFESTS = "manifests"   # the report's name for a run over manifests without a stack
 
 
 # --- preview: the program under mocks, the pack over gRPC ---------------------------------------
@@ -176,6 +223,21 @@ class OverGrpc(Collector):
 
     def __init__(self) -> None:
         self.pack = None
+        self.plans: dict[str, dict] = {}   # stack -> what the program registers (policies/plan.py)
+
+    def decorate(self, fmt: str, report_text: str) -> str:
+        import json
+
+        from .plan import plan_text
+
+        if fmt == "text":
+            return "".join(plan_text(name, plan) + "\n" for name, plan in self.plans.items()) + report_text
+        if fmt == "json" and self.plans:
+            doc = json.loads(report_text)
+            for name, plan in self.plans.items():
+                doc["stacks"].get(name, {})["plan"] = plan
+            return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+        return report_text
 
     def __exit__(self, *exc) -> None:
         if self.pack is not None:
@@ -188,6 +250,7 @@ class OverGrpc(Collector):
         from .checking import locate_violations, stack_locator, without_copies
         from .driver import Pack, PackError, analyze, manifest_resources, stack_urn
         from .pack import PACK_DIR
+        from .plan import plan_of
 
         locate, rendered = stack_locator(project, stack, bundle, user)
         mine = without_copies(rendered, list(user.objects))   # as `check` counts them: once
@@ -200,6 +263,7 @@ class OverGrpc(Collector):
                 raise PackError(f"{stack.name}: {err}") from None
         resources = in_bundle_order(program_resources(project, stack.name, config, frozenset(bundle.warnings)),
                                     rendered)
+        self.plans[stack.name] = plan_of(resources)
         resources += manifest_resources(mine, stack.name, project.name, stack_urn(stack.name, project.name),
                                         user.sources, taken=[r.urn for r in resources])
         data, shown = read_settings_file(stack.name)
@@ -236,13 +300,19 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     from .admission.commands import add_dir_option
     from .report import FORMATS
 
-    p = sub.add_parser("check", parents=[common], help="run the policy rules on the rendered stack")
+    p = sub.add_parser("check", parents=[common], help="run the policy rules on the rendered stack, or on "
+                       "manifests alone (no project needed)")
     add_stack_args(p)
     p.add_argument("--manifests", nargs="+", metavar="PATH",
-                   help="also check these YAML files or folders (- reads standard input)")
+                   help="also check these YAML files or folders (- reads standard input); without a STACK, "
+                        "check them alone with the rules that need no stack")
+    from modules.core.config import module_schema
+
+    p.add_argument("--profile", choices=module_schema("core")["properties"]["profile"]["enum"],
+                   help="manifests without a stack: how strict (default standard); a stack has its own")
     p.add_argument("--format", default="text", choices=sorted(FORMATS), help="report format")
     add_dir_option(p)
-    p.set_defaults(run=cmd_check)
+    p.set_defaults(run=cmd_check, needs_project=lambda a: not manifests_only(a))
 
     p = sub.add_parser("preview", parents=[common],
                        help="run the Pulumi program under mocks and check it with the real policy pack over gRPC")

@@ -48,6 +48,15 @@ configuration of the stack's Volcano release counts for `scheduler-plugin-enable
 same: it rebuilds the stack from the engine's environment (`PULUMI_STACK`, `PULUMI_CONFIG`) and
 consults the rendered bundle while judging the resources it is sent.
 
+**Manifests without a stack.** `trainstack check --manifests PATH ...` (no STACK, no `--all`) needs
+no project: it runs every rule that needs no stack over your objects alone, at the rules' default
+levels, with `--profile development|standard|production` (default `standard`) where a rule depends
+on the profile (`nccl-debug-production`; `upstream-admission` without its rules). The rules that
+judge against a stack's fabric or scheduler configuration (`topology-tier-exists`,
+`topology-satisfiable`, `scheduler-plugin-enabled`) run only when you name a stack, and the text
+report says so on stderr. Same formats and exit codes; the report names the run `manifests`. In CI:
+`kustomize build overlays/prod | trainstack check --manifests - --format sarif`.
+
 **Manifests as repositories hold them.** `--manifests` takes files, folders (every `*.yaml`/`*.yml`
 below) and `-` for standard input (`kustomize build overlays/prod | trainstack check prod --manifests -`).
 Documents that are not Kubernetes objects (kustomization files, Helm `Chart.yaml` and values, patch

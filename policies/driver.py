@@ -1,5 +1,5 @@
 """Drive the real policy pack over the Analyzer gRPC protocol, as the Pulumi engine does
-(reference/pulumi.md §2.2-2.3): start it as a subprocess, read its port from stdout,
+(Pulumi's analyzer plugin protocol): start it as a subprocess, read its port from stdout,
 ConfigureStack, GetAnalyzerInfo, Configure with every policy's level, Remediate + Analyze each
 custom resource, AnalyzeStack once with all of them. Used by ``trainstack preview`` and the tests.
 """

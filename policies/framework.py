@@ -50,6 +50,7 @@ class CheckContext:
     manifests: list[dict] = field(default_factory=list)   # every object rules may consult
     config: dict = field(default_factory=dict)             # this rule's settings (set per rule)
     memo: dict = field(default_factory=dict, compare=False, repr=False)   # per evaluation, see remember()
+    profile: str | None = None        # manifests checked without a stack: `check --profile` (else the stack's)
 
     def remember(self, key: str, compute: Callable[[], Any]) -> Any:
         """A fact about ``manifests`` computed once per rule evaluation, not once per object."""
@@ -59,7 +60,9 @@ class CheckContext:
 
     @property
     def production(self) -> bool:
-        return bool(self.stack is not None and self.stack.production)
+        if self.stack is not None:
+            return bool(self.stack.production)
+        return self.profile == "production"
 
 
 RuleOutcome = Finding | NotChecked

@@ -2,7 +2,7 @@
 
 The engine starts the pack as ``python -u -m pulumi.policy <engine> <packDir>`` with cwd = pack
 dir and the stack in the environment (PULUMI_STACK, PULUMI_CONFIG with the ``trainstack:*`` keys;
-reference/pulumi.md §2.2). From that the pack rebuilds what ``trainstack check`` has: the
+Pulumi's analyzer protocol). From that the pack rebuilds what ``trainstack check`` has: the
 StackConfig (``build_stack``), the fabric and the rendered bundle. Rules then judge the resources
 the engine sends and consult the bundle as context, so a user's TrainJob resolves its runtime
 and a Volcano Job is checked against the stack's scheduler configuration and fabric, exactly as

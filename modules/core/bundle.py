@@ -167,6 +167,13 @@ class Bundle:
     def manifests(self) -> list[dict]:
         return [r.obj for r in self.resources]
 
+    def objects_text(self) -> str:
+        """What `validate`, `render` and `check` call the stack's objects: each rendered manifest
+        and each chart release (the policy rules judge a release as an object). Overlays are not
+        counted: their objects come from a pinned upstream base built at apply time."""
+        manifests, releases = len(self.resources), len(self.releases)
+        return f"{manifests + releases} objects ({manifests} manifests, {releases} chart releases)"
+
     def get(self, key: str) -> Item | None:
         return self._index().get(key)
 

@@ -75,12 +75,13 @@ def warn(messages: list[str]) -> None:
 
 def cmd_render(args: argparse.Namespace, project: Project) -> int:
     out_dir = Path(args.out) if args.out else project.root / "deploy"
-    rendered = {}
+    rendered, bundles = {}, {}
     for name in stacks_from(args, project):   # render everything before touching the disk
         stack = load_stack(project, name)
         bundle = render(stack)
         warn(bundle.warnings)
         rendered[out_dir / name] = bundle_files(bundle, stack.file)
+        bundles[out_dir / name] = bundle
     if args.check:
         stale = {target: stale_files(files, target) for target, files in rendered.items()}
         for target, diffs in stale.items():
@@ -93,7 +94,8 @@ def cmd_render(args: argparse.Namespace, project: Project) -> int:
         return 1 if any(stale.values()) else 0
     write_tree(rendered, show=project.show)
     for target, files in rendered.items():
-        print(f"rendered {target.name}: {len(files)} files in {project.show(target)}")
+        print(f"rendered {target.name}: {bundles[target].objects_text()} as {len(files)} files in "
+              f"{project.show(target)}")
     return 0
 
 
@@ -104,7 +106,7 @@ def cmd_validate(args: argparse.Namespace, project: Project) -> int:
         stack = load_stack(project, name)
         bundle = render(stack)
         warn(bundle.warnings)
-        print(f"{stack.file}: valid ({len(bundle.resources)} objects, {len(bundle.releases)} chart releases)")
+        print(f"{stack.file}: valid, {bundle.objects_text()}")
     return 0
 
 

@@ -245,6 +245,7 @@ def build_stack(project: Project, stack: str, flat: dict[str, Any], file: str,
                 value = _mark_decrypted(value) if name == "secrets" else SecureValue("")
             given[name] = value
         else:
+            check_other_key(full, file)
             other[full] = value
     _check_secrets(given.get("secrets"), file)
     where = _find_secure({k: v for k, v in given.items() if k != "secrets"}, [])
@@ -256,6 +257,35 @@ def build_stack(project: Project, stack: str, flat: dict[str, Any], file: str,
     values = schemas.apply_defaults(full_schema, given)
     schemas.validate(full_schema, values, file, format_path)
     return StackConfig(project=project, name=stack, file=file, values=values, given=given, other=other)
+
+
+# Keys Pulumi itself reads from the `pulumi:` namespace of a stack or project config (the engine's
+# default-provider deny list, stack tags, the template a stack was created from, auto-naming).
+PULUMI_KEYS = ("autonaming", "disable-default-providers", "tags", "template")
+
+
+@functools.lru_cache(maxsize=None)
+def kubernetes_provider_keys() -> tuple[str, ...]:
+    """The `kubernetes:` configuration keys, as the installed pulumi-kubernetes provider declares
+    them: the Pulumi names of its ProviderArgs properties (`context`, `kubeconfig`, ...)."""
+    from pulumi_kubernetes.provider import ProviderArgs
+
+    names = {getattr(v.fget, "_pulumi_name", k) for k, v in vars(ProviderArgs).items() if isinstance(v, property)}
+    return tuple(sorted(names))
+
+
+def check_other_key(full: str, file: str) -> None:
+    """A key of the `kubernetes:` or `pulumi:` namespace must be one that namespace knows: a typo such
+    as `kubernetes:contxt` would make the provider fall back to the default kubeconfig context.
+    Other namespaces belong to providers trainstack does not use and pass as they are."""
+    namespace, _, name = full.partition(":")
+    known = {"kubernetes": kubernetes_provider_keys, "pulumi": lambda: PULUMI_KEYS}.get(namespace)
+    if known is None:
+        return
+    keys = known()
+    if name not in keys:
+        options = [f"{namespace}:{k}" for k in keys]
+        raise InputError(file, full, f"unknown key {full!r}; {schemas._did_you_mean(full, options)}")
 
 
 def _mark_decrypted(value: Any) -> Any:

@@ -60,6 +60,20 @@ _LINE_PREFIX = re.compile(r"^[ \t?:-]*", re.M)
 _MAYBE_ALIAS = re.compile(r"(?:^|[\s\[{,])\*[^\s\[\]{},]")
 
 
+def marked_error(exc: "yaml.MarkedYAMLError", file: str, text: str) -> InputError:
+    """PyYAML's error at its line and column; a tab where YAML wants a token (YAML never indents
+    with tabs) is named as such."""
+    mark = exc.problem_mark or exc.context_mark
+    where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(document)"
+    problem = exc.problem or exc.context or "invalid YAML"
+    if mark is not None and "cannot start any token" in problem:
+        lines = text.splitlines()
+        line = lines[mark.line] if mark.line < len(lines) else ""
+        if line[mark.column:mark.column + 1] == "\t":
+            return InputError(file, where, "invalid YAML: a tab character; YAML indents with spaces only")
+    return InputError(file, where, f"invalid YAML: {problem}")
+
+
 def _depth_bound(text: str) -> int:
     block = 2 * max((len(m) for m in _LINE_PREFIX.findall(text)), default=0) + 2
     flow = depth = 0
@@ -216,10 +230,7 @@ def loads(text: str, file: str, loader_class: type = _Loader, plain_strings: boo
         _check_duplicates(node, "", file)
         return loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(document)"
-        problem = exc.problem or exc.context or "invalid YAML"
-        raise InputError(file, where, f"invalid YAML: {problem}") from None
+        raise marked_error(exc, file, text) from None
     except yaml.YAMLError as exc:
         raise InputError(file, "(document)", f"invalid YAML: {exc}") from None
     finally:
@@ -290,9 +301,7 @@ def load_all(text: str, file: str) -> list[Any]:
             _check_duplicates(node, "" if index == 1 else f"(document {index})", file)
             docs.append(loader.construct_document(node))
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(document)"
-        raise InputError(file, where, f"invalid YAML: {exc.problem or exc.context}") from None
+        raise marked_error(exc, file, text) from None
     except yaml.YAMLError as exc:
         raise InputError(file, "(document)", f"invalid YAML: {exc}") from None
     finally:

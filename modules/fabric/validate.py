@@ -1,4 +1,4 @@
-"""Checks on an assembled fabric that Volcano itself does not make (reference/volcano.md §5, §8).
+"""Checks on an assembled fabric that Volcano itself does not make.
 
 Every structural check lives once in ``modules/semantics/hypernodes.py`` and runs over the graph
 ``assemble`` built (importers.py). Structural mistakes found while assembling (cycles, two parents,

@@ -258,37 +258,38 @@ PROMETHEUS_RULES_CRD = Prerequisite(MODULE, crd="prometheusrules.monitoring.core
 SERVICE_MONITORS_CRD = Prerequisite(MODULE, crd="servicemonitors.monitoring.coreos.com",
                                     installed_by="kube-prometheus-stack (prometheus-operator)")
 
-# dcgm-exporter counters: the exporter's default CSV (reference/observability.md section 4) plus the
-# NVLink error counters the GPU alerts read, which that CSV leaves commented out.
+# dcgm-exporter counters: the DCGM field names and Prometheus types of the exporter's default CSV,
+# plus the NVLink error counters the GPU alerts read, which that CSV leaves commented out. The help
+# texts are ours (the exporter publishes each field's help as the metric's HELP line).
 DCGM_COUNTERS = (
-    ("DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz)."),
-    ("DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz)."),
-    ("DCGM_FI_DEV_MEMORY_TEMP", "gauge", "Memory temperature (in C)."),
-    ("DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C)."),
-    ("DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W)."),
-    ("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter", "Total energy consumption since boot (in mJ)."),
-    ("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "counter", "Total number of PCIe retries."),
-    ("DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %)."),
-    ("DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %)."),
-    ("DCGM_FI_DEV_ENC_UTIL", "gauge", "Encoder utilization (in %)."),
-    ("DCGM_FI_DEV_DEC_UTIL", "gauge", "Decoder utilization (in %)."),
-    ("DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered."),
-    ("DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB)."),
-    ("DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB)."),
-    ("DCGM_FI_DEV_FB_RESERVED", "gauge", "Framebuffer memory reserved (in MiB)."),
-    ("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "counter", "Total number of NVLink bandwidth counters for all lanes."),
-    *((f"DCGM_FI_DEV_NVLINK_{c}_ERROR_COUNT_TOTAL", "counter", f"Total number of NVLink {c.lower()} errors.")
+    ("DCGM_FI_DEV_SM_CLOCK", "gauge", "Streaming multiprocessor clock, MHz."),
+    ("DCGM_FI_DEV_MEM_CLOCK", "gauge", "GPU memory clock, MHz."),
+    ("DCGM_FI_DEV_MEMORY_TEMP", "gauge", "GPU memory temperature, degrees Celsius."),
+    ("DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU die temperature, degrees Celsius."),
+    ("DCGM_FI_DEV_POWER_USAGE", "gauge", "Power the board draws now, watts."),
+    ("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter", "Energy used since the driver loaded, millijoules."),
+    ("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "counter", "PCIe packets the link had to resend, since boot."),
+    ("DCGM_FI_DEV_GPU_UTIL", "gauge", "Share of time a kernel ran on the GPU, percent."),
+    ("DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Share of time GPU memory was read or written, percent."),
+    ("DCGM_FI_DEV_ENC_UTIL", "gauge", "Video encoder busy time, percent."),
+    ("DCGM_FI_DEV_DEC_UTIL", "gauge", "Video decoder busy time, percent."),
+    ("DCGM_FI_DEV_XID_ERRORS", "gauge", "Code of the most recent XID error the driver reported."),
+    ("DCGM_FI_DEV_FB_FREE", "gauge", "GPU memory not in use, MiB."),
+    ("DCGM_FI_DEV_FB_USED", "gauge", "GPU memory in use, MiB."),
+    ("DCGM_FI_DEV_FB_RESERVED", "gauge", "GPU memory the driver holds back, MiB."),
+    ("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "counter", "NVLink traffic summed over every lane."),
+    *((f"DCGM_FI_DEV_NVLINK_{c}_ERROR_COUNT_TOTAL", "counter", f"NVLink {c.lower()} errors, summed over links.")
       for c in (*NVLINK_SOFT, "RECOVERY")),
-    ("DCGM_FI_DEV_VGPU_LICENSE_STATUS", "gauge", "vGPU License status"),
-    ("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "counter", "Number of remapped rows for uncorrectable errors"),
-    ("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "counter", "Number of remapped rows for correctable errors"),
-    ("DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge", "Whether remapping of rows has failed"),
-    ("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge", "Ratio of time the graphics engine is active."),
-    ("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge", "Ratio of cycles the tensor (HMMA) pipe is active."),
-    ("DCGM_FI_PROF_DRAM_ACTIVE", "gauge", "Ratio of cycles the device memory interface is active."),
-    ("DCGM_FI_PROF_PCIE_TX_BYTES", "gauge", "The rate of data transmitted over the PCIe bus (bytes/s)."),
-    ("DCGM_FI_PROF_PCIE_RX_BYTES", "gauge", "The rate of data received over the PCIe bus (bytes/s)."),
-    ("DCGM_FI_DRIVER_VERSION", "label", "Driver Version"),
+    ("DCGM_FI_DEV_VGPU_LICENSE_STATUS", "gauge", "Whether the vGPU licence is valid."),
+    ("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "counter", "Memory rows remapped after uncorrectable errors."),
+    ("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "counter", "Memory rows remapped after correctable errors."),
+    ("DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge", "1 when a memory row could not be remapped."),
+    ("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge", "Fraction of time the graphics or compute engine was busy."),
+    ("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge", "Fraction of cycles the tensor cores were busy."),
+    ("DCGM_FI_PROF_DRAM_ACTIVE", "gauge", "Fraction of cycles the memory interface moved data."),
+    ("DCGM_FI_PROF_PCIE_TX_BYTES", "gauge", "PCIe bytes sent per second."),
+    ("DCGM_FI_PROF_PCIE_RX_BYTES", "gauge", "PCIe bytes received per second."),
+    ("DCGM_FI_DRIVER_VERSION", "label", "NVIDIA driver version, as a label."),
 )
 
 

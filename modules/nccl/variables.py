@@ -1,7 +1,7 @@
 """The NCCL environment variables trainstack knows, and what values each accepts.
 
 One table serves the renderer (stack values are refused early with an InputError) and the
-``nccl-env-valid`` policy (user manifests and ConfigMaps). Facts: reference/nccl.md §1-2, NCCL 2.30.
+``nccl-env-valid`` policy (user manifests and ConfigMaps). Facts: NCCL 2.30's documented variables and its src/debug.cc.
 """
 from __future__ import annotations
 
@@ -230,7 +230,7 @@ def problems(env: Mapping[str, object]) -> list[tuple[str, str]]:
 
 # Interfaces a pod that is not host-network has in its own network namespace: eth0 from the
 # primary CNI, net1, net2, ... (or eth1, ...) from multi-NIC CNIs such as Multus. Host names such
-# as bond0, ens3 or ib0 do not exist there (reference/nccl.md, review of 2026-11-23).
+# as bond0, ens3 or ib0 do not exist there (review of 2026-11-23).
 _POD_INTERFACE = re.compile(r"(eth|net)[0-9]+")
 POD_INTERFACE_EXAMPLES = ("eth0", "net1")
 

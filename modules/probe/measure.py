@@ -3,7 +3,7 @@
 Run it under torchrun: one process per GPU with NCCL, or CPU processes with gloo. It sweeps
 all_reduce, all_gather, reduce_scatter, sendrecv (and broadcast) over message sizes and reports,
 per collective and size, the time per operation, algbw = S / t and busbw = algbw x factor, with
-S and the factor as nccl-tests defines them (reference/nccl.md section 3):
+S and the factor as nccl-tests defines them:
 
     collective       S (bytes counted)               busbw factor
     all_reduce       per-rank buffer                 2(n-1)/n

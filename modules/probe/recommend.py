@@ -7,7 +7,7 @@
    count alike. Tiers without results use the stack's fabric links, and the output says so.
 2. Predict all-reduce (ring, double binary tree, two-level hierarchical) and all-gather (ring;
    NCCL has no tree all-gather) times for a gradient size on the stack's fabric, with the formulas
-   of reference/nccl.md section 5.
+   of NCCL's ring and tree costs (modules/simulate/README.md, "Cost model").
 3. Recommend a layout: tensor parallel inside the NVLink domain (the node unless accelerator
    domains say larger) as far as memory needs, pipeline parallel as far as memory needs and then
    across any tier whose bandwidth would throttle the data-parallel all-reduce, data parallel over
@@ -122,30 +122,48 @@ def tier_models(fabric: Fabric, records: list[dict]) -> tuple[dict[int, TierMode
             notes.append(f"results for tier {r['tier']!r} ignored: the stack's tiers are {', '.join(names.values())}")
             continue
         grouped.setdefault(tier, []).append(r)
+    fits = fit_tiers(grouped, fabric.link(0).latency_us * 1e-6)
     models: dict[int, TierModel] = {}
     for tier in sorted(names):
         link = fabric.link(tier)
-        measured = grouped.get(tier)
-        if measured and any(r["collective"] == "all_reduce" for r in measured):
-            # Fit the collective the model predicts; other collectives' implementations differ (gloo's
-            # reduce_scatter, for one, is far slower than its all_reduce).
-            measured = [r for r in measured if r["collective"] == "all_reduce"]
-        if measured:
-            alpha_node = models[0].alpha_s if tier and 0 in models else fabric.link(0).latency_us * 1e-6
-            try:
-                alpha, busbw, detail = fit(measured, alpha_node)
-            except ValueError as exc:
-                notes.append(f"tier {names[tier]}: results not usable ({exc}); using the fabric's links")
-            else:
-                models[tier] = TierModel(tier, names[tier], alpha, busbw, "measured", detail)
-                ratio = busbw / link.bandwidth_gbps
-                if ratio < 0.5:
-                    notes.append(f"tier {names[tier]}: measured busbw {busbw:.3g} GB/s is {ratio:.1%} of the fabric's "
-                                 f"{link.bandwidth_gbps:g} GB/s link" + _backend_hint(measured))
-                continue
+        fitted = fits.get(tier)
+        if isinstance(fitted, ValueError):
+            notes.append(f"tier {names[tier]}: results not usable ({fitted}); using the fabric's links")
+        elif fitted is not None:
+            alpha, busbw, detail = fitted
+            models[tier] = TierModel(tier, names[tier], alpha, busbw, "measured", detail)
+            ratio = busbw / link.bandwidth_gbps
+            if ratio < 0.5:
+                notes.append(f"tier {names[tier]}: measured busbw {busbw:.3g} GB/s is {ratio:.1%} of the fabric's "
+                             f"{link.bandwidth_gbps:g} GB/s link" + _backend_hint(grouped[tier]))
+            continue
         models[tier] = TierModel(tier, names[tier], link.latency_us * 1e-6, link.bandwidth_gbps, "fabric links",
                                  "no probe results for this tier: trainstack:fabric.links")
     return models, notes
+
+
+def fit_tiers(grouped: dict[int, list[dict]],
+              node_alpha_s: float) -> dict[int, "tuple[float, float, str] | ValueError"]:
+    """The one fit of probe results, per tier number: ``(alpha per step, busbw GB/s, description)``,
+    or the ValueError that says why a tier's results are not usable. `recommend` and `simulate
+    --probe` both read a results file through it, so they print the same figures.
+
+    A tier with all_reduce results is fitted on those alone (the collective the models predict;
+    other collectives' implementations differ: gloo's reduce_scatter is far slower than its
+    all_reduce). Tiers are fitted from tier 0 up: the intra-node ring steps of a multi-node result
+    are charged at tier 0's fitted latency, else at ``node_alpha_s`` (the fabric's node link)."""
+    out: dict[int, tuple[float, float, str] | ValueError] = {}
+    for tier in sorted(grouped):
+        measured = grouped[tier]
+        if any(r["collective"] == "all_reduce" for r in measured):
+            measured = [r for r in measured if r["collective"] == "all_reduce"]
+        node = out.get(0)
+        alpha_node = node[0] if tier and isinstance(node, tuple) else node_alpha_s
+        try:
+            out[tier] = fit(measured, alpha_node)
+        except ValueError as exc:
+            out[tier] = exc
+    return out
 
 
 def _backend_hint(records: list[dict]) -> str:

@@ -423,7 +423,11 @@ def _fabric_markdown(fabric: dict) -> list[str]:
 
 def cmd_diff(args: argparse.Namespace, project: Project) -> int:
     if args.base:
-        ref, what = git(project.root, "rev-parse", "--verify", f"{args.base}^{{commit}}"), args.base
+        try:
+            ref, what = git(project.root, "rev-parse", "--verify", f"{args.base}^{{commit}}"), args.base
+        except InputError:
+            raise InputError("trainstack diff", "BASE", f"no commit, branch or tag named {args.base!r} in "
+                             f"{project.root}; name one that `git log` shows, for example main") from None
     else:
         ref, what = default_base(project.root)
     try:

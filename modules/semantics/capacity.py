@@ -5,8 +5,8 @@
 A pod fits on a node when every resource it requests is available there; a gang fits in a
 HyperNode (switch) when the nodes below it can hold all its pods, packing several per node.
 
-Volcano finds a node's HyperNode only among the lowest-tier HyperNodes (reference/volcano.md
-§4.2): in a mixed-depth tree, nodes under a leaf that sits at a higher tier belong to no HyperNode
+Volcano finds a node's HyperNode only among the lowest-tier HyperNodes (modules/simulate/README.md,
+"What it models"): in a mixed-depth tree, nodes under a leaf that sits at a higher tier belong to no HyperNode
 and are reachable only through the virtual cluster-top. ``reachable_only=True`` applies that rule.
 """
 from __future__ import annotations
@@ -45,10 +45,29 @@ def count_fitting(free: Mapping[str, Decimal], per_pod: Mapping[str, Decimal]) -
     return best
 
 
+# Node resources a fabric's node pools need not declare: a request for one that a node does not
+# declare is not counted against that node, by the fit checks here (render, `topology-satisfiable`)
+# and the simulator alike. Any other resource a node does not offer holds no pod at all.
+NOT_DECLARED = ("ephemeral-storage", "hugepages-", "pods")
+
+
+def counted(name: str, declared: Mapping[str, object] | set[str]) -> bool:
+    """Whether a request for ``name`` is held against a node that declares ``declared``."""
+    return name in declared or not name.startswith(NOT_DECLARED)
+
+
+def not_counted_note(names: set[str]) -> str:
+    """The one line that fit checks and the simulator print when requests were left uncounted."""
+    listed = ", ".join(sorted(names))
+    return (f"requests for {listed} are not counted against nodes: the fabric's node pools do not declare "
+            f"{'it' if len(names) == 1 else 'them'}")
+
+
 def pods_per_node(pool: "NodePool", per_pod: Mapping[str, Decimal],
                   used: Mapping[str, Decimal] | None = None) -> int:
     """How many such pods one node of the pool can hold (after ``used`` is taken)."""
     allocatable = pool.allocatable()
+    per_pod = {name: amount for name, amount in per_pod.items() if counted(name, allocatable)}
     free = {name: allocatable.get(name, Decimal(0)) - Decimal((used or {}).get(name, 0)) for name in per_pod}
     return count_fitting(free, per_pod)
 

@@ -1,4 +1,4 @@
-"""One HyperNode graph and the structural checks Volcano does not make (reference/volcano.md §5, §8).
+"""One HyperNode graph and the structural checks Volcano does not make.
 
 The graph is built once, from a fabric's switch declarations (``modules/fabric``) or from HyperNode
 manifests (``policies/rules/hypernodes.py``). Each check below runs over it and yields ``Problem``s:

@@ -1,6 +1,6 @@
 """The Volcano scheduler and controller configuration in effect: the chart release's values or a
 user ConfigMap that replaces the one the release renders. Rules and the simulator read it here.
-Facts: reference/volcano.md §3-4.
+Facts: Volcano v1.15.1's scheduler configuration and its network-topology-aware plugin.
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """What Volcano makes of objects: where topology constraints live on each kind, and which
-tiers exist (from the fabric, HyperNodes or label discovery). Facts: reference/volcano.md.
+tiers exist (from the fabric, HyperNodes or label discovery). Facts: Volcano v1.15.1.
 """
 from __future__ import annotations
 

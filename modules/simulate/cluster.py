@@ -5,7 +5,7 @@ O(nodes).
 Resources are integer vectors (CPU in millicores, everything else in base units). Groups are the
 HyperNodes Volcano sees: index 0 is the virtual cluster-top (every node), then one per switch with
 nodes below it. A switch's aggregates count only the nodes Volcano reaches through the lowest tier
-(reference/volcano.md §4.2): a leaf that sits at a higher tier in a mixed-depth tree is an
+(README, "What it models"): a leaf that sits at a higher tier in a mixed-depth tree is an
 "orphan", reachable only from the cluster-top.
 """
 from __future__ import annotations

@@ -81,7 +81,8 @@ def cmd_simulate_snapshot(args: argparse.Namespace, shown: str) -> int:
                           "(add --workloads FILE)")
     links = dict(snap.fabric.links)
     if args.probe:
-        links.update(fit_links(probe_records(args, snap.fabric, warnings), links[0].latency_us if 0 in links else 0.0))
+        links.update(fit_links(probe_records(args, snap.fabric, warnings), links[0].latency_us if 0 in links else 0.0,
+                                warnings))
     result = simulate(snap.fabric, jobs, usage=snap.usage, settings=snap.settings, links=links, gradient_bytes=nbytes)
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
@@ -104,11 +105,12 @@ def cmd_simulate(args: argparse.Namespace, project: Project) -> int:
     fabric = bundle.fabric
     runtimes = runtimes_in(r.obj for r in bundle.resources)
     warnings = list(bundle.warnings)
-    jobs = load_workloads(Path(args.workloads), args.workloads, fabric, runtimes, stack.name, warnings)
+    jobs = load_workloads(Path(args.workloads), args.workloads, fabric, runtimes, f"stack {stack.name}", warnings)
     usage = load_usage(Path(args.usage), args.usage, fabric) if args.usage else {}
     links = dict(fabric.links)
     if args.probe:
-        links.update(fit_links(probe_records(args, fabric, warnings), links[0].latency_us if 0 in links else 0.0))
+        links.update(fit_links(probe_records(args, fabric, warnings), links[0].latency_us if 0 in links else 0.0,
+                                warnings))
     result = simulate(fabric, jobs, usage=usage, settings=settings_from_bundle(bundle), links=links,
                       gradient_bytes=nbytes)
     for warning in warnings:

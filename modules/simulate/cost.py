@@ -1,4 +1,4 @@
-"""Modeled all-reduce time of a placed job: the two-level alpha-beta model of reference/nccl.md §5.
+"""Modeled all-reduce time of a placed job: the two-level alpha-beta model (README, "Cost model").
 
 A job's ranks are its GPUs (one per pod for GPU-less pods). With g ranks on each of m nodes:
 
@@ -77,54 +77,24 @@ def allreduce_seconds(links: Mapping[int, Link], span_tier: int, ranks: Sequence
 
 # --- probe results (read by modules/probe/results.py) ----------------------------------------------
 
-def fit_links(records: list[dict], node_latency_us: float = 0.0) -> dict[int, Link]:
-    """Fit α (latency per step) and β (1/bandwidth) per tier to all_reduce records with a ``tier``.
+def fit_links(records: list[dict], node_latency_us: float = 0.0, notes: list[str] | None = None) -> dict[int, Link]:
+    """Per-tier links from probe records with a ``tier`` number: the probe's one fit
+    (``modules.probe.recommend.fit_tiers``, the fit `recommend` uses), as latency per ring step and
+    bus bandwidth. Records without a tier are skipped; a tier whose results cannot be fitted keeps
+    the fabric's link, with a line in ``notes``. ``node_latency_us``: the node link's latency, for the
+    intra-node steps of multi-node results when tier 0 was not measured."""
+    from modules.probe.recommend import fit_tiers
 
-    Ring model, as nccl-tests reports busbw: T = 2(p-1)·α + 2(p-1)/p·n·β, least squares over the
-    tier's records (α clamped at 0). Records of other collectives or without a tier are skipped.
-    A record whose p ranks sit on several nodes crosses the tier on only 2(nodes-1) of its ring
-    steps, the α that allreduce_seconds charges per inter-node step: its 2(p-nodes) intra-node
-    steps are charged at tier 0's latency (fitted, else ``node_latency_us``) and taken off first,
-    as ``recommend`` does (NCCL's ring latency, reference/nccl.md §5).
-    """
-    by_tier: dict[int, list[tuple[float, float, float, int]]] = {}
+    grouped: dict[int, list[dict]] = {}
     for rec in records:
-        if str(rec.get("collective", "all_reduce")).replace("-", "_") not in ("all_reduce", "allreduce"):
-            continue
-        if rec.get("tier") is None:
-            continue
-        p, n, t = float(rec["world_size"]), float(rec["bytes"]), float(rec["time_s"])
-        if p < 2:
-            continue
-        nodes = min(max(int(rec.get("nodes") or 1), 1), int(p))
-        by_tier.setdefault(int(rec["tier"]), []).append((2 * (p - 1), 2 * (p - 1) / p * n, t, nodes))
+        if rec.get("tier") is not None:
+            grouped.setdefault(int(rec["tier"]), []).append(rec)
     out: dict[int, Link] = {}
-    for tier, raw in sorted(by_tier.items()):   # tier 0 first: the others subtract its latency
-        node_alpha = out[0].latency_us * 1e-6 if 0 in out else node_latency_us * 1e-6
-        rows = []
-        for steps, moved, t, nodes in raw:
-            if nodes > 1:
-                inter = 2 * (nodes - 1)
-                fixed = (steps - inter) * node_alpha
-                steps, t = inter, (t - fixed if t > fixed else t)
-            rows.append((steps, moved, t))
-        alpha, beta = _least_squares(rows)
-        if beta > 0:
-            out[tier] = Link(bandwidth_gbps=1 / beta / 1e9, latency_us=alpha * 1e6)
+    for tier, fitted in fit_tiers(grouped, node_latency_us * 1e-6).items():
+        if isinstance(fitted, ValueError):
+            if notes is not None:
+                notes.append(f"tier {tier}: probe results not usable ({fitted}); using the fabric's link")
+            continue
+        alpha, busbw, _ = fitted
+        out[tier] = Link(bandwidth_gbps=busbw, latency_us=alpha * 1e6)
     return out
-
-
-def _least_squares(rows: list[tuple[float, float, float]]) -> tuple[float, float]:
-    sxx = sum(a * a for a, _, _ in rows)
-    syy = sum(b * b for _, b, _ in rows)
-    sxy = sum(a * b for a, b, _ in rows)
-    sxt = sum(a * t for a, _, t in rows)
-    syt = sum(b * t for _, b, t in rows)
-    det = sxx * syy - sxy * sxy
-    if abs(det) > 1e-12 * max(sxx * syy, 1e-300):
-        alpha = (sxt * syy - syt * sxy) / det
-        beta = (syt * sxx - sxt * sxy) / det
-        if alpha >= 0 and beta > 0:
-            return alpha, beta
-    # One message size, or a negative intercept: bandwidth only.
-    return 0.0, (syt / syy if syy else 0.0)

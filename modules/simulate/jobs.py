@@ -1,6 +1,6 @@
 """Jobs as the simulator sees them: gangs of pods with requests and a network-topology constraint,
 and how Volcano v1.15 turns a ``networkTopology`` spec into an effective constraint
-(``Session.adjustNetworkTopologySpec``, reference/volcano.md §4.3).
+(``Session.adjustNetworkTopologySpec`` in Volcano v1.15.1).
 """
 from __future__ import annotations
 

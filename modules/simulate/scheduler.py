@@ -1,7 +1,7 @@
 """Three ways to place a sequence of gangs on a cluster.
 
 * ``TopologyAware``: Volcano v1.15's allocate action with the network-topology-aware plugin
-  (reference/volcano.md §4.3-4.5). The effective constraint decides the gradient: HyperNodes grouped
+  (README, "What it models"). The effective constraint decides the gradient: HyperNodes grouped
   by tier, lowest first, up to the allowed tier (the virtual cluster-top last for soft jobs). In a
   gradient, HyperNodes whose idle resources hold the gang's minResources are eligible; they are
   tried in order of the plugin's binpack score (then name: Volcano's task-count tie-break is equal
@@ -22,14 +22,13 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Mapping
 
 from modules.core.wire import release_manifest
+from modules.semantics.capacity import counted
 from modules.semantics.scheduler_conf import conf_in_effect, conf_plugins, parse_conf
 
 from .cluster import TOP, Cluster, Need
 from .jobs import Enforced, Job, Partition, effective, tier_label
 
-BASELINE_WEIGHTS = {"cpu": 1, "memory": 1, "nvidia.com/gpu": 5}   # reference/volcano.md §3 baseline conf
-# Node resources the fabric does not model: requests for them are not held against nodes.
-UNMODELLED = ("ephemeral-storage", "hugepages-", "pods")
+BASELINE_WEIGHTS = {"cpu": 1, "memory": 1, "nvidia.com/gpu": 5}   # Volcano's default scheduler conf
 
 
 @dataclass(frozen=True)
@@ -78,7 +77,7 @@ def prepare(job: Job, cluster: Cluster) -> Prepared:
         requests = {}
         for name, amount in pod.requests.items():
             if name not in offered:
-                if name.startswith(UNMODELLED) or amount <= 0:
+                if not counted(name, offered) or amount <= 0:
                     continue
                 missing.add(name)
             requests[name] = amount
@@ -479,7 +478,7 @@ PLUGIN = "network-topology-aware"
 
 def settings_from_conf(text: str, source: str) -> SchedulerSettings:
     """Binpack weights from a ``volcano-scheduler.conf``, parsed the way Volcano parses arguments
-    (reference/volcano.md §4.1): ints only as YAML ints (a quoted "5" is ignored), negative -> 1,
+    (Volcano v1.15.1's plugin arguments): ints only as YAML ints (a quoted "5" is ignored), negative -> 1,
     ``hypernode.binpack.resources`` a comma-separated string. A conf without the plugin enforces
     no network topology at all (§3).
     """

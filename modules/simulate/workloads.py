@@ -6,7 +6,7 @@ file, the document and the path (``jobs.yaml: document 2 (Job llm-a): spec.tasks
 expected ...``). Pod requests follow Kubernetes: a container's limits stand in for requests it
 does not set, containers add up, and an init container counts when it asks for more than all
 containers together. TrainJobs resolve against the stack's rendered (Cluster)TrainingRuntimes with
-Trainer v2.3 semantics (reference/kubeflow.md §3): ``trainer.numNodes`` overrides
+Trainer v2.3 semantics: ``trainer.numNodes`` overrides
 ``mlPolicy.numNodes``, ``trainer.resourcesPerNode`` is merged into the runtime's ``node``
 container resources, the gang (PodGroup minMember) is every pod of every replicatedJob, and the
 topology is the runtime's ``podGroupPolicy.volcano.networkTopology`` with the CRD's defaults
@@ -24,6 +24,7 @@ from modules.core.quantity import parse_quantity
 from modules.fabric import hostlist
 from modules.fabric.model import Fabric
 
+from modules.semantics.capacity import counted, not_counted_note
 from modules.semantics.podspec import Reader
 from modules.semantics.podspec import pod_requests as semantic_pod_requests
 from modules.semantics.workloads import PodSet, Unknown, Workload, priority_values, trainer_workload, workload_of
@@ -122,7 +123,8 @@ def runtimes_in(objects: Iterable[dict]) -> dict[tuple[str, str | None, str], di
     return out
 
 
-def train_job(doc: Reader, obj: dict, runtimes: Mapping, gpu_resources: set[str], stack: str) -> Job:
+def train_job(doc: Reader, obj: dict, runtimes: Mapping, gpu_resources: set[str], runtimes_from: str) -> Job:
+    """``runtimes_from``: where the runtimes were read, as messages name it (`stack dev`, `the snapshot`)."""
     doc.get(doc.get(obj, "metadata", "", dict, "a mapping with name"), "name", "metadata", str, "a name")
     namespace = doc.get(obj["metadata"], "namespace", "metadata", str, "a namespace", None)
     spec = doc.get(obj, "spec", "", dict, "a mapping with runtimeRef")
@@ -136,7 +138,7 @@ def train_job(doc: Reader, obj: dict, runtimes: Mapping, gpu_resources: set[str]
     runtime = runtimes.get(key)
     if runtime is None:
         known = sorted(n for k, _, n in runtimes if k == kind)
-        raise doc.error("spec.runtimeRef.name", f"no {kind} {runtime_name!r} in stack {stack} (it has: "
+        raise doc.error("spec.runtimeRef.name", f"no {kind} {runtime_name!r} in {runtimes_from} (it has: "
                         f"{', '.join(known) if known else 'none'})")
     rdoc = Reader(doc.file, f"{doc.where}: runtimeRef {kind} {runtime_name}")
     try:       # semantics reads the runtime (rdoc) and the TrainJob's numNodes and resourcesPerNode (doc)
@@ -164,7 +166,7 @@ def other_workload(doc: Reader, obj: dict, gpu_resources: set[str]) -> Job | Non
 
 # --- files --------------------------------------------------------------------------------------
 
-def load_workloads(path: Path, shown: str, fabric: Fabric, runtimes: Mapping, stack: str,
+def load_workloads(path: Path, shown: str, fabric: Fabric, runtimes: Mapping, runtimes_from: str,
                    warnings: list[str] | None = None) -> list[Job]:
     """Every Volcano Job and TrainJob in the file, in order; other objects are skipped with a warning."""
     docs = yamlio.load_all(yamlio.read_text(path, shown), shown)
@@ -183,7 +185,7 @@ def load_workloads(path: Path, shown: str, fabric: Fabric, runtimes: Mapping, st
         if kind == "Job" and api.startswith(VOLCANO_GROUP + "/"):
             job = volcano_job(doc, obj, gpu_resources, priorities)
         elif kind == "TrainJob" and api.startswith(TRAINER_GROUP + "/"):
-            job = train_job(doc, obj, runtimes, gpu_resources, stack)
+            job = train_job(doc, obj, runtimes, gpu_resources, runtimes_from)
         else:
             job = other_workload(doc, obj, gpu_resources)
         if job is None:
@@ -200,6 +202,11 @@ def load_workloads(path: Path, shown: str, fabric: Fabric, runtimes: Mapping, st
     if not jobs:
         raise InputError(shown, "", f"no Volcano Job ({VOLCANO_GROUP}/v1alpha1) or TrainJob "
                           f"({TRAINER_GROUP}/v1alpha1) in the file")
+    declared = {name for pool in fabric.pools.values() for name in pool.allocatable()}
+    uncounted = {name for job in jobs for pod in job.pods for name, amount in pod.requests.items()
+                 if amount > 0 and not counted(name, declared)}
+    if uncounted and warnings is not None:
+        warnings.append(f"{shown}: {not_counted_note(uncounted)}")
     return jobs
 
 

@@ -4,7 +4,7 @@ Volcano parses plugin arguments strictly by YAML type: an integer argument given
 string ("5") is ignored with a warning, and `hypernode.binpack.resources` must be one
 comma-separated string (a list is ignored). An invalid conf is only logged at hot reload and the
 previous one stays active. So the conf is built from typed Python values and dumped with a YAML
-dumper, never templated as text (reference/volcano.md §3, §4.1).
+dumper, never templated as text.
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 What a `networkTopology` (mode, highestTierAllowed | highestTierName) may say on this stack's
 fabric, and whether a gang can ever be placed under it. Volcano checks none of this: a tier below
 the lowest real tier leaves a hard job Pending forever, a tier above the top (or an unknown tier
-name) silently means "no constraint" (reference/volcano.md §4.3, §8 checks 13-18).
+name) silently means "no constraint" in Volcano v1.15.1.
 """
 from __future__ import annotations
 

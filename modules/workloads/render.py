@@ -289,7 +289,7 @@ def pytorch_job(ctx: RenderContext, i: int, cfg: dict) -> Resource:
         if not elastic["minReplicas"] <= workers <= elastic["maxReplicas"]:
             raise ctx.error(f"{path}.workers", f"expected minReplicas <= workers <= maxReplicas, got "
                             f"{elastic['minReplicas']} <= {workers} <= {elastic['maxReplicas']}")
-        # Workers only: the c10d rendezvous replaces the Master; the gang is the minimum (#1515).
+        # Workers only: the c10d rendezvous replaces the Master; the gang is the minimum (kubeflow/trainer#1515).
         gang = elastic["minReplicas"]
         spec["elasticPolicy"] = {"minReplicas": elastic["minReplicas"], "maxReplicas": elastic["maxReplicas"],
                                  "rdzvBackend": "c10d", "maxRestarts": elastic["maxRestarts"]}

@@ -36,6 +36,8 @@ def cmd_admission(args: argparse.Namespace, project) -> int:
 
     ruleset = rules()
     loc = ruleset.index.location
+    if args.action == "status":
+        return status(ruleset)
     print(f"source: {loc.origin}")
     print(f"policies: {loc.policies or '-'}; CRDs: {loc.crds or '-'}")
     for p in ruleset.policies:
@@ -49,10 +51,35 @@ def cmd_admission(args: argparse.Namespace, project) -> int:
     return 0 if not ruleset.missing else 1
 
 
+def status(ruleset) -> int:
+    """One line per upstream release whose rules `check` and `preview` evaluate: what, from where,
+    at which pin; then what is missing. Exit 1 when something is."""
+    loc = ruleset.index.location
+    per_release: dict[str, list[int]] = {}
+    for p in ruleset.policies:
+        per_release.setdefault(p["release"], [0, 0, 0])[0] += 1
+    for c in ruleset.index.crds:
+        if c["rules"]:
+            counts = per_release.setdefault(c["release"], [0, 0, 0])
+            counts[1] += 1
+            counts[2] += len(c["rules"])
+    print(f"upstream admission rules from {loc.origin}")
+    for release, (policies, crds, cel) in sorted(per_release.items()):
+        parts = ([f"{policies} admission policies"] if policies else []) + \
+            ([f"{cel} CEL rules in {crds} CRD versions"] if crds else [])
+        print(f"  {release}: {', '.join(parts)}")
+    if not per_release:
+        print("  none")
+    for line in ruleset.missing:
+        print(f"missing: {line}")
+    return 0 if not ruleset.missing else 1
+
+
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("admission", parents=[common],
-                       help="show where upstream's admission rules are read from, or fetch them into the cache")
-    p.add_argument("action", choices=["show", "fetch"], help="show: list the rules found; fetch: download the "
+                       help="which upstream admission rules are evaluated and from where, or fetch them into the cache")
+    p.add_argument("action", choices=["status", "show", "fetch"], help="status: which upstream rule sets are "
+                   "evaluated, from where, at which pins; show: every rule set found; fetch: download the "
                    "pinned sources (policies/admission/sources.yaml) into the cache, verifying each sha256")
     add_dir_option(p)
     p.set_defaults(run=cmd_admission)

@@ -26,7 +26,8 @@ expression reads) and says that the API server refuses the object at create.
 1. `--admission-dir DIR` (on `check`, `preview` and `admission`) or `$TRAINSTACK_ADMISSION_DIR`: an
    offline folder for air-gapped use. Volcano's policies are `DIR/volcano/*.yaml` (the chart's
    `policy/` files) or a Volcano chart archive anywhere below `DIR` (`*.tgz`; its `*/policy/*.yaml`
-   members are read). CRDs come from `$TRAINSTACK_CRD_DIR`, else `DIR/crds/`.
+   members are read). CRDs come from `$TRAINSTACK_CRD_DIR`, else `DIR/crds/`. One folder may hold
+   both: `DIR/admission/volcano/*.yaml` beside `DIR/crds/` (`--admission-dir ../shared`).
 2. Otherwise the cache, `$TRAINSTACK_CACHE_DIR/admission` (default `~/.cache/trainstack/admission`),
    which `trainstack admission fetch` fills from the pinned sources in `policies/admission/sources.yaml`:
    each file's upstream URL at its release tag and its sha256. A download whose sha256 differs is
@@ -35,15 +36,18 @@ expression reads) and says that the API server refuses the object at create.
    digest could not be recorded offline. Sources may also name an archive with its sha256; the
    fetcher then extracts the listed members.)
 
-`trainstack admission show` lists what was found. Every file is recognised by its sha256, so a
+`trainstack admission status` says which rule sets a run evaluates, from which folder and at which
+pinned release (one line each, and what is missing); `trainstack admission show` lists every rule set. Every file is recognised by its sha256, so a
 finding names the release (`unpinned` for a file that matches no pin; it is still evaluated).
 Extracting the rules parses several MB of CRDs, so the extracted index is cached (keyed by the
 files' paths, sizes and modification times): the first run after a change costs 1-4 s, later runs
 about 0.1-0.2 s (see docs/benchmarks.md). The test suite reads `../shared/admission/` and
 `../shared/crds/`.
 
-**When the rules cannot be loaded**, the run reports one note (`not checked`), naming the folder it
-looked in and how to fill it; it never passes as if they had been evaluated. A file that cannot be
+**When the rules cannot be loaded**, the run reports it once, naming the folder it
+looked in and how to fill it; it never passes as if they had been evaluated. On a `production`
+stack (or `check --manifests --profile production`) that is a violation of `upstream-admission`
+at its level (mandatory unless the settings say otherwise); on other profiles a note (`not checked`). A file that cannot be
 read (not YAML, beyond the YAML bounds of docs/reliability.md or over 16 MiB, a policy or CRD without
 its names, a policy, binding or CRD rule of a shape the API server refuses, a folder or broken link
 named like a policy file, a broken archive) is named in that note too; the other files still load. Runs whose objects no

@@ -3,9 +3,10 @@
 Where they come from (first that is set):
 
 1. ``--admission-dir DIR`` / ``$TRAINSTACK_ADMISSION_DIR``: an offline folder. Volcano's
-   admission policies are ``DIR/volcano/*.yaml`` (the chart's ``policy/`` files) or a Volcano chart
-   archive ``DIR/**/volcano-*.tgz`` (its ``policy/*.yaml`` members are read); CRDs are read from
-   ``$TRAINSTACK_CRD_DIR`` or else ``DIR/crds/``.
+   admission policies are ``DIR/volcano/*.yaml`` (the chart's ``policy/`` files), the same under
+   ``DIR/admission/``, or a Volcano chart archive ``DIR/**/volcano-*.tgz`` (its ``policy/*.yaml``
+   members are read); CRDs are read from ``$TRAINSTACK_CRD_DIR`` or else ``DIR/crds/``, so one
+   folder may hold both.
 2. The cache ``$TRAINSTACK_CACHE_DIR/admission`` (default ``~/.cache/trainstack/admission``), which
    ``trainstack admission fetch`` fills from the pinned sources in ``sources.yaml`` (sha256 verified).
 
@@ -83,6 +84,8 @@ def locate() -> RuleSources:
     crds = Path(crd_env) if crd_env else base / "crds"
     if crd_env and not crds.is_dir():
         problems.append(f"${ENV_CRDS} {crds} does not exist")
+    if configured and (base / "admission").is_dir() and not (base / "volcano").is_dir():
+        base = base / "admission"   # one folder holding both: DIR/admission/volcano/*.yaml beside DIR/crds/
     return RuleSources(policies=base if base.is_dir() else None, crds=crds if crds.is_dir() else None,
                     origin=origin, problems=problems)
 
@@ -369,8 +372,9 @@ def load_index(loc: RuleSources | None = None) -> Index:
         except OSError:
             pass
     missing = list(loc.problems) + data.get("problems", [])
-    if not data["policies"]:
-        missing.append(f"no Volcano admission policies in {loc.policies or 'any folder'}")
-    if not data["crds"]:
-        missing.append(f"no CRDs in {loc.crds or 'any folder'}")
+    if not data["policies"] and loc.policies is not None:   # no folder at all: its problem says it
+        missing.append(f"no Volcano admission policies in {loc.policies}")
+    if not data["crds"] and (loc.policies is not None or os.environ.get(ENV_CRDS)):
+        missing.append(f"no CRDs in {loc.crds}" if loc.crds else
+                       f"no CRDs (none in ${ENV_CRDS}, nor in a crds/ folder of the admission folder)")
     return Index(policies=data["policies"], crds=data["crds"], location=loc, missing=list(dict.fromkeys(missing)))

@@ -5,9 +5,8 @@ from typing import Iterator
 
 from ..framework import MANDATORY, CheckContext, Finding, NotChecked, RuleOutcome, Rule, api_group, is_kind, meta, where
 
-HOW = ("run `trainstack admission fetch` (pinned sources, sha256-verified) or point --admission-dir / "
-       "$TRAINSTACK_ADMISSION_DIR at a folder with volcano/*.yaml (or the Volcano chart archive) and "
-       "$TRAINSTACK_CRD_DIR at the upstream CRDs")
+HOW = ("fill the cache with `trainstack admission fetch` or pass --admission-dir DIR (volcano/*.yaml or the "
+       "Volcano chart archive, and crds/); `trainstack admission status` shows what is read")
 
 
 # API groups whose objects upstream's pinned rules judge (policies/admission/sources.yaml); the core
@@ -26,8 +25,14 @@ def _upstream_admission(objects: list[dict], ctx: CheckContext) -> Iterator[Rule
     ruleset = rules()
     if ruleset.missing and any(_covered(o) for o in ctx.manifests):
         # One line for the run, whenever the stack or the manifests hold an object the rules judge
-        # (every runner sees the same stack, so they all say it, once).
-        yield NotChecked(f"upstream admission rules not evaluated: {'; '.join(ruleset.missing)}; {HOW}")
+        # (every runner sees the same stack, so they all say it, once). A production stack is not
+        # accepted unjudged: there it is a violation, elsewhere a note.
+        missing = f"upstream admission rules not evaluated: {'; '.join(ruleset.missing)}; {HOW}"
+        if ctx.production:
+            yield Finding("", f"{missing}. A production stack is checked against upstream's rules: the API "
+                              "server applies them at create whether trainstack read them or not.")
+        else:
+            yield NotChecked(missing)
         if not ruleset.policies and not ruleset.crds:
             return
     namespaces = {meta(o).get("name"): o for o in ctx.manifests if is_kind(o, "Namespace", "")}
@@ -62,6 +67,7 @@ RULES = (
             "and `pulumi up` or the GitOps sync fails after part of the stack was applied. CRD schema checks "
             "and trainstack's other rules do not see these.",
         fix="Change the object so that the quoted upstream rule holds (the message is upstream's own). When the "
-            "rules cannot be loaded the rule says so in one note; see 'Upstream admission rules' below.",
+            "rules cannot be loaded the rule says so once: a note, on a production stack a violation; see "
+            "'Upstream admission rules' below.",
         severity="high", enforcement=MANDATORY, check_stack=_upstream_admission),
 )

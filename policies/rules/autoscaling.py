@@ -7,7 +7,7 @@ from ..framework import MANDATORY, CheckContext, Finding, Rule, as_dict, as_int,
 
 RULE = "hpa-target-scalable"
 
-# apiVersion group -> kinds with a scale subresource (reference/kubeflow.md §4.2: of the training CRDs only
+# apiVersion group -> kinds with a scale subresource (of the training CRDs only
 # PyTorchJob v1 has one; TrainJob, TFJob, MPIJob, XGBoostJob and Volcano Jobs have none).
 SCALABLE = {"apps": {"Deployment", "StatefulSet", "ReplicaSet"}, "": {"ReplicationController"},
             "kubeflow.org": {"PyTorchJob"}}

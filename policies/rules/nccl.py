@@ -57,8 +57,8 @@ def _nccl_env_valid(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
             at = _at(path, name, configmap)
             yield Finding(at, f"{where(obj, at)}: {problem}. NCCL ignores or replaces such a value at run time "
                           "without failing the job (NCCL_NTHREADS=4 silently becomes 512), so the setting only hides "
-                          "a mistake. Fix the value or remove the variable (see reference/nccl.md; trainstack:nccl "
-                          "renders valid profiles).")
+                          "a mistake. Fix the value or remove the variable (see modules/nccl/variables.py; "
+                          "trainstack:nccl renders valid profiles).")
 
 
 def _nccl_debug_production(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
@@ -198,7 +198,8 @@ RULES = (
                     "NCCL accepts.",
         why="NCCL silently ignores unknown variables and falls back on invalid values (NCCL_NTHREADS=4 logs at INFO "
             "and uses 512), and names like nrings, crossNic or socketTimeout are not settings at all.",
-        fix="Use the variable names and ranges listed in reference/nccl.md, or set them through trainstack:nccl.",
+        fix="Use the variable names and ranges listed in modules/nccl/variables.py, or set them through "
+            "trainstack:nccl.",
         severity="high", enforcement=MANDATORY, check=_nccl_env_valid),
     Rule(
         id="nccl-debug-production",

@@ -4,7 +4,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Iterator
 
-from modules.semantics.capacity import pods_per_node, reachable_pool_counts, smallest_fitting_domain
+from modules.semantics.capacity import (counted, not_counted_note, pods_per_node, reachable_pool_counts,
+                                       smallest_fitting_domain)
 
 from ..framework import (MANDATORY, CheckContext, Finding, NotChecked, Rule, annotations, meta,
                          resource_id, where)
@@ -193,12 +194,21 @@ def _unsatisfiable(obj: dict, c: Constraint, tier: int, gang: Gang, fabric, what
         f"{reason}. Volcano keeps such a job Pending forever. {fix}"))
 
 
-def _beyond_cluster(obj: dict, every: list[dict], fabric, whole: dict[str, int]) -> Iterator[Finding]:
+def _uncounted(gang: Gang, fabric) -> set[str]:
+    declared = {name for pool in fabric.pools.values() for name in pool.allocatable()}
+    return {name for s in gang.sets if s.count for name, amount in s.requests.items()
+            if amount > 0 and not counted(name, declared)}
+
+
+def _beyond_cluster(obj: dict, every: list[dict], fabric, whole: dict[str, int],
+                    uncounted: set[str]) -> Iterator[Finding]:
     """A gang that the whole cluster cannot hold, on empty nodes: Pending forever whatever the mode."""
     try:
         gang = gang_of(obj, every)
     except Unknown:
         return   # topology rules say nothing more about a gang of unknown size
+    if gang is not None:
+        uncounted |= _uncounted(gang, fabric)
     if gang is None or gang.pods <= 0 or _fits_on(fabric, whole, gang.sets):
         return
     sizes = "; ".join(f"{s.count} x {{{show_resources(s.requests)}}} ({s.what})" for s in gang.sets if s.count)
@@ -226,6 +236,7 @@ def _topology_satisfiable(objects: list[dict], ctx: CheckContext) -> Iterator[Fi
     tiers = tiers_of(every, fabric)
     capacity = fabric is not None and bool(getattr(fabric, "switches", None)) and bool(getattr(fabric, "nodes", None))
     whole: dict[str, int] = {}
+    uncounted: set[str] = set()   # requests no pool declares (ephemeral-storage): said once, at the end
     for obj in objects:
         hard = [c for c in effective_constraints(obj, every) if c.hard and c.sets_tier]
         if not hard:
@@ -233,7 +244,7 @@ def _topology_satisfiable(objects: list[dict], ctx: CheckContext) -> Iterator[Fi
                 if not whole:
                     for node in fabric.nodes.values():
                         whole[node.pool.name] = whole.get(node.pool.name, 0) + 1
-                yield from _beyond_cluster(obj, every, fabric, whole)
+                yield from _beyond_cluster(obj, every, fabric, whole, uncounted)
             continue
         if not capacity:
             why = ("the fabric is label-defined (discovered by Volcano), so trainstack knows no node inventory"
@@ -248,6 +259,7 @@ def _topology_satisfiable(objects: list[dict], ctx: CheckContext) -> Iterator[Fi
             continue
         if gang is None or gang.pods <= 0:
             continue
+        uncounted |= _uncounted(gang, fabric)
         for c in hard:
             tier = resolve_tier(c, tiers)
             if tier is None or tier > fabric.highest_tier:
@@ -260,6 +272,8 @@ def _topology_satisfiable(objects: list[dict], ctx: CheckContext) -> Iterator[Fi
                 continue
             if fitting_domain(fabric, subject, tier) is None:
                 yield _unsatisfiable(obj, c, tier, subject, fabric, what)
+    if uncounted:
+        yield NotChecked(not_counted_note(uncounted))
 
 
 RULES = (

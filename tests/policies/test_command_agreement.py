@@ -335,6 +335,9 @@ def test_preview_agrees_with_check(variant, both_all):
     checked, previewed = (json.loads(both_all[c].out)["stacks"][variant.name] for c in ("check", "preview"))
     secrets = len(yamlio.loads(stack_text(variant), variant.name)["config"].get("trainstack:secrets", []))
     assert previewed["objects"] == checked["objects"] + secrets
+    plan = previewed.pop("plan", None)   # what the program registers: every object judged, and the provider
+    if previewed["objects"]:   # a stack that does not render registers nothing
+        assert plan["resources"] == previewed["objects"] + 1 and plan["kinds"]["pulumi:providers:kubernetes"] == 1
     for note in checked["notChecked"]:
         if note["resource"] == "stack":
             note["path"] = ""      # a stack-wide note carries no path over the Analyzer protocol

@@ -1,4 +1,4 @@
-"""Hostile input (issue 16): every case of the corpus ends with exit 0/1/2 and at most one line of
+"""Hostile input: every case of the corpus ends with exit 0/1/2 and at most one line of
 error, no traceback, within 10 s and 1 GiB, changes nothing outside the output folder and never
 shows or writes a credential. The cases run in one subprocess (tests/modules/core/hostile/runner.py) under
 a memory rlimit, each under its own alarm, so a hang or a crash fails the test, not the run."""

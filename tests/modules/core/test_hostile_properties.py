@@ -1,4 +1,4 @@
-"""Hypothesis properties over hostile input (issue 16): generated stack files, manifests and stack
+"""Hypothesis properties over hostile input: generated stack files, manifests and stack
 names that are deep, aliased, huge, oddly typed or oddly named. Every command ends with exit 0, 1
 or 2 and at most one line of error, never a traceback or an internal error, and nothing outside
 the output folder changes. Cheap on purpose (few examples, small inputs); the bounded-subprocess

@@ -1,4 +1,4 @@
-"""Output ownership and the atomic swap (issue 16): render replaces only folders it marked, refuses
+"""Output ownership and the atomic swap: render replaces only folders it marked, refuses
 anything else, never follows a link, survives kill -9 at any moment and concurrent runs."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The NCCL ConfigMaps: one per transport profile in every training namespace, each profile's
-variables as reference/nccl.md gives them, and the stack mistakes the renderer refuses."""
+variables as NCCL 2.30 documents them, and the stack mistakes the renderer refuses."""
 from __future__ import annotations
 
 import pytest

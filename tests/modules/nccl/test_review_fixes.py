@@ -1,4 +1,4 @@
-"""Review fixes in modules/nccl/variables.py (reference/nccl.md §1-2; NCCL's src/debug.cc and
+"""Review fixes in modules/nccl/variables.py (NCCL's documented variables, src/debug.cc and
 graph/connect.cc): values NCCL accepts are not reported as mistakes."""
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ def models(intra_gbps=370.0, inter_gbps=384.0, alpha_intra_us=3.4, alpha_inter_u
             1: rec.TierModel(1, "leaf", alpha_inter_us * 1e-6, inter_gbps, "test")}
 
 
-# reference/nccl.md section 5, worked example: g=8, B_intra=370, 8 x 48 GB/s NICs, alpha 3.4/14 us, base 8.4 us
+# A worked example of NCCL's ring and tree costs: g=8, B_intra=370, 8 x 48 GB/s NICs, alpha 3.4/14 us, base 8.4 us
 WORKED = [   # nodes, bytes, ring, tree, hierarchical sequential, hierarchical pipelined (ms)
     (1, GIB, 5.135, 5.860, 5.135, 5.135),
     (2, GIB, 5.573, 5.888, 7.959, 5.163),

@@ -111,7 +111,8 @@ def test_findings_that_go_away_and_uncommitted_changes(repo):
 
 def test_bad_base_is_one_clear_error(repo):
     result = run("diff", "no-such-ref", "--project", str(repo))
-    assert result.code == 2 and result.err.startswith("error: git rev-parse") and "Traceback" not in result.err
+    assert result.code == 2 and "Traceback" not in result.err
+    assert result.err.startswith("error: trainstack diff: BASE: no commit, branch or tag named 'no-such-ref'")
 
 
 def test_changed_fields_matches_named_items():

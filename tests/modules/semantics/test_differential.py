@@ -1,6 +1,6 @@
 """The policies and the simulator read one corpus of workloads and must agree on the pods, their
 requests, the gangs (and minResources) and the topology constraints; the scheduler conf in effect
-must be the same one for both. Each of the four disagreements issue 12 found is a case here, with
+must be the same one for both. Each of the four disagreements a review found is a case here, with
 its expected answer written out (Trainer v2.3.0 / Volcano v1.15.1, see modules/semantics/).
 
 A property test generates such objects and requires the same agreement.

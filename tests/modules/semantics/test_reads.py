@@ -1,4 +1,4 @@
-"""Only ``modules/semantics`` reads the workload fields whose meaning it owns (issue 12: one model
+"""Only ``modules/semantics`` reads the workload fields whose meaning it owns (one model
 that renderers, rules and the simulator share, so they cannot disagree).
 
 An ast scan of ``modules/`` and ``policies/``: outside ``modules/semantics``, a *read* of one of

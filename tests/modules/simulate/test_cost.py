@@ -1,4 +1,4 @@
-"""The alpha-beta cost model against reference/nccl.md §5 and the probe fit."""
+"""The alpha-beta cost model (NCCL's ring, hand-computed) and the probe fit."""
 import pytest
 
 from modules.fabric.model import Link
@@ -62,9 +62,12 @@ def test_fit_recovers_alpha_and_beta_per_tier():
     assert links[1].bandwidth_gbps == pytest.approx(40, rel=1e-6)
 
 
-def test_fit_with_one_size_gives_bandwidth_only():
-    links = fit_links([{"collective": "all_reduce", "bytes": GiB, "world_size": 2, "time_s": GiB / 10e9, "tier": 2}])
-    assert links[2].latency_us == 0 and links[2].bandwidth_gbps == pytest.approx(10)
+def test_one_size_keeps_the_fabric_link_and_says_why():
+    """One message size fixes no latency: the tier keeps the fabric's link, as `recommend` does."""
+    notes: list[str] = []
+    records = [{"collective": "all_reduce", "bytes": GiB, "world_size": 2, "time_s": GiB / 10e9, "tier": 2}]
+    assert fit_links(records, notes=notes) == {}
+    assert notes == ["tier 2: probe results not usable (needs at least two message sizes); using the fabric's link"]
 
 
 def test_partitions_reduce_inside_first_then_the_shards_cross():

@@ -10,7 +10,7 @@ MiB = 2**20
 
 
 def _records(alpha_node: float, alpha_tier: float, busbw: float, ranks: int, nodes: int, tier: int) -> list[dict]:
-    """Exact times of NCCL's ring (reference/nccl.md §5): 2(p-nodes) intra-node steps at the node's
+    """Exact times of NCCL's ring: 2(p-nodes) intra-node steps at the node's
     latency, 2(nodes-1) steps across the tier, and 2(p-1)/p·n at busbw."""
     out = []
     for n in (MiB, 16 * MiB, 256 * MiB, 1024 * MiB):

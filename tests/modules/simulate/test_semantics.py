@@ -1,4 +1,4 @@
-"""Hand-checked cases for each Volcano v1.15 semantic the simulator models (reference/volcano.md §4)."""
+"""Hand-checked cases for each Volcano v1.15 semantic the simulator models (README, "What it models")."""
 from decimal import Decimal
 
 import pytest

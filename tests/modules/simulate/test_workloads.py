@@ -77,7 +77,7 @@ def write(tmp_path: Path, *docs, text: str | None = None) -> Path:
 
 
 def load(path: Path, runtimes=None):
-    return load_workloads(path, "jobs.yaml", FABRIC, runtimes_in(runtimes or [RUNTIME]), "test")
+    return load_workloads(path, "jobs.yaml", FABRIC, runtimes_in(runtimes or [RUNTIME]), "stack test")
 
 
 def test_fixtures_are_valid_upstream_objects():

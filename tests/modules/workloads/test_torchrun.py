@@ -1,7 +1,7 @@
 """The platform workloads' commands really run: torchrun with the PET_* variables Trainer v2 sets.
 
 Trainer's torch plugin hands torchrun its rendezvous only as PET_NNODES, PET_NPROC_PER_NODE,
-PET_NODE_RANK, PET_MASTER_ADDR and PET_MASTER_PORT (reference/kubeflow.md §3.4). Here the same
+PET_NODE_RANK, PET_MASTER_ADDR and PET_MASTER_PORT (Kubeflow Trainer v2.3's torch plugin). Here the same
 variables start the rendered commands on this machine (CPU, gloo, two processes); on GPU nodes the
 same code takes the NCCL path.
 """

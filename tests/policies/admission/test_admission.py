@@ -2,7 +2,8 @@
 rules of the CRDs), read from ../shared/admission and ../shared/crds and evaluated offline.
 
 The rule set is compiled once per session; the fixture table (admission_cases.yaml) runs in-process;
-the eight objects of issue 11 also go through `trainstack check dev --manifests` and the pack over gRPC.
+the eight objects of the first report of upstream rejections also go through `trainstack check dev
+--manifests` and the pack over gRPC.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The regression corpus of hostile inputs (issue 16): each case is a small project and one command.
+"""The regression corpus of hostile inputs: each case is a small project and one command.
 
 A case is ``(name, files, args)``: ``files`` maps a path relative to the case's project folder to
 its text (``None`` makes a FIFO, a ``("link", target)`` tuple a symlink); ``args`` is the command
