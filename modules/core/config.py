@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from . import cache
 from . import schema as schemas
 from . import yamlio
 from .errors import InputError, SecretText, SecureValue, expected, show
@@ -267,11 +268,26 @@ PULUMI_KEYS = ("autonaming", "disable-default-providers", "tags", "template")
 @functools.lru_cache(maxsize=None)
 def kubernetes_provider_keys() -> tuple[str, ...]:
     """The `kubernetes:` configuration keys, as the installed pulumi-kubernetes provider declares
-    them: the Pulumi names of its ProviderArgs properties (`context`, `kubeconfig`, ...)."""
-    from pulumi_kubernetes.provider import ProviderArgs
+    them: the Pulumi names of its ProviderArgs properties (`context`, `kubeconfig`, ...). Importing
+    the SDK costs about 0.3 s, so the names are kept in the user cache, keyed by the provider
+    module's own bytes (a new provider version is a new entry)."""
+    import importlib.util
 
-    names = {getattr(v.fget, "_pulumi_name", k) for k, v in vars(ProviderArgs).items() if isinstance(v, property)}
-    return tuple(sorted(names))
+    spec = importlib.util.find_spec("pulumi_kubernetes")   # locates the package without importing it
+    source = Path(spec.origin).parent / "provider.py" if spec and spec.origin else None
+    try:
+        key = cache.content_key("kubernetes-provider-keys-1", source.read_bytes()) if source else None
+    except OSError:
+        key = None
+    names = cache.load_json("provider-keys", key) if key else None
+    if not isinstance(names, list):
+        from pulumi_kubernetes.provider import ProviderArgs
+
+        names = sorted({getattr(v.fget, "_pulumi_name", k) for k, v in vars(ProviderArgs).items()
+                        if isinstance(v, property)})
+        if key:
+            cache.store_json("provider-keys", key, names)
+    return tuple(names)
 
 
 def check_other_key(full: str, file: str) -> None:

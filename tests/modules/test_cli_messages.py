@@ -38,6 +38,19 @@ def test_the_kubernetes_keys_are_the_installed_providers():
     assert len(keys) == sum(isinstance(v, property) for v in vars(ProviderArgs).values())
 
 
+def test_the_cached_provider_keys_are_the_imported_ones(tmp_path, monkeypatch):
+    """The names come from the user cache after the first read; both reads must agree."""
+    monkeypatch.setenv("TRAINSTACK_CACHE_DIR", str(tmp_path))
+    kubernetes_provider_keys.cache_clear()
+    try:
+        first = kubernetes_provider_keys()
+        assert list((tmp_path / "provider-keys").glob("*.json"))   # remembered
+        kubernetes_provider_keys.cache_clear()
+        assert kubernetes_provider_keys() == first and "context" in first
+    finally:
+        kubernetes_provider_keys.cache_clear()
+
+
 @pytest.mark.parametrize("key, value, hint", [
     ("kubernetes:contxt", "prod-cluster", "did you mean 'kubernetes:context'?"),
     ("kubernetes:enableServerSideAply", "true", "did you mean 'kubernetes:enableServerSideApply'?"),
