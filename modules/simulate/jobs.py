@@ -58,6 +58,8 @@ class Job:
                                        # None: the first min_available pods' requests
     min_partitions: dict[str, int] = field(default_factory=dict)   # subGroupPolicy -> minSubGroups
     ready_partitions: dict[str, int] = field(default_factory=dict)  # ready SubJobs with no pod to place
+    unscheduled: str | None = None     # why Volcano's scheduler does not take it (no PodGroup, a Pending
+                                       # PodGroup under enqueue): every strategy leaves it Pending, saying so
 
     @property
     def gpus(self) -> int:

@@ -23,6 +23,7 @@ from typing import Callable, Iterable, Iterator, Mapping
 
 from modules.core.wire import release_manifest
 from modules.semantics.scheduler_conf import conf_in_effect, conf_plugins, parse_conf
+from modules.semantics.session import DEFAULT_ACTIONS, DEFAULT_JOB_ORDER, conf_actions, job_order_plugins
 
 from .cluster import TOP, Cluster, Need
 from .jobs import Enforced, Job, Partition, effective, tier_label
@@ -40,6 +41,8 @@ class SchedulerSettings:
     enforce_topology: bool = True        # False: the conf lacks network-topology-aware (§3)
     plugin_weight: int = 1               # 0 zeroes every HyperNode score
     source: str = "baseline weights (no Volcano scheduler conf in the stack)"
+    actions: tuple[str, ...] = DEFAULT_ACTIONS        # the conf's actions (enqueue gates Pending PodGroups)
+    job_order: tuple[str, ...] = DEFAULT_JOB_ORDER    # its job-order plugins, in tier order (semantics.session)
 
 
 @dataclass
@@ -228,6 +231,8 @@ class TopologyAware:
         yield from (g for *_, g in scored if g != best)
 
     def place(self, job: Job, prep: Prepared) -> JobOutcome:
+        if job.unscheduled:
+            return JobOutcome(job.name, "pending", job.unscheduled)
         c = self.cluster
         cons = self.constraint(job)
         if cons.kind == "never":
@@ -438,6 +443,8 @@ class Oblivious:
         self.cursor: dict[tuple, int] = {}    # per request vector: nodes before it are too full
 
     def place(self, job: Job, prep: Prepared) -> JobOutcome:
+        if job.unscheduled:
+            return JobOutcome(job.name, "pending", job.unscheduled)
         c = self.cluster
         if prep.missing:
             return JobOutcome(job.name, "pending", f"no node offers {', '.join(prep.missing)}: Pending forever")
@@ -487,8 +494,10 @@ def settings_from_conf(text: str, source: str) -> SchedulerSettings:
     if conf is None and problem and problem.startswith("is not valid YAML"):
         return SchedulerSettings(source=f"{source} does not parse; baseline weights assumed")
     plugin = next((p for _, p in conf_plugins(conf or {}) if p.get("name") == PLUGIN), None)
+    actions = conf_actions(conf or {}) or DEFAULT_ACTIONS
+    job_order = job_order_plugins(str(p.get("name")) for _, p in conf_plugins(conf or {}))
     if plugin is None:
-        return SchedulerSettings(enforce_topology=False,
+        return SchedulerSettings(enforce_topology=False, actions=actions, job_order=job_order,
                         source=f"{source} lacks {PLUGIN}: hard topology constraints are not enforced")
     args = plugin.get("arguments") if isinstance(plugin.get("arguments"), dict) else {}
 
@@ -507,7 +516,7 @@ def settings_from_conf(text: str, source: str) -> SchedulerSettings:
     weight = args.get("weight")
     plugin_weight = weight if isinstance(weight, int) and not isinstance(weight, bool) and weight >= 0 else 1
     described = ", ".join(f"{k} {v}" for k, v in weights.items())
-    return SchedulerSettings(weights=weights, plugin_weight=plugin_weight,
+    return SchedulerSettings(weights=weights, plugin_weight=plugin_weight, actions=actions, job_order=job_order,
                              source=f"{source} (binpack weights: {described})")
 
 

@@ -133,12 +133,12 @@ def test_running_tasks_count_towards_the_gang_and_pin_the_hypernode():
     assert res["team/resume"] == {"team/r-2": "gpu-a1"}     # only rack-a, where its tasks run
 
 
-def test_node_selector_and_lone_pods():
-    objects = HYPERNODES + NODES + [pod("solo", selector={"pool": "cpu"}, cpu=4)]
+def test_node_selector():
+    objects = HYPERNODES + NODES + [podgroup("solo", 1), pod("solo", "solo", selector={"pool": "cpu"}, cpu=4)]
     snap = snapshot_from_objects(list(enumerate(objects)), "snap")
-    assert _place(snap) == {"team/pod:solo": {"team/solo": "cpu-0"}}
-    nowhere = snapshot_from_objects(list(enumerate(HYPERNODES + NODES + [pod("x", selector={"pool": "gpu"}, cpu=1)])),
-                                    "snap")
+    assert _place(snap) == {"team/solo": {"team/solo": "cpu-0"}}
+    nowhere = snapshot_from_objects(list(enumerate(HYPERNODES + NODES + [
+        podgroup("x", 1), pod("x", "x", selector={"pool": "gpu"}, cpu=1)])), "snap")
     assert _place(nowhere) == {}
 
 
@@ -222,11 +222,11 @@ def _place(snap) -> dict[str, dict[str, str]]:
 def test_pod_slots_and_other_schedulers():
     full = node("small", cpu=64, memory="64Gi", pods=2)
     objects = [full, pod("a", node_name="small", cpu=1), pod("b", node_name="small", cpu=1),
-               pod("c", cpu=1),
+               podgroup("c", 1), pod("c", "c", cpu=1),
                {**pod("d", cpu=1), "spec": {**pod("d", cpu=1)["spec"], "schedulerName": "default-scheduler"}}]
     snap = snapshot_from_objects(list(enumerate(objects)), "snap")
     assert snap.usage["small"]["pods"] == 2
-    assert [j.name for j in snap.jobs] == ["team/pod:c"]          # d belongs to another scheduler
+    assert [j.name for j in snap.jobs] == ["team/c"]              # d belongs to another scheduler
     assert any("other than 'volcano'" in w for w in snap.warnings)
     assert _place(snap) == {}                                     # the node has no pod slot left
 
@@ -248,11 +248,12 @@ def test_taints_and_cordoned_nodes_keep_pods_off():
     cordoned = node("c", cpu=8, memory="8Gi")
     cordoned["spec"] = {"unschedulable": True}
     free = node("f", cpu=1, memory="8Gi")
-    tolerant = pod("tol", cpu=2)
+    tolerant = pod("tol", "tol", cpu=2)
     tolerant["spec"]["tolerations"] = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
-    objects = [tainted, cordoned, free, pod("plain", cpu=2), tolerant, pod("small", cpu=1)]
+    objects = [tainted, cordoned, free, podgroup("plain", 1), pod("plain", "plain", cpu=2), podgroup("tol", 1),
+               tolerant, podgroup("small", 1), pod("small", "small", cpu=1)]
     placed = _place(snapshot_from_objects(list(enumerate(objects)), "snap"))
-    assert placed == {"team/pod:tol": {"team/tol": "t"}, "team/pod:small": {"team/small": "f"}}
+    assert placed == {"team/tol": {"team/tol": "t"}, "team/small": {"team/small": "f"}}
 
 
 @pytest.mark.parametrize("toleration, ok", [
@@ -296,3 +297,96 @@ def test_scheduler_conf_file_or_configmap_and_extra_workloads(snapshot_dir, tmp_
     text = run("simulate", str(snapshot_dir), "--scheduler-conf", str(extra / "conf"))
     assert "lacks network-topology-aware" in text.out
     assert run("simulate", str(snapshot_dir), "--usage", str(extra / "conf")).code == 2
+
+
+# --- read as Volcano's scheduler cache reads it (modules/semantics/session.py) ---------------------
+
+def test_pending_pods_without_podgroups_are_not_scheduled_and_each_job_says_why(tmp_path):
+    # 12 pending pods, room for all of them: six name PodGroups that are not in the snapshot, six
+    # name none. Volcano schedules none of them.
+    pods = [pod(f"w-{i}", f"pg-{i % 3}", gpu=1) for i in range(6)] + [pod(f"lone-{i}", gpu=1) for i in range(6)]
+    (tmp_path / "snap.yaml").write_text(yaml.safe_dump(as_list(HYPERNODES + NODES + pods)))
+    res = run("simulate", str(tmp_path / "snap.yaml"), "--format", "json")
+    assert res.code == 0, res.err
+    jobs = json.loads(res.out)["strategies"]["topology-aware"]["jobs"]
+    assert len(jobs) == 3 + 6 and all(j["status"] == "pending" and not j["pods"] for j in jobs)
+    reasons = {j["name"]: j["reason"] for j in jobs}
+    assert "PodGroup team/pg-0 is not in the snapshot" in reasons["team/pg-0"]
+    assert "no scheduling.k8s.io/group-name annotation" in reasons["team/pod:lone-0"]
+    text = run("simulate", str(tmp_path / "snap.yaml"))
+    assert text.code == 0 and "team/pg-1: PodGroup team/pg-1 is not in the snapshot" in text.out
+
+
+def test_jobs_are_taken_in_volcanos_job_order():
+    # one free GPU node in rack-b after usage; three single-pod hard jobs want a whole node each
+    def group(name, priority=None, created=None):
+        g = podgroup(name, 1, {"mode": "hard", "highestTierAllowed": 1})
+        if priority:
+            g["spec"]["priorityClassName"] = priority
+        if created:
+            g["metadata"]["creationTimestamp"] = created
+        return g
+    classes = [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},
+                "value": 1000},
+               {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "base"},
+                "value": 10, "globalDefault": True}]
+    objects = HYPERNODES + NODES + classes + [
+        group("c-old", created="2026-01-01T00:00:00Z"), pod("c-0", "c-old", gpu=8),
+        group("b-new", created="2026-02-01T00:00:00Z"), pod("b-0", "b-new", gpu=8),
+        group("z-high", "high", created="2026-03-01T00:00:00Z"), pod("z-0", "z-high", gpu=8),
+        group("a-low", "base", created="2026-01-01T00:00:00Z"), pod("a-0", "a-low", gpu=8),
+    ]
+    snap = snapshot_from_objects(list(enumerate(objects)), "snap")
+    # priority first (z-high 1000; the others the globalDefault 10), then creation time, then UID
+    assert [j.name for j in snap.jobs] == ["team/z-high", "team/a-low", "team/c-old", "team/b-new"]
+    # without the priority plugin in the conf, priority plays no part
+    conf = "actions: allocate\ntiers:\n- plugins:\n  - name: gang\n  - name: network-topology-aware\n"
+    plain = snapshot_from_objects(list(enumerate(objects)), "snap", conf)
+    assert [j.name for j in plain.jobs] == ["team/a-low", "team/c-old", "team/b-new", "team/z-high"]
+
+
+def test_gang_orders_jobs_that_are_not_ready_first():
+    running = podgroup("ready", 1)
+    objects = HYPERNODES + NODES + [running, pod("r-0", "ready", "gpu-a0", gpu=1), pod("r-1", "ready", gpu=1),
+                                    podgroup("starving", 1), pod("s-0", "starving", gpu=1)]
+    snap = snapshot_from_objects(list(enumerate(objects)), "snap")
+    assert [j.name for j in snap.jobs] == ["team/starving", "team/ready"]
+
+
+def test_every_bound_pod_counts_as_usage_whatever_its_scheduler_or_owner():
+    daemon = pod("agent", node_name="gpu-b0", cpu=2)
+    daemon["metadata"]["ownerReferences"] = [{"kind": "DaemonSet", "name": "agent", "apiVersion": "apps/v1"}]
+    other = pod("web", node_name="gpu-b1", cpu=3)
+    other["spec"]["schedulerName"] = "default-scheduler"
+    snap = snapshot_from_objects(list(enumerate(HYPERNODES + NODES + [daemon, other])), "snap")
+    assert snap.usage["gpu-b0"]["cpu"] == 2 and snap.usage["gpu-b1"]["cpu"] == 3
+
+
+def test_a_node_outside_every_hypernode_is_named():
+    snap = snapshot_from_objects(list(enumerate(HYPERNODES + NODES)), "snap")
+    assert any("1 node(s) in no HyperNode: loose;" in w for w in snap.warnings)
+
+
+@pytest.mark.parametrize("phase, actions, placed", [
+    ("Pending", "enqueue, allocate", False), (None, "enqueue, allocate", False),
+    ("Pending", "allocate", True), ("Inqueue", "enqueue, allocate", True), ("Running", "enqueue, allocate", True),
+])
+def test_podgroup_phases(phase, actions, placed):
+    group = podgroup("g", 1)
+    if phase:
+        group["status"]["phase"] = phase
+    else:
+        del group["status"]
+    conf = f"actions: {actions}\ntiers:\n- plugins:\n  - name: network-topology-aware\n"
+    snap = snapshot_from_objects(list(enumerate(HYPERNODES + NODES + [group, pod("g-0", "g", gpu=1)])), "snap", conf)
+    assert bool(_place(snap)) is placed
+    assert (snap.jobs[0].unscheduled is None) is placed
+    if not placed:
+        assert "enqueue action admits it" in snap.jobs[0].unscheduled
+
+
+def test_a_bad_creation_timestamp_is_an_input_error():
+    group = podgroup("g", 1)
+    group["metadata"]["creationTimestamp"] = "yesterday"
+    with pytest.raises(InputError, match="metadata.creationTimestamp: expected an RFC 3339 time"):
+        snapshot_from_objects(list(enumerate(HYPERNODES + NODES + [group, pod("g-0", "g", gpu=1)])), "snap")
