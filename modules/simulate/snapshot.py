@@ -126,7 +126,7 @@ def read_objects(path: Path, shown: str) -> list[tuple[str, dict]]:
 
 def _documents(file: Path, name: str) -> list[Any]:
     """A file's documents: JSON (``kubectl ... -o json``, parsed much faster) or multi-document YAML."""
-    text = yamlio.read_text(file, name)
+    text = yamlio.read_text(file, name, MAX_BYTES)   # the snapshot bound, not the 4 MiB default for stack files
     if file.suffix == ".json":
         try:
             return [json.loads(text)]
@@ -463,12 +463,24 @@ def load_snapshot(path: Path, shown: str, conf_text: str | None = None) -> Snaps
     return snapshot_from_objects(read_objects(path, shown), shown, conf_text)
 
 
+def load_cluster(path: Path, shown: str) -> tuple[Fabric, list[tuple[Reader, dict]]]:
+    """A snapshot's Nodes and HyperNodes only (``drift``): its fabric, built by the same reader and
+    builder as ``load_snapshot``, and the HyperNode objects as written."""
+    by_kind = _by_kind(read_objects(path, shown), shown)
+    _require_nodes(by_kind, shown)
+    return build_fabric(shown, by_kind["Node"], by_kind.get("HyperNode", []), {}), by_kind.get("HyperNode", [])
+
+
+def _require_nodes(by_kind: dict, shown: str) -> None:
+    if not by_kind.get("Node"):
+        raise InputError(shown, "", "no Node in the snapshot (kubectl get nodes -o yaml)")
+
+
 def snapshot_from_objects(objects: Iterable[tuple[str, dict]], shown: str, conf_text: str | None = None) -> Snapshot:
     """A snapshot from (where, object) pairs; ``conf_text`` overrides any scheduler conf ConfigMap."""
     warnings: list[str] = []
     by_kind = _by_kind(objects, shown)
-    if not by_kind.get("Node"):
-        raise InputError(shown, "", "no Node in the snapshot (kubectl get nodes -o yaml)")
+    _require_nodes(by_kind, shown)
     settings = _scheduler_settings(by_kind, shown, conf_text)
     # Pods: bound ones hold resources; pending ones are work, by PodGroup.
     groups: dict[tuple[str, str], _Group] = {}

@@ -403,3 +403,12 @@ def test_regex_members_match_as_gos_matchstring_and_an_anchored_prefix_narrows_t
                                    "snap").fabric
     assert fabric.switches["l1"].nodes == ["x-gpu-1", "gpu-1", "gpu-10"]      # a match anywhere, snapshot order
     assert fabric.switches["l2"].nodes == ["gpu-2"]
+
+
+def test_a_snapshot_larger_than_a_stack_file_is_read(tmp_path):
+    # the snapshot's own bound (256 MiB), not the 4 MiB one of stack files
+    big = node("big", cpu=1, memory="1Gi")
+    big["metadata"]["annotations"] = {"pad": "x" * (5 * 2**20)}
+    (tmp_path / "snap.json").write_text(json.dumps(as_list([big])))
+    fabric, _ = snap_mod.load_cluster(tmp_path / "snap.json", "snap.json")
+    assert list(fabric.nodes) == ["big"]
