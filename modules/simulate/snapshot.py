@@ -84,6 +84,8 @@ class Snapshot:
     settings: SchedulerSettings
     warnings: list[str] = field(default_factory=list)
     runtimes: dict = field(default_factory=dict)     # (Cluster)TrainingRuntimes, for TrainJobs given later
+    releasing: dict[str, dict[str, Decimal]] = field(default_factory=dict)   # node -> requests of terminating
+                                                     # pods (in usage; idle again soon: Volcano's futureIdle)
 
 
 # --- reading files ----------------------------------------------------------------------------
@@ -385,7 +387,8 @@ def group_job(group: _Group, fabric: Fabric, gpu_resources: set[str], selector_r
     explicit = workload.explicit_min_resources if workload else None
     min_resources = scheduler_view(explicit) if explicit is not None else None
     return Job(label, "PodGroup", pods, min_member, topology, partitions, doc.where if doc else label,
-               running=len(group.bound), allocated_hypernode=allocated_job, min_partitions=min_partitions,
+               running=len(group.bound), allocated_hypernode=allocated_job,
+               running_nodes=tuple(node for _, _, node in group.bound), min_partitions=min_partitions,
                ready_partitions=ready, min_resources=min_resources)
 
 
@@ -489,7 +492,8 @@ def snapshot_from_objects(objects: Iterable[tuple[str, dict]], shown: str, conf_
         groups[(namespace, name)] = _Group(name, namespace, doc, obj)
     taints_of, cordoned = _node_taints(by_kind)
     every_taint = sorted(set().union(*taints_of.values())) if taints_of else []
-    usage, selectors, other_scheduler = _read_pods(by_kind, groups, every_taint, bool(cordoned), shown, warnings)
+    usage, selectors, other_scheduler, releasing = _read_pods(by_kind, groups, every_taint, bool(cordoned), shown,
+                                                             warnings)
     if other_scheduler:
         warnings.append(f"{shown}: {other_scheduler} pending pod(s) name a scheduler other than "
                         f"{VOLCANO_SCHEDULER!r}; not placed")
@@ -504,7 +508,7 @@ def snapshot_from_objects(objects: Iterable[tuple[str, dict]], shown: str, conf_
         _warn_uncovered(fabric, shown, warnings)
     _cap_usage(fabric, usage, shown, warnings)
     jobs, runtimes = _snapshot_jobs(by_kind, groups, fabric, gpu_resources, selector_resources, shown, settings)
-    return Snapshot(fabric, jobs, usage, settings, warnings, runtimes)
+    return Snapshot(fabric, jobs, usage, settings, warnings, runtimes, releasing)
 
 
 def _by_kind(objects: Iterable[tuple[str, dict]], shown: str) -> dict[str, list[tuple[Reader, dict]]]:
@@ -562,11 +566,12 @@ def _node_taints(by_kind: dict) -> tuple[dict[str, set[tuple[str, str, str]]], s
 
 
 def _read_pods(by_kind: dict, groups: dict, every_taint: list, cordoned: bool, shown: str,
-               warnings: list[str]) -> tuple[dict[str, dict[str, Decimal]], set[tuple[str, str]], int]:
+               warnings: list[str]) -> tuple[dict[str, dict[str, Decimal]], set[tuple[str, str]], int, dict]:
     usage: dict[str, dict[str, Decimal]] = {}
     selectors: set[tuple[str, str]] = set()
     other_scheduler = 0
     orphans: dict[tuple[str, str], _Group] = {}     # pending pods of no PodGroup in the snapshot
+    releasing: dict[str, dict[str, Decimal]] = {}
     node_names = {(o.get("metadata") or {}).get("name") for _, o in by_kind["Node"]}
     for doc, obj in by_kind.get("Pod", []):
         name, namespace, labels, annotations = _meta(doc, obj)
@@ -589,6 +594,10 @@ def _read_pods(by_kind: dict, groups: dict, every_taint: list, cordoned: bool, s
             held = usage.setdefault(node, {})
             for r, amount in requests.items():
                 held[r] = held.get(r, Decimal(0)) + amount
+            if (obj.get("metadata") or {}).get("deletionTimestamp"):      # Releasing: idle once it is gone
+                going = releasing.setdefault(node, {})
+                for r, amount in requests.items():
+                    going[r] = going.get(r, Decimal(0)) + amount
             if group is not None:
                 group.bound.append((name, labels, node))
             continue
@@ -613,7 +622,7 @@ def _read_pods(by_kind: dict, groups: dict, every_taint: list, cordoned: bool, s
         group.pending.append((name, labels, requests, selector))
 
     groups.update(orphans)
-    return usage, selectors, other_scheduler
+    return usage, selectors, other_scheduler, releasing
 
 
 def _node_offers(by_kind: dict, selector_resources: dict, every_taint: list, taints_of: dict,

@@ -209,7 +209,8 @@ def _place(snap) -> dict[str, dict[str, str]]:
     from modules.simulate.engine import build_cluster, resource_names
     from modules.simulate.scheduler import TopologyAware, prepare
 
-    cluster = build_cluster(snap.fabric, resource_names(snap.fabric, snap.jobs, snap.usage), snap.settings, snap.usage)
+    cluster = build_cluster(snap.fabric, resource_names(snap.fabric, snap.jobs, snap.usage), snap.settings, snap.usage,
+                            snap.releasing)
     aware = TopologyAware(cluster, snap.settings)
     out = {}
     for job in snap.jobs:
@@ -412,3 +413,41 @@ def test_a_snapshot_larger_than_a_stack_file_is_read(tmp_path):
     (tmp_path / "snap.json").write_text(json.dumps(as_list([big])))
     fabric, _ = snap_mod.load_cluster(tmp_path / "snap.json", "snap.json")
     assert list(fabric.nodes) == ["big"]
+
+
+def test_a_partly_running_job_fills_its_allocated_hypernode_first_as_the_plugin_scores_nodes():
+    # resume runs one whole-node task on rack-a (a0); its 3 other tasks fit in no rack alone, so
+    # they go to the spine. The plugin's node score (the LCA with the allocated rack-a) puts rack-a's
+    # free nodes first; binpack alone would take the fuller rack-b and rack-c and leave rack-a.
+    racks = {"a": 3, "b": 2, "c": 4}
+    nodes = [node(f"{r}{i}", cpu=64, memory="512Gi", gpu=8) for r, k in racks.items() for i in range(k)]
+    hypernodes = [hypernode(f"rack-{r}", 1, [exact("Node", f"{r}{i}") for i in range(k)]) for r, k in racks.items()]
+    hypernodes.append(hypernode("spine", 2, [exact("HyperNode", f"rack-{r}") for r in racks]))
+    objects = hypernodes + nodes + [
+        podgroup("resume", 4, {"mode": "hard", "highestTierAllowed": 2}),
+        pod("r-0", "resume", "a0", gpu=8), *[pod(f"r-{i}", "resume", gpu=8) for i in range(1, 4)],
+        podgroup("other", 3), *[pod(f"o-{n}", "other", n, gpu=8) for n in ("b0", "c0", "c1")],
+    ]
+    snap = snapshot_from_objects(list(enumerate(objects)), "snap")
+    job = next(j for j in snap.jobs if j.name == "team/resume")
+    assert job.allocated_hypernode == "rack-a" and job.running_nodes == ("a0",)
+    assert sorted(_place(snap)["team/resume"].values()) == ["a1", "a2", "b1"]
+    job.allocated_hypernode, job.running_nodes = None, ()       # binpack alone: the fuller racks first
+    assert sorted(_place(snap)["team/resume"].values()) == ["b1", "c2", "c3"]
+
+
+def test_terminating_pods_count_in_future_idle_for_the_hypernode_prefilter():
+    # the PodGroup's minResources (16 GPUs) exceed rack-a's idle 8 GPUs; the pod on gpu-a0 is
+    # terminating, so rack-a's futureIdle holds 16 and Volcano's pre-filter (idle || futureIdle)
+    # keeps rack-a; rack-b is full. The one pending pod fits gpu-a1.
+    group = podgroup("m", 1, {"mode": "hard", "highestTierAllowed": 1})
+    group["spec"]["minResources"] = {"nvidia.com/gpu": "16"}
+    going = pod("old", None, "gpu-a0", gpu=8)
+    going["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    busy = [pod(f"b{i}", None, f"gpu-b{i}", gpu=8) for i in range(2)]
+    objects = HYPERNODES + NODES + [group, pod("m-0", "m", gpu=8), going, *busy]
+    snap = snapshot_from_objects(list(enumerate(objects)), "snap")
+    assert snap.releasing == {"gpu-a0": {"nvidia.com/gpu": Decimal(8), "pods": Decimal(1)}}
+    assert _place(snap) == {"team/m": {"team/m-0": "gpu-a1"}}
+    del going["metadata"]["deletionTimestamp"]
+    assert _place(snapshot_from_objects(list(enumerate(objects)), "snap")) == {}
