@@ -138,7 +138,7 @@ def port_number(value: int) -> list[str]:
 def port_name(value: str) -> list[str]:
     """IsValidPortName: an IANA_SVC_NAME."""
     out = []
-    if not 1 <= len(value) <= 15:
+    if len(value) > 15:
         out.append("must be no more than 15 characters")
     if not _PORT_NAME_CHARS.fullmatch(value):
         out.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
@@ -386,9 +386,7 @@ def _port_ref(value: Any, path: str) -> list[Problem]:
         return []
     if isinstance(value, int):
         return [(path, invalid(value, m)) for m in port_number(value)]
-    if isinstance(value, str):
-        if value.isdigit():
-            return [(path, invalid(value, m)) for m in port_number(int(value))]
+    if isinstance(value, str):   # an IntOrString written as a string is a port name, digits or not
         return [(path, invalid(value, m)) for m in port_name(value)]
     return []
 
