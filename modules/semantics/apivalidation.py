@@ -949,15 +949,15 @@ WORKLOAD_KINDS = frozenset({("apps", k) for k in _APPS} | {("", "ReplicationCont
 
 # The upstream file that holds each kind's checks (for messages): kubernetes/kubernetes at v1.35.
 UPSTREAM = {
-    "metadata": "staging/src/k8s.io/apimachinery/pkg/api/validation/objectmeta.go (ValidateObjectMeta)",
+    "metadata": "staging/src/k8s.io/apimachinery/pkg/api/validation/objectmeta.go ValidateObjectMeta",
     ("autoscaling", "HorizontalPodAutoscaler"): "pkg/apis/autoscaling/validation/validation.go "
-                                                "(ValidateHorizontalPodAutoscaler)",
-    ("scheduling.k8s.io", "PriorityClass"): "pkg/apis/scheduling/validation/validation.go (ValidatePriorityClass)",
-    ("apps", "pod-template"): "pkg/apis/apps/validation/validation.go, pkg/apis/core/validation/validation.go "
-                              "(ValidatePodTemplateSpec)",
-    ("batch", "pod-template"): "pkg/apis/batch/validation/validation.go, pkg/apis/core/validation/validation.go "
-                               "(ValidatePodTemplateSpec)",
-    ("", "pod-template"): "pkg/apis/core/validation/validation.go (ValidatePodSpec)",
+                                                "ValidateHorizontalPodAutoscaler",
+    ("scheduling.k8s.io", "PriorityClass"): "pkg/apis/scheduling/validation/validation.go ValidatePriorityClass",
+    ("apps", "pod-template"): "pkg/apis/apps/validation/validation.go with pkg/apis/core/validation/validation.go "
+                              "ValidatePodTemplateSpec",
+    ("batch", "pod-template"): "pkg/apis/batch/validation/validation.go with pkg/apis/core/validation/validation.go "
+                               "ValidatePodTemplateSpec",
+    ("", "pod-template"): "pkg/apis/core/validation/validation.go ValidatePodSpec",
     "core": "pkg/apis/core/validation/validation.go",
 }
 
@@ -966,10 +966,17 @@ def judged_kind(obj: dict) -> tuple[str, str]:
     return str(obj.get("apiVersion", "")).rpartition("/")[0], str(obj.get("kind", ""))
 
 
+# Objects trainstack models that the API server never receives: a chart release (``modules/core/
+# wire.py`` ``release_manifest``; Helm stores its own Secrets) is judged by no API server rule.
+NOT_API_OBJECTS = frozenset({("helm.sh", "Release")})
+
+
 def validate_object(obj: dict, feature_gates: frozenset[str] | set[str] = frozenset()) -> list[Problem]:
     """Everything the API server's built-in validation refuses in ``obj`` on CREATE: its metadata
     (every kind, custom resources included) and, for the core kinds it knows, its body."""
     group, kind = judged_kind(obj)
+    if (group, kind) in NOT_API_OBJECTS:
+        return []
     out = validate_object_meta(obj, kind not in CLUSTER_SCOPED)
     if (group, kind) in WORKLOAD_KINDS:
         out += _workload(obj)
@@ -986,4 +993,4 @@ def upstream_file(obj: dict, path: str) -> str:
         return UPSTREAM["metadata"]
     if (group, kind) in WORKLOAD_KINDS:
         return UPSTREAM[(group if group in ("apps", "batch") else "", "pod-template")]
-    return UPSTREAM.get((group, kind), UPSTREAM["core"] + f" (Validate{kind})")
+    return UPSTREAM.get((group, kind), UPSTREAM["core"] + f" Validate{kind}")

@@ -67,3 +67,11 @@ def test_every_file_names_its_upstream_test_and_counts():
             assert {c["expect"]["allowed"] for c in doc["cases"]} == {True, False}
             total += len(names)
         assert total >= 40, source
+
+
+def test_docs_give_the_ported_counts():
+    from policies.rules.kubernetes_validation import DOCS
+    flat = " ".join(DOCS.split())
+    k8s = FILES["kubernetes"]
+    assert f"({len(k8s)} tables, {sum(len(d['cases']) for _, d in k8s)} cases:" in flat
+    assert f"webhook tables ({sum(len(d['cases']) for _, d in FILES['training-operator'])} cases)" in flat
