@@ -7,8 +7,9 @@ one on UPDATE) plus a ``lookup`` for cluster objects (queues, by name) and retur
 caller does not know the cluster (a manifest set), it passes ``cluster_known=False`` and every check
 that needs a missing object is skipped rather than failed.
 
-Not evaluated here: the pod-template validation the job webhook runs on each task (the API server's
-``ValidatePodTemplate``; a separate module), feature gates other than PodLevelResources.
+The pod-template validation the job webhook runs on each task (the API server's
+``ValidatePodTemplate``) is ``apivalidation.validate_pod_template``. Not evaluated: the
+PodLevelResources feature gate's pod-level resource checks.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from typing import Callable, Iterable
 
 from modules.core.quantity import parse_quantity
 
+from .apivalidation import validate_pod_template
 from .partitions import UPSTREAM_MESSAGES
 from .shapes import annotations, as_dict, as_int, as_list, meta
 
@@ -216,6 +218,8 @@ def validate_job_create(job: dict, lookup: Lookup, queues: Callable[[], Iterable
         errors = qualified_name_errors(pod)
         if errors:
             out.append((f"{at}.name", f"create pod with name {pod} validate failed {errors}"))
+        for path, message in validate_pod_template(task.get("template"), f"{at}.template"):
+            out.append((path, f"spec.task[{i}].{message}"))
         topo = task_topology_problem(task, i)
         if topo:
             out.append(topo)
