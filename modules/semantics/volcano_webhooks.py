@@ -21,7 +21,7 @@ from typing import Callable, Iterable
 from modules.core.quantity import parse_quantity
 
 from .apivalidation import validate_pod_template
-from .partitions import UPSTREAM_MESSAGES
+from .partitions import partition_policies, webhook_refusal
 from .shapes import annotations, as_dict, as_int, as_list, meta
 
 Problem = tuple[str, str]
@@ -197,6 +197,7 @@ def validate_job_create(job: dict, lookup: Lookup, queues: Callable[[], Iterable
     out: list[Problem] = []
     if _topology_both(spec.get("networkTopology")):
         out.append(("spec.networkTopology", BOTH_TIERS))
+    partitions = _partition_refusals(job)
     seen: set = set()
     total = 0
     for i, task in enumerate(map(as_dict, tasks)):
@@ -223,13 +224,10 @@ def validate_job_create(job: dict, lookup: Lookup, queues: Callable[[], Iterable
         topo = task_topology_problem(task, i)
         if topo:
             out.append(topo)
-        policy = as_dict(task.get("partitionPolicy"))
-        if task.get("partitionPolicy") is not None:
-            failed = _partition_field(task, policy)
-            if failed:
-                out.append((f"{at}.{failed}", f"{UPSTREAM_MESSAGES[failed]} in task: {task_name}, job: {name}"))
-            if _topology_both(policy.get("networkTopology")):
-                out.append((f"{at}.partitionPolicy.networkTopology", BOTH_TIERS))
+        if at in partitions:
+            out.append(partitions[at])
+        if _topology_both(as_dict(task.get("partitionPolicy")).get("networkTopology")):
+            out.append((f"{at}.partitionPolicy.networkTopology", BOTH_TIERS))
     errors = qualified_name_errors(name)
     if errors:
         out.append(("metadata.name", f"create job with name {name} validate failed {errors}"))
@@ -267,19 +265,14 @@ def validate_job_create(job: dict, lookup: Lookup, queues: Callable[[], Iterable
     return out
 
 
-def _partition_field(task: dict, policy: dict) -> str | None:
-    total, size = as_int(policy.get("totalPartitions")) or 0, as_int(policy.get("partitionSize")) or 0
-    min_parts = as_int(policy.get("minPartitions")) or 0
-    replicas, own_min = as_int(task.get("replicas")) or 0, as_int(task.get("minAvailable"))
-    if total <= 0:
-        return "partitionPolicy.totalPartitions"
-    if size <= 0:
-        return "partitionPolicy.partitionSize"
-    if replicas != total * size:
-        return "replicas"
-    if own_min is not None and min_parts > 0 and min_parts * size != own_min:
-        return "minAvailable"
-    return None
+def _partition_refusals(job: dict) -> dict[str, Problem]:
+    """``validatePartitionPolicy`` per task path (``spec.tasks[i]``): partitions.py decides it once."""
+    out = {}
+    for policy in partition_policies(job):
+        refused = webhook_refusal(job, policy)
+        if refused:
+            out[policy.path] = refused
+    return out
 
 
 def validate_job_update(new: dict, old: dict) -> list[Problem]:
@@ -287,6 +280,7 @@ def validate_job_update(new: dict, old: dict) -> list[Problem]:
     may change; the first failing check."""
     spec, old_spec = as_dict(new.get("spec")), as_dict(old.get("spec"))
     tasks, total = as_list(spec.get("tasks")), 0
+    partitions = _partition_refusals(new)
     for i, task in enumerate(map(as_dict, tasks)):
         name, replicas, own_min = task.get("name"), as_int(task.get("replicas")) or 0, as_int(task.get("minAvailable"))
         if replicas < 0:
@@ -295,11 +289,8 @@ def validate_job_update(new: dict, old: dict) -> list[Problem]:
             return [(f"spec.tasks[{i}].minAvailable", f"'minAvailable' must be >= 0 in task: {name}")]
         if own_min is not None and own_min > replicas:
             return [(f"spec.tasks[{i}].minAvailable", f"'minAvailable' must be <= 'replicas' in task: {name}")]
-        if task.get("partitionPolicy") is not None:
-            failed = _partition_field(task, as_dict(task.get("partitionPolicy")))
-            if failed:
-                return [(f"spec.tasks[{i}].{failed}", f"{UPSTREAM_MESSAGES[failed]} in task: {name}, "
-                                                      f"job: {meta(new).get('name')}")]
+        if f"spec.tasks[{i}]" in partitions:
+            return [partitions[f"spec.tasks[{i}]"]]
         total += replicas
     job_min = as_int(spec.get("minAvailable")) or 0
     if job_min > total:

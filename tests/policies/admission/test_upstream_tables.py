@@ -14,7 +14,8 @@ def _cases():
         doc = load_fixture(path)
         divergent = {d["case"]: d["reason"] for d in doc.get("divergent") or ()}
         for case in doc.get("cases") or ():
-            marks = [pytest.mark.xfail(strict=True, reason=divergent[case["name"]])] if case["name"] in divergent else []
+            reason = divergent.get(case["name"])
+            marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
             yield pytest.param(source, case, id=f"{source}/{path.stem}/{case['name']}", marks=marks)
 
 
