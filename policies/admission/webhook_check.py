@@ -1,17 +1,34 @@
 """Upstream's Go-only admission checks (the webhook registry) applied to manifests, as the API
 server's admission chain meets an object on CREATE: ``.status`` of a status-subresource kind dropped,
 the mutating webhooks' defaults applied (modules/semantics/mutation.py), then every registered
-validating check whose webhook the Volcano chart enables (the stacks keep the chart's defaults:
-custom.admission_enable true, custom.enabled_admissions without /jobflows/validate and the pod
-webhooks)."""
+validating check whose webhook the Volcano chart enables: ``enabled_admissions`` reads the Volcano
+chart release among the manifests (``custom.admission_enable``, ``custom.enabled_admissions``), and
+without one the chart's defaults hold (jobflows and pods webhooks off)."""
 from __future__ import annotations
 
 from typing import Iterator
 
 from modules.semantics.mutation import as_created, mutate
+from modules.semantics.scheduler_conf import is_volcano_release, release_values
 from modules.semantics.shapes import api_group, as_dict
 
 from .webhooks import CHART_DEFAULT_ADMISSIONS, CREATE, VALIDATE, Request, Webhook, webhooks
+
+
+def enabled_admissions(manifests: list[dict]) -> frozenset[str]:
+    """The Volcano webhooks the chart release among ``manifests`` installs (the first release): none
+    when ``custom.admission_enable`` is false, else the comma-separated ``custom.enabled_admissions``
+    (chart default when unset). No release: the chart's defaults."""
+    for obj in manifests:
+        if is_volcano_release(obj):
+            custom = as_dict(release_values(obj).get("custom"))
+            if custom.get("admission_enable") is False:
+                return frozenset()
+            listed = custom.get("enabled_admissions")
+            if isinstance(listed, str):
+                return frozenset(p.strip() for p in listed.split(",") if p.strip())
+            return CHART_DEFAULT_ADMISSIONS
+    return CHART_DEFAULT_ADMISSIONS
 
 
 def cluster_of(manifests: list[dict]) -> tuple[dict, ...]:

@@ -26,6 +26,8 @@ def _covered(obj: dict) -> bool:
 def _upstream_admission(objects: list[dict], ctx: CheckContext) -> Iterator[RuleOutcome]:
     from ..admission import Denial, rules
 
+    # Our own code for upstream's Go-only checks: evaluated whether or not the CEL rules load.
+    yield from _go_webhooks(objects, ctx)
     ruleset = rules()
     if ruleset.missing and any(_covered(o) for o in ctx.manifests):
         # One line for the run, whenever the stack or the manifests hold an object the rules judge
@@ -35,7 +37,6 @@ def _upstream_admission(objects: list[dict], ctx: CheckContext) -> Iterator[Rule
             return
     namespaces = {meta(o).get("name"): o for o in ctx.manifests if is_kind(o, "Namespace", "")}
     skipped: set[tuple[str, str]] = set()
-    yield from _go_webhooks(objects, ctx)
     for obj in objects:
         try:
             # The API server drops .status of a status-subresource kind on CREATE before admission.
@@ -58,12 +59,13 @@ def _upstream_admission(objects: list[dict], ctx: CheckContext) -> Iterator[Rule
 def _go_webhooks(objects: list[dict], ctx: CheckContext) -> Iterator[RuleOutcome]:
     """Upstream's Go-only webhook checks and the API server's built-in validation (the registry in
     policies/admission/webhooks.py), on each object as created and mutated."""
-    from ..admission.webhook_check import cluster_of, judge
+    from ..admission.webhook_check import cluster_of, enabled_admissions, judge
 
     cluster = ctx.remember("upstream-admission:cluster", lambda: cluster_of(ctx.manifests))
+    enabled = ctx.remember("upstream-admission:enabled", lambda: enabled_admissions(ctx.manifests))
     for obj in objects:
         try:
-            refusals = list(judge(obj, cluster))
+            refusals = list(judge(obj, cluster, enabled))
         except Exception as exc:   # never crash a run on an odd object; say what was not checked
             yield NotChecked(f"upstream webhook checks not evaluated: {type(exc).__name__}: {exc}", obj)
             continue
