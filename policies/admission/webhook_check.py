@@ -1,0 +1,65 @@
+"""Upstream's Go-only admission checks (the webhook registry) applied to manifests, as the API
+server's admission chain meets an object on CREATE: ``.status`` of a status-subresource kind dropped,
+the mutating webhooks' defaults applied (modules/semantics/mutation.py), then every registered
+validating check whose webhook the Volcano chart enables: ``enabled_admissions`` reads the Volcano
+chart release among the manifests (``custom.admission_enable``, ``custom.enabled_admissions``), and
+without one the chart's defaults hold (jobflows and pods webhooks off)."""
+from __future__ import annotations
+
+from typing import Iterator
+
+from modules.semantics.mutation import as_created, mutate
+from modules.semantics.scheduler_conf import is_volcano_release, release_values
+from modules.semantics.shapes import api_group, as_dict
+
+from .webhooks import CHART_DEFAULT_ADMISSIONS, CREATE, VALIDATE, Request, Webhook, webhooks
+
+
+def enabled_admissions(manifests: list[dict]) -> frozenset[str]:
+    """The Volcano webhooks the chart release among ``manifests`` installs (the first release): none
+    when ``custom.admission_enable`` is false, else the comma-separated ``custom.enabled_admissions``
+    (chart default when unset). No release: the chart's defaults."""
+    for obj in manifests:
+        if is_volcano_release(obj):
+            custom = as_dict(release_values(obj).get("custom"))
+            if custom.get("admission_enable") is False:
+                return frozenset()
+            listed = custom.get("enabled_admissions")
+            if isinstance(listed, str):
+                return frozenset(p.strip() for p in listed.split(",") if p.strip())
+            return CHART_DEFAULT_ADMISSIONS
+    return CHART_DEFAULT_ADMISSIONS
+
+
+def cluster_of(manifests: list[dict]) -> tuple[dict, ...]:
+    """What the webhooks look up among the manifests, as the cluster holds them once applied: each
+    Queue Open (the queue controller opens a new queue), plus Volcano's own ``default`` queue."""
+    out = []
+    names = set()
+    for obj in manifests:
+        if obj.get("kind") == "Queue" and api_group(obj) == "scheduling.volcano.sh":
+            queue = dict(as_created(obj))
+            queue["status"] = {"state": "Open"}
+            out.append(queue)
+            names.add(as_dict(obj.get("metadata")).get("name"))
+        elif obj.get("kind") == "Namespace":
+            out.append(obj)
+    if "default" not in names:
+        out.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "default"},
+                    "spec": {"weight": 1, "reclaimable": True}, "status": {"state": "Open"}})
+    return tuple(out)
+
+
+def judge(obj: dict, cluster: tuple[dict, ...], enabled: frozenset[str] = CHART_DEFAULT_ADMISSIONS,
+          skip: frozenset[str] = frozenset()) -> Iterator[tuple[Webhook, str, str]]:
+    """(webhook, path, upstream's message) for each refusal of ``obj`` at CREATE; ``skip``: sources
+    whose checks are left to another caller."""
+    hooks = [h for h in webhooks(api_group(obj), str(obj.get("kind")), VALIDATE, enabled=enabled)
+             if h.source not in skip]
+    if not hooks:
+        return
+    created = mutate(obj, enabled)
+    request = Request(CREATE, created, None, cluster, cluster_known=False)
+    for hook in hooks:
+        for path, message in hook.check(request):
+            yield hook, path, message
