@@ -57,8 +57,9 @@ def _upstream_admission(objects: list[dict], ctx: CheckContext) -> Iterator[Rule
 
 
 def _go_webhooks(objects: list[dict], ctx: CheckContext) -> Iterator[RuleOutcome]:
-    """Upstream's Go-only webhook checks and the API server's built-in validation (the registry in
-    policies/admission/webhooks.py), on each object as created and mutated."""
+    """Upstream's Go-only webhook checks (the registry in policies/admission/webhooks.py), on each
+    object as created and mutated; the sources with a named sub-rule (NAMED_SUB_RULES: Trainer's and
+    the Training Operator's webhooks, the API server's built-in validation) are left to it."""
     from ..admission.webhook_check import cluster_of, enabled_admissions, judge
 
     cluster = ctx.remember("upstream-admission:cluster", lambda: cluster_of(ctx.manifests))
