@@ -100,26 +100,25 @@ _CONFIG_KEY_MSG = "a valid config key must consist of alphanumeric characters, '
 _ENV_MSG = "a valid environment variable name must consist only of printable ASCII characters other than '='"
 
 
+def _format(value: str, limit: int, valid: bool, message: str, pattern: str, *examples: str) -> list[str]:
+    """Upstream's two complaints about a formatted string: too long, and not matching its pattern."""
+    out = [_max_len(limit)] if len(value) > limit else []
+    if not valid:
+        out.append(_regex_error(message, _NAME_RE[pattern], *examples))
+    return out
+
+
 def dns1123_label(value: str) -> list[str]:
     """IsDNS1123Label: what is wrong with ``value`` as a DNS label (empty: nothing)."""
-    out = [_max_len(DNS1123_LABEL_MAX)] if len(value) > DNS1123_LABEL_MAX else []
-    if not _is_label(value):
-        out.append(_regex_error(_LABEL_MSG, _NAME_RE["label"], "my-name", "123-abc"))
-    return out
+    return _format(value, DNS1123_LABEL_MAX, _is_label(value), _LABEL_MSG, "label", "my-name", "123-abc")
 
 
 def dns1123_subdomain(value: str) -> list[str]:
-    out = [_max_len(DNS1123_SUBDOMAIN_MAX)] if len(value) > DNS1123_SUBDOMAIN_MAX else []
-    if not _is_subdomain(value):
-        out.append(_regex_error(_SUBDOMAIN_MSG, _NAME_RE["subdomain"], "example.com"))
-    return out
+    return _format(value, DNS1123_SUBDOMAIN_MAX, _is_subdomain(value), _SUBDOMAIN_MSG, "subdomain", "example.com")
 
 
 def dns1035_label(value: str) -> list[str]:
-    out = [_max_len(DNS1123_LABEL_MAX)] if len(value) > DNS1123_LABEL_MAX else []
-    if not _is_dns1035(value):
-        out.append(_regex_error(_DNS1035_MSG, _NAME_RE["dns1035"], "my-name", "abc-123"))
-    return out
+    return _format(value, DNS1123_LABEL_MAX, _is_dns1035(value), _DNS1035_MSG, "dns1035", "my-name", "abc-123")
 
 
 def qualified_name(value: str) -> list[str]:
@@ -148,10 +147,8 @@ def qualified_name(value: str) -> list[str]:
 
 
 def label_value(value: str) -> list[str]:
-    out = [_max_len(LABEL_VALUE_MAX)] if len(value) > LABEL_VALUE_MAX else []
-    if value and not _is_qualified_part(value):
-        out.append(_regex_error(_LABEL_VALUE_MSG, _NAME_RE["label-value"], "MyValue", "my_value", "12345"))
-    return out
+    return _format(value, LABEL_VALUE_MAX, not value or _is_qualified_part(value), _LABEL_VALUE_MSG, "label-value",
+                   "MyValue", "my_value", "12345")
 
 
 def port_number(value: int) -> list[str]:
@@ -182,9 +179,9 @@ def env_var_name(value: str) -> list[str]:
 
 
 def config_map_key(value: str) -> list[str]:
-    out = [_max_len(DNS1123_SUBDOMAIN_MAX)] if len(value) > DNS1123_SUBDOMAIN_MAX else []
-    if not value or any(c not in _CONFIG_KEY_CHARS for c in value):
-        out.append(_regex_error(_CONFIG_KEY_MSG, _NAME_RE["config-key"], "key.name", "KEY_NAME", "key-name"))
+    valid = bool(value) and all(c in _CONFIG_KEY_CHARS for c in value)
+    out = _format(value, DNS1123_SUBDOMAIN_MAX, valid, _CONFIG_KEY_MSG, "config-key", "key.name", "KEY_NAME",
+                  "key-name")
     if value == ".":
         out.append("must not be '.'")
     elif value == "..":
@@ -368,6 +365,15 @@ def _volumes(spec: dict, base: str) -> tuple[set[str], list[Problem]]:
     return names, out
 
 
+def _named(name: str, path: str, check, seen: set[str]) -> list[Problem]:
+    """A list entry's name: in its format (``check``), and unique among the valid ones seen so far."""
+    problems = [(path, invalid(name, m)) for m in check(name)]
+    if not problems and name in seen:
+        problems.append((path, duplicate(name)))
+    seen.add(name)
+    return problems
+
+
 def _resources(resources: Any, path: str) -> list[Problem]:
     """validateResourceRequirements: quantities not negative; requests not above limits, and equal to
     them for resources that cannot be overcommitted (extended resources such as nvidia.com/gpu)."""
@@ -478,11 +484,7 @@ def _container(c: dict, path: str, volumes: set[str], init: bool) -> list[Proble
         p = f"{path}.ports[{i}]"
         name = _str(port.get("name"))
         if name:
-            problems = port_name(name)
-            out += [(f"{p}.name", invalid(name, m)) for m in problems]
-            if not problems and name in names:
-                out.append((f"{p}.name", duplicate(name)))
-            names.add(name)
+            out += _named(name, f"{p}.name", port_name, names)
         number = as_int(port.get("containerPort"))
         if number is not None:
             if number == 0:
@@ -561,11 +563,7 @@ def validate_pod_spec(spec: Any, path: str, restart_policies: tuple[str, ...] = 
             if not name:
                 out.append((f"{p}.name", required()))
             else:
-                problems = dns1123_label(name)
-                out += [(f"{p}.name", invalid(name, m)) for m in problems]
-                if not problems and name in seen:
-                    out.append((f"{p}.name", duplicate(name)))
-                seen.add(name)
+                out += _named(name, f"{p}.name", dns1123_label, seen)
             if field_name != "ephemeralContainers":
                 out += _container(c, p, volumes, field_name == "initContainers")
     policy = spec.get("restartPolicy", "Always")
@@ -860,11 +858,7 @@ def validate_service(obj: dict) -> list[Problem]:
         if len(ports) > 1 and not name:
             out.append((f"{p}.name", required()))
         elif name:
-            problems = dns1123_label(name)
-            out += [(f"{p}.name", invalid(name, m)) for m in problems]
-            if not problems and name in names:
-                out.append((f"{p}.name", duplicate(name)))
-            names.add(name)
+            out += _named(name, f"{p}.name", dns1123_label, names)
         number = as_int(port.get("port"))
         if number is not None:
             out += [(f"{p}.port", invalid(number, m)) for m in port_number(number)]
