@@ -650,13 +650,16 @@ def _cross_ref(ref: Any, path: str) -> list[Problem]:
     return out
 
 
+def _one_of(value: Any, path: str, allowed: tuple[str, ...], missing: str) -> list[Problem]:
+    """A required enum field: set (``missing`` says what to specify) and one of ``allowed``."""
+    if not value:
+        return [(path, required(missing))]
+    return [] if value in allowed else [(path, not_supported(value, allowed))]
+
+
 def _metric_target(target: dict, path: str) -> list[Problem]:
-    out: list[Problem] = []
     kind = target.get("type")
-    if not kind:
-        out.append((f"{path}.type", required("must specify a metric target type")))
-    elif kind not in HPA_TARGET_TYPES:
-        out.append((f"{path}.type", not_supported(kind, HPA_TARGET_TYPES)))
+    out = _one_of(kind, f"{path}.type", HPA_TARGET_TYPES, "must specify a metric target type")
     utilization = as_int(target.get("averageUtilization"))
     if kind == "Utilization" and utilization is not None and utilization < 1:
         out.append((f"{path}.averageUtilization", invalid(utilization, "must be greater than 0")))
@@ -719,12 +722,8 @@ _SOURCE_FIELD = {"Object": "object", "Pods": "pods", "Resource": "resource", "Ex
 
 
 def _metric(metric: dict, path: str) -> list[Problem]:
-    out: list[Problem] = []
     kind = metric.get("type")
-    if not kind:
-        out.append((f"{path}.type", required("must specify a metric source type")))
-    elif kind not in HPA_METRIC_TYPES:
-        out.append((f"{path}.type", not_supported(kind, HPA_METRIC_TYPES)))
+    out = _one_of(kind, f"{path}.type", HPA_METRIC_TYPES, "must specify a metric source type")
     present = [f for f in ("object", "pods", "resource", "external", "containerResource") if metric.get(f) is not None]
     if present:
         out += _metric_source(present[0], as_dict(metric.get(present[0])), f"{path}.{present[0]}")
