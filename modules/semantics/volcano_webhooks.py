@@ -14,7 +14,6 @@ PodLevelResources feature gate's pod-level resource checks.
 from __future__ import annotations
 
 import re
-import zoneinfo
 from decimal import Decimal
 from typing import Callable, Iterable
 
@@ -399,6 +398,7 @@ _ZONES: set[str] = set()
 
 def _zones() -> set[str]:
     if not _ZONES:
+        import zoneinfo   # only a CronJob with a timeZone needs the zone list
         _ZONES.update(zoneinfo.available_timezones())
     return _ZONES
 
