@@ -44,6 +44,8 @@ class Request:
     # When False the webhook may not assume that an object missing from ``cluster`` is missing from
     # the cluster (a manifest set without the cluster's queues): lookups that would fail are skipped.
     cluster_known: bool = True
+    # Settings of the webhook server that upstream's tables vary (e.g. Volcano's MaxQueueDepth).
+    settings: dict = field(default_factory=dict)
 
     def find(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
         for obj in self.cluster:

@@ -36,7 +36,8 @@ def _job(request: Request):
 
 def _queue(request: Request):
     return vw.validate_queue(request.object, request.old_object, _lookup(request), _queues(request),
-                             request.operation, cluster_known=request.cluster_known)
+                             request.operation, request.settings.get("MaxQueueDepth", vw.MAX_QUEUE_DEPTH),
+                             request.cluster_known)
 
 
 def _hypernode(request: Request):
@@ -71,6 +72,8 @@ WEBHOOKS = (
     Webhook("volcano", BATCH, "CronJob", VALIDATE, lambda r: vw.validate_cronjob(r.object),
             f"{_REPO}/cronjobs/validate/admit_cronjob.go", "validateCronjobSpec / validateCronJobName",
             "/cronjobs/validate", BOTH),
+    Webhook("volcano", "", "Pod", VALIDATE, lambda r: vw.validate_pod(r.object),
+            f"{_REPO}/pods/validate/admit_pod.go", "validatePod", "/pods/validate"),
     Webhook("volcano", FLOW, "JobFlow", VALIDATE, lambda r: vw.validate_jobflow(r.object),
             f"{_REPO}/jobflows/validate/validate_jobflow.go", "validateJobFlowDAG", "/jobflows/validate", BOTH),
 )

@@ -85,3 +85,12 @@ def test_only_the_webhooks_the_chart_enables_count():
             "spec": {"schedule": "61 * * * *", "jobTemplate": {"spec": JOB["spec"]}}}
     assert any("not a valid cron expression" in f.message for f in webhook_findings([cron, QUEUE]))
     assert webhook_findings([cron, QUEUE, off]) == []
+
+
+def test_a_parent_queue_is_judged_before_its_children_exist():
+    parent = {**QUEUE, "spec": {"weight": 1, "capability": {"cpu": "10"}}}
+    child = {**QUEUE, "metadata": {"name": "child"}, "spec": {"weight": 1, "parent": "research",
+                                                               "capability": {"cpu": "20"}}}
+    [finding] = webhook_findings([parent, child])
+    assert finding.resource.endswith("Queue/child") and finding.path == "spec.capability.cpu"
+    assert "exceeds its ancestor's capability=10" in finding.message
