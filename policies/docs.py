@@ -146,6 +146,8 @@ def render() -> str:
                 "**Settings.**", "", *_settings(rule)]
     from .rules.trainer_admission import DOCS as TRAINER_ADMISSION
     out += ["", TRAINER_ADMISSION.rstrip()]
+    from .rules.kubernetes_validation import DOCS as GO_ONLY_VALIDATION
+    out += ["", GO_ONLY_VALIDATION.rstrip()]
     from .admission.docs import SECTION
 
     return "\n".join(out) + "\n" + SECTION

@@ -68,10 +68,12 @@ def _without_descendants(cluster: tuple[dict, ...], name: object) -> tuple[dict,
                  if not (o.get("kind") == "Queue" and below(as_dict(o.get("metadata")).get("name"))))
 
 
-def judge(obj: dict, cluster: tuple[dict, ...], enabled: frozenset[str] = CHART_DEFAULT_ADMISSIONS
-          ) -> Iterator[tuple[Webhook, str, str]]:
-    """(webhook, path, upstream's message) for each refusal of ``obj`` at CREATE."""
-    hooks = webhooks(api_group(obj), str(obj.get("kind")), VALIDATE, enabled=enabled)
+def judge(obj: dict, cluster: tuple[dict, ...], enabled: frozenset[str] = CHART_DEFAULT_ADMISSIONS,
+          skip: frozenset[str] = frozenset()) -> Iterator[tuple[Webhook, str, str]]:
+    """(webhook, path, upstream's message) for each refusal of ``obj`` at CREATE; ``skip``: sources
+    whose checks are left to another caller."""
+    hooks = [h for h in webhooks(api_group(obj), str(obj.get("kind")), VALIDATE, enabled=enabled)
+             if h.source not in skip]
     if not hooks:
         return
     created = mutate(obj, enabled)

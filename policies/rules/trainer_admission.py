@@ -3,7 +3,7 @@ CRD rule carries: the (Cluster)TrainingRuntime webhook's replicated-job checks, 
 webhook's plugin validations (Torch, TorchTune, Volcano, JobSet) against the referenced runtime.
 
 Our own implementation of upstream's behaviour, measured against upstream's test tables turned into
-fixtures (tests/policies/rules/upstream/trainer/, one file per upstream test function). A TrainJob is
+fixtures (tests/policies/admission/upstream/trainer/, one file per upstream test function). A TrainJob is
 judged as on CREATE: the update-only checks (runtimePatches immutability) do not apply.
 """
 from __future__ import annotations
@@ -337,6 +337,32 @@ _FIX = {
 }
 
 
+def trainjob_refusals(job: dict, objects: list[dict], known: bool,
+                      priority_classes: set[str] | None) -> list[Problem] | None:
+    """What the TrainJob webhook refuses on CREATE, the runtime looked up among ``objects``. None: the
+    runtime is not among them and ``known`` is False (the cluster may hold it), so nothing was judged."""
+    group, kind, name = _runtime_ref(job)
+    if group != GROUP or kind not in RUNTIME_KINDS:
+        return [("spec.runtimeRef", f"unsupported runtime: {kind}.{group}")]
+    runtime = find_runtime(job, objects)
+    if runtime is None:
+        if not known:
+            return None
+        path = "spec.RuntimeRef" if kind == "ClusterTrainingRuntime" else "spec.runtimeRef"
+        step = kind[0].lower() + kind[1:]
+        return [(path, f"{kind.lower()}s.{GROUP} {_q(name)} not found: specified {step} must be created before "
+                       "the TrainJob is created")]
+    return trainjob_problems(job, runtime, priority_classes)
+
+
+def admission_problems(obj: dict, objects: list[dict], known: bool,
+                       priority_classes: set[str] | None) -> list[Problem] | None:
+    """Trainer's webhooks for any of their kinds (the registry's and the rule's entry)."""
+    if obj.get("kind") in RUNTIME_KINDS:
+        return runtime_problems(obj)
+    return trainjob_refusals(obj, objects, known, priority_classes)
+
+
 def _trainer_admission(obj: dict, ctx: CheckContext) -> Iterator[Finding | NotChecked]:
     known = bool(ctx.config.get("clusterObjectsKnown"))
     if obj.get("kind") in RUNTIME_KINDS:
@@ -345,31 +371,28 @@ def _trainer_admission(obj: dict, ctx: CheckContext) -> Iterator[Finding | NotCh
                                 f"{_FIX['runtime']}")
         return
     group, kind, name = _runtime_ref(obj)
-    if group != GROUP or kind not in RUNTIME_KINDS:
-        yield Finding("spec.runtimeRef", f"{where(obj, 'spec.runtimeRef')}: Trainer's TrainJob webhook rejects it: "
-                                         f"unsupported runtime: {kind}.{group}. Reference a ClusterTrainingRuntime "
-                                         f"or TrainingRuntime of {GROUP}.")
-        return
-    runtime = find_runtime(obj, ctx.manifests)
-    if runtime is None:
-        if known:
-            path = "spec.RuntimeRef" if kind == "ClusterTrainingRuntime" else "spec.runtimeRef"
-            plural = f"{kind.lower()}s.{GROUP}"
-            step = kind[0].lower() + kind[1:]
-            yield Finding(path, f"{where(obj, path)}: Trainer's TrainJob webhook rejects it: {plural} {_q(name)} not "
-                                f"found: specified {step} must be created before the TrainJob is created.")
-        else:
-            yield NotChecked(f"{where(obj, 'spec.runtimeRef')}: {kind} {name!r} is not among the checked objects, "
-                             "so Trainer's plugin validations (Torch, Volcano, JobSet) were not evaluated",
-                             path="spec.runtimeRef")
-        return
     present = ctx.remember("priority-classes", lambda: {
         str(meta(o).get("name")) for o in ctx.manifests if o.get("kind") == "PriorityClass"})
     listed = {str(n) for n in ctx.config.get("priorityClasses") or ()}
     # Judged only when something says which PriorityClasses exist: the stack renders its own
     # (trainstack:volcano.priorityClasses), the settings list the cluster's, or the objects are all.
     classes = present | listed if (known or present or listed) else None
-    for path, message in trainjob_problems(obj, runtime, classes):
+    problems = trainjob_refusals(obj, ctx.manifests, known, classes)
+    if problems is None:
+        yield NotChecked(f"{where(obj, 'spec.runtimeRef')}: {kind} {name!r} is not among the checked objects, "
+                         "so Trainer's plugin validations (Torch, Volcano, JobSet) were not evaluated",
+                         path="spec.runtimeRef")
+        return
+    if group != GROUP or kind not in RUNTIME_KINDS:
+        (path, message), = problems
+        yield Finding(path, f"{where(obj, path)}: Trainer's TrainJob webhook rejects it: {message}. Reference a "
+                            f"ClusterTrainingRuntime or TrainingRuntime of {GROUP}.")
+        return
+    if find_runtime(obj, ctx.manifests) is None:
+        (path, message), = problems
+        yield Finding(path, f"{where(obj, path)}: Trainer's TrainJob webhook rejects it: {message}.")
+        return
+    for path, message in problems:
         yield Finding(path, f"{where(obj, path)}: Trainer's TrainJob webhook rejects it (runtime {kind} {name!r}): "
                             f"{message}. {_FIX['trainjob']}")
 
@@ -386,7 +409,7 @@ RULES = (
             "{torch,volcano,jobset} Validate), not in any ValidatingAdmissionPolicy or CRD rule, so neither "
             "schema validation nor upstream-admission sees them; the API server refuses the object at creation.",
         fix="Follow the message: it quotes Trainer's own error. Upstream's test cases are the fixtures in "
-            "tests/policies/rules/upstream/trainer/.",
+            "tests/policies/admission/upstream/trainer/.",
         severity="high", enforcement=MANDATORY, check=_trainer_admission,
         kinds=frozenset({"TrainJob", *RUNTIME_KINDS}),
         config_schema={
@@ -403,7 +426,7 @@ RULES = (
 
 
 # The section docs/policies.md carries about this rule (policies/docs.py appends it; a test keeps
-# the lists in step with tests/policies/rules/upstream/trainer/).
+# the lists in step with tests/policies/admission/upstream/trainer/).
 DOCS = """\
 ## Trainer's Go-only admission checks (`trainer-admission`)
 
@@ -426,7 +449,7 @@ setting `priorityClasses` lists the cluster's.
 | `pkg/runtime/framework/plugins/jobset` (`Validate`) | initializer jobs, containers and `initializer` volume mounts for `spec.initializer`; `runtimePatches` managers are domain-prefixed paths and name existing jobs and containers, without env for node/initializer containers |
 
 **Measured against upstream.** The inputs and expected outcomes of upstream's test tables are our
-fixtures in `tests/policies/rules/upstream/trainer/` (one file per upstream test function, upstream's case
+fixtures in `tests/policies/admission/upstream/trainer/` (one file per upstream test function, upstream's case
 names verbatim, with repository, tag, path and function), and `tests/policies/rules/test_trainer_admission.py`
 requires upstream's outcome for every ported case: accepted, or rejected on upstream's field with
 upstream's message. Ported: `TestValidateReplicatedJobs` (4 cases), `TestClusterTrainingRuntimeValidateCreate` (2),
@@ -445,6 +468,13 @@ the JobSet plugin's `TestValidate` (17) and the MPI plugin's `TestValidate` (11)
   "forbid changes to runtimePatches when trainJob is suspended but jobSet has an active replicatedJob",
   "forbid atomic update: suspending trainJob with runtimePatches change is rejected when jobSet has an active replicatedJob",
   "forbid changes to runtimePatches when trainJob is suspended but has multiple active replicatedJobs".
+- The TrainJob defaulting webhook's `TestDefault` (7 cases, all CREATE/UPDATE stamps of
+  `runtimePatches[].time` from a fake clock): "CREATE: all patches get timestamped",
+  "UPDATE, patch unchanged: Time preserved", "UPDATE, patch changed: Time updated",
+  "CREATE: externally-set Time is preserved", "UPDATE, patch changed with pre-existing Time: Time updated",
+  "UPDATE, new patch added alongside unchanged patch",
+  "UPDATE, new patch added with externally-set Time: Time preserved". The stamp changes no verdict, and
+  trainstack does not model clock-driven timestamps.
 - Deprecation *warnings* (`support=deprecated`, "deprecated runtime referenced"): only the outcome
   (admitted) is checked; warnings never reject an object.
 - The JAX, XGBoost and Flux plugins' `Validate` (and their test tables): trainstack renders only
