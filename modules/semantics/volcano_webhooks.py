@@ -220,7 +220,8 @@ def validate_job_create(job: dict, lookup: Lookup, queues: Callable[[], Iterable
         if errors:
             out.append((f"{at}.name", f"create pod with name {pod} validate failed {errors}"))
         for path, message in validate_pod_template(task.get("template"), f"{at}.template"):
-            out.append((path, f"spec.task[{i}].{message}"))
+            # Upstream prefixes each field error of the task's PodTemplate with spec.task[<i>].
+            out.append((path, f"spec.task[{i}].{path[len(at) + 1:]}: {message}"))
         topo = task_topology_problem(task, i)
         if topo:
             out.append(topo)

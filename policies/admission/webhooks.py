@@ -67,6 +67,8 @@ class Webhook:
     name: str = ""               # upstream's function / webhook name, for messages
     admission: str | None = None  # the chart's enabled_admissions entry, or None (always on)
     operations: frozenset[str] = field(default_factory=lambda: frozenset({CREATE}))
+    # How to fix a refusal, from upstream's message (None: the finding says to make the check hold).
+    fix: Callable[[str], "str | None"] | None = None
 
 
 _REGISTRY: list[Webhook] = []

@@ -73,9 +73,10 @@ def _go_webhooks(objects: list[dict], ctx: CheckContext) -> Iterator[RuleOutcome
         for hook, path, message in refusals:
             if message.startswith(_PARTITION_MESSAGES):
                 continue   # the named sub-rule `volcano-job-admission` reports these, with its own fix
+            fix = (hook.fix(message) if hook.fix else None) or f"change {path} so that upstream's check holds"
             yield Finding(path, f"{where(obj, path)}: {_WHO[hook.source]} rejects this object: \"{message}\" "
                                 f"({hook.upstream}, {hook.name}). The API server refuses it at create, so `pulumi up` "
-                                f"or the GitOps sync fails; change {path} so that upstream's check holds.", obj)
+                                f"or the GitOps sync fails; fix: {fix}.", obj)
 
 
 _PARTITION_MESSAGES = tuple(UPSTREAM_MESSAGES.values())

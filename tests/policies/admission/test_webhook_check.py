@@ -94,3 +94,17 @@ def test_a_parent_queue_is_judged_before_its_children_exist():
     [finding] = webhook_findings([parent, child])
     assert finding.resource.endswith("Queue/child") and finding.path == "spec.capability.cpu"
     assert "exceeds its ancestor's capability=10" in finding.message
+
+
+def test_each_volcano_refusal_in_the_tables_has_a_fix():
+    """Every message our Volcano checks give on upstream's tables maps to a concrete fix."""
+    from policies.admission.providers.volcano import fix_for
+    from policies.admission.upstream_tables import fixture_files, load_fixture, run_case
+
+    for source, path in fixture_files(("volcano",)):
+        doc = load_fixture(path)
+        divergent = {d["case"] for d in doc.get("divergent") or ()}
+        for case in doc["cases"]:
+            if (case.get("expect") or {}).get("allowed") is False and case["name"] not in divergent:
+                _, said = run_case(source, case)
+                assert fix_for(said), (case["name"], said)
