@@ -76,7 +76,12 @@ FIXES = (
     ("create pod with name", "shorten the job or task name: `<job>-<task>-<index>` must be a qualified name of at "
                              "most 63 characters"),
     ("create job with name", "use a qualified name of at most 63 characters for the job"),
-    ("should not be greater than total replicas", "lower spec.minAvailable to at most the tasks' total replicas"),
+    ("greater than total replicas", "lower spec.minAvailable to at most the tasks' total replicas"),
+    ("job updates may not add or remove tasks", "delete and re-create the job to change its tasks"),
+    ("job updates may not change fields", "change only minAvailable, the tasks' replicas and priorityClassName of a "
+                                          "running job; re-create it for anything else"),
+    ("must be >= 0", "use a non-negative number"),
+    ("must be <= 'replicas'", "set the task's minAvailable to at most its replicas"),
     ("unable to find job plugin", f"use only the job plugins {', '.join(sorted(vw.JOB_PLUGINS))}"),
     ("can only submit job to queue with state", "open the queue (`vcctl queue operate --action open`) or use an "
                                                 "open one"),
