@@ -14,7 +14,6 @@ PodLevelResources feature gate's pod-level resource checks.
 from __future__ import annotations
 
 import re
-import zoneinfo
 from decimal import Decimal
 from typing import Callable, Iterable
 
@@ -71,8 +70,9 @@ BOTH_TIERS = "must not specify 'highestTierAllowed' and 'highestTierName' in net
 
 # ---------------------------------------------------------------- jobs (admit_job.go, util.go)
 
-def _policy_problems(policies: list, path: str) -> list[Problem]:
-    """``validatePolicies``: the first failing policy only, plus the ``*`` exclusivity rule."""
+def _policy_problems(policies: list, path: str, field: str) -> list[Problem]:
+    """``validatePolicies``: the first failing policy only, plus the ``*`` exclusivity rule. ``field``
+    is the path upstream names in its field errors (``spec.policies``, ``spec.tasks.policies``)."""
     events_seen: list[str] = []
     codes: set[int] = set()
     for i, policy in enumerate(policies):
@@ -90,9 +90,10 @@ def _policy_problems(policies: list, path: str) -> list[Problem]:
         if has_events:
             for event in events:
                 if event not in POLICY_EVENTS:
-                    return [(at, f"invalid policy event: {event}")]
+                    return [(f"{at}.event", f'{field}: Invalid value: "{event}": invalid policy event')]
                 if policy.get("action") not in POLICY_ACTIONS:
-                    return [(at, f"invalid policy action: {policy.get('action')}")]
+                    return [(f"{at}.action", f'{field}: Invalid value: "{policy.get("action") or ""}": '
+                                             "invalid policy action")]
                 if event in events_seen:
                     return [(at, f"duplicate event {event}  across different policy")]
                 events_seen.append(event)
@@ -213,14 +214,14 @@ def validate_job_create(job: dict, lookup: Lookup, queues: Callable[[], Iterable
             out.append((f"{at}.name", f"duplicated task name {task_name}"))
             break
         seen.add(task_name)
-        for path, message in _policy_problems(as_list(task.get("policies")), f"{at}.policies"):
-            out.append((path, f"spec.tasks.policies: {message}"))
+        out += _policy_problems(as_list(task.get("policies")), f"{at}.policies", "spec.tasks.policies")
         pod = f"{name}-{task_name}-{i}"
         errors = qualified_name_errors(pod)
         if errors:
             out.append((f"{at}.name", f"create pod with name {pod} validate failed {errors}"))
         for path, message in validate_pod_template(task.get("template"), f"{at}.template"):
-            out.append((path, f"spec.task[{i}].{message}"))
+            # Upstream prefixes each field error of the task's PodTemplate with spec.task[<i>].
+            out.append((path, f"spec.task[{i}].{path[len(at) + 1:]}: {message}"))
         topo = task_topology_problem(task, i)
         if topo:
             out.append(topo)
@@ -233,8 +234,7 @@ def validate_job_create(job: dict, lookup: Lookup, queues: Callable[[], Iterable
         out.append(("metadata.name", f"create job with name {name} validate failed {errors}"))
     if total < (as_int(spec.get("minAvailable")) or 0):
         out.append(("spec.minAvailable", "job 'minAvailable' should not be greater than total replicas in tasks"))
-    for path, message in _policy_problems(as_list(spec.get("policies")), "spec.policies"):
-        out.append((path, f"spec.policies: {message}"))
+    out += _policy_problems(as_list(spec.get("policies")), "spec.policies", "spec.policies")
     for plugin in sorted(plugins):
         if plugin not in JOB_PLUGINS:
             out.append((f"spec.plugins.{plugin}", f"unable to find job plugin: {plugin}"))
@@ -399,6 +399,7 @@ _ZONES: set[str] = set()
 
 def _zones() -> set[str]:
     if not _ZONES:
+        import zoneinfo   # only a CronJob with a timeZone needs the zone list
         _ZONES.update(zoneinfo.available_timezones())
     return _ZONES
 
@@ -478,6 +479,10 @@ def validate_jobflow(jobflow: dict) -> list[Problem]:
 
 
 # ---------------------------------------------------------------- queues (validate_queue.go)
+
+# The webhook server's --max-queue-depth default (config.MaxQueueDepth).
+MAX_QUEUE_DEPTH = 5
+
 
 def _field_invalid(path: str, value: object, detail: str) -> str:
     shown = '"' + str(value).replace('"', '\\"') + '"'
@@ -601,7 +606,8 @@ def _shown(name: str, value: float) -> str:
 
 
 def validate_queue(queue: dict, old: dict | None, lookup: Lookup, queues: Callable[[], Iterable[dict]],
-                   operation: str = "CREATE", max_depth: int = 5, cluster_known: bool = True) -> list[Problem]:
+                   operation: str = "CREATE", max_depth: int = MAX_QUEUE_DEPTH, cluster_known: bool = True
+                   ) -> list[Problem]:
     """``AdmitQueues`` on CREATE/UPDATE: the spec checks, then the parent rules, then the hierarchy's
     resources (capability within the nearest ancestor's, children's guarantee/deserved sums within
     the parent's, the parent's capability not below any descendant's). The first failing stage."""
@@ -728,3 +734,37 @@ def _sums_problem(who: str, parent: dict, children: list[dict]) -> Problem | Non
             return ("spec.deserved", f"{who} validation failed: sum of children's deserved ({total_d}) exceeds "
                                      f"parent's deserved limit ({limit_d})")
     return None
+
+
+# ---------------------------------------------------------------- pods (admit_pod.go; off in the chart)
+
+JDB_ANNOTATIONS = ("volcano.sh/jdb-min-available", "volcano.sh/jdb-max-unavailable")
+
+
+def _int_or_percentage_problem(key: str, value: str) -> str | None:
+    """``validateIntPercentageStr``: a positive integer, or a percentage strictly between 0 and 100."""
+    if re.fullmatch(r"-?\d+", value.strip()):
+        return None if int(value) > 0 else f"invalid value <{value!r}> for {key}, it must be a positive integer"
+    digits = value.replace("%", "")
+    if not re.fullmatch(r"[+-]?\d+", digits):
+        return f"invalid value {value!r} for {key}"
+    if not 0 < int(digits) < 100:
+        return f"invalid value <{value!r}> for {key}, it must be a valid percentage which between 1% ~ 99%"
+    return None
+
+
+def validate_pod(pod: dict, scheduler_names: tuple[str, ...] = ("volcano",)) -> list[Problem]:
+    """``validatePod``: a pod for Volcano's scheduler carries at most one of the job-disruption-budget
+    annotations, each a positive integer or a percentage in 1%..99%."""
+    if as_dict(pod.get("spec")).get("schedulerName") not in scheduler_names:
+        return []
+    notes = annotations(pod)
+    for key in JDB_ANNOTATIONS:
+        if key in notes:
+            problem = _int_or_percentage_problem(key, str(notes[key]))
+            if problem:
+                return [(f"metadata.annotations.{key}", problem)]
+    if sum(key in notes for key in JDB_ANNOTATIONS) > 1:
+        return [("metadata.annotations", f"not allow configure multiple annotations <[{' '.join(JDB_ANNOTATIONS)}]> "
+                                         "at same time")]
+    return []

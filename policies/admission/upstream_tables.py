@@ -5,7 +5,8 @@ A fixture file: ``provenance: {repo, tag, path, test}``, ``cases: [{name, operat
 old_object?, cluster?, check?, expect: {allowed, message?} | {patched}}]``, ``divergent: [{case,
 reason}]``, ``not_ported: [{case, why}]``. ``check`` narrows a case to the one upstream function its
 test calls (``dag``, ``task-topology-policy``, ``name``; ``tasks`` for a mutation compares
-``spec.tasks`` only). ``expect.patched`` is upstream's JSON patch (applied to the input) or the
+``spec.tasks`` only). ``settings`` are the webhook server's settings the test sets (``MaxQueueDepth``).
+``expect.patched`` is upstream's JSON patch (applied to the input) or the
 expected object fields.
 """
 from __future__ import annotations
@@ -25,6 +26,9 @@ CHECKS = {
     "dag": lambda path, message: "acyclic" in message,
     "task-topology-policy": lambda path, message: "cpu request" in message,
     "name": lambda path, message: path == "metadata.name",
+    "queue-depth": lambda path, message: "maximum allowed depth" in message,
+    "ancestor-capability": lambda path, message: "exceeds its ancestor's capability" in message,
+    "children-capability": lambda path, message: "descendants' max capability" in message,
 }
 
 
@@ -68,7 +72,7 @@ def run_case(source: str, case: dict) -> tuple[bool, str]:
     # cluster_known false: the case's cluster may hold more than it lists (upstream passed the check no
     # lookup result), so a missing object is not a refusal.
     request = Request(case.get("operation", "CREATE"), obj, case.get("old_object"), tuple(case.get("cluster") or ()),
-                      case.get("cluster_known", True))
+                      case.get("cluster_known", True), settings=dict(case.get("settings") or {}))
     if "patched" in expect:
         hooks = webhooks(_group(obj), obj.get("kind"), MUTATE, source, request_operation=request.operation)
         if not hooks:

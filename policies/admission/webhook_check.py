@@ -50,6 +50,24 @@ def cluster_of(manifests: list[dict]) -> tuple[dict, ...]:
     return tuple(out)
 
 
+def _without_descendants(cluster: tuple[dict, ...], name: object) -> tuple[dict, ...]:
+    """The cluster a Queue meets at its own CREATE: its child queues name it as parent, so they can
+    only be created after it (the queue webhook refuses a missing parent)."""
+    parent_of = {as_dict(q.get("metadata")).get("name"): as_dict(q.get("spec")).get("parent")
+                 for q in cluster if q.get("kind") == "Queue"}
+
+    def below(queue: object) -> bool:
+        seen = set()
+        while queue in parent_of and queue not in seen:
+            seen.add(queue)
+            queue = parent_of[queue]
+            if queue == name:
+                return True
+        return False
+    return tuple(o for o in cluster
+                 if not (o.get("kind") == "Queue" and below(as_dict(o.get("metadata")).get("name"))))
+
+
 def judge(obj: dict, cluster: tuple[dict, ...], enabled: frozenset[str] = CHART_DEFAULT_ADMISSIONS,
           skip: frozenset[str] = frozenset()) -> Iterator[tuple[Webhook, str, str]]:
     """(webhook, path, upstream's message) for each refusal of ``obj`` at CREATE; ``skip``: sources
@@ -59,6 +77,8 @@ def judge(obj: dict, cluster: tuple[dict, ...], enabled: frozenset[str] = CHART_
     if not hooks:
         return
     created = mutate(obj, enabled)
+    if obj.get("kind") == "Queue":
+        cluster = _without_descendants(cluster, as_dict(obj.get("metadata")).get("name"))
     request = Request(CREATE, created, None, cluster, cluster_known=False)
     for hook in hooks:
         for path, message in hook.check(request):

@@ -44,6 +44,8 @@ class Request:
     # When False the webhook may not assume that an object missing from ``cluster`` is missing from
     # the cluster (a manifest set without the cluster's queues): lookups that would fail are skipped.
     cluster_known: bool = True
+    # Settings of the webhook server that upstream's tables vary (e.g. Volcano's MaxQueueDepth).
+    settings: dict = field(default_factory=dict)
 
     def find(self, kind: str, name: str, namespace: str | None = None) -> dict | None:
         for obj in self.cluster:
@@ -65,6 +67,8 @@ class Webhook:
     name: str = ""               # upstream's function / webhook name, for messages
     admission: str | None = None  # the chart's enabled_admissions entry, or None (always on)
     operations: frozenset[str] = field(default_factory=lambda: frozenset({CREATE}))
+    # How to fix a refusal, from upstream's message (None: the finding says to make the check hold).
+    fix: Callable[[str], "str | None"] | None = None
 
 
 _REGISTRY: list[Webhook] = []

@@ -73,9 +73,10 @@ def _go_webhooks(objects: list[dict], ctx: CheckContext) -> Iterator[RuleOutcome
         for hook, path, message in refusals:
             if message.startswith(_PARTITION_MESSAGES):
                 continue   # the named sub-rule `volcano-job-admission` reports these, with its own fix
+            fix = (hook.fix(message) if hook.fix else None) or f"change {path} so that upstream's check holds"
             yield Finding(path, f"{where(obj, path)}: {_WHO[hook.source]} rejects this object: \"{message}\" "
                                 f"({hook.upstream}, {hook.name}). The API server refuses it at create, so `pulumi up` "
-                                f"or the GitOps sync fails; change {path} so that upstream's check holds.", obj)
+                                f"or the GitOps sync fails; fix: {fix}.", obj)
 
 
 _PARTITION_MESSAGES = tuple(UPSTREAM_MESSAGES.values())
@@ -92,15 +93,18 @@ _WHO = {"volcano": "Volcano's admission webhook", "trainer": "Trainer's admissio
 RULES = (
     Rule(
         id="upstream-admission",
-        description="Each object passes upstream's own admission rules for its kind: Volcano's "
-                    "ValidatingAdmissionPolicies (after its MutatingAdmissionPolicies' defaults) and the CEL "
-                    "`x-kubernetes-validations` rules of the Volcano, Trainer v2, JobSet, Training Operator and "
-                    "prometheus-operator CRDs.",
+        description="Each object passes upstream's own admission rules for its kind, judged as created (status "
+                    "dropped, mutating defaults applied): Volcano's ValidatingAdmissionPolicies (after its "
+                    "MutatingAdmissionPolicies' defaults), the CEL `x-kubernetes-validations` rules of the Volcano, "
+                    "Trainer v2, JobSet, Training Operator and prometheus-operator CRDs, and Volcano's Go-only "
+                    "webhooks that the chart enables (jobs, queues with their hierarchy, podgroups, hypernodes, "
+                    "cronjobs), in trainstack's own code.",
         why="The API server runs these rules on every create; an object that breaks one (a Queue with guarantee "
             "but no deserved, duplicated Volcano task names, a TrainJob with an unknown managedBy) is refused, "
             "and `pulumi up` or the GitOps sync fails after part of the stack was applied. CRD schema checks "
             "and trainstack's other rules do not see these.",
-        fix="Change the object so that the quoted upstream rule holds (the message is upstream's own). When the "
-            "rules cannot be loaded the rule says so in one note; see 'Upstream admission rules' below.",
+        fix="Change the object so that the quoted upstream rule holds (the message is upstream's own; a Volcano "
+            "webhook finding names the fix). When the CEL rules cannot be loaded the rule says so in one note; "
+            "see 'Upstream admission rules' and 'Volcano's Go-only admission webhooks' below.",
         severity="high", enforcement=MANDATORY, check_stack=_upstream_admission),
 )

@@ -85,3 +85,26 @@ def test_only_the_webhooks_the_chart_enables_count():
             "spec": {"schedule": "61 * * * *", "jobTemplate": {"spec": JOB["spec"]}}}
     assert any("not a valid cron expression" in f.message for f in webhook_findings([cron, QUEUE]))
     assert webhook_findings([cron, QUEUE, off]) == []
+
+
+def test_a_parent_queue_is_judged_before_its_children_exist():
+    parent = {**QUEUE, "spec": {"weight": 1, "capability": {"cpu": "10"}}}
+    child = {**QUEUE, "metadata": {"name": "child"}, "spec": {"weight": 1, "parent": "research",
+                                                               "capability": {"cpu": "20"}}}
+    [finding] = webhook_findings([parent, child])
+    assert finding.resource.endswith("Queue/child") and finding.path == "spec.capability.cpu"
+    assert "exceeds its ancestor's capability=10" in finding.message
+
+
+def test_each_volcano_refusal_in_the_tables_has_a_fix():
+    """Every message our Volcano checks give on upstream's tables maps to a concrete fix."""
+    from policies.admission.providers.volcano import fix_for
+    from policies.admission.upstream_tables import fixture_files, load_fixture, run_case
+
+    for source, path in fixture_files(("volcano",)):
+        doc = load_fixture(path)
+        divergent = {d["case"] for d in doc.get("divergent") or ()}
+        for case in doc["cases"]:
+            if (case.get("expect") or {}).get("allowed") is False and case["name"] not in divergent:
+                _, said = run_case(source, case)
+                assert fix_for(said), (case["name"], said)
