@@ -552,9 +552,6 @@ def _container(c: dict, path: str, volumes: set[str], init: bool) -> list[Proble
             if c.get(probe) is not None:
                 out.append((f"{path}.{probe}", forbidden("may not be set for init containers without "
                                                          "restartPolicy=Always")))
-        if c.get("resizePolicy") is not None:
-            out.append((f"{path}.resizePolicy", invalid(c["resizePolicy"], "must not be set for init containers "
-                                                                           "without restartPolicy=Always")))
     else:
         out += _probe(c.get("livenessProbe"), f"{path}.livenessProbe", True)
         out += _probe(c.get("readinessProbe"), f"{path}.readinessProbe", False)
@@ -590,11 +587,12 @@ def _container(c: dict, path: str, volumes: set[str], init: bool) -> list[Proble
     return out
 
 
-def _host_port_conflicts(containers: list, base: str) -> list[Problem]:
-    """checkHostPortConflicts: a protocol/hostIP/hostPort used once among one list of containers."""
+def _host_port_conflicts(containers: list, base: str, first: int = 0) -> list[Problem]:
+    """checkHostPortConflicts: a protocol/hostIP/hostPort used once among ``containers`` (indexed
+    from ``first``)."""
     seen: set[str] = set()
     out: list[Problem] = []
-    for i, c in enumerate(containers):
+    for i, c in enumerate(containers, first):
         for j, port in enumerate(as_list(as_dict(c).get("ports"))):
             port = as_dict(port)
             host = as_int(port.get("hostPort"))
@@ -627,8 +625,13 @@ def validate_pod_spec(spec: Any, path: str, restart_policies: tuple[str, ...] = 
                 out += _named(name, f"{p}.name", dns1123_label, seen)
             if field_name != "ephemeralContainers":
                 out += _container(c, p, volumes, field_name == "initContainers")
-        if field_name != "ephemeralContainers":
+        if field_name == "containers":
             out += _host_port_conflicts(as_list(spec.get(field_name)), f"{path}.{field_name}")
+        elif field_name == "initContainers":   # they run one at a time: each on its own
+            for i, c in enumerate(as_list(spec.get(field_name))):
+                out += _host_port_conflicts([c], f"{path}.{field_name}", i)
+    if as_list(spec.get("ephemeralContainers")):
+        out.append((f"{path}.ephemeralContainers", forbidden("cannot be set on create")))
     policy = spec.get("restartPolicy", "Always")
     if policy == "":
         out.append((f"{path}.restartPolicy", required()))
