@@ -309,11 +309,9 @@ def validate_object_meta(obj: dict, namespaced: bool = True) -> list[Problem]:
     elif isinstance(name, str) and name:
         out += [("metadata.name", invalid(name, m)) for m in name_problems(kind, name, group)]
     namespace = md.get("namespace")
-    if isinstance(namespace, str) and namespace:
-        if not namespaced:
-            out.append(("metadata.namespace", forbidden("not allowed on this type")))
-        else:
-            out += [("metadata.namespace", invalid(namespace, m)) for m in dns1123_label(namespace)]
+    # A cluster-scoped object's namespace is cleared on create (EnsureObjectNamespaceMatchesRequestNamespace).
+    if isinstance(namespace, str) and namespace and namespaced:
+        out += [("metadata.namespace", invalid(namespace, m)) for m in dns1123_label(namespace)]
     out += validate_labels(md.get("labels"), "metadata.labels")
     out += validate_annotations(md.get("annotations"), "metadata.annotations")
     return out

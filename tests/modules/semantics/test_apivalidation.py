@@ -108,8 +108,8 @@ CASES = [
     ({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "d"},
       "data": {"a": "x" * ((1 << 20) + 1)}},
      "", "Too long: may not be more than 1048576 bytes"),
-    ({"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Queue", "metadata": {"name": "q", "namespace": "x"}},
-     "metadata.namespace", "Forbidden"),
+    ({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "Team_A"}},
+     "metadata.namespace", "RFC 1123 label"),
 ]
 
 
@@ -142,6 +142,12 @@ def test_pod_template_paths_start_where_the_caller_says():
         ("spec.tasks[2].template.spec.containers[0].volumeMounts[0].name", 'Not found: "v"')]
     template["spec"]["volumes"] = [{"name": "v"}]   # no source: the API server defaults it to an emptyDir
     assert validate_pod_template(template, "spec.tasks[2].template") == []
+
+
+def test_a_cluster_scoped_objects_namespace_is_cleared_not_refused():
+    queue = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
+             "metadata": {"name": "q", "namespace": "x"}}
+    assert validate_object(queue) == []
 
 
 def test_odd_shapes_never_raise():
