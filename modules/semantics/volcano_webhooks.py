@@ -19,7 +19,7 @@ from typing import Callable, Iterable
 
 from modules.core.quantity import parse_quantity
 
-from .apivalidation import validate_pod_template
+from .apivalidation import dns1123_subdomain, qualified_name, validate_pod_template
 from .partitions import partition_policies, webhook_refusal
 from .shapes import annotations, as_dict, as_int, as_list, meta
 
@@ -30,34 +30,9 @@ JOB_PLUGINS = frozenset({"ssh", "env", "svc", "tensorflow", "mpi", "pytorch", "h
 POLICY_EVENTS = ("*", "PodFailed", "PodEvicted", "PodPending", "Unknown", "TaskCompleted", "TaskFailed", "JobUpdated")
 POLICY_ACTIONS = ("AbortJob", "RestartJob", "RestartTask", "RestartPod", "RestartPartition", "TerminateJob",
                   "CompleteJob", "ResumeJob")
-_QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-
-
-def qualified_name_errors(value: str) -> list[str]:
-    """apimachinery ``IsQualifiedName``: ``[prefix/]name``, name at most 63 characters of
-    ``[A-Za-z0-9_.-]`` starting and ending alphanumeric, prefix a DNS-1123 subdomain."""
-    parts = value.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            return ["prefix part must be non-empty"]
-        if len(prefix) > 253 or not _DNS1123_SUBDOMAIN.fullmatch(prefix):
-            return ["prefix part a lowercase RFC 1123 subdomain"]
-    else:
-        return ["a qualified name must consist of alphanumeric characters, '-', '_' or '.', with an optional "
-                "DNS subdomain prefix and '/'"]
-    errors = []
-    if not name:
-        errors.append("name part must be non-empty")
-    elif len(name) > 63:
-        errors.append("name part must be no more than 63 bytes")
-    if name and not _QUALIFIED_NAME.fullmatch(name):
-        errors.append("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and "
-                      "end with an alphanumeric character")
-    return errors
+def _go_list(items: list[str]) -> str:
+    """A list as Go's %v prints a []string: [a b]."""
+    return "[" + " ".join(items) + "]"
 
 
 def _topology_both(topology: object) -> bool:
@@ -127,8 +102,9 @@ def _io_problem(volumes: list) -> Problem | None:
             if claim is not None:
                 return (at, "conflict: If you want to use an existing PVC, just specify VolumeClaimName."
                             "If you want to create a new PVC, you do not need to specify VolumeClaimName")
-            if len(claim_name) > 253 or not _DNS1123_SUBDOMAIN.fullmatch(claim_name):
-                return (f"{at}.volumeClaimName", f"invalid VolumeClaimName {claim_name}")
+            errors = dns1123_subdomain(claim_name)
+            if errors:
+                return (f"{at}.volumeClaimName", f"invalid VolumeClaimName {claim_name} : {_go_list(errors)}")
         seen.add(mount)
     return None
 
@@ -216,9 +192,9 @@ def validate_job_create(job: dict, lookup: Lookup, queues: Callable[[], Iterable
         seen.add(task_name)
         out += _policy_problems(as_list(task.get("policies")), f"{at}.policies", "spec.tasks.policies")
         pod = f"{name}-{task_name}-{i}"
-        errors = qualified_name_errors(pod)
+        errors = qualified_name(pod)
         if errors:
-            out.append((f"{at}.name", f"create pod with name {pod} validate failed {errors}"))
+            out.append((f"{at}.name", f"create pod with name {pod} validate failed {_go_list(errors)}"))
         for path, message in validate_pod_template(task.get("template"), f"{at}.template"):
             # Upstream prefixes each field error of the task's PodTemplate with spec.task[<i>].
             out.append((path, f"spec.task[{i}].{path[len(at) + 1:]}: {message}"))
@@ -229,9 +205,9 @@ def validate_job_create(job: dict, lookup: Lookup, queues: Callable[[], Iterable
             out.append(partitions[at])
         if _topology_both(as_dict(task.get("partitionPolicy")).get("networkTopology")):
             out.append((f"{at}.partitionPolicy.networkTopology", BOTH_TIERS))
-    errors = qualified_name_errors(name)
+    errors = qualified_name(name)
     if errors:
-        out.append(("metadata.name", f"create job with name {name} validate failed {errors}"))
+        out.append(("metadata.name", f"create job with name {name} validate failed {_go_list(errors)}"))
     if total < (as_int(spec.get("minAvailable")) or 0):
         out.append(("spec.minAvailable", "job 'minAvailable' should not be greater than total replicas in tasks"))
     out += _policy_problems(as_list(spec.get("policies")), "spec.policies", "spec.policies")
@@ -409,7 +385,7 @@ def cronjob_name_problem(name: str) -> str | None:
     qualified name."""
     if len(name) > 52:
         return "cronJob name must be no more than 52 characters to accommodate job name suffix (max 63 total)"
-    errors = qualified_name_errors(name)
+    errors = qualified_name(name)
     return f"invalid cronJob name {name!r}: {'; '.join(errors)}" if errors else None
 
 
