@@ -100,26 +100,25 @@ _CONFIG_KEY_MSG = "a valid config key must consist of alphanumeric characters, '
 _ENV_MSG = "a valid environment variable name must consist only of printable ASCII characters other than '='"
 
 
+def _format(value: str, limit: int, valid: bool, message: str, pattern: str, *examples: str) -> list[str]:
+    """Upstream's two complaints about a formatted string: too long, and not matching its pattern."""
+    out = [_max_len(limit)] if len(value) > limit else []
+    if not valid:
+        out.append(_regex_error(message, _NAME_RE[pattern], *examples))
+    return out
+
+
 def dns1123_label(value: str) -> list[str]:
     """IsDNS1123Label: what is wrong with ``value`` as a DNS label (empty: nothing)."""
-    out = [_max_len(DNS1123_LABEL_MAX)] if len(value) > DNS1123_LABEL_MAX else []
-    if not _is_label(value):
-        out.append(_regex_error(_LABEL_MSG, _NAME_RE["label"], "my-name", "123-abc"))
-    return out
+    return _format(value, DNS1123_LABEL_MAX, _is_label(value), _LABEL_MSG, "label", "my-name", "123-abc")
 
 
 def dns1123_subdomain(value: str) -> list[str]:
-    out = [_max_len(DNS1123_SUBDOMAIN_MAX)] if len(value) > DNS1123_SUBDOMAIN_MAX else []
-    if not _is_subdomain(value):
-        out.append(_regex_error(_SUBDOMAIN_MSG, _NAME_RE["subdomain"], "example.com"))
-    return out
+    return _format(value, DNS1123_SUBDOMAIN_MAX, _is_subdomain(value), _SUBDOMAIN_MSG, "subdomain", "example.com")
 
 
 def dns1035_label(value: str) -> list[str]:
-    out = [_max_len(DNS1123_LABEL_MAX)] if len(value) > DNS1123_LABEL_MAX else []
-    if not _is_dns1035(value):
-        out.append(_regex_error(_DNS1035_MSG, _NAME_RE["dns1035"], "my-name", "abc-123"))
-    return out
+    return _format(value, DNS1123_LABEL_MAX, _is_dns1035(value), _DNS1035_MSG, "dns1035", "my-name", "abc-123")
 
 
 def qualified_name(value: str) -> list[str]:
@@ -148,10 +147,8 @@ def qualified_name(value: str) -> list[str]:
 
 
 def label_value(value: str) -> list[str]:
-    out = [_max_len(LABEL_VALUE_MAX)] if len(value) > LABEL_VALUE_MAX else []
-    if value and not _is_qualified_part(value):
-        out.append(_regex_error(_LABEL_VALUE_MSG, _NAME_RE["label-value"], "MyValue", "my_value", "12345"))
-    return out
+    return _format(value, LABEL_VALUE_MAX, not value or _is_qualified_part(value), _LABEL_VALUE_MSG, "label-value",
+                   "MyValue", "my_value", "12345")
 
 
 def port_number(value: int) -> list[str]:
@@ -182,9 +179,9 @@ def env_var_name(value: str) -> list[str]:
 
 
 def config_map_key(value: str) -> list[str]:
-    out = [_max_len(DNS1123_SUBDOMAIN_MAX)] if len(value) > DNS1123_SUBDOMAIN_MAX else []
-    if not value or any(c not in _CONFIG_KEY_CHARS for c in value):
-        out.append(_regex_error(_CONFIG_KEY_MSG, _NAME_RE["config-key"], "key.name", "KEY_NAME", "key-name"))
+    valid = bool(value) and all(c in _CONFIG_KEY_CHARS for c in value)
+    out = _format(value, DNS1123_SUBDOMAIN_MAX, valid, _CONFIG_KEY_MSG, "config-key", "key.name", "KEY_NAME",
+                  "key-name")
     if value == ".":
         out.append("must not be '.'")
     elif value == "..":
@@ -335,6 +332,9 @@ VOLUME_SOURCES = ("hostPath", "emptyDir", "gcePersistentDisk", "awsElasticBlockS
 _SOURCE_REQUIRED = {"persistentVolumeClaim": "claimName", "configMap": "name", "secret": "secretName",
                     "hostPath": "path", "nfs": "server"}
 PROBE_HANDLERS = ("exec", "httpGet", "tcpSocket", "grpc")
+RESIZE_RESTART_POLICIES = ("NotRequired", "RestartContainer")
+TERMINATION_MESSAGE_POLICIES = ("File", "FallbackToLogsOnError")
+IMAGE_PULL_POLICIES = ("Always", "IfNotPresent", "Never")
 LIFECYCLE_HANDLERS = ("exec", "httpGet", "tcpSocket", "sleep")
 _PROBE_FIELDS = ("initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold", "failureThreshold")
 
@@ -368,6 +368,15 @@ def _volumes(spec: dict, base: str) -> tuple[set[str], list[Problem]]:
     return names, out
 
 
+def _named(name: str, path: str, check, seen: set[str]) -> list[Problem]:
+    """A list entry's name: in its format (``check``), and unique among the valid ones seen so far."""
+    problems = [(path, invalid(name, m)) for m in check(name)]
+    if not problems and name in seen:
+        problems.append((path, duplicate(name)))
+    seen.add(name)
+    return problems
+
+
 def _resources(resources: Any, path: str) -> list[Problem]:
     """validateResourceRequirements: quantities not negative; requests not above limits, and equal to
     them for resources that cannot be overcommitted (extended resources such as nvidia.com/gpu)."""
@@ -376,6 +385,7 @@ def _resources(resources: Any, path: str) -> list[Problem]:
     out: list[Problem] = []
     for part, amounts in (("limits", limits), ("requests", requests)):
         for name, amount in amounts.items():
+            out += [(_key(f"{path}.{part}", name), invalid(str(name), m)) for m in _resource_name(str(name))]
             value = _quantity(amount)
             if value is not None and value < 0:
                 out.append((_key(f"{path}.{part}", name), invalid(str(amount), "must be greater than or equal to 0")))
@@ -387,13 +397,25 @@ def _resources(resources: Any, path: str) -> list[Problem]:
             if request is None or limit is None:
                 continue
             if request != limit and not overcommit:
-                out.append((_key(f"{path}.requests", name),
+                out.append((f"{path}.requests",
                             invalid(str(amount), f"must be equal to {name} limit of {limits[name]}")))
             elif request > limit:
-                out.append((_key(f"{path}.requests", name),
+                out.append((f"{path}.requests",
                             invalid(str(amount), f"must be less than or equal to {name} limit of {limits[name]}")))
         elif not overcommit:
-            out.append((_key(f"{path}.limits", name), required("Limit must be set for non overcommitable resources")))
+            out.append((f"{path}.limits", required("Limit must be set for non overcommitable resources")))
+    return out
+
+
+CONTAINER_RESOURCES = ("cpu", "memory", "ephemeral-storage")
+
+
+def _resource_name(name: str) -> list[str]:
+    """validateContainerResourceName: a qualified name; without a domain, a standard container
+    resource (cpu, memory, ephemeral-storage, hugepages-<size>)."""
+    out = qualified_name(name)
+    if "/" not in name and name not in CONTAINER_RESOURCES and not name.startswith("hugepages-"):
+        out += ["must be a standard resource type or fully qualified", "must be a standard resource for containers"]
     return out
 
 
@@ -422,8 +444,13 @@ def _handler(handler: dict, path: str, kinds: tuple[str, ...], required_detail: 
     for extra in present[1:]:
         out.append((f"{path}.{extra}", forbidden("may not specify more than 1 handler type")))
     for k in ("httpGet", "tcpSocket"):
-        if k in present and "port" in as_dict(handler.get(k)):
-            out += _port_ref(as_dict(handler[k])["port"], f"{path}.{k}.port")
+        if k in present:   # an absent port is the IntOrString zero value, 0
+            out += _port_ref(as_dict(handler.get(k)).get("port", 0), f"{path}.{k}.port")
+    if "exec" in present and not as_list(as_dict(handler.get("exec")).get("command")):
+        out.append((f"{path}.exec.command", required()))
+    scheme = as_dict(handler.get("httpGet")).get("scheme")   # absent: defaulted to HTTP
+    if "httpGet" in present and scheme is not None and scheme not in ("HTTP", "HTTPS"):
+        out.append((f"{path}.httpGet.scheme", not_supported(scheme, ("HTTP", "HTTPS"))))
     return out
 
 
@@ -441,6 +468,8 @@ def _probe(probe: Any, path: str, success_must_be_one: bool) -> list[Problem]:
     grace = probe.get("terminationGracePeriodSeconds")
     if as_int(grace) is not None and as_int(grace) <= 0:
         out.append((f"{path}.terminationGracePeriodSeconds", invalid(grace, "must be greater than 0")))
+    if grace is not None and path.endswith(".readinessProbe"):
+        out.append((f"{path}.terminationGracePeriodSeconds", invalid(grace, "must not be set for readinessProbes")))
     return out
 
 
@@ -478,11 +507,7 @@ def _container(c: dict, path: str, volumes: set[str], init: bool) -> list[Proble
         p = f"{path}.ports[{i}]"
         name = _str(port.get("name"))
         if name:
-            problems = port_name(name)
-            out += [(f"{p}.name", invalid(name, m)) for m in problems]
-            if not problems and name in names:
-                out.append((f"{p}.name", duplicate(name)))
-            names.add(name)
+            out += _named(name, f"{p}.name", port_name, names)
         number = as_int(port.get("containerPort"))
         if number is not None:
             if number == 0:
@@ -523,24 +548,62 @@ def _container(c: dict, path: str, volumes: set[str], init: bool) -> list[Proble
     out += _resources(c.get("resources"), f"{path}.resources")
     restartable = init and c.get("restartPolicy") == "Always"
     if init and not restartable:
-        for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+        for probe in ("lifecycle", "livenessProbe", "readinessProbe", "startupProbe"):
             if c.get(probe) is not None:
                 out.append((f"{path}.{probe}", forbidden("may not be set for init containers without "
                                                          "restartPolicy=Always")))
+        if c.get("resizePolicy") is not None:
+            out.append((f"{path}.resizePolicy", invalid(c["resizePolicy"], "must not be set for init containers "
+                                                                           "without restartPolicy=Always")))
     else:
         out += _probe(c.get("livenessProbe"), f"{path}.livenessProbe", True)
         out += _probe(c.get("readinessProbe"), f"{path}.readinessProbe", False)
         out += _probe(c.get("startupProbe"), f"{path}.startupProbe", True)
-    for hook in ("postStart", "preStop"):
-        handler = as_dict(c.get("lifecycle")).get(hook)
-        if isinstance(handler, dict):
-            out += _handler(handler, f"{path}.lifecycle.{hook}", LIFECYCLE_HANDLERS, "must specify a handler type")
+        for hook in ("postStart", "preStop"):
+            handler = as_dict(c.get("lifecycle")).get(hook)
+            if isinstance(handler, dict):
+                out += _handler(handler, f"{path}.lifecycle.{hook}", LIFECYCLE_HANDLERS,
+                                "must specify a handler type")
+        for entry in as_list(c.get("resizePolicy")):
+            entry = as_dict(entry)
+            if entry.get("resourceName") not in ("cpu", "memory"):
+                out.append((f"{path}.resizePolicy", not_supported(entry.get("resourceName", ""), ("cpu", "memory"))))
+            if entry.get("restartPolicy") not in RESIZE_RESTART_POLICIES:
+                out.append((f"{path}.resizePolicy", not_supported(entry.get("restartPolicy", ""),
+                                                                  RESIZE_RESTART_POLICIES)))
+    for key, allowed in (("terminationMessagePolicy", TERMINATION_MESSAGE_POLICIES),
+                         ("imagePullPolicy", IMAGE_PULL_POLICIES)):
+        value = c.get(key)
+        if value and value not in allowed:   # empty: defaulted (File; Always or IfNotPresent)
+            out.append((f"{path}.{key}", not_supported(value, allowed)))
+    for i, source in enumerate(as_list(c.get("envFrom"))):
+        for ref in ("configMapRef", "secretRef"):
+            name = _str(as_dict(as_dict(source).get(ref)).get("name"))
+            if name:
+                out += [(f"{path}.envFrom[{i}].{ref}.name", invalid(name, m)) for m in dns1123_subdomain(name)]
     policy = c.get("restartPolicy")
     if policy is not None:
         if not init:
             out.append((f"{path}.restartPolicy", forbidden("may not be set for non-init containers")))
         elif policy != "Always":
             out.append((f"{path}.restartPolicy", not_supported(policy, ("Always",))))
+    return out
+
+
+def _host_port_conflicts(containers: list, base: str) -> list[Problem]:
+    """checkHostPortConflicts: a protocol/hostIP/hostPort used once among one list of containers."""
+    seen: set[str] = set()
+    out: list[Problem] = []
+    for i, c in enumerate(containers):
+        for j, port in enumerate(as_list(as_dict(c).get("ports"))):
+            port = as_dict(port)
+            host = as_int(port.get("hostPort"))
+            if not host:
+                continue
+            key = f"{port.get('protocol', 'TCP')}/{port.get('hostIP', '')}/{host}"
+            if key in seen:
+                out.append((f"{base}[{i}].ports[{j}].hostPort", duplicate(key)))
+            seen.add(key)
     return out
 
 
@@ -553,7 +616,7 @@ def validate_pod_spec(spec: Any, path: str, restart_policies: tuple[str, ...] = 
     if not containers:
         out.append((f"{path}.containers", required()))
     seen: set[str] = set()
-    for field_name in ("initContainers", "containers", "ephemeralContainers"):
+    for field_name in ("containers", "initContainers", "ephemeralContainers"):
         for i, c in enumerate(as_list(spec.get(field_name))):
             c = as_dict(c)
             p = f"{path}.{field_name}[{i}]"
@@ -561,13 +624,11 @@ def validate_pod_spec(spec: Any, path: str, restart_policies: tuple[str, ...] = 
             if not name:
                 out.append((f"{p}.name", required()))
             else:
-                problems = dns1123_label(name)
-                out += [(f"{p}.name", invalid(name, m)) for m in problems]
-                if not problems and name in seen:
-                    out.append((f"{p}.name", duplicate(name)))
-                seen.add(name)
+                out += _named(name, f"{p}.name", dns1123_label, seen)
             if field_name != "ephemeralContainers":
                 out += _container(c, p, volumes, field_name == "initContainers")
+        if field_name != "ephemeralContainers":
+            out += _host_port_conflicts(as_list(spec.get(field_name)), f"{path}.{field_name}")
     policy = spec.get("restartPolicy", "Always")
     if policy == "":
         out.append((f"{path}.restartPolicy", required()))
@@ -652,13 +713,16 @@ def _cross_ref(ref: Any, path: str) -> list[Problem]:
     return out
 
 
+def _one_of(value: Any, path: str, allowed: tuple[str, ...], missing: str) -> list[Problem]:
+    """A required enum field: set (``missing`` says what to specify) and one of ``allowed``."""
+    if not value:
+        return [(path, required(missing))]
+    return [] if value in allowed else [(path, not_supported(value, allowed))]
+
+
 def _metric_target(target: dict, path: str) -> list[Problem]:
-    out: list[Problem] = []
     kind = target.get("type")
-    if not kind:
-        out.append((f"{path}.type", required("must specify a metric target type")))
-    elif kind not in HPA_TARGET_TYPES:
-        out.append((f"{path}.type", not_supported(kind, HPA_TARGET_TYPES)))
+    out = _one_of(kind, f"{path}.type", HPA_TARGET_TYPES, "must specify a metric target type")
     utilization = as_int(target.get("averageUtilization"))
     if kind == "Utilization" and utilization is not None and utilization < 1:
         out.append((f"{path}.averageUtilization", invalid(utilization, "must be greater than 0")))
@@ -721,12 +785,8 @@ _SOURCE_FIELD = {"Object": "object", "Pods": "pods", "Resource": "resource", "Ex
 
 
 def _metric(metric: dict, path: str) -> list[Problem]:
-    out: list[Problem] = []
     kind = metric.get("type")
-    if not kind:
-        out.append((f"{path}.type", required("must specify a metric source type")))
-    elif kind not in HPA_METRIC_TYPES:
-        out.append((f"{path}.type", not_supported(kind, HPA_METRIC_TYPES)))
+    out = _one_of(kind, f"{path}.type", HPA_METRIC_TYPES, "must specify a metric source type")
     present = [f for f in ("object", "pods", "resource", "external", "containerResource") if metric.get(f) is not None]
     if present:
         out += _metric_source(present[0], as_dict(metric.get(present[0])), f"{path}.{present[0]}")
@@ -860,11 +920,7 @@ def validate_service(obj: dict) -> list[Problem]:
         if len(ports) > 1 and not name:
             out.append((f"{p}.name", required()))
         elif name:
-            problems = dns1123_label(name)
-            out += [(f"{p}.name", invalid(name, m)) for m in problems]
-            if not problems and name in names:
-                out.append((f"{p}.name", duplicate(name)))
-            names.add(name)
+            out += _named(name, f"{p}.name", dns1123_label, names)
         number = as_int(port.get("port"))
         if number is not None:
             out += [(f"{p}.port", invalid(number, m)) for m in port_number(number)]
