@@ -460,3 +460,43 @@ def test_admission_show_command(dirs):
     assert result.code == 0, result.out + result.err
     assert "ValidatingAdmissionPolicy queue-validation-policy" in result.out
     assert "CRD trainjobs.trainer.kubeflow.org v1alpha1" in result.out
+
+
+# --- Volcano's Go-only webhooks (our code), in the pack and in preview ------------------------------
+
+WEBHOOK_REFUSED = [   # (object, upstream's message fragment)
+    ({"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "mounts", "namespace": "training"},
+      "spec": {"queue": "default", "tasks": [{"name": "w", "replicas": 1, "template": {"spec": {"containers": [
+          {"name": "c", "image": "i:1", "volumeMounts": [{"name": "data", "mountPath": "/d"}],
+           "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]}}}]}},
+     'spec.task[0].template.spec.containers[0].volumeMounts[0].name: Not found: "data"'),
+    ({"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "CronJob", "metadata": {"name": "cj", "namespace": "training"},
+      "spec": {"schedule": "0 1 * * *", "timeZone": "Mars/Olympus", "jobTemplate": {"spec": {"tasks": [
+          {"name": "w", "replicas": 1, "template": {"spec": {"containers": [{"name": "c", "image": "i:1"}]}}}]}}}},
+     "invalid timeZone"),
+]
+WEBHOOK_ADMITTED = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "closing"},
+                    "spec": {"weight": 1}, "status": {"state": "Closing"}}
+
+
+def test_volcano_webhook_refusals_in_the_pack(pack):
+    from policies.driver import analyze, manifest_resources, stack_urn
+
+    for obj, message in WEBHOOK_REFUSED:
+        resources = manifest_resources([obj], "dev", "trainstack", stack_urn("dev", "trainstack"))
+        hits = [v for v in analyze(pack, resources).violations if v.rule == "upstream-admission"]
+        assert any(message in v.message and "pkg/webhooks/admission" in v.message for v in hits), hits
+    resources = manifest_resources([WEBHOOK_ADMITTED], "dev", "trainstack", stack_urn("dev", "trainstack"))
+    assert [v for v in analyze(pack, resources).violations if v.rule == "upstream-admission"] == []
+
+
+def test_volcano_webhook_refusals_in_check_and_preview(tmp_path, dirs):
+    manifests = tmp_path / "webhooks.yaml"
+    manifests.write_text(yaml.safe_dump_all([obj for obj, _ in WEBHOOK_REFUSED] + [WEBHOOK_ADMITTED]))
+    for command in ("check", "preview"):
+        result = run(command, "dev", "--manifests", str(manifests), "--format", "json")
+        assert result.code == 1, result.err
+        hits = [v for v in json.loads(result.out)["stacks"]["dev"]["violations"] if v["rule"] == "upstream-admission"]
+        for _, message in WEBHOOK_REFUSED:
+            assert any(message in v["message"] for v in hits), (command, message)
+        assert not any("Queue/closing" in v["resource"] for v in hits), command
