@@ -110,25 +110,30 @@ def _io_problem(volumes: list) -> Problem | None:
 
 
 def tasks_form_dag(tasks: list) -> bool:
-    """``topoSort``: the tasks' ``dependsOn.name`` edges have no cycle (an edge to a task that is not
-    in the job only counts as a dependency, never as a vertex)."""
-    names = [as_dict(t).get("name") for t in tasks]
+    """``topoSort``: every task can be ordered after the tasks its ``dependsOn.name`` lists. As
+    upstream counts it: each listed name adds one to the task's in-degree (a name listed twice, or a
+    task that is not in the job, is never satisfied), each edge is removed once."""
+    names = [_name(as_dict(t).get("name")) for t in tasks]
     indegree = {n: 0 for n in names}
-    edges: dict[str, list[str]] = {}
-    for task in map(as_dict, tasks):
+    edges: dict[str, dict[str, None]] = {}
+    for task, name in zip(map(as_dict, tasks), names):
         for dep in as_list(as_dict(task.get("dependsOn")).get("name")):
-            edges.setdefault(dep, []).append(task.get("name"))
-            indegree[task.get("name")] = indegree.get(task.get("name"), 0) + 1
+            edges.setdefault(_name(dep), {})[name] = None
+            indegree[name] += 1
     ready = [n for n, d in indegree.items() if d == 0]
     done = 0
     while ready:
-        node = ready.pop()
         done += 1
-        for nxt in edges.pop(node, []):
+        for nxt in edges.pop(ready.pop(), {}):
             indegree[nxt] -= 1
             if indegree[nxt] == 0:
                 ready.append(nxt)
     return done == len(names)
+
+
+def _name(value: object) -> str:
+    """A name as a key: the CRD schema makes names strings; anything else stands for itself."""
+    return value if isinstance(value, str) else repr(value)
 
 
 def _integer_cpu(value: object) -> bool:
@@ -435,21 +440,27 @@ def validate_podgroup(podgroup: dict, lookup: Lookup, cluster_known: bool = True
 def validate_jobflow(jobflow: dict) -> list[Problem]:
     """``validateJobFlowDAG``: every ``dependsOn.targets`` names a flow, and the flows form a DAG."""
     flows = [as_dict(f) for f in as_list(as_dict(jobflow.get("spec")).get("flows"))]
-    graph = {f.get("name"): [t for t in as_list(as_dict(f.get("dependsOn")).get("targets"))] for f in flows}
+    graph = {_name(f.get("name")): [_name(t) for t in as_list(as_dict(f.get("dependsOn")).get("targets"))]
+             for f in flows}
     for targets in graph.values():
         for target in targets:
             if target not in graph:
                 return [("spec.flows", f"jobflow Flow is not DAG: vertex is not defined: {target}")]
-    state: dict = {}
-
-    def cyclic(node) -> bool:
-        state[node] = 1
-        for nxt in graph.get(node, ()):
-            if state.get(nxt) == 1 or (state.get(nxt) is None and cyclic(nxt)):
-                return True
-        state[node] = 2
-        return False
-    if any(state.get(n) is None and cyclic(n) for n in graph):
+    # Kahn's algorithm: the flows form a DAG when every flow can be removed once its targets are.
+    waiting = {name: len(set(targets)) for name, targets in graph.items()}
+    needed_by: dict = {}
+    for name, targets in graph.items():
+        for target in set(targets):
+            needed_by.setdefault(target, []).append(name)
+    ready = [name for name, count in waiting.items() if count == 0]
+    done = 0
+    while ready:
+        done += 1
+        for name in needed_by.get(ready.pop(), ()):
+            waiting[name] -= 1
+            if waiting[name] == 0:
+                ready.append(name)
+    if done != len(graph):
         return [("spec.flows", "jobflow Flow is not DAG")]
     return []
 
@@ -524,6 +535,8 @@ def _hierarchy_annotation_problems(queue: dict, others: Iterable[dict] = ()) -> 
                                                    "volcano.sh/hierarchy-weights"))]
     for weight in weights.split("/"):
         try:
+            if "_" in weight or weight != weight.strip():   # Go's ParseFloat takes neither
+                raise ValueError(weight)
             value = float(weight)
         except ValueError:
             return [(at, _field_invalid(at, weights, f"{weight} in the {weights} is invalid number: "
