@@ -19,7 +19,7 @@ from typing import Callable, Iterable
 
 from modules.core.quantity import parse_quantity
 
-from .apivalidation import validate_pod_template
+from .apivalidation import dns1123_subdomain, qualified_name, validate_pod_template
 from .partitions import partition_policies, webhook_refusal
 from .shapes import annotations, as_dict, as_int, as_list, meta
 
@@ -30,34 +30,9 @@ JOB_PLUGINS = frozenset({"ssh", "env", "svc", "tensorflow", "mpi", "pytorch", "h
 POLICY_EVENTS = ("*", "PodFailed", "PodEvicted", "PodPending", "Unknown", "TaskCompleted", "TaskFailed", "JobUpdated")
 POLICY_ACTIONS = ("AbortJob", "RestartJob", "RestartTask", "RestartPod", "RestartPartition", "TerminateJob",
                   "CompleteJob", "ResumeJob")
-_QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-
-
-def qualified_name_errors(value: str) -> list[str]:
-    """apimachinery ``IsQualifiedName``: ``[prefix/]name``, name at most 63 characters of
-    ``[A-Za-z0-9_.-]`` starting and ending alphanumeric, prefix a DNS-1123 subdomain."""
-    parts = value.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            return ["prefix part must be non-empty"]
-        if len(prefix) > 253 or not _DNS1123_SUBDOMAIN.fullmatch(prefix):
-            return ["prefix part a lowercase RFC 1123 subdomain"]
-    else:
-        return ["a qualified name must consist of alphanumeric characters, '-', '_' or '.', with an optional "
-                "DNS subdomain prefix and '/'"]
-    errors = []
-    if not name:
-        errors.append("name part must be non-empty")
-    elif len(name) > 63:
-        errors.append("name part must be no more than 63 bytes")
-    if name and not _QUALIFIED_NAME.fullmatch(name):
-        errors.append("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and "
-                      "end with an alphanumeric character")
-    return errors
+def _go_list(items: list[str]) -> str:
+    """A list as Go's %v prints a []string: [a b]."""
+    return "[" + " ".join(items) + "]"
 
 
 def _topology_both(topology: object) -> bool:
@@ -127,32 +102,38 @@ def _io_problem(volumes: list) -> Problem | None:
             if claim is not None:
                 return (at, "conflict: If you want to use an existing PVC, just specify VolumeClaimName."
                             "If you want to create a new PVC, you do not need to specify VolumeClaimName")
-            if len(claim_name) > 253 or not _DNS1123_SUBDOMAIN.fullmatch(claim_name):
-                return (f"{at}.volumeClaimName", f"invalid VolumeClaimName {claim_name}")
+            errors = dns1123_subdomain(claim_name)
+            if errors:
+                return (f"{at}.volumeClaimName", f"invalid VolumeClaimName {claim_name} : {_go_list(errors)}")
         seen.add(mount)
     return None
 
 
 def tasks_form_dag(tasks: list) -> bool:
-    """``topoSort``: the tasks' ``dependsOn.name`` edges have no cycle (an edge to a task that is not
-    in the job only counts as a dependency, never as a vertex)."""
-    names = [as_dict(t).get("name") for t in tasks]
+    """``topoSort``: every task can be ordered after the tasks its ``dependsOn.name`` lists. As
+    upstream counts it: each listed name adds one to the task's in-degree (a name listed twice, or a
+    task that is not in the job, is never satisfied), each edge is removed once."""
+    names = [_name(as_dict(t).get("name")) for t in tasks]
     indegree = {n: 0 for n in names}
-    edges: dict[str, list[str]] = {}
-    for task in map(as_dict, tasks):
+    edges: dict[str, dict[str, None]] = {}
+    for task, name in zip(map(as_dict, tasks), names):
         for dep in as_list(as_dict(task.get("dependsOn")).get("name")):
-            edges.setdefault(dep, []).append(task.get("name"))
-            indegree[task.get("name")] = indegree.get(task.get("name"), 0) + 1
+            edges.setdefault(_name(dep), {})[name] = None
+            indegree[name] += 1
     ready = [n for n, d in indegree.items() if d == 0]
     done = 0
     while ready:
-        node = ready.pop()
         done += 1
-        for nxt in edges.pop(node, []):
+        for nxt in edges.pop(ready.pop(), {}):
             indegree[nxt] -= 1
             if indegree[nxt] == 0:
                 ready.append(nxt)
     return done == len(names)
+
+
+def _name(value: object) -> str:
+    """A name as a key: the CRD schema makes names strings; anything else stands for itself."""
+    return value if isinstance(value, str) else repr(value)
 
 
 def _integer_cpu(value: object) -> bool:
@@ -216,9 +197,9 @@ def validate_job_create(job: dict, lookup: Lookup, queues: Callable[[], Iterable
         seen.add(task_name)
         out += _policy_problems(as_list(task.get("policies")), f"{at}.policies", "spec.tasks.policies")
         pod = f"{name}-{task_name}-{i}"
-        errors = qualified_name_errors(pod)
+        errors = qualified_name(pod)
         if errors:
-            out.append((f"{at}.name", f"create pod with name {pod} validate failed {errors}"))
+            out.append((f"{at}.name", f"create pod with name {pod} validate failed {_go_list(errors)}"))
         for path, message in validate_pod_template(task.get("template"), f"{at}.template"):
             # Upstream prefixes each field error of the task's PodTemplate with spec.task[<i>].
             out.append((path, f"spec.task[{i}].{path[len(at) + 1:]}: {message}"))
@@ -229,9 +210,9 @@ def validate_job_create(job: dict, lookup: Lookup, queues: Callable[[], Iterable
             out.append(partitions[at])
         if _topology_both(as_dict(task.get("partitionPolicy")).get("networkTopology")):
             out.append((f"{at}.partitionPolicy.networkTopology", BOTH_TIERS))
-    errors = qualified_name_errors(name)
+    errors = qualified_name(name)
     if errors:
-        out.append(("metadata.name", f"create job with name {name} validate failed {errors}"))
+        out.append(("metadata.name", f"create job with name {name} validate failed {_go_list(errors)}"))
     if total < (as_int(spec.get("minAvailable")) or 0):
         out.append(("spec.minAvailable", "job 'minAvailable' should not be greater than total replicas in tasks"))
     out += _policy_problems(as_list(spec.get("policies")), "spec.policies", "spec.policies")
@@ -409,7 +390,7 @@ def cronjob_name_problem(name: str) -> str | None:
     qualified name."""
     if len(name) > 52:
         return "cronJob name must be no more than 52 characters to accommodate job name suffix (max 63 total)"
-    errors = qualified_name_errors(name)
+    errors = qualified_name(name)
     return f"invalid cronJob name {name!r}: {'; '.join(errors)}" if errors else None
 
 
@@ -459,21 +440,27 @@ def validate_podgroup(podgroup: dict, lookup: Lookup, cluster_known: bool = True
 def validate_jobflow(jobflow: dict) -> list[Problem]:
     """``validateJobFlowDAG``: every ``dependsOn.targets`` names a flow, and the flows form a DAG."""
     flows = [as_dict(f) for f in as_list(as_dict(jobflow.get("spec")).get("flows"))]
-    graph = {f.get("name"): [t for t in as_list(as_dict(f.get("dependsOn")).get("targets"))] for f in flows}
+    graph = {_name(f.get("name")): [_name(t) for t in as_list(as_dict(f.get("dependsOn")).get("targets"))]
+             for f in flows}
     for targets in graph.values():
         for target in targets:
             if target not in graph:
                 return [("spec.flows", f"jobflow Flow is not DAG: vertex is not defined: {target}")]
-    state: dict = {}
-
-    def cyclic(node) -> bool:
-        state[node] = 1
-        for nxt in graph.get(node, ()):
-            if state.get(nxt) == 1 or (state.get(nxt) is None and cyclic(nxt)):
-                return True
-        state[node] = 2
-        return False
-    if any(state.get(n) is None and cyclic(n) for n in graph):
+    # Kahn's algorithm: the flows form a DAG when every flow can be removed once its targets are.
+    waiting = {name: len(set(targets)) for name, targets in graph.items()}
+    needed_by: dict = {}
+    for name, targets in graph.items():
+        for target in set(targets):
+            needed_by.setdefault(target, []).append(name)
+    ready = [name for name, count in waiting.items() if count == 0]
+    done = 0
+    while ready:
+        done += 1
+        for name in needed_by.get(ready.pop(), ()):
+            waiting[name] -= 1
+            if waiting[name] == 0:
+                ready.append(name)
+    if done != len(graph):
         return [("spec.flows", "jobflow Flow is not DAG")]
     return []
 
@@ -548,6 +535,8 @@ def _hierarchy_annotation_problems(queue: dict, others: Iterable[dict] = ()) -> 
                                                    "volcano.sh/hierarchy-weights"))]
     for weight in weights.split("/"):
         try:
+            if "_" in weight or weight != weight.strip():   # Go's ParseFloat takes neither
+                raise ValueError(weight)
             value = float(weight)
         except ValueError:
             return [(at, _field_invalid(at, weights, f"{weight} in the {weights} is invalid number: "

@@ -55,3 +55,17 @@ def test_tasks_dag():
         return {"name": name, **({"dependsOn": {"name": list(deps)}} if deps else {})}
     assert vw.tasks_form_dag([task("a"), task("b", "a"), task("c", "a", "b")])
     assert not vw.tasks_form_dag([task("a", "b"), task("b", "a")])
+
+
+def test_dag_checks_count_as_upstream_and_never_recurse():
+    def task(name, *deps):
+        return {"name": name, "dependsOn": {"name": list(deps)}}
+    # topoSort adds one in-degree per listed name but removes each edge once: a repeated name never
+    # clears, so upstream calls such a job cyclic.
+    assert not vw.tasks_form_dag([{"name": "a"}, task("b", "a", "a")])
+    assert not vw.tasks_form_dag([task("a", ["odd"]), {"name": "b"}])      # odd shapes: no crash
+    chain = {"metadata": {"name": "f"}, "spec": {"flows": [{"name": f"f{i}", "dependsOn": {"targets": [f"f{i + 1}"]}}
+                                                        for i in range(20000)] + [{"name": "f20000"}]}}
+    assert vw.validate_jobflow(chain) == []
+    chain["spec"]["flows"][-1]["dependsOn"] = {"targets": ["f0"]}
+    assert vw.validate_jobflow(chain) == [("spec.flows", "jobflow Flow is not DAG")]

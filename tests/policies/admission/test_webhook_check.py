@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 
 from modules.semantics.mutation import as_created, mutate
+from modules.semantics.volcano_webhooks import validate_queue
 from policies.admission.webhook_check import cluster_of, enabled_admissions, judge
 from policies.admission.webhooks import CHART_DEFAULT_ADMISSIONS
 from policies.framework import CheckContext
@@ -60,9 +61,12 @@ def test_a_queue_created_with_a_status_is_judged_without_it():
     closing = {**QUEUE, "status": {"state": "Closing"}}
     assert as_created(closing) == QUEUE
     assert webhook_findings([closing]) == []
-    # The webhook itself, handed the status (as upstream's Go test does), refuses an unknown state.
+    # The webhook itself, handed the status (as upstream's Go test does), refuses an unknown state;
+    # on create the API server never hands it one.
     wrong = {**QUEUE, "status": {"state": "wrong"}}
-    assert [m for _, _, m in judge(as_created(wrong), cluster_of([]))] == []
+    [(path, message)] = validate_queue(wrong, None, lambda kind, name: None, lambda: [])
+    assert path == "status.state" and "queue state must be in [Open Closed]" in message
+    assert [m for _, _, m in judge(wrong, cluster_of([]))] == []
 
 
 def test_mutation_defaults_are_applied_before_validation():
