@@ -51,7 +51,8 @@ RULES = (
         description="Every object passes the Kubernetes API server's built-in validation on create: names, labels "
                     "and annotations; pod templates (container names, volume mounts that name a volume, ports, "
                     "env names, requests not above limits, probes, the restart policy the kind allows); HPAs, "
-                    "PersistentVolumeClaims, Services, PriorityClasses, ConfigMaps and Secrets.",
+                    "PersistentVolumeClaims, Services, PriorityClasses, ConfigMaps, Secrets, StorageClasses and "
+                    "RBAC roles and bindings.",
         why="The API server validates these objects in Go (kubernetes/kubernetes pkg/apis/*/validation), "
             "beyond any OpenAPI or CRD schema: an object that breaks a rule (a volumeMount naming no volume, an "
             "HPA with minReplicas 0, a label value with a space) is refused at create, so `pulumi up` or the "
@@ -86,6 +87,8 @@ holds the check.
 | PersistentVolumeClaim | at least one access mode, each known, `ReadWriteOncePod` alone; a storage request (unless a data source fills it) above zero; volumeMode; storage class name |
 | Service | type; ports (required unless headless or ExternalName; names DNS labels, required when several, unique; port numbers; protocols; target ports; no nodePort on ClusterIP; port/protocol pairs unique); `clusterIP: None` not on NodePort/LoadBalancer; externalName for ExternalName; selector labels |
 | PriorityClass | the `system-` prefix only for the two built-in classes with their values; user values at most 1000000000; preemptionPolicy |
+| StorageClass | a provisioner (a qualified name), reclaimPolicy Delete/Recycle/Retain, volumeBindingMode Immediate/WaitForFirstConsumer |
+| Role, ClusterRole, RoleBinding, ClusterRoleBinding | each rule has verbs and either API groups and resources or (cluster roles only) non-resource URLs, not both; a binding's roleRef is an `rbac.authorization.k8s.io` Role (namespaced bindings) or ClusterRole with a name, its subjects a User, Group or ServiceAccount with a name (a ServiceAccount of a ClusterRoleBinding with its namespace) |
 | ConfigMap, Secret | keys (`[-._a-zA-Z0-9]+`, not `.`/`..`, at most 253 characters), a key not in both `data` and `binaryData`, at most 1 MiB of data |
 
 Not evaluated, and why:
@@ -98,8 +101,8 @@ Not evaluated, and why:
   containers depend on the API server's `--allow-privileged`; the pod-security rules judge the rest),
   volume sources' own fields beyond the name each needs, downward API paths, resource name syntax.
 - Services' IP families, load-balancer fields and traffic policies; bodies of kinds not listed
-  above (Ingress, NetworkPolicy, StorageClass, RBAC rules): their names, labels and annotations are
-  checked, their bodies are left to the schema.
+  above (Ingress, NetworkPolicy, ...): their names, labels and annotations are checked, their bodies
+  are left to the schema.
 - Custom resources' bodies: the API server validates them against the CRD schema (and its CEL rules,
   `upstream-admission`), not with this Go code.
 - Quantities in messages are quoted as written; the API server prints its canonical form.
