@@ -600,7 +600,11 @@ def validate_queue(queue: dict, old: dict | None, lookup: Lookup, queues: Callab
     """``AdmitQueues`` on CREATE/UPDATE: the spec checks, then the parent rules, then the hierarchy's
     resources (capability within the nearest ancestor's, children's guarantee/deserved sums within
     the parent's, the parent's capability not below any descendant's). The first failing stage."""
-    others = [q for q in queues() if meta(q).get("name") != meta(queue).get("name")]
+    known = list(queues())
+    others = [q for q in known if meta(q).get("name") != meta(queue).get("name")]
+    children_of: dict = {}
+    for q in known:
+        children_of.setdefault(as_dict(q.get("spec")).get("parent") or "", []).append(q)
     problems = _queue_spec_problems(queue)
     if not problems:
         problems = _hierarchy_annotation_problems(queue, others)
@@ -612,7 +616,7 @@ def validate_queue(queue: dict, old: dict | None, lookup: Lookup, queues: Callab
     parent = spec.get("parent") or ""
     old_parent = as_dict(as_dict(old).get("spec")).get("parent") or "" if old else None
     if operation == "CREATE" or old_parent != parent:
-        problem = _parent_problem(queue, lookup, queues, max_depth, cluster_known)
+        problem = _parent_problem(queue, lookup, children_of, max_depth, cluster_known)
         if problem:
             return [problem]
     if name == "root":
@@ -622,11 +626,12 @@ def validate_queue(queue: dict, old: dict | None, lookup: Lookup, queues: Callab
         if parent == old_parent and all(spec.get(k) == old_spec.get(k) for k in ("capability", "deserved")) and \
                 as_dict(spec.get("guarantee")).get("resource") == as_dict(old_spec.get("guarantee")).get("resource"):
             return []
-    problem = _hierarchy_resources_problem(queue, lookup, queues, cluster_known)
+    problem = _hierarchy_resources_problem(queue, lookup, children_of, cluster_known)
     return [problem] if problem else []
 
 
-def _parent_problem(queue: dict, lookup: Lookup, queues, max_depth: int, cluster_known: bool) -> Problem | None:
+def _parent_problem(queue: dict, lookup: Lookup, children_of: dict, max_depth: int, cluster_known: bool
+                    ) -> Problem | None:
     name, parent = meta(queue).get("name"), as_dict(queue.get("spec")).get("parent") or ""
     if parent in ("", "root"):
         return None
@@ -645,7 +650,7 @@ def _parent_problem(queue: dict, lookup: Lookup, queues, max_depth: int, cluster
     parent_queue = lookup("Queue", parent)
     if parent_queue is None:
         return None
-    if not [q for q in queues() if as_dict(q.get("spec")).get("parent") == parent]:
+    if not children_of.get(parent):
         pods = _quantity(as_dict(as_dict(parent_queue.get("status")).get("allocated")).get("pods"))
         if pods:
             return ("spec.parent", f"queue {parent} cannot be the parent queue of queue {name} because it has "
@@ -667,16 +672,26 @@ def _nearest_ancestor_capability(queue: dict, resource: str, lookup: Lookup) -> 
     return None
 
 
-def _subtree_max_capability(queue: dict, resource: str, queues, depth: int = 0) -> float:
-    own = _Res(as_dict(queue.get("spec")).get("capability")).get(resource)
-    if own > 0 or depth > 64:
-        return own
-    name = meta(queue).get("name")
-    children = [q for q in queues() if as_dict(q.get("spec")).get("parent") == name]
-    return max([_subtree_max_capability(c, resource, queues, depth + 1) for c in children], default=0.0)
+def _subtree_max_capability(queue: dict, resource: str, children_of: dict) -> float:
+    """``findSubtreeMaxCapability``: the queue's own capability when set, else the largest of its
+    children's subtrees (walked without recursion; a queue is visited once)."""
+    best, stack, seen = 0.0, [queue], set()
+    while stack:
+        current = stack.pop()
+        own = _Res(as_dict(current.get("spec")).get("capability")).get(resource)
+        if own > 0:
+            best = max(best, own)
+            continue
+        name = meta(current).get("name")
+        if name in seen:
+            continue
+        seen.add(name)
+        stack.extend(children_of.get(name, ()))
+    return best
 
 
-def _hierarchy_resources_problem(queue: dict, lookup: Lookup, queues, cluster_known: bool) -> Problem | None:
+def _hierarchy_resources_problem(queue: dict, lookup: Lookup, children_of: dict, cluster_known: bool
+                                 ) -> Problem | None:
     name, spec = meta(queue).get("name"), as_dict(queue.get("spec"))
     parent_name = spec.get("parent") or ""
     if parent_name not in ("", "root"):
@@ -690,16 +705,15 @@ def _hierarchy_resources_problem(queue: dict, lookup: Lookup, queues, cluster_kn
                 return (f"spec.capability.{resource}",
                         f"queue {name} capability[{resource}]={_shown(resource, own.get(resource))} exceeds its "
                         f"ancestor's capability={_shown(resource, limit)}")
-        siblings = [q for q in queues() if as_dict(q.get("spec")).get("parent") == parent_name
-                    and meta(q).get("name") != name] + [queue]
+        siblings = [q for q in children_of.get(parent_name, ()) if meta(q).get("name") != name] + [queue]
         problem = _sums_problem(f"parent queue {parent_name}", parent, siblings)
         if problem:
             return problem
-    children = [q for q in queues() if as_dict(q.get("spec")).get("parent") == name]
+    children = children_of.get(name, [])
     if children:
         capability = _Res(spec.get("capability"))
         for resource in capability.values:
-            child_max = max(_subtree_max_capability(c, resource, queues) for c in children)
+            child_max = max(_subtree_max_capability(c, resource, children_of) for c in children)
             if capability.get(resource) < child_max:
                 return (f"spec.capability.{resource}",
                         f"queue {name} capability[{resource}]={_shown(resource, capability.get(resource))} is "
