@@ -13,6 +13,7 @@ PodLevelResources feature gate's pod-level resource checks.
 """
 from __future__ import annotations
 
+import copy
 import re
 from decimal import Decimal
 from typing import Callable, Iterable
@@ -771,3 +772,25 @@ def validate_pod(pod: dict, scheduler_names: tuple[str, ...] = ("volcano",)) -> 
         return [("metadata.annotations", f"not allow configure multiple annotations <[{' '.join(JDB_ANNOTATIONS)}]> "
                                          "at same time")]
     return []
+
+
+# ---------------------------------------------------------------- what a CronJob creates
+
+# A Volcano CronJob's Jobs are named <cronjob>-<scheduled minute since the epoch> (cronjob controller
+# getJobName); the minute has 8 digits in this century, so this one stands for any.
+SCHEDULED_MINUTE = 29_000_000
+
+
+def job_of_cronjob(cron: dict) -> dict:
+    """The Job the Volcano cronjob controller creates from ``cron`` (getJobFromTemplate): the job
+    template's labels, annotations and spec, named ``<cronjob>-<minute>``, in the CronJob's namespace."""
+    template = as_dict(as_dict(cron.get("spec")).get("jobTemplate"))
+    md = as_dict(template.get("metadata"))
+    job_md = {"name": f"{meta(cron).get('name') or ''}-{SCHEDULED_MINUTE}"}
+    if meta(cron).get("namespace"):
+        job_md["namespace"] = meta(cron)["namespace"]
+    for key in ("labels", "annotations"):
+        if isinstance(md.get(key), dict):
+            job_md[key] = dict(md[key])
+    return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": job_md,
+            "spec": copy.deepcopy(as_dict(template.get("spec")))}

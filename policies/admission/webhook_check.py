@@ -11,6 +11,7 @@ from typing import Iterator
 from modules.semantics.mutation import as_created, mutate
 from modules.semantics.scheduler_conf import is_volcano_release, release_values
 from modules.semantics.shapes import api_group, as_dict
+from modules.semantics.volcano_webhooks import job_of_cronjob
 
 from .webhooks import CHART_DEFAULT_ADMISSIONS, CREATE, VALIDATE, Request, Webhook, webhooks
 
@@ -83,3 +84,17 @@ def judge(obj: dict, cluster: tuple[dict, ...], enabled: frozenset[str] = CHART_
     for hook in hooks:
         for path, message in hook.check(request):
             yield hook, path, message
+    if obj.get("kind") == "CronJob" and api_group(obj) == "batch.volcano.sh":
+        yield from _created_jobs(obj, cluster, enabled, skip)
+
+
+def _created_jobs(cron: dict, cluster: tuple[dict, ...], enabled: frozenset[str], skip: frozenset[str]
+                  ) -> Iterator[tuple[Webhook, str, str]]:
+    """The job webhook's refusals of the Job a Volcano CronJob creates at each run (the CronJob is
+    admitted; every Job it creates is refused), on the CronJob's paths. The webhook is the job's:
+    a caller tells these from the CronJob's own by ``hook.kind``."""
+    job = job_of_cronjob(cron)
+    for hook, path, message in judge(job, cluster, enabled, skip):
+        if path.startswith(("spec.", "metadata.labels", "metadata.annotations")):
+            path = f"spec.jobTemplate.{path}"
+        yield hook, path, message

@@ -20,7 +20,7 @@ and `upstream-admission` reports their refusals in every runner (`check`, the Cr
 | `/queues/mutate` (`mutate_queue.go`) | yes | nothing: `reclaimable: true`, `weight: 1`, `root/` and `1/` prefixed to a hierarchy |
 | `/podgroups/validate` (`validate_podgroup.go`) | yes | a queue that is not Open; highestTierAllowed with highestTierName (the PodGroup's or a subGroupPolicy's) |
 | `/hypernodes/validate` (`admit_hypernode.go`) | yes | no members; a regexMatch pattern Go's RE2 refuses |
-| `/cronjobs/validate` (`admit_cronjob.go`) | yes | a missing or invalid schedule (five cron fields or a descriptor such as `@daily`), `TZ` inside it; an empty, `Local` or unknown timeZone; a name over 52 characters (its Jobs add `-<minutes>`) or not a qualified name |
+| `/cronjobs/validate` (`admit_cronjob.go`) | yes | a missing or invalid schedule (five cron fields or a descriptor such as `@daily`), `TZ` inside it; an empty, `Local` or unknown timeZone; a name over 52 characters (its Jobs add `-<minutes>`) or not a qualified name. The CronJob webhook does not look at the job template; the job webhook refuses every Job the CronJob creates (`<cronjob>-<8-digit minute>`), which the rule reports on the CronJob's `spec.jobTemplate` paths ("the CronJob itself is admitted") |
 | `/jobflows/validate` (`validate_jobflow.go`) | no | a dependsOn target that is not a flow; a cycle |
 | `/pods/validate` (`admit_pod.go`) | no | on a pod for Volcano's scheduler, both job-disruption-budget annotations, or one that is not a positive integer or 1%..99% |
 | `/podgroups/mutate` (`mutate_podgroup.go`) | no | nothing: a PodGroup in queue `default` moves to its namespace's `scheduling.volcano.sh/queue-name` |

@@ -74,7 +74,9 @@ def _go_webhooks(objects: list[dict], ctx: CheckContext) -> Iterator[RuleOutcome
             if message.startswith(_PARTITION_MESSAGES):
                 continue   # the named sub-rule `volcano-job-admission` reports these, with its own fix
             fix = (hook.fix(message) if hook.fix else None) or f"change {path} so that upstream's check holds"
-            yield Finding(path, f"{where(obj, path)}: {_WHO[hook.source]} rejects this object: \"{message}\" "
+            who = (f"{_WHO[hook.source]} rejects every Job this CronJob creates (the CronJob itself is admitted)"
+                   if hook.kind != obj.get("kind") else f"{_WHO[hook.source]} rejects this object")
+            yield Finding(path, f"{where(obj, path)}: {who}: \"{message}\" "
                                 f"({hook.upstream}, {hook.name}). The API server refuses it at create, so `pulumi up` "
                                 f"or the GitOps sync fails; fix: {fix}.", obj)
 
