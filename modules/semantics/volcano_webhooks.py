@@ -31,6 +31,8 @@ JOB_PLUGINS = frozenset({"ssh", "env", "svc", "tensorflow", "mpi", "pytorch", "h
 POLICY_EVENTS = ("*", "PodFailed", "PodEvicted", "PodPending", "Unknown", "TaskCompleted", "TaskFailed", "JobUpdated")
 POLICY_ACTIONS = ("AbortJob", "RestartJob", "RestartTask", "RestartPod", "RestartPartition", "TerminateJob",
                   "CompleteJob", "ResumeJob")
+
+
 def _go_list(items: list[str]) -> str:
     """A list as Go's %v prints a []string: [a b]."""
     return "[" + " ".join(items) + "]"
@@ -47,41 +49,44 @@ BOTH_TIERS = "must not specify 'highestTierAllowed' and 'highestTierName' in net
 # ---------------------------------------------------------------- jobs (admit_job.go, util.go)
 
 def _policy_problems(policies: list, path: str, field: str) -> list[Problem]:
-    """``validatePolicies``: the first failing policy only, plus the ``*`` exclusivity rule. ``field``
-    is the path upstream names in its field errors (``spec.policies``, ``spec.tasks.policies``)."""
+    """``validatePolicies``: the first failing policy, then the ``*`` exclusivity rule over the events
+    seen so far (upstream reports both). ``field`` is the path upstream names in its field errors
+    (``spec.policies``, ``spec.tasks.policies``)."""
     events_seen: list[str] = []
+    out = _first_policy_problem(policies, path, field, events_seen)
+    if "*" in events_seen and len(events_seen) > 1:
+        out.append((path, "if there's * here, no other policy should be here"))
+    return out
+
+
+def _first_policy_problem(policies: list, path: str, field: str, events_seen: list[str]) -> list[Problem]:
     codes: set[int] = set()
-    for i, policy in enumerate(policies):
-        policy = as_dict(policy)
+    for i, policy in enumerate(map(as_dict, policies)):
         at = f"{path}[{i}]"
-        events = [e for e in as_list(policy.get("events")) if isinstance(e, str)]
-        if policy.get("event"):
-            events.append(policy["event"])
-        events = list(dict.fromkeys(events))
-        has_events = bool(policy.get("event")) or bool(as_list(policy.get("events")))
+        listed = as_list(policy.get("events"))
+        events = list(dict.fromkeys(str(e) for e in listed + ([policy["event"]] if policy.get("event") else [])))
+        has_events = bool(policy.get("event")) or bool(listed)
         if has_events and policy.get("exitCode") is not None:
             return [(at, "must not specify event and exitCode simultaneously")]
         if not has_events and policy.get("exitCode") is None:
             return [(at, "either event and exitCode should be specified")]
-        if has_events:
-            for event in events:
-                if event not in POLICY_EVENTS:
-                    return [(f"{at}.event", f'{field}: Invalid value: "{event}": invalid policy event')]
-                if policy.get("action") not in POLICY_ACTIONS:
-                    return [(f"{at}.action", f'{field}: Invalid value: "{policy.get("action") or ""}": '
-                                             "invalid policy action")]
-                if event in events_seen:
-                    return [(at, f"duplicate event {event}  across different policy")]
-                events_seen.append(event)
-        else:
+        if not has_events:
             code = as_int(policy.get("exitCode"))
             if code == 0:
-                return [(at, "0 is not a valid error code")]
+                return [(f"{at}.exitCode", "0 is not a valid error code")]
             if code in codes:
-                return [(at, f"duplicate exitCode {code}")]
+                return [(f"{at}.exitCode", f"duplicate exitCode {code}")]
             codes.add(code)
-    if "*" in events_seen and len(events_seen) > 1:
-        return [(path, "if there's * here, no other policy should be here")]
+            continue
+        for event in events:
+            if event not in POLICY_EVENTS:
+                return [(f"{at}.event", f'{field}: Invalid value: "{event}": invalid policy event')]
+            if policy.get("action") not in POLICY_ACTIONS:
+                return [(f"{at}.action", f'{field}: Invalid value: "{policy.get("action") or ""}": '
+                                         "invalid policy action")]
+            if event in events_seen:
+                return [(at, f"duplicate event {event}  across different policy")]
+            events_seen.append(event)
     return []
 
 
