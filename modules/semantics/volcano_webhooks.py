@@ -168,7 +168,7 @@ def task_topology_problem(task: dict, index: int) -> Problem | None:
 
 def validate_job_create(job: dict, lookup: Lookup, queues: Callable[[], Iterable[dict]],
                         cluster_known: bool = True) -> list[Problem]:
-    """``validateJobCreate``, every check but the pod template's (see the module docstring)."""
+    """``validateJobCreate``: every message it would join, each with the field it is about."""
     spec = as_dict(job.get("spec"))
     tasks = as_list(spec.get("tasks"))
     name = meta(job).get("name") or ""
@@ -176,10 +176,7 @@ def validate_job_create(job: dict, lookup: Lookup, queues: Callable[[], Iterable
         return [("spec.tasks", "No task specified in job spec")]
     plugins = as_dict(spec.get("plugins"))
     if "mpi" in plugins:
-        master = "master"
-        for arg in as_list(plugins.get("mpi")):
-            if isinstance(arg, str) and arg.startswith("--master="):
-                master = arg.split("=", 1)[1]
+        master = _flag(as_list(plugins.get("mpi")), "master", "master")
         if master not in [as_dict(t).get("name") for t in tasks]:
             return [("spec.plugins.mpi", "The specified mpi master task was not found")]
     out: list[Problem] = []
@@ -190,7 +187,7 @@ def validate_job_create(job: dict, lookup: Lookup, queues: Callable[[], Iterable
     total = 0
     for i, task in enumerate(map(as_dict, tasks)):
         at = f"spec.tasks[{i}]"
-        task_name = task.get("name") or ""
+        task_name = _name(task.get("name") or "")
         replicas = as_int(task.get("replicas")) or 0
         own_min = as_int(task.get("minAvailable"))
         if own_min is not None and own_min > replicas:
@@ -222,7 +219,7 @@ def validate_job_create(job: dict, lookup: Lookup, queues: Callable[[], Iterable
     if total < (as_int(spec.get("minAvailable")) or 0):
         out.append(("spec.minAvailable", "job 'minAvailable' should not be greater than total replicas in tasks"))
     out += _policy_problems(as_list(spec.get("policies")), "spec.policies", "spec.policies")
-    for plugin in sorted(plugins):
+    for plugin in sorted(plugins, key=str):
         if plugin not in JOB_PLUGINS:
             out.append((f"spec.plugins.{plugin}", f"unable to find job plugin: {plugin}"))
     io = _io_problem(as_list(spec.get("volumes")))
@@ -250,6 +247,21 @@ def validate_job_create(job: dict, lookup: Lookup, queues: Callable[[], Iterable
         out.append(("spec.tasks", "job has dependencies between tasks, but doesn't form a directed acyclic "
                                   "graph(DAG)"))
     return out
+
+
+def _flag(arguments: list, name: str, default: str) -> str:
+    """A plugin argument as Go's ``flag`` package reads it (``-name=v``, ``--name=v``, ``-name v``);
+    the last one wins."""
+    value, args = default, [a for a in arguments if isinstance(a, str)]
+    for i, arg in enumerate(args):
+        key, eq, given = arg.lstrip("-").partition("=")
+        if not arg.startswith("-") or key != name:
+            continue
+        if eq:
+            value = given
+        elif i + 1 < len(args):
+            value = args[i + 1]
+    return value
 
 
 def _partition_refusals(job: dict) -> dict[str, Problem]:
