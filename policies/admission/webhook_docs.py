@@ -35,10 +35,13 @@ With `check --manifests` and no chart release, the chart's defaults.
 mutating webhooks' defaults are applied, then validation runs. The CEL policies and CRD rules of
 the section below judge the object without its status too.
 
-**The cluster the webhooks look up.** The stack's (or the manifests') Queues, each Open (the queue
-controller opens a new queue), Volcano's own `default` queue, and Namespaces. A queue is judged
-before its child queues exist (they name it as parent, so they are created after it). A lookup that
-finds nothing is not a refusal: the cluster may hold queues the stack does not render.
+**The cluster the webhooks look up.** The stack's (and the manifests') Queues, each Open (the queue
+controller opens a new queue), Volcano's own `root` and `default` queues, and Namespaces. A queue is
+judged before its child queues exist (they name it as parent, so they are created after it). When
+the objects are a whole stack (they hold the Volcano chart release) its queues are all the queues
+there are, as `render` already requires of its workloads: a job, PodGroup or parent naming another
+queue is refused as the webhook refuses it ("not found"). Bare `--manifests` without a stack promise
+nothing about the cluster, so such a lookup is not judged.
 
 **Measured against upstream's own tables.** Every table of `pkg/webhooks/admission/**/*_test.go` at
 v1.15.1 is ported as data under `tests/policies/admission/upstream/volcano/` (upstream's case names,

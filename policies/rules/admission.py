@@ -60,13 +60,14 @@ def _go_webhooks(objects: list[dict], ctx: CheckContext) -> Iterator[RuleOutcome
     """Upstream's Go-only webhook checks (the registry in policies/admission/webhooks.py), on each
     object as created and mutated; the sources with a named sub-rule (NAMED_SUB_RULES: Trainer's and
     the Training Operator's webhooks, the API server's built-in validation) are left to it."""
-    from ..admission.webhook_check import cluster_of, enabled_admissions, judge
+    from ..admission.webhook_check import cluster_of, declares_queues, enabled_admissions, judge
 
     cluster = ctx.remember("upstream-admission:cluster", lambda: cluster_of(ctx.manifests))
     enabled = ctx.remember("upstream-admission:enabled", lambda: enabled_admissions(ctx.manifests))
+    known = ctx.remember("upstream-admission:declared", lambda: declares_queues(ctx.manifests))
     for obj in objects:
         try:
-            refusals = list(judge(obj, cluster, enabled, _SUB_RULE_SOURCES))
+            refusals = list(judge(obj, cluster, enabled, _SUB_RULE_SOURCES, known))
         except Exception as exc:   # never crash a run on an odd object; say what was not checked
             yield NotChecked(f"upstream webhook checks not evaluated: {type(exc).__name__}: {exc}", obj)
             continue

@@ -128,3 +128,13 @@ def test_a_cronjob_is_admitted_and_every_job_it_creates_is_judged_by_the_job_web
                  "spec": {**cron["spec"], "jobTemplate": {"spec": JOB["spec"]}}}
     # <52 characters>-<8-digit minute>-<task>-<index> is longer than 63: every pod name is refused
     assert any("create pod with name" in f.message for f in webhook_findings([long_name, QUEUE]))
+
+
+def test_a_missing_queue_is_missing_only_when_the_manifests_are_a_whole_stack():
+    orphan = {**QUEUE, "metadata": {"name": "orphan"}, "spec": {"weight": 1, "parent": "nowhere"}}
+    job = {**JOB, "spec": {**JOB["spec"], "queue": "elsewhere"}}
+    assert webhook_findings([orphan, job]) == []        # bare manifests: the cluster may hold them
+    found = {f.resource.rsplit("/", 1)[-1]: f for f in webhook_findings([orphan, job, release()])}
+    assert 'failed to get parent queue nowhere of queue orphan' in found["orphan"].message
+    assert 'unable to find job queue: queue.scheduling.volcano.sh "elsewhere" not found' in found["j"].message
+    assert "create the queue it names first" in found["j"].message
