@@ -13,6 +13,7 @@ PodLevelResources feature gate's pod-level resource checks.
 """
 from __future__ import annotations
 
+import copy
 import re
 from decimal import Decimal
 from typing import Callable, Iterable
@@ -30,6 +31,8 @@ JOB_PLUGINS = frozenset({"ssh", "env", "svc", "tensorflow", "mpi", "pytorch", "h
 POLICY_EVENTS = ("*", "PodFailed", "PodEvicted", "PodPending", "Unknown", "TaskCompleted", "TaskFailed", "JobUpdated")
 POLICY_ACTIONS = ("AbortJob", "RestartJob", "RestartTask", "RestartPod", "RestartPartition", "TerminateJob",
                   "CompleteJob", "ResumeJob")
+
+
 def _go_list(items: list[str]) -> str:
     """A list as Go's %v prints a []string: [a b]."""
     return "[" + " ".join(items) + "]"
@@ -46,41 +49,44 @@ BOTH_TIERS = "must not specify 'highestTierAllowed' and 'highestTierName' in net
 # ---------------------------------------------------------------- jobs (admit_job.go, util.go)
 
 def _policy_problems(policies: list, path: str, field: str) -> list[Problem]:
-    """``validatePolicies``: the first failing policy only, plus the ``*`` exclusivity rule. ``field``
-    is the path upstream names in its field errors (``spec.policies``, ``spec.tasks.policies``)."""
+    """``validatePolicies``: the first failing policy, then the ``*`` exclusivity rule over the events
+    seen so far (upstream reports both). ``field`` is the path upstream names in its field errors
+    (``spec.policies``, ``spec.tasks.policies``)."""
     events_seen: list[str] = []
+    out = _first_policy_problem(policies, path, field, events_seen)
+    if "*" in events_seen and len(events_seen) > 1:
+        out.append((path, "if there's * here, no other policy should be here"))
+    return out
+
+
+def _first_policy_problem(policies: list, path: str, field: str, events_seen: list[str]) -> list[Problem]:
     codes: set[int] = set()
-    for i, policy in enumerate(policies):
-        policy = as_dict(policy)
+    for i, policy in enumerate(map(as_dict, policies)):
         at = f"{path}[{i}]"
-        events = [e for e in as_list(policy.get("events")) if isinstance(e, str)]
-        if policy.get("event"):
-            events.append(policy["event"])
-        events = list(dict.fromkeys(events))
-        has_events = bool(policy.get("event")) or bool(as_list(policy.get("events")))
+        listed = as_list(policy.get("events"))
+        events = list(dict.fromkeys(str(e) for e in listed + ([policy["event"]] if policy.get("event") else [])))
+        has_events = bool(policy.get("event")) or bool(listed)
         if has_events and policy.get("exitCode") is not None:
             return [(at, "must not specify event and exitCode simultaneously")]
         if not has_events and policy.get("exitCode") is None:
             return [(at, "either event and exitCode should be specified")]
-        if has_events:
-            for event in events:
-                if event not in POLICY_EVENTS:
-                    return [(f"{at}.event", f'{field}: Invalid value: "{event}": invalid policy event')]
-                if policy.get("action") not in POLICY_ACTIONS:
-                    return [(f"{at}.action", f'{field}: Invalid value: "{policy.get("action") or ""}": '
-                                             "invalid policy action")]
-                if event in events_seen:
-                    return [(at, f"duplicate event {event}  across different policy")]
-                events_seen.append(event)
-        else:
+        if not has_events:
             code = as_int(policy.get("exitCode"))
             if code == 0:
-                return [(at, "0 is not a valid error code")]
+                return [(f"{at}.exitCode", "0 is not a valid error code")]
             if code in codes:
-                return [(at, f"duplicate exitCode {code}")]
+                return [(f"{at}.exitCode", f"duplicate exitCode {code}")]
             codes.add(code)
-    if "*" in events_seen and len(events_seen) > 1:
-        return [(path, "if there's * here, no other policy should be here")]
+            continue
+        for event in events:
+            if event not in POLICY_EVENTS:
+                return [(f"{at}.event", f'{field}: Invalid value: "{event}": invalid policy event')]
+            if policy.get("action") not in POLICY_ACTIONS:
+                return [(f"{at}.action", f'{field}: Invalid value: "{policy.get("action") or ""}": '
+                                         "invalid policy action")]
+            if event in events_seen:
+                return [(at, f"duplicate event {event}  across different policy")]
+            events_seen.append(event)
     return []
 
 
@@ -162,7 +168,7 @@ def task_topology_problem(task: dict, index: int) -> Problem | None:
 
 def validate_job_create(job: dict, lookup: Lookup, queues: Callable[[], Iterable[dict]],
                         cluster_known: bool = True) -> list[Problem]:
-    """``validateJobCreate``, every check but the pod template's (see the module docstring)."""
+    """``validateJobCreate``: every message it would join, each with the field it is about."""
     spec = as_dict(job.get("spec"))
     tasks = as_list(spec.get("tasks"))
     name = meta(job).get("name") or ""
@@ -170,10 +176,7 @@ def validate_job_create(job: dict, lookup: Lookup, queues: Callable[[], Iterable
         return [("spec.tasks", "No task specified in job spec")]
     plugins = as_dict(spec.get("plugins"))
     if "mpi" in plugins:
-        master = "master"
-        for arg in as_list(plugins.get("mpi")):
-            if isinstance(arg, str) and arg.startswith("--master="):
-                master = arg.split("=", 1)[1]
+        master = _flag(as_list(plugins.get("mpi")), "master", "master")
         if master not in [as_dict(t).get("name") for t in tasks]:
             return [("spec.plugins.mpi", "The specified mpi master task was not found")]
     out: list[Problem] = []
@@ -184,7 +187,7 @@ def validate_job_create(job: dict, lookup: Lookup, queues: Callable[[], Iterable
     total = 0
     for i, task in enumerate(map(as_dict, tasks)):
         at = f"spec.tasks[{i}]"
-        task_name = task.get("name") or ""
+        task_name = _name(task.get("name") or "")
         replicas = as_int(task.get("replicas")) or 0
         own_min = as_int(task.get("minAvailable"))
         if own_min is not None and own_min > replicas:
@@ -216,7 +219,7 @@ def validate_job_create(job: dict, lookup: Lookup, queues: Callable[[], Iterable
     if total < (as_int(spec.get("minAvailable")) or 0):
         out.append(("spec.minAvailable", "job 'minAvailable' should not be greater than total replicas in tasks"))
     out += _policy_problems(as_list(spec.get("policies")), "spec.policies", "spec.policies")
-    for plugin in sorted(plugins):
+    for plugin in sorted(plugins, key=str):
         if plugin not in JOB_PLUGINS:
             out.append((f"spec.plugins.{plugin}", f"unable to find job plugin: {plugin}"))
     io = _io_problem(as_list(spec.get("volumes")))
@@ -244,6 +247,21 @@ def validate_job_create(job: dict, lookup: Lookup, queues: Callable[[], Iterable
         out.append(("spec.tasks", "job has dependencies between tasks, but doesn't form a directed acyclic "
                                   "graph(DAG)"))
     return out
+
+
+def _flag(arguments: list, name: str, default: str) -> str:
+    """A plugin argument as Go's ``flag`` package reads it (``-name=v``, ``--name=v``, ``-name v``);
+    the last one wins."""
+    value, args = default, [a for a in arguments if isinstance(a, str)]
+    for i, arg in enumerate(args):
+        key, eq, given = arg.lstrip("-").partition("=")
+        if not arg.startswith("-") or key != name:
+            continue
+        if eq:
+            value = given
+        elif i + 1 < len(args):
+            value = args[i + 1]
+    return value
 
 
 def _partition_refusals(job: dict) -> dict[str, Problem]:
@@ -305,7 +323,7 @@ _CRON_DESCRIPTORS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@
 _CRON_FIELDS = ((0, 59, {}), (0, 23, {}), (1, 31, {}),
                 (1, 12, {m: i + 1 for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split())}),
                 (0, 6, {d: i for i, d in enumerate("sun mon tue wed thu fri sat".split())}))
-_DURATION = re.compile(r"(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+")
+_DURATION = re.compile(r"[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+|[-+]?0")   # Go's ParseDuration
 
 
 def _cron_field(text: str, low: int, high: int, names: dict) -> bool:
@@ -367,7 +385,7 @@ def validate_cronjob(cron: dict) -> list[Problem]:
             if tz.lower() == "local":
                 out.append(("spec.timeZone", "timeZone can't be Local, and must be defined in "
                                              "https://www.iana.org/time-zones"))
-            elif tz != "UTC" and tz not in _zones():
+            elif tz != "UTC" and _zones() and tz not in _zones():   # no zone database here: not judged
                 out.append(("spec.timeZone", "invalid timeZone"))
     problem = cronjob_name_problem(meta(cron).get("name") or "")
     if problem:
@@ -600,7 +618,11 @@ def validate_queue(queue: dict, old: dict | None, lookup: Lookup, queues: Callab
     """``AdmitQueues`` on CREATE/UPDATE: the spec checks, then the parent rules, then the hierarchy's
     resources (capability within the nearest ancestor's, children's guarantee/deserved sums within
     the parent's, the parent's capability not below any descendant's). The first failing stage."""
-    others = [q for q in queues() if meta(q).get("name") != meta(queue).get("name")]
+    known = list(queues())
+    others = [q for q in known if meta(q).get("name") != meta(queue).get("name")]
+    children_of: dict = {}
+    for q in known:
+        children_of.setdefault(as_dict(q.get("spec")).get("parent") or "", []).append(q)
     problems = _queue_spec_problems(queue)
     if not problems:
         problems = _hierarchy_annotation_problems(queue, others)
@@ -612,7 +634,7 @@ def validate_queue(queue: dict, old: dict | None, lookup: Lookup, queues: Callab
     parent = spec.get("parent") or ""
     old_parent = as_dict(as_dict(old).get("spec")).get("parent") or "" if old else None
     if operation == "CREATE" or old_parent != parent:
-        problem = _parent_problem(queue, lookup, queues, max_depth, cluster_known)
+        problem = _parent_problem(queue, lookup, children_of, max_depth, cluster_known)
         if problem:
             return [problem]
     if name == "root":
@@ -622,11 +644,12 @@ def validate_queue(queue: dict, old: dict | None, lookup: Lookup, queues: Callab
         if parent == old_parent and all(spec.get(k) == old_spec.get(k) for k in ("capability", "deserved")) and \
                 as_dict(spec.get("guarantee")).get("resource") == as_dict(old_spec.get("guarantee")).get("resource"):
             return []
-    problem = _hierarchy_resources_problem(queue, lookup, queues, cluster_known)
+    problem = _hierarchy_resources_problem(queue, lookup, children_of, cluster_known)
     return [problem] if problem else []
 
 
-def _parent_problem(queue: dict, lookup: Lookup, queues, max_depth: int, cluster_known: bool) -> Problem | None:
+def _parent_problem(queue: dict, lookup: Lookup, children_of: dict, max_depth: int, cluster_known: bool
+                    ) -> Problem | None:
     name, parent = meta(queue).get("name"), as_dict(queue.get("spec")).get("parent") or ""
     if parent in ("", "root"):
         return None
@@ -645,7 +668,7 @@ def _parent_problem(queue: dict, lookup: Lookup, queues, max_depth: int, cluster
     parent_queue = lookup("Queue", parent)
     if parent_queue is None:
         return None
-    if not [q for q in queues() if as_dict(q.get("spec")).get("parent") == parent]:
+    if not children_of.get(parent):
         pods = _quantity(as_dict(as_dict(parent_queue.get("status")).get("allocated")).get("pods"))
         if pods:
             return ("spec.parent", f"queue {parent} cannot be the parent queue of queue {name} because it has "
@@ -667,16 +690,26 @@ def _nearest_ancestor_capability(queue: dict, resource: str, lookup: Lookup) -> 
     return None
 
 
-def _subtree_max_capability(queue: dict, resource: str, queues, depth: int = 0) -> float:
-    own = _Res(as_dict(queue.get("spec")).get("capability")).get(resource)
-    if own > 0 or depth > 64:
-        return own
-    name = meta(queue).get("name")
-    children = [q for q in queues() if as_dict(q.get("spec")).get("parent") == name]
-    return max([_subtree_max_capability(c, resource, queues, depth + 1) for c in children], default=0.0)
+def _subtree_max_capability(queue: dict, resource: str, children_of: dict) -> float:
+    """``findSubtreeMaxCapability``: the queue's own capability when set, else the largest of its
+    children's subtrees (walked without recursion; a queue is visited once)."""
+    best, stack, seen = 0.0, [queue], set()
+    while stack:
+        current = stack.pop()
+        own = _Res(as_dict(current.get("spec")).get("capability")).get(resource)
+        if own > 0:
+            best = max(best, own)
+            continue
+        name = meta(current).get("name")
+        if name in seen:
+            continue
+        seen.add(name)
+        stack.extend(children_of.get(name, ()))
+    return best
 
 
-def _hierarchy_resources_problem(queue: dict, lookup: Lookup, queues, cluster_known: bool) -> Problem | None:
+def _hierarchy_resources_problem(queue: dict, lookup: Lookup, children_of: dict, cluster_known: bool
+                                 ) -> Problem | None:
     name, spec = meta(queue).get("name"), as_dict(queue.get("spec"))
     parent_name = spec.get("parent") or ""
     if parent_name not in ("", "root"):
@@ -690,16 +723,15 @@ def _hierarchy_resources_problem(queue: dict, lookup: Lookup, queues, cluster_kn
                 return (f"spec.capability.{resource}",
                         f"queue {name} capability[{resource}]={_shown(resource, own.get(resource))} exceeds its "
                         f"ancestor's capability={_shown(resource, limit)}")
-        siblings = [q for q in queues() if as_dict(q.get("spec")).get("parent") == parent_name
-                    and meta(q).get("name") != name] + [queue]
+        siblings = [q for q in children_of.get(parent_name, ()) if meta(q).get("name") != name] + [queue]
         problem = _sums_problem(f"parent queue {parent_name}", parent, siblings)
         if problem:
             return problem
-    children = [q for q in queues() if as_dict(q.get("spec")).get("parent") == name]
+    children = children_of.get(name, [])
     if children:
         capability = _Res(spec.get("capability"))
         for resource in capability.values:
-            child_max = max(_subtree_max_capability(c, resource, queues) for c in children)
+            child_max = max(_subtree_max_capability(c, resource, children_of) for c in children)
             if capability.get(resource) < child_max:
                 return (f"spec.capability.{resource}",
                         f"queue {name} capability[{resource}]={_shown(resource, capability.get(resource))} is "
@@ -757,3 +789,25 @@ def validate_pod(pod: dict, scheduler_names: tuple[str, ...] = ("volcano",)) -> 
         return [("metadata.annotations", f"not allow configure multiple annotations <[{' '.join(JDB_ANNOTATIONS)}]> "
                                          "at same time")]
     return []
+
+
+# ---------------------------------------------------------------- what a CronJob creates
+
+# A Volcano CronJob's Jobs are named <cronjob>-<scheduled minute since the epoch> (cronjob controller
+# getJobName); the minute has 8 digits in this century, so this one stands for any.
+SCHEDULED_MINUTE = 29_000_000
+
+
+def job_of_cronjob(cron: dict) -> dict:
+    """The Job the Volcano cronjob controller creates from ``cron`` (getJobFromTemplate): the job
+    template's labels, annotations and spec, named ``<cronjob>-<minute>``, in the CronJob's namespace."""
+    template = as_dict(as_dict(cron.get("spec")).get("jobTemplate"))
+    md = as_dict(template.get("metadata"))
+    job_md = {"name": f"{meta(cron).get('name') or ''}-{SCHEDULED_MINUTE}"}
+    if meta(cron).get("namespace"):
+        job_md["namespace"] = meta(cron)["namespace"]
+    for key in ("labels", "annotations"):
+        if isinstance(md.get(key), dict):
+            job_md[key] = dict(md[key])
+    return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": job_md,
+            "spec": copy.deepcopy(as_dict(template.get("spec")))}

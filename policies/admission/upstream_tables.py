@@ -11,12 +11,12 @@ expected object fields.
 """
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
+from .engine import apply_patch
 from .webhooks import MUTATE, SOURCES, VALIDATE, Request, webhooks
 
 ROOT = Path(__file__).resolve().parents[2] / "tests" / "policies" / "admission" / "upstream"
@@ -44,25 +44,6 @@ class Result:
 
 def _group(obj: dict) -> str:
     return str(obj.get("apiVersion", "")).rpartition("/")[0]
-
-
-def apply_patch(obj: dict, patch: list) -> dict:
-    """RFC 6902 add/replace/remove (what upstream's mutating webhooks emit)."""
-    out = copy.deepcopy(obj)
-    for op in patch:
-        parts = [p.replace("~1", "/").replace("~0", "~") for p in op["path"].split("/")[1:]]
-        node = out
-        for part in parts[:-1]:
-            node = node.setdefault(part, {}) if isinstance(node, dict) else node[int(part)]
-        last = parts[-1]
-        if op["op"] in ("add", "replace"):
-            if isinstance(node, list):
-                node.insert(len(node) if last == "-" else int(last), op["value"])
-            else:
-                node[last] = op["value"]
-        elif op["op"] == "remove":
-            del node[int(last) if isinstance(node, list) else last]
-    return out
 
 
 def run_case(source: str, case: dict) -> tuple[bool, str]:

@@ -11,6 +11,7 @@ from typing import Iterator
 from modules.semantics.mutation import as_created, mutate
 from modules.semantics.scheduler_conf import is_volcano_release, release_values
 from modules.semantics.shapes import api_group, as_dict
+from modules.semantics.volcano_webhooks import job_of_cronjob
 
 from .webhooks import CHART_DEFAULT_ADMISSIONS, CREATE, VALIDATE, Request, Webhook, webhooks
 
@@ -31,9 +32,16 @@ def enabled_admissions(manifests: list[dict]) -> frozenset[str]:
     return CHART_DEFAULT_ADMISSIONS
 
 
+def declares_queues(manifests: list[dict]) -> bool:
+    """Whether the manifests are a whole stack's: it installs Volcano (its chart release) and so
+    declares every queue the cluster has besides Volcano's own ``root`` and ``default`` (a stack's
+    workloads may only name the stack's queues). Bare manifests come with no such promise."""
+    return any(is_volcano_release(o) for o in manifests)
+
+
 def cluster_of(manifests: list[dict]) -> tuple[dict, ...]:
     """What the webhooks look up among the manifests, as the cluster holds them once applied: each
-    Queue Open (the queue controller opens a new queue), plus Volcano's own ``default`` queue."""
+    Queue Open (the queue controller opens a new queue), plus Volcano's own ``root`` and ``default``."""
     out = []
     names = set()
     for obj in manifests:
@@ -44,9 +52,10 @@ def cluster_of(manifests: list[dict]) -> tuple[dict, ...]:
             names.add(as_dict(obj.get("metadata")).get("name"))
         elif obj.get("kind") == "Namespace":
             out.append(obj)
-    if "default" not in names:
-        out.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "default"},
-                    "spec": {"weight": 1, "reclaimable": True}, "status": {"state": "Open"}})
+    for name in ("root", "default"):   # Volcano's controllers create both
+        if name not in names:
+            out.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": name},
+                        "spec": {"weight": 1, "reclaimable": True}, "status": {"state": "Open"}})
     return tuple(out)
 
 
@@ -69,9 +78,10 @@ def _without_descendants(cluster: tuple[dict, ...], name: object) -> tuple[dict,
 
 
 def judge(obj: dict, cluster: tuple[dict, ...], enabled: frozenset[str] = CHART_DEFAULT_ADMISSIONS,
-          skip: frozenset[str] = frozenset()) -> Iterator[tuple[Webhook, str, str]]:
+          skip: frozenset[str] = frozenset(), cluster_known: bool = False) -> Iterator[tuple[Webhook, str, str]]:
     """(webhook, path, upstream's message) for each refusal of ``obj`` at CREATE; ``skip``: sources
-    whose checks are left to another caller."""
+    whose checks are left to another caller; ``cluster_known``: ``cluster`` holds every queue there
+    is (see ``declares_queues``), so a queue missing from it is missing."""
     hooks = [h for h in webhooks(api_group(obj), str(obj.get("kind")), VALIDATE, enabled=enabled)
              if h.source not in skip]
     if not hooks:
@@ -79,7 +89,21 @@ def judge(obj: dict, cluster: tuple[dict, ...], enabled: frozenset[str] = CHART_
     created = mutate(obj, enabled)
     if obj.get("kind") == "Queue":
         cluster = _without_descendants(cluster, as_dict(obj.get("metadata")).get("name"))
-    request = Request(CREATE, created, None, cluster, cluster_known=False)
+    request = Request(CREATE, created, None, cluster, cluster_known=cluster_known)
     for hook in hooks:
         for path, message in hook.check(request):
             yield hook, path, message
+    if obj.get("kind") == "CronJob" and api_group(obj) == "batch.volcano.sh":
+        yield from _created_jobs(obj, cluster, enabled, skip, cluster_known)
+
+
+def _created_jobs(cron: dict, cluster: tuple[dict, ...], enabled: frozenset[str], skip: frozenset[str],
+                  cluster_known: bool) -> Iterator[tuple[Webhook, str, str]]:
+    """The job webhook's refusals of the Job a Volcano CronJob creates at each run (the CronJob is
+    admitted; every Job it creates is refused), on the CronJob's paths. The webhook is the job's:
+    a caller tells these from the CronJob's own by ``hook.kind``."""
+    job = job_of_cronjob(cron)
+    for hook, path, message in judge(job, cluster, enabled, skip, cluster_known):
+        if path.startswith(("spec.", "metadata.labels", "metadata.annotations")):
+            path = f"spec.jobTemplate.{path}"
+        yield hook, path, message

@@ -20,7 +20,7 @@ and `upstream-admission` reports their refusals in every runner (`check`, the Cr
 | `/queues/mutate` (`mutate_queue.go`) | yes | nothing: `reclaimable: true`, `weight: 1`, `root/` and `1/` prefixed to a hierarchy |
 | `/podgroups/validate` (`validate_podgroup.go`) | yes | a queue that is not Open; highestTierAllowed with highestTierName (the PodGroup's or a subGroupPolicy's) |
 | `/hypernodes/validate` (`admit_hypernode.go`) | yes | no members; a regexMatch pattern Go's RE2 refuses |
-| `/cronjobs/validate` (`admit_cronjob.go`) | yes | a missing or invalid schedule (five cron fields or a descriptor such as `@daily`), `TZ` inside it; an empty, `Local` or unknown timeZone; a name over 52 characters (its Jobs add `-<minutes>`) or not a qualified name |
+| `/cronjobs/validate` (`admit_cronjob.go`) | yes | a missing or invalid schedule (five cron fields or a descriptor such as `@daily`), `TZ` inside it; an empty, `Local` or unknown timeZone; a name over 52 characters (its Jobs add `-<minutes>`) or not a qualified name. The CronJob webhook does not look at the job template; the job webhook refuses every Job the CronJob creates (`<cronjob>-<8-digit minute>`), which the rule reports on the CronJob's `spec.jobTemplate` paths ("the CronJob itself is admitted") |
 | `/jobflows/validate` (`validate_jobflow.go`) | no | a dependsOn target that is not a flow; a cycle |
 | `/pods/validate` (`admit_pod.go`) | no | on a pod for Volcano's scheduler, both job-disruption-budget annotations, or one that is not a positive integer or 1%..99% |
 | `/podgroups/mutate` (`mutate_podgroup.go`) | no | nothing: a PodGroup in queue `default` moves to its namespace's `scheduling.volcano.sh/queue-name` |
@@ -35,10 +35,13 @@ With `check --manifests` and no chart release, the chart's defaults.
 mutating webhooks' defaults are applied, then validation runs. The CEL policies and CRD rules of
 the section below judge the object without its status too.
 
-**The cluster the webhooks look up.** The stack's (or the manifests') Queues, each Open (the queue
-controller opens a new queue), Volcano's own `default` queue, and Namespaces. A queue is judged
-before its child queues exist (they name it as parent, so they are created after it). A lookup that
-finds nothing is not a refusal: the cluster may hold queues the stack does not render.
+**The cluster the webhooks look up.** The stack's (and the manifests') Queues, each Open (the queue
+controller opens a new queue), Volcano's own `root` and `default` queues, and Namespaces. A queue is
+judged before its child queues exist (they name it as parent, so they are created after it). When
+the objects are a whole stack (they hold the Volcano chart release) its queues are all the queues
+there are, as `render` already requires of its workloads: a job, PodGroup or parent naming another
+queue is refused as the webhook refuses it ("not found"). Bare `--manifests` without a stack promise
+nothing about the cluster, so such a lookup is not judged.
 
 **Measured against upstream's own tables.** Every table of `pkg/webhooks/admission/**/*_test.go` at
 v1.15.1 is ported as data under `tests/policies/admission/upstream/volcano/` (upstream's case names,

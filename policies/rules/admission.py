@@ -60,13 +60,14 @@ def _go_webhooks(objects: list[dict], ctx: CheckContext) -> Iterator[RuleOutcome
     """Upstream's Go-only webhook checks (the registry in policies/admission/webhooks.py), on each
     object as created and mutated; the sources with a named sub-rule (NAMED_SUB_RULES: Trainer's and
     the Training Operator's webhooks, the API server's built-in validation) are left to it."""
-    from ..admission.webhook_check import cluster_of, enabled_admissions, judge
+    from ..admission.webhook_check import cluster_of, declares_queues, enabled_admissions, judge
 
     cluster = ctx.remember("upstream-admission:cluster", lambda: cluster_of(ctx.manifests))
     enabled = ctx.remember("upstream-admission:enabled", lambda: enabled_admissions(ctx.manifests))
+    known = ctx.remember("upstream-admission:declared", lambda: declares_queues(ctx.manifests))
     for obj in objects:
         try:
-            refusals = list(judge(obj, cluster, enabled, _SUB_RULE_SOURCES))
+            refusals = list(judge(obj, cluster, enabled, _SUB_RULE_SOURCES, known))
         except Exception as exc:   # never crash a run on an odd object; say what was not checked
             yield NotChecked(f"upstream webhook checks not evaluated: {type(exc).__name__}: {exc}", obj)
             continue
@@ -74,7 +75,9 @@ def _go_webhooks(objects: list[dict], ctx: CheckContext) -> Iterator[RuleOutcome
             if message.startswith(_PARTITION_MESSAGES):
                 continue   # the named sub-rule `volcano-job-admission` reports these, with its own fix
             fix = (hook.fix(message) if hook.fix else None) or f"change {path} so that upstream's check holds"
-            yield Finding(path, f"{where(obj, path)}: {_WHO[hook.source]} rejects this object: \"{message}\" "
+            who = (f"{_WHO[hook.source]} rejects every Job this CronJob creates (the CronJob itself is admitted)"
+                   if hook.kind != obj.get("kind") else f"{_WHO[hook.source]} rejects this object")
+            yield Finding(path, f"{where(obj, path)}: {who}: \"{message}\" "
                                 f"({hook.upstream}, {hook.name}). The API server refuses it at create, so `pulumi up` "
                                 f"or the GitOps sync fails; fix: {fix}.", obj)
 

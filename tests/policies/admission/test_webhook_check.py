@@ -112,3 +112,29 @@ def test_each_volcano_refusal_in_the_tables_has_a_fix():
             if (case.get("expect") or {}).get("allowed") is False and case["name"] not in divergent:
                 _, said = run_case(source, case)
                 assert fix_for(said), (case["name"], said)
+
+
+def test_a_cronjob_is_admitted_and_every_job_it_creates_is_judged_by_the_job_webhook():
+    task = copy.deepcopy(JOB["spec"]["tasks"][0])
+    task["template"]["spec"]["containers"][0]["volumeMounts"] = [{"name": "data", "mountPath": "/d"}]
+    cron = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "CronJob",
+            "metadata": {"name": "nightly", "namespace": "training"},
+            "spec": {"schedule": "0 1 * * *", "jobTemplate": {"spec": {"queue": "research", "tasks": [task]}}}}
+    [finding] = webhook_findings([cron, QUEUE])
+    assert finding.path == "spec.jobTemplate.spec.tasks[0].template.spec.containers[0].volumeMounts[0].name"
+    assert "rejects every Job this CronJob creates (the CronJob itself is admitted)" in finding.message
+    assert "admit_job.go" in finding.message
+    long_name = {**cron, "metadata": {"name": "n" * 52, "namespace": "training"},
+                 "spec": {**cron["spec"], "jobTemplate": {"spec": JOB["spec"]}}}
+    # <52 characters>-<8-digit minute>-<task>-<index> is longer than 63: every pod name is refused
+    assert any("create pod with name" in f.message for f in webhook_findings([long_name, QUEUE]))
+
+
+def test_a_missing_queue_is_missing_only_when_the_manifests_are_a_whole_stack():
+    orphan = {**QUEUE, "metadata": {"name": "orphan"}, "spec": {"weight": 1, "parent": "nowhere"}}
+    job = {**JOB, "spec": {**JOB["spec"], "queue": "elsewhere"}}
+    assert webhook_findings([orphan, job]) == []        # bare manifests: the cluster may hold them
+    found = {f.resource.rsplit("/", 1)[-1]: f for f in webhook_findings([orphan, job, release()])}
+    assert 'failed to get parent queue nowhere of queue orphan' in found["orphan"].message
+    assert 'unable to find job queue: queue.scheduling.volcano.sh "elsewhere" not found' in found["j"].message
+    assert "create the queue it names first" in found["j"].message
