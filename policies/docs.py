@@ -169,6 +169,10 @@ def render() -> str:
                 "**Settings.**", "", *_settings(rule)]
     from .rules.trainer_admission import DOCS as TRAINER_ADMISSION
     out += ["", TRAINER_ADMISSION.rstrip()]
+    from .rules.kubernetes_validation import DOCS as GO_ONLY_VALIDATION
+    out += ["", GO_ONLY_VALIDATION.rstrip()]
+    from .admission.webhook_docs import SECTION as VOLCANO_WEBHOOKS
+    out += ["", VOLCANO_WEBHOOKS.strip()]
     from .admission.docs import SECTION
 
     return "\n".join(out) + "\n" + SECTION

@@ -176,7 +176,7 @@ def hpa(ctx: RenderContext, i: int, item: dict) -> dict:
     target = scale_target(ctx, f"{where}.target", item["target"])
     if item["minReplicas"] > item["maxReplicas"]:
         raise ctx.error(f"{where}.minReplicas", f"expected at most maxReplicas ({item['maxReplicas']}), "
-                        f"got {item['minReplicas']}", rule="hpa-target-scalable")
+                        f"got {item['minReplicas']}", rule="kubernetes-api-validation")
     if target["kind"] == "PyTorchJob":
         elastic_bounds(ctx, where, item)
     metrics = [hpa_metric(ctx, f"{where}.metrics[{j}]", m) for j, m in enumerate(item["metrics"])]

@@ -60,8 +60,8 @@ def mutate_volcano_job(obj: dict) -> dict:
     """The Volcano job webhook's defaults on CREATE (mutate_job.go ``createPatch``): queue
     ``default``, schedulerName ``volcano``, maxRetry 3 when 0; per task a name ``default<i>``,
     ``dnsPolicy: ClusterFirstWithHostNet`` under hostNetwork, minAvailable (``task_min_available``) and
-    maxRetry 3; the job's minAvailable, when 0, the sum of the tasks' own minAvailable or replicas as
-    sent; the svc plugin with tensorflow/mpi/pytorch/ray and ssh with mpi."""
+    maxRetry 3; the job's minAvailable, when 0, the sum of the tasks' minAvailable so defaulted; the
+    svc plugin with tensorflow/mpi/pytorch/ray and ssh with mpi."""
     out = copy.deepcopy(obj)
     if not isinstance(out.get("spec"), dict):
         return out
@@ -73,9 +73,6 @@ def mutate_volcano_job(obj: dict) -> dict:
     if not as_int(spec.get("maxRetry")):
         spec["maxRetry"] = DEFAULT_MAX_RETRY
     tasks = as_list(spec.get("tasks"))
-    # patchDefaultMinAvailable reads the tasks as sent (before mutateSpec's patch applies).
-    job_min = sum(as_int(t.get("minAvailable")) if as_int(as_dict(t).get("minAvailable")) is not None
-                  else (as_int(as_dict(t).get("replicas")) or 0) for t in map(as_dict, tasks))
     for i, task in enumerate(tasks):
         if not isinstance(task, dict):
             continue
@@ -89,7 +86,9 @@ def mutate_volcano_job(obj: dict) -> dict:
         if not as_int(task.get("maxRetry")):
             task["maxRetry"] = DEFAULT_MAX_RETRY
     if not as_int(spec.get("minAvailable")):
-        spec["minAvailable"] = job_min
+        # patchDefaultMinAvailable runs after mutateSpec has set each task's minAvailable in place
+        # (the same slice), so it sums the defaulted values.
+        spec["minAvailable"] = sum(as_int(t.get("minAvailable")) or 0 for t in tasks if isinstance(t, dict))
     plugins = spec.get("plugins")
     if isinstance(plugins, dict):
         plugins = dict(plugins)

@@ -13,12 +13,8 @@ from modules.core.yamlio import read_text
 from modules.core.render import render
 from modules.probe import results
 
-from .cost import fit_links
-from .engine import simulate
-from .report import json_report, text_report
-from .scheduler import settings_from_bundle
-from .snapshot import load_snapshot
-from .workloads import load_usage, load_workloads, runtimes_in
+# The simulator itself (engine, report, snapshot, cost) is imported when a simulate command runs, not
+# when the CLI registers its subcommands: `trainstack check` and `render` never load it.
 
 
 def gradient_bytes(value: str) -> int:
@@ -65,6 +61,11 @@ def probe_records(args: argparse.Namespace, fabric, warnings: list[str]) -> list
 
 def cmd_simulate_snapshot(args: argparse.Namespace, shown: str) -> int:
     """Simulate the pending gangs of a cluster snapshot, with no stack (snapshot.py)."""
+    from .cost import fit_links
+    from .engine import simulate
+    from .report import json_report, text_report
+    from .snapshot import load_snapshot
+    from .workloads import load_workloads
     nbytes = gradient_bytes(args.gradient_size)
     if args.usage:
         raise InputError("trainstack simulate", "--usage", "a snapshot's bound pods are its usage; --usage is "
@@ -98,6 +99,11 @@ def cmd_simulate(args: argparse.Namespace, project: Project) -> int:
     snapshot = snapshot_path(args)
     if snapshot is not None:
         return cmd_simulate_snapshot(args, snapshot)
+    from .cost import fit_links
+    from .engine import simulate
+    from .report import json_report, text_report
+    from .scheduler import settings_from_bundle
+    from .workloads import load_usage, load_workloads, runtimes_in
     nbytes = gradient_bytes(args.gradient_size)
     stack = load_stack(project, args.stack)
     if not args.workloads:

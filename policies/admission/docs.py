@@ -54,7 +54,8 @@ named like a policy file, a broken archive) is named in that note too; the other
 upstream rule could match (no Volcano, Trainer, JobSet, Kubeflow, monitoring kind, no Pod) need no
 note.
 
-**Semantics**, as the API server at `CREATE`: mutating policies first (JSONPatch mutations; their
+**Semantics**, as the API server at `CREATE`: `.status` of a status-subresource kind dropped,
+mutating policies first (JSONPatch mutations; their
 `JSONPatch{...}` values and `jsonpatch.escapeKey`), then the CRD's rules, then validating policies;
 `matchConstraints` and the binding's `matchResources` (group, version, resource, operation,
 excludeResourceRules, label selectors; a resource entry is split at its first `/`, so `*/*` and
@@ -92,8 +93,9 @@ with `.validate(s)` (an optional list of errors); `jsonpatch.escapeKey`.
   only with `map_enable` (off by default), and its mutating webhooks set the same defaults.
   ApplyConfiguration mutations are not applied (Volcano uses none).
 - Volcano's Go webhooks (on by default) also check what no policy states (queue hierarchy and
-  parent state, a PodGroup's queue being open, ...): not this rule. The policies are evaluated
-  whatever `vapEnable` says, because the webhooks enforce the same checks.
+  parent state, a PodGroup's queue being open, ...): this rule runs them too, in trainstack's own
+  code (see "Volcano's Go-only admission webhooks" above). The policies are evaluated whatever
+  `vapEnable` says, because the webhooks enforce the same checks.
 - The CRDs' OpenAPI schema itself (types, patterns, required fields) and defaulting: the test suite
   validates rendered objects against the CRD schemas; this rule runs only the CEL rules.
 """  # noqa: E501 (markdown table rows cannot wrap)

@@ -4,12 +4,13 @@ from __future__ import annotations
 from ..framework import Rule
 from . import (autoscaling, hypernodes, nccl, owned, pod_security, references, requests, scheduler, security,
                storage, topology, trainer_admission)
-from . import admission, volcano_admission
+from . import admission, kubernetes_validation, training_operator_admission, volcano_admission
 
 ORDER = (
     "requests-required", "topology-tier-exists", "topology-satisfiable", "scheduler-plugin-enabled",
     "scheduler-args-typed", "topology-source-exclusive", "hypernode-tree-valid", "nccl-env-valid",
-    "nccl-ifname-pod-network", "trainer-admission", "volcano-job-admission",
+    "nccl-ifname-pod-network", "trainer-admission", "volcano-job-admission", "training-operator-admission",
+    "kubernetes-api-validation",
     "scheduler-name-volcano", "shared-claims-rwx-retained", "hpa-target-scalable", "controller-owned-fields",
     "image-pinned",
     "host-network-opt-in", "no-secrets-in-configmaps", "rbac-no-wildcards", "configmap-refs-exist",
@@ -19,7 +20,7 @@ ORDER = (
 
 _MODULES = (requests, topology, scheduler, hypernodes, nccl, storage, autoscaling, owned, security, references,
             trainer_admission, pod_security)
-_MODULES += (admission, volcano_admission)
+_MODULES += (admission, volcano_admission, training_operator_admission, kubernetes_validation)
 _ALL = {r.id: r for module in _MODULES for r in module.RULES}
 assert set(_ALL) == set(ORDER), sorted(set(_ALL) ^ set(ORDER))
 

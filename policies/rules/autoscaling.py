@@ -37,12 +37,8 @@ def _hpa(obj: dict, ctx: CheckContext, objects: list[dict]) -> Iterator[Finding]
     min_replicas = as_int(spec.get("minReplicas"))
     min_replicas = 1 if min_replicas is None else min_replicas
     max_replicas = as_int(spec.get("maxReplicas"))
-    if max_replicas is not None and min_replicas > max_replicas:
-        yield Finding("spec.minReplicas", f"{where(obj, 'spec.minReplicas')}: minReplicas {min_replicas} exceeds "
-                      f"maxReplicas {max_replicas}; the API server rejects the HPA. Make minReplicas <= maxReplicas.")
-    if max_replicas is not None and max_replicas < 1:
-        yield Finding("spec.maxReplicas", f"{where(obj, 'spec.maxReplicas')}: maxReplicas is {max_replicas}; it must "
-                      "be at least 1. Raise it.")
+    # minReplicas <= maxReplicas and maxReplicas >= 1 are the API server's own validation:
+    # kubernetes-api-validation reports them (modules/semantics/apivalidation.py validate_hpa).
     scalable = kind in SCALABLE.get(group, set()) or (group, kind) in extra
     if not scalable:
         why = NOT_SCALABLE_WHY.get(str(kind), f"{ref.get('apiVersion')} {kind} has no scale subresource")
@@ -98,9 +94,9 @@ def _hpa_target_scalable(objects: list[dict], ctx: CheckContext) -> Iterator[Fin
 RULES = (
     Rule(
         id=RULE,
-        description="An HPA's target kind has a scale subresource (PyTorchJob v1 yes, TrainJob no), minReplicas <= "
-                    "maxReplicas, and for a PyTorchJob its bounds sit inside the job's elasticPolicy, which the "
-                    "stack's trainer API (v1) must support.",
+        description="An HPA's target kind has a scale subresource (PyTorchJob v1 yes, TrainJob no), and for a "
+                    "PyTorchJob its bounds sit inside the job's elasticPolicy, which the stack's trainer API (v1) "
+                    "must support (minReplicas <= maxReplicas is kubernetes-api-validation's).",
         why="An HPA on a kind without a scale subresource only reports FailedGetScale; TrainJob (Trainer v2) has "
             "none and no elastic training, so only v1 PyTorchJobs and Deployments can scale. Bounds outside "
             "elasticPolicy stall or refuse the rendezvous, and elasticPolicy.metrics makes the operator create a "

@@ -197,7 +197,7 @@ VARIANTS = [
             Rule("hpa-target-scalable", "is not elastic")),
     Variant("staging-hpa-min-above-max", "staging",
             lambda c: c["trainstack:autoscaling"]["hpas"][0].update(minReplicas=5),
-            Rule("hpa-target-scalable", "expected at most maxReplicas (4)")),
+            Rule("kubernetes-api-validation", "expected at most maxReplicas (4)")),
     Variant("prod-deployment-too-big", "prod",
             lambda c: c["trainstack:workloads"]["deployments"][0].update(replicas=40),
             Rule("topology-satisfiable", "needs 40 pods in one tier-1 domain")),

@@ -46,7 +46,10 @@ def ruleset(dirs) -> RuleSet:
 
 
 def verdict(ruleset: RuleSet, obj: dict) -> tuple[list[Denial], list[SkippedRule]]:
-    items = ruleset.evaluate(obj)
+    """What upstream's rules say about ``obj`` as the API server hands it to admission on CREATE."""
+    from modules.semantics.mutation import as_created
+
+    items = ruleset.evaluate(as_created(obj))
     return [i for i in items if isinstance(i, Denial)], [i for i in items if isinstance(i, SkippedRule)]
 
 
@@ -126,7 +129,10 @@ def test_table_covers_every_policy_and_crd_family_our_kinds_hit():
 
 def test_finding_names_the_policy_the_field_and_quotes_upstream(ruleset):
     queue = next(c for c in CASES if c["id"] == "queue-guarantee-without-deserved")["object"]
-    found = run_rules([queue], CheckContext(), PolicySettings(), [RULE])
+    everything = run_rules([queue], CheckContext(), PolicySettings(), [RULE])
+    # Volcano's queue webhook (Go) refuses it too, in its own words; the policy's finding is checked here.
+    assert any("validate_queue.go" in f.message and "must be >= guarantee" in f.message for f in everything)
+    found = [f for f in everything if "ValidatingAdmissionPolicy" in f.message]
     assert len(found) == 1 and found[0].path == "spec"
     message = found[0].message
     assert message.startswith(
@@ -223,10 +229,13 @@ def test_missing_rules_give_one_note_never_a_silent_pass(tmp_path, monkeypatch):
     monkeypatch.delenv("TRAINSTACK_ADMISSION_DIR", raising=False)
     monkeypatch.delenv("TRAINSTACK_CRD_DIR", raising=False)
     objects = [c["object"] for c in ISSUE]
-    found = run_rules(objects, CheckContext(), PolicySettings(), [RULE])
-    assert len(found) == 1 and found[0].is_note and found[0].resource == "stack"
+    everything = run_rules(objects, CheckContext(), PolicySettings(), [RULE])
+    found = [f for f in everything if f.is_note]
+    assert len(found) == 1 and found[0].resource == "stack"
     assert "upstream admission rules not evaluated" in found[0].message
     assert "trainstack admission fetch" in found[0].message and "--admission-dir" in found[0].message
+    # Volcano's Go-only webhook checks are trainstack's own code: they still judge, rules or not.
+    assert all("Volcano's admission webhook" in f.message for f in everything if not f.is_note)
     # objects no upstream rule judges need none: no note for a ConfigMap
     cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "n"}, "data": {}}
     assert run_rules([cm], CheckContext(), PolicySettings(), [RULE]) == []
@@ -452,3 +461,43 @@ def test_admission_show_command(dirs):
     assert result.code == 0, result.out + result.err
     assert "ValidatingAdmissionPolicy queue-validation-policy" in result.out
     assert "CRD trainjobs.trainer.kubeflow.org v1alpha1" in result.out
+
+
+# --- Volcano's Go-only webhooks (our code), in the pack and in preview ------------------------------
+
+WEBHOOK_REFUSED = [   # (object, upstream's message fragment)
+    ({"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "mounts", "namespace": "training"},
+      "spec": {"queue": "default", "tasks": [{"name": "w", "replicas": 1, "template": {"spec": {"containers": [
+          {"name": "c", "image": "i:1", "volumeMounts": [{"name": "data", "mountPath": "/d"}],
+           "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]}}}]}},
+     'spec.task[0].template.spec.containers[0].volumeMounts[0].name: Not found: "data"'),
+    ({"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "CronJob", "metadata": {"name": "cj", "namespace": "training"},
+      "spec": {"schedule": "0 1 * * *", "timeZone": "Mars/Olympus", "jobTemplate": {"spec": {"tasks": [
+          {"name": "w", "replicas": 1, "template": {"spec": {"containers": [{"name": "c", "image": "i:1"}]}}}]}}}},
+     "invalid timeZone"),
+]
+WEBHOOK_ADMITTED = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "closing"},
+                    "spec": {"weight": 1}, "status": {"state": "Closing"}}
+
+
+def test_volcano_webhook_refusals_in_the_pack(pack):
+    from policies.driver import analyze, manifest_resources, stack_urn
+
+    for obj, message in WEBHOOK_REFUSED:
+        resources = manifest_resources([obj], "dev", "trainstack", stack_urn("dev", "trainstack"))
+        hits = [v for v in analyze(pack, resources).violations if v.rule == "upstream-admission"]
+        assert any(message in v.message and "pkg/webhooks/admission" in v.message for v in hits), hits
+    resources = manifest_resources([WEBHOOK_ADMITTED], "dev", "trainstack", stack_urn("dev", "trainstack"))
+    assert [v for v in analyze(pack, resources).violations if v.rule == "upstream-admission"] == []
+
+
+def test_volcano_webhook_refusals_in_check_and_preview(tmp_path, dirs):
+    manifests = tmp_path / "webhooks.yaml"
+    manifests.write_text(yaml.safe_dump_all([obj for obj, _ in WEBHOOK_REFUSED] + [WEBHOOK_ADMITTED]))
+    for command in ("check", "preview"):
+        result = run(command, "dev", "--manifests", str(manifests), "--format", "json")
+        assert result.code == 1, result.err
+        hits = [v for v in json.loads(result.out)["stacks"]["dev"]["violations"] if v["rule"] == "upstream-admission"]
+        for _, message in WEBHOOK_REFUSED:
+            assert any(message in v["message"] for v in hits), (command, message)
+        assert not any("Queue/closing" in v["resource"] for v in hits), command
