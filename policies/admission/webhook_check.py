@@ -49,7 +49,9 @@ def cluster_of(manifests: list[dict]) -> tuple[dict, ...]:
             queue = dict(as_created(obj))
             queue["status"] = {"state": "Open"}
             out.append(queue)
-            names.add(as_dict(obj.get("metadata")).get("name"))
+            name = as_dict(obj.get("metadata")).get("name")
+            if isinstance(name, str):   # a name of another type is the schema's finding, not a lookup
+                names.add(name)
         elif obj.get("kind") == "Namespace":
             out.append(obj)
     for name in ("root", "default"):   # Volcano's controllers create both
@@ -63,11 +65,12 @@ def _without_descendants(cluster: tuple[dict, ...], name: object) -> tuple[dict,
     """The cluster a Queue meets at its own CREATE: its child queues name it as parent, so they can
     only be created after it (the queue webhook refuses a missing parent)."""
     parent_of = {as_dict(q.get("metadata")).get("name"): as_dict(q.get("spec")).get("parent")
-                 for q in cluster if q.get("kind") == "Queue"}
+                 for q in cluster if q.get("kind") == "Queue"
+                 and isinstance(as_dict(q.get("metadata")).get("name"), str)}
 
     def below(queue: object) -> bool:
         seen = set()
-        while queue in parent_of and queue not in seen:
+        while isinstance(queue, str) and queue in parent_of and queue not in seen:
             seen.add(queue)
             queue = parent_of[queue]
             if queue == name:
