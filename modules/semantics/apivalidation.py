@@ -309,11 +309,9 @@ def validate_object_meta(obj: dict, namespaced: bool = True) -> list[Problem]:
     elif isinstance(name, str) and name:
         out += [("metadata.name", invalid(name, m)) for m in name_problems(kind, name, group)]
     namespace = md.get("namespace")
-    if isinstance(namespace, str) and namespace:
-        if not namespaced:
-            out.append(("metadata.namespace", forbidden("not allowed on this type")))
-        else:
-            out += [("metadata.namespace", invalid(namespace, m)) for m in dns1123_label(namespace)]
+    # A cluster-scoped object's namespace is cleared on create (EnsureObjectNamespaceMatchesRequestNamespace).
+    if isinstance(namespace, str) and namespace and namespaced:
+        out += [("metadata.namespace", invalid(namespace, m)) for m in dns1123_label(namespace)]
     out += validate_labels(md.get("labels"), "metadata.labels")
     out += validate_annotations(md.get("annotations"), "metadata.annotations")
     return out
@@ -552,9 +550,6 @@ def _container(c: dict, path: str, volumes: set[str], init: bool) -> list[Proble
             if c.get(probe) is not None:
                 out.append((f"{path}.{probe}", forbidden("may not be set for init containers without "
                                                          "restartPolicy=Always")))
-        if c.get("resizePolicy") is not None:
-            out.append((f"{path}.resizePolicy", invalid(c["resizePolicy"], "must not be set for init containers "
-                                                                           "without restartPolicy=Always")))
     else:
         out += _probe(c.get("livenessProbe"), f"{path}.livenessProbe", True)
         out += _probe(c.get("readinessProbe"), f"{path}.readinessProbe", False)
@@ -590,11 +585,12 @@ def _container(c: dict, path: str, volumes: set[str], init: bool) -> list[Proble
     return out
 
 
-def _host_port_conflicts(containers: list, base: str) -> list[Problem]:
-    """checkHostPortConflicts: a protocol/hostIP/hostPort used once among one list of containers."""
+def _host_port_conflicts(containers: list, base: str, first: int = 0) -> list[Problem]:
+    """checkHostPortConflicts: a protocol/hostIP/hostPort used once among ``containers`` (indexed
+    from ``first``)."""
     seen: set[str] = set()
     out: list[Problem] = []
-    for i, c in enumerate(containers):
+    for i, c in enumerate(containers, first):
         for j, port in enumerate(as_list(as_dict(c).get("ports"))):
             port = as_dict(port)
             host = as_int(port.get("hostPort"))
@@ -627,8 +623,13 @@ def validate_pod_spec(spec: Any, path: str, restart_policies: tuple[str, ...] = 
                 out += _named(name, f"{p}.name", dns1123_label, seen)
             if field_name != "ephemeralContainers":
                 out += _container(c, p, volumes, field_name == "initContainers")
-        if field_name != "ephemeralContainers":
+        if field_name == "containers":
             out += _host_port_conflicts(as_list(spec.get(field_name)), f"{path}.{field_name}")
+        elif field_name == "initContainers":   # they run one at a time: each on its own
+            for i, c in enumerate(as_list(spec.get(field_name))):
+                out += _host_port_conflicts([c], f"{path}.{field_name}", i)
+    if as_list(spec.get("ephemeralContainers")):
+        out.append((f"{path}.ephemeralContainers", forbidden("cannot be set on create")))
     policy = spec.get("restartPolicy", "Always")
     if policy == "":
         out.append((f"{path}.restartPolicy", required()))
@@ -1007,6 +1008,86 @@ def validate_secret(obj: dict) -> list[Problem]:
     return out
 
 
+RECLAIM_POLICIES = ("Delete", "Recycle", "Retain")
+BINDING_MODES = ("Immediate", "WaitForFirstConsumer")
+
+
+def validate_storage_class(obj: dict) -> list[Problem]:
+    """storage validation.go ``ValidateStorageClass``: a provisioner (a qualified name), a known
+    reclaim policy (Recycle only for the old in-tree kinds, not judged here) and binding mode."""
+    out: list[Problem] = []
+    provisioner = _str(obj.get("provisioner")) or ""
+    if not provisioner:
+        out.append(("provisioner", required()))
+    else:
+        out += [("provisioner", invalid(provisioner, m)) for m in qualified_name(provisioner.lower())]
+    policy = obj.get("reclaimPolicy")
+    if policy is not None and policy not in RECLAIM_POLICIES:
+        out.append(("reclaimPolicy", not_supported(policy, RECLAIM_POLICIES)))
+    mode = obj.get("volumeBindingMode")
+    if mode is not None and mode not in BINDING_MODES:
+        out.append(("volumeBindingMode", not_supported(mode, BINDING_MODES)))
+    return out
+
+
+def _policy_rules(obj: dict, namespaced: bool) -> list[Problem]:
+    """rbac validation.go ``ValidatePolicyRule`` for each rule of a Role or ClusterRole."""
+    out: list[Problem] = []
+    for i, rule in enumerate(as_list(obj.get("rules"))):
+        rule = as_dict(rule)
+        p = f"rules[{i}]"
+        if not as_list(rule.get("verbs")):
+            out.append((f"{p}.verbs", required("verbs must contain at least one value")))
+        urls = as_list(rule.get("nonResourceURLs"))
+        if urls:
+            if namespaced:
+                out.append((f"{p}.nonResourceURLs", invalid(urls, "namespaced rules cannot apply to non-resource "
+                                                                  "URLs")))
+            if as_list(rule.get("apiGroups")) or as_list(rule.get("resources")) or as_list(rule.get("resourceNames")):
+                out.append((f"{p}.nonResourceURLs", invalid(urls, "rules cannot apply to both regular resources and "
+                                                                  "non-resource URLs")))
+            continue
+        if not as_list(rule.get("apiGroups")):
+            out.append((f"{p}.apiGroups", required("resource rules must supply at least one api group")))
+        if not as_list(rule.get("resources")):
+            out.append((f"{p}.resources", required("resource rules must supply at least one resource")))
+    return out
+
+
+SUBJECT_KINDS = ("Group", "ServiceAccount", "User")
+
+
+def _binding(obj: dict, namespaced: bool) -> list[Problem]:
+    """rbac validation.go ``ValidateRoleBinding`` / ``ValidateClusterRoleBinding``: the role it refers
+    to and its subjects."""
+    ref = as_dict(obj.get("roleRef"))
+    out: list[Problem] = []
+    if ref.get("apiGroup") != "rbac.authorization.k8s.io":
+        out.append(("roleRef.apiGroup", not_supported(ref.get("apiGroup", ""), ("rbac.authorization.k8s.io",))))
+    kinds = ("ClusterRole", "Role") if namespaced else ("ClusterRole",)
+    if ref.get("kind") not in kinds:
+        out.append(("roleRef.kind", not_supported(ref.get("kind", ""), kinds)))
+    name = _str(ref.get("name")) or ""
+    if not name:
+        out.append(("roleRef.name", required()))
+    else:
+        out += [("roleRef.name", invalid(name, m)) for m in path_segment_name(name)]
+    for i, subject in enumerate(as_list(obj.get("subjects"))):
+        subject = as_dict(subject)
+        p = f"subjects[{i}]"
+        kind, sub_name = subject.get("kind"), _str(subject.get("name")) or ""
+        if not sub_name:
+            out.append((f"{p}.name", required()))
+        if kind not in SUBJECT_KINDS:
+            out.append((f"{p}.kind", not_supported(kind or "", SUBJECT_KINDS)))
+        elif kind == "ServiceAccount":
+            if sub_name:
+                out += [(f"{p}.name", invalid(sub_name, m)) for m in dns1123_subdomain(sub_name)]
+            if not namespaced and not subject.get("namespace"):
+                out.append((f"{p}.namespace", required()))
+    return out
+
+
 # Cluster-scoped kinds the stacks render or check (metadata.namespace is forbidden there).
 CLUSTER_SCOPED = frozenset({"Namespace", "PriorityClass", "StorageClass", "ClusterRole", "ClusterRoleBinding",
                             "CustomResourceDefinition", "Node", "PersistentVolume", "HyperNode", "Queue",
@@ -1022,6 +1103,11 @@ _BY_KIND = {
     ("scheduling.k8s.io", "PriorityClass"): lambda o, gates: validate_priority_class(o),
     ("", "ConfigMap"): lambda o, gates: validate_config_map(o),
     ("", "Secret"): lambda o, gates: validate_secret(o),
+    ("storage.k8s.io", "StorageClass"): lambda o, gates: validate_storage_class(o),
+    ("rbac.authorization.k8s.io", "Role"): lambda o, gates: _policy_rules(o, True),
+    ("rbac.authorization.k8s.io", "ClusterRole"): lambda o, gates: _policy_rules(o, False),
+    ("rbac.authorization.k8s.io", "RoleBinding"): lambda o, gates: _binding(o, True),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): lambda o, gates: _binding(o, False),
 }
 WORKLOAD_KINDS = frozenset({("apps", k) for k in _APPS} | {("", "ReplicationController"), ("batch", "Job"),
                                                            ("batch", "CronJob"), ("", "PodTemplate"), ("", "Pod")})
@@ -1038,6 +1124,9 @@ UPSTREAM = {
                                "ValidatePodTemplateSpec",
     ("", "pod-template"): "pkg/apis/core/validation/validation.go ValidatePodSpec",
     "core": "pkg/apis/core/validation/validation.go",
+    ("storage.k8s.io", "StorageClass"): "pkg/apis/storage/validation/validation.go ValidateStorageClass",
+    **{("rbac.authorization.k8s.io", k): f"pkg/apis/rbac/validation/validation.go Validate{k}"
+       for k in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")},
 }
 
 

@@ -108,8 +108,24 @@ CASES = [
     ({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "d"},
       "data": {"a": "x" * ((1 << 20) + 1)}},
      "", "Too long: may not be more than 1048576 bytes"),
-    ({"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Queue", "metadata": {"name": "q", "namespace": "x"}},
-     "metadata.namespace", "Forbidden"),
+    ({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "nas"},
+      "provisioner": "nas.csi.example.com", "reclaimPolicy": "Keep"}, "reclaimPolicy", 'Unsupported value: "Keep"'),
+    ({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "nas"}},
+     "provisioner", "Required value"),
+    ({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "r", "namespace": "d"},
+      "rules": [{"apiGroups": [""], "resources": ["pods"]}]},
+     "rules[0].verbs", "verbs must contain at least one value"),
+    ({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "r", "namespace": "d"},
+      "rules": [{"verbs": ["get"], "nonResourceURLs": ["/healthz"]}]}, "rules[0].nonResourceURLs",
+     "namespaced rules cannot apply to non-resource URLs"),
+    ({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "b"},
+      "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"},
+      "subjects": [{"kind": "ServiceAccount", "name": "sa"}]}, "roleRef.kind", 'supported values: "ClusterRole"'),
+    ({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "b"},
+      "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "r"},
+      "subjects": [{"kind": "ServiceAccount", "name": "sa"}]}, "subjects[0].namespace", "Required value"),
+    ({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "Team_A"}},
+     "metadata.namespace", "RFC 1123 label"),
 ]
 
 
@@ -142,6 +158,12 @@ def test_pod_template_paths_start_where_the_caller_says():
         ("spec.tasks[2].template.spec.containers[0].volumeMounts[0].name", 'Not found: "v"')]
     template["spec"]["volumes"] = [{"name": "v"}]   # no source: the API server defaults it to an emptyDir
     assert validate_pod_template(template, "spec.tasks[2].template") == []
+
+
+def test_a_cluster_scoped_objects_namespace_is_cleared_not_refused():
+    queue = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
+             "metadata": {"name": "q", "namespace": "x"}}
+    assert validate_object(queue) == []
 
 
 def test_odd_shapes_never_raise():

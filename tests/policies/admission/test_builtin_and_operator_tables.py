@@ -21,8 +21,15 @@ def _files(source: str) -> list[tuple[Path, dict]]:
 
 
 FILES = {source: _files(source) for source in SOURCES}
-CASES = [pytest.param(source, case, id=f"{source}/{path.stem}::{case['name']}")
-         for source in SOURCES for path, doc in FILES[source] for case in doc["cases"]]
+def _param(source: str, path: Path, doc: dict, case: dict):
+    """A case upstream's table holds and we do not reproduce is listed as divergent with the reason:
+    it must keep failing (strict), so that reproducing it later moves it out of the list."""
+    reasons = [d["reason"] for d in doc.get("divergent") or () if d["case"] == case["name"]]
+    marks = [pytest.mark.xfail(reason=reasons[0], strict=True)] if reasons else []
+    return pytest.param(source, case, id=f"{source}/{path.stem}::{case['name']}", marks=marks)
+
+
+CASES = [_param(source, path, doc, case) for source in SOURCES for path, doc in FILES[source] for case in doc["cases"]]
 
 
 def problems(source: str, case: dict) -> list[tuple[str, str]]:
@@ -73,5 +80,6 @@ def test_docs_give_the_ported_counts():
     from policies.rules.kubernetes_validation import DOCS
     flat = " ".join(DOCS.split())
     k8s = FILES["kubernetes"]
-    assert f"({len(k8s)} tables, {sum(len(d['cases']) for _, d in k8s)} cases:" in flat
+    assert f": {len(k8s)} tables, {sum(len(d['cases']) for _, d in k8s)} cases." in flat
+    assert "Two are divergent" in flat and sum(len(d["divergent"]) for _, d in k8s) == 2
     assert f"webhook tables ({sum(len(d['cases']) for _, d in FILES['training-operator'])} cases)" in flat
