@@ -51,6 +51,10 @@ inputs and expected verdicts and message fragments, with repo, tag, path and tes
 
 **Not evaluated, and why.**
 
+- The CRD schemas' own `default:` values are not applied: for Volcano's kinds they are the values
+  the mutating webhooks set anyway (a Job's queue `default` and maxRetry 3, a Queue's weight 1) or
+  ones no check reads (a PodGroup's queue `default`, which Volcano always has; network topology
+  mode `hard`; a Queue's dequeueStrategy), so no verdict depends on them.
 - `UPDATE` and `DELETE` requests: `check` judges objects being created (the table runner does run
   upstream's update cases: job updates, queue updates).
 - The PodLevelResources feature gate's pod-level `spec.resources` checks (two job cases, listed as

@@ -1,6 +1,7 @@
-"""What Volcano v1.15.1's job admission webhook checks in Go, which no ValidatingAdmissionPolicy of the
-chart nor CEL rule of the Job CRD carries (so `upstream-admission` cannot see it): a task's
-partitionPolicy must cut its replicas into whole partitions (modules/semantics/partitions.py).
+"""What Volcano v1.15.1's job admission webhook checks in Go about partitions, which no
+ValidatingAdmissionPolicy of the chart nor CEL rule of the Job CRD carries: a task's partitionPolicy
+must cut its replicas into whole partitions (modules/semantics/partitions.py). A named sub-rule of
+`upstream-admission`, which runs the job webhook's other checks and leaves these to it.
 """
 from __future__ import annotations
 
@@ -48,8 +49,9 @@ RULES = (
                     "partitionPolicy has replicas = totalPartitions x partitionSize and, with minPartitions, "
                     "the task's minAvailable = minPartitions x partitionSize.",
         why="These checks live in Volcano's webhook code (pkg/webhooks/admission/jobs/validate/admit_job.go "
-            "validatePartitionPolicy), not in any ValidatingAdmissionPolicy or CRD rule, so neither schema "
-            "validation nor upstream-admission sees them; the API server refuses the job at creation "
+            "validatePartitionPolicy), not in any ValidatingAdmissionPolicy or CRD rule, so schema validation "
+            "does not see them (upstream-admission runs the webhook's other checks and leaves these to this "
+            "rule); the API server refuses the job at creation "
             "(a CronJob is admitted, and every Job it creates is refused). "
             "`trainstack render` refuses the same mistake in a stack (workloads.volcanoJobs[].partitions).",
         fix="Make replicas a multiple of partitionSize with totalPartitions = replicas / partitionSize; leave "
