@@ -74,27 +74,33 @@ def _with(idle: Res, victims: list[Task]) -> Res:
     return idle
 
 
-def _record(ssn: Session, action: str, victim: Task, preemptor: Task, decision: walk_model.Decision) -> Eviction:
+def _record(ssn: Session, action: str, victim: Task, preemptor: Task, decision: walk_model.Decision,
+            shares: Mapping[str, str] | None = None) -> Eviction:
+    """The eviction as reported: who, for whom, why, and the tier that chose it. ``shares``: each
+    queue's use against its share when the victims were chosen (``queue_shares``)."""
     vjob, pjob = ssn.jobs[victim.job], ssn.jobs[preemptor.job]
-    tier = decision.tier
-    plugins = ", ".join(decision.plugins) or "no plugin"
     if action in (walk_model.PREEMPT, walk_model.GANG_PREEMPT):
         why = (f"job {vjob.uid} has priority {vjob.priority}, below {pjob.uid}'s {pjob.priority}, in the same queue "
                f"{vjob.queue}")
     else:
-        why = f"queue {vjob.queue} is reclaimable and above its share for queue {pjob.queue}"
-        if vjob.queue in ssn.cap:
-            attr = ssn.cap[vjob.queue]
-            why = (f"queue {vjob.queue} runs {show_res(attr.allocated)} against deserved {show_res(attr.deserved)} "
-                   f"(guarantee {show_res(attr.guarantee)}), for queue {pjob.queue}")
-        elif vjob.queue in ssn.prop:
-            attr = ssn.prop[vjob.queue]
-            why = (f"queue {vjob.queue} runs {show_res(attr.allocated)} against its proportional share "
-                   f"{show_res(attr.deserved)}, for queue {pjob.queue}")
-    if tier is not None:
-        why += f"; chosen by tier {tier + 1} ({plugins}) of {walk_model.WALK[action]}"
-    return Eviction(action, victim.uid, vjob.uid, vjob.queue, victim.node, preemptor.uid, pjob.queue, tier,
+        share = (shares or queue_shares(ssn)).get(vjob.queue, "a reclaimable queue")
+        why = f"queue {vjob.queue} {share}; queue {pjob.queue} reclaims"
+    return Eviction(action, victim.uid, vjob.uid, vjob.queue, victim.node, preemptor.uid, pjob.queue, decision.tier,
                     decision.plugins, why)
+
+
+def queue_shares(ssn: Session) -> dict[str, str]:
+    """Each queue's use against its share, in words (capacity's deserved, else proportion's)."""
+    out = {}
+    for name in ssn.queues:
+        if name in ssn.cap:
+            a = ssn.cap[name]
+            out[name] = (f"runs {show_res(a.allocated)} against deserved {show_res(a.deserved)} "
+                         f"(guarantee {show_res(a.guarantee)})")
+        elif name in ssn.prop:
+            a = ssn.prop[name]
+            out[name] = f"runs {show_res(a.allocated)} against its proportional share {show_res(a.deserved)}"
+    return out
 
 
 def _preemptors(ssn: Session, require_starving: bool = True) -> dict[str, list[Job]]:
@@ -177,10 +183,11 @@ def _reclaim_task(ssn: Session, ops: list, task: Task, job: Job, selectors: Mapp
         available = node.future_idle()
         node_ops: list = []
         evicted = False
+        shares = queue_shares(ssn)
         for victim in ssn.victim_order(decision.victims, task):
             if r_le(task.resreq, available):
                 break
-            ssn.evict(node_ops, victim, _record(ssn, walk_model.RECLAIM, victim, task, decision))
+            ssn.evict(node_ops, victim, _record(ssn, walk_model.RECLAIM, victim, task, decision, shares))
             available = r_add(available, victim.resreq)
             evicted = True
         if not r_le(task.resreq, available) or not (evicted or r_le(task.resreq, node.future_idle())):
@@ -319,13 +326,14 @@ def gang_evict(ssn: Session, action: str, selectors: Mapping[str, dict], allow_w
                 idle = r_add(idle, n.future_idle())
             chosen: list[Task] = []
             ops: list = []
+            shares = queue_shares(ssn)
             for _, _, tasks in bundles:
                 chosen += tasks
                 if not r_le(need, _with(idle, chosen)):
                     continue
                 attempt: list = []
                 for victim in chosen:
-                    ssn.evict(attempt, victim, _record(ssn, action, victim, pending[0], decision))
+                    ssn.evict(attempt, victim, _record(ssn, action, victim, pending[0], decision, shares))
                 if _place(ssn, attempt, pending, selectors):
                     ops = attempt
                     break

@@ -174,7 +174,7 @@ def show_res(r: Res) -> str:
         if name == CPU:
             parts.append(f"cpu {v / 1000:g}")
         elif name == MEMORY:
-            parts.append(f"memory {v / 2**30:.3g}Gi")
+            parts.append(f"memory {v / 2**30:g}Gi")
         elif name != PODS:
             parts.append(f"{name} {v / 1000:g}")
     return ", ".join(parts) or "nothing"
@@ -435,6 +435,7 @@ class Session:
         self.total = total
         self._open_proportion()
         self._open_capacity()
+        self._open_overcommit()
 
     # ---- tier walks of the session functions
     def _plugins(self, flag: str | None = None) -> Iterable[tuple[int, str, dict]]:
@@ -881,19 +882,37 @@ class Session:
             return 1
         return -1
 
+    def _open_overcommit(self) -> None:
+        """overcommit's enqueue gate: the cluster times the factor, less what nodes use and what
+        Inqueue (and running, not yet full) jobs still hold back."""
+        factor = OVERCOMMIT_FACTOR
+        for _, name, plugin in self._plugins():
+            if name == "overcommit":
+                given = as_dict(plugin.get("arguments")).get("overcommit-factor")
+                if isinstance(given, (int, float)) and not isinstance(given, bool) and given >= 1.0:
+                    factor = float(given)
+        used: Res = {}
+        for node in self.nodes.values():
+            for t in node.tasks:
+                if t.status != PIPELINED:
+                    used = r_add(used, t.resreq)
+        self.oc_idle = r_sub({k: v * factor for k, v in self.total.items()}, used)
+        self.oc_inqueue: Res = {}
+        for job in self.jobs.values():
+            if job.min_resources is None:
+                continue
+            if job.phase == "Inqueue":
+                self.oc_inqueue = r_add(self.oc_inqueue, job.min_resources)
+            elif job.phase == "Running" and job.ready() >= job.min_available:
+                self.oc_inqueue = r_add(self.oc_inqueue, r_exceeded(job.min_resources, self._job_allocated(job)))
+
     def _overcommit_enqueueable(self, job: Job) -> int:
         if job.min_resources is None:
             return 1
-        idle = {k: v * OVERCOMMIT_FACTOR for k, v in self.total.items()}
-        for other in self.jobs.values():
-            if other is job:
-                continue
-            if other.phase in ("Inqueue", "Running") or other.ready():
-                used = self._job_allocated(other)
-                if other.phase == "Inqueue" and other.min_resources is not None:
-                    used = r_max(used, other.min_resources)
-                idle = r_sub(idle, used)
-        return 1 if r_le(job.min_resources, idle, infinity=True) else -1
+        if r_le_dims(r_add(self.oc_inqueue, job.min_resources), self.oc_idle, job.min_resources)[0]:
+            self.oc_inqueue = r_add(self.oc_inqueue, job.min_resources)   # JobEnqueued
+            return 1
+        return -1
 
     # ---- statements
     def _track(self, t: Task, allocated: bool) -> None:
