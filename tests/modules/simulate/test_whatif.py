@@ -36,7 +36,8 @@ def queue(name, deserved, **spec):
 
 def running(job, queue_name, nodes, priority="training-default", min_member=None):
     ns = queue_name
-    out = [{"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup", "metadata": {"name": job, "namespace": ns},
+    out = [{"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+            "metadata": {"name": job, "namespace": ns},
             "spec": {"queue": queue_name, "minMember": min_member or len(nodes), "priorityClassName": priority},
             "status": {"phase": "Running"}}]
     for i, n in enumerate(nodes):
@@ -162,4 +163,5 @@ def test_bad_submissions_are_one_line_errors(files, tmp_path, doc, message):
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump(doc))
     out = run("simulate", "--snapshot", snap, "--submit", str(bad))
-    assert out.code == 2 and message in out.err and "Traceback" not in out.err and len(out.err.strip().splitlines()) == 1
+    assert out.code == 2 and message in out.err and "Traceback" not in out.err
+    assert len(out.err.strip().splitlines()) == 1
