@@ -139,7 +139,15 @@ def walk(conf: dict, action: str, candidates: list[Any], filters: dict[str, Filt
          key: Callable[[Any], Any] = id) -> Decision:
     """Run ``action``'s tier walk over ``candidates`` with the given per-plugin filters (plugins
     without one here are treated as not registered)."""
-    for t, names in enumerate(filters_by_tier(conf, action)):
+    return walk_tiers(filters_by_tier(conf, action), candidates, filters, key)
+
+
+def walk_tiers(tiers: Sequence[Sequence[str]], candidates: list[Any], filters: dict[str, Filter],
+               key: Callable[[Any], Any] = id) -> Decision:
+    """The walk over tiers of plugin names: in a tier, the intersection of what the registered
+    filters return (None abstains; an empty answer empties the tier's); the first tier with
+    victims decides."""
+    for t, names in enumerate(tiers):
         victims: list[Any] | None = None
         voters: list[str] = []
         for name in names:

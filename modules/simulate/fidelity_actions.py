@@ -8,6 +8,8 @@ action tests, compared as upstream's ``uthelper`` compares them:
 * ``domain-victims`` (gangpreempt / gangreclaim selectDomainBundles): the victim tasks chosen in one
   domain for one preemptor job.
 * ``domains`` (PickDomainsFromGradients): the domains tried, in order.
+* ``tier-walk`` (Session.UnifiedEvictable): the victims the tier walk returns for test plugins
+  with fixed answers, and the tier that decided.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from modules.semantics import eviction as walk_model
 from . import cycle
 from .eviction import Session, conf_of, read_cluster, selectors
 
-CHECKS = ("evict", "podgroup-phase", "pending-order", "domain-victims", "domains")
+CHECKS = ("evict", "podgroup-phase", "pending-order", "domain-victims", "domains", "tier-walk")
 
 
 def _arguments(conf: dict, action: str) -> dict:
@@ -31,6 +33,13 @@ def _arguments(conf: dict, action: str) -> dict:
 def run(case: Any) -> tuple[dict, bool]:
     """``(got, reproduced)`` for one ported action case."""
     expect = case.expect
+    if expect["check"] == "tier-walk":
+        returns = expect["returns"]
+        filters = {name: (lambda _c, r=r: None if r is None else list(r)) for name, r in returns.items()}
+        decision = walk_model.walk_tiers(expect["tiers"], list(expect["candidates"]), filters, key=str)
+        got_walk = {"victims": decision.victims, "tier": None if decision.tier is None else decision.tier + 1}
+        ok = decision.victims == expect["victims"] and ("tier" not in expect or got_walk["tier"] == expect["tier"])
+        return got_walk, ok
     if expect["check"] == "domains":
         got = pick_domains(expect["gradients"], expect["maxDomains"], expect.get("fallback", ""))
         return {"domains": got}, got == expect["domains"]

@@ -43,3 +43,9 @@ def test_planted_bugs_lower_the_figure(action_cases, monkeypatch, attr, planted)
     base = reproduced(action_cases)
     monkeypatch.setattr(eviction.Session, attr, planted(getattr(eviction.Session, attr)))
     assert reproduced(action_cases) < base
+
+
+
+def test_the_tier_walk_reproduces_upstreams_own_walk_tests(action_cases):
+    walks = [c for c in action_cases if c.expect["check"] == "tier-walk"]
+    assert len(walks) == 4 and reproduced(walks) == 4
