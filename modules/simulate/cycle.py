@@ -4,6 +4,7 @@ gangpreempt, gangreclaim, and backfill's choice of pending tasks. See ``eviction
 modelled."""
 from __future__ import annotations
 
+import functools
 from typing import Callable, Mapping
 
 from modules.semantics import eviction as walk_model
@@ -31,10 +32,6 @@ def enqueue(ssn: Session) -> None:
         if job.min_resources is None or ssn.job_enqueueable(job):
             job.phase = "Inqueue"
         active.append(queue)
-
-
-def _fits_queue(ssn: Session, task: Task) -> bool:
-    return ssn.allocatable(ssn.queues[ssn.jobs[task.job].queue], task)
 
 
 def _nodes_for(ssn: Session, task: Task, selectors: Mapping[str, dict]) -> list[NodeInfo]:
@@ -276,8 +273,6 @@ def domain_victims(ssn: Session, action: str, preemptor: Job, nodes: list[NodeIn
 def _bundle_order(ssn: Session, action: str, preemptor: Job):
     """Safe bundles first; then victim jobs (gangpreempt: the lowest job first; gangreclaim: the
     queue furthest above its share first)."""
-    import functools
-
     def cmp(a, b) -> int:
         if a[0] != b[0]:
             return -1 if a[0] == "safe" else 1

@@ -35,6 +35,7 @@ per-HyperNode domains of gang eviction (the whole cluster is one domain).
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -42,9 +43,11 @@ from typing import Any, Callable, Iterable, Mapping
 
 from modules.core.errors import InputError
 from modules.semantics import eviction as walk_model
+from modules.semantics.minresources import scheduler_view
 from modules.semantics.podspec import Reader, amounts, pod_requests
+from modules.semantics.workloads import pod_group
 from modules.semantics.scheduler_conf import parse_conf
-from modules.semantics.shapes import annotations, as_dict, as_list, is_kind, labels, meta
+from modules.semantics.shapes import annotations, as_dict, is_kind, labels, meta
 
 CPU, MEMORY, PODS = "cpu", "memory", "pods"
 MIN = 0.1                                       # Volcano's minResource
@@ -364,19 +367,16 @@ def read_cluster(objects: Iterable[tuple[str, dict]], shown: str, conf: dict) ->
             pods.append((where, obj))
     jobs: dict[str, Job] = {}
     for i, (where, obj) in enumerate(groups):
-        reader = Reader(shown, where)
-        spec = as_dict(obj.get("spec"))
+        group = pod_group(Reader(shown, where), obj)
         ns = str(meta(obj).get("namespace") or "default")
-        pg_name = str(meta(obj).get("name"))
-        min_res = spec.get("minResources")
-        pc = spec.get("priorityClassName")
-        jobs[f"{ns}/{pg_name}"] = Job(
-            f"{ns}/{pg_name}", pg_name, ns, str(spec.get("queue") or "default"), int(spec.get("minMember") or 0),
-            {str(k): int(v) for k, v in as_dict(spec.get("minTaskMember")).items()},
+        pc = group.priority_class
+        minimum = scheduler_view(group.explicit_min_resources or {})
+        jobs[f"{ns}/{group.name}"] = Job(
+            f"{ns}/{group.name}", group.name, ns, group.queue or "default", group.min_member,
+            {str(k): int(v) for k, v in as_dict(as_dict(obj.get("spec")).get("minTaskMember")).items()},
             classes.get(pc, (0, None))[0] if pc else 0,
             str(as_dict(obj.get("status")).get("phase") or "Pending"),
-            res_of(amounts(reader, min_res, "spec.minResources")) if min_res is not None else None,
-            _preemptable(obj), i)
+            res_of(minimum) if minimum else None, _preemptable(obj), i)
     ignored: list[str] = []
     for i, (where, obj) in enumerate(pods):
         reader = Reader(shown, where)
@@ -415,10 +415,7 @@ class Session:
     """One scheduling cycle over a cluster: plugins opened from the conf's tiers, statements that
     evict and pipeline and can be discarded."""
 
-    KNOWN = ("conformance", "gang", "priority", "proportion", "capacity", "overcommit", "sla", "drf", "predicates",
-             "nodeorder", "binpack", "network-topology-aware", "test-preempt", "test-reclaim")
-
-    def __init__(self, cluster: Cluster, arguments: Mapping[str, Mapping] | None = None):
+    def __init__(self, cluster: Cluster):
         self.nodes = cluster.nodes
         self.queues = cluster.queues
         # Volcano drops jobs whose queue is missing from the snapshot.
@@ -426,7 +423,6 @@ class Session:
         self.conf = cluster.conf
         self.tiers = walk_model.tiers_of(cluster.conf)
         self.names = {str(p.get("name")) for tier in self.tiers for p in tier}
-        self.arguments = arguments or {}
         self.evictions: list[Eviction] = []
         self.pipelined: dict[str, str] = {}
         total: Res = {}
@@ -502,7 +498,8 @@ class Session:
         return valid >= job.min_available
 
     def job_enqueueable(self, job: Job) -> bool:
-        fns = {"proportion": self._proportion_enqueueable, "capacity": self._capacity_enqueueable,
+        fns = {"proportion": lambda j: self._share_enqueueable(self.prop, j),
+               "capacity": lambda j: self._share_enqueueable(self.cap, j),
                "overcommit": self._overcommit_enqueueable, "sla": lambda j: 1}
         return self._voting("enableJobEnqueued", fns, job)
 
@@ -557,8 +554,6 @@ class Session:
         return 0
 
     def job_key(self):
-        import functools
-
         def cmp(a: Job, b: Job) -> int:
             c = self.job_cmp(a, b)
             if c:
@@ -583,8 +578,6 @@ class Session:
         return 0
 
     def queue_key(self):
-        import functools
-
         def cmp(a: Queue, b: Queue) -> int:
             return self.queue_cmp(a, b) or (-1 if a.name < b.name else (1 if a.name > b.name else 0))
         return functools.cmp_to_key(cmp)
@@ -592,7 +585,6 @@ class Session:
     def victim_order(self, victims: list[Task], preemptor: Task) -> list[Task]:
         """``BuildVictimsPriorityQueue``: other queues in victim-queue order, then lower jobs
         first, inside a job the lowest task first."""
-        import functools
         pjob = self.jobs.get(preemptor.job)
 
         def cmp(a: Task, b: Task) -> int:
@@ -791,13 +783,15 @@ class Session:
             req = r_add(req, t.resreq)
         return r_le_dims(r_add(attr.allocated, req), bound, req)[0]
 
-    def _proportion_enqueueable(self, job: Job) -> int:
+    def _share_enqueueable(self, attrs: dict, job: Job) -> int:
+        """proportion's and capacity's enqueue gate: a closed queue refuses; the job's minResources,
+        with what the queue uses and holds Inqueue, within the queue's real capability."""
         queue = self.queues[job.queue]
         if queue.state != "Open":
             return -1
-        if job.min_resources is None or job.queue not in self.prop:
+        if job.min_resources is None or job.queue not in attrs:
             return 1
-        attr = self.prop[job.queue]
+        attr = attrs[job.queue]
         need = r_add(r_add(job.min_resources, attr.allocated), attr.inqueue)
         if r_le_dims(need, attr.real_capability, job.min_resources)[0]:
             attr.inqueue = r_add(attr.inqueue, job.min_resources)
@@ -868,19 +862,6 @@ class Session:
             if _le(future.get(name, 0.0), attr.deserved.get(name, 0.0)):
                 return True
         return False
-
-    def _capacity_enqueueable(self, job: Job) -> int:
-        queue = self.queues[job.queue]
-        if queue.state != "Open":
-            return -1
-        if job.min_resources is None or job.queue not in self.cap:
-            return 1
-        attr = self.cap[job.queue]
-        need = r_add(r_add(job.min_resources, attr.allocated), attr.inqueue)
-        if r_le_dims(need, attr.real_capability, job.min_resources)[0]:
-            attr.inqueue = r_add(attr.inqueue, job.min_resources)
-            return 1
-        return -1
 
     def _open_overcommit(self) -> None:
         """overcommit's enqueue gate: the cluster times the factor, less what nodes use and what
@@ -982,5 +963,3 @@ def selectors(objects: Iterable[tuple[str, dict]]) -> dict[str, dict]:
                                                     as_dict(as_dict(obj.get("spec")).get("nodeSelector")).items()}
     return out
 
-
-__all__ = ["Session", "Cluster", "read_cluster", "Eviction", "as_list"]

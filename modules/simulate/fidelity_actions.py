@@ -103,5 +103,3 @@ def pick_domains(gradients: list[list[str]], max_domains: int, fallback: str) ->
                 return seen
     return seen or ([fallback] if fallback else [])
 
-
-__all__ = ["run", "CHECKS", "walk_model"]
