@@ -123,7 +123,7 @@ def scheduler_conf(objects: list[dict], text: str | None, shown: str) -> tuple[d
     conf, problem = parse_conf(text)
     if conf is None:
         raise InputError(shown, "volcano-scheduler.conf", f"the scheduler configuration {problem}")
-    return conf, source if text is not None else source
+    return conf, source
 
 
 def _fits_idle(ssn: Session, tasks: list, chosen: dict) -> dict[str, str] | None:
@@ -150,7 +150,7 @@ def what_if(objects: list[tuple[str, dict]], new: list[tuple[str, dict]], groups
     actions = walk_model.actions_of(conf)
     first = groups[0]
     if first not in cluster.jobs:
-        raise InputError(job_shown, "", f"PodGroup {first} has no pods")
+        raise InputError(job_shown, "", f"expected a named PodGroup or Volcano Job, got {first!r}")
     queue = cluster.jobs[first].queue
     result = WhatIf(shown, first, queue, actions, "pending", "")
     result.notes += cluster.ignored
@@ -175,6 +175,8 @@ def what_if(objects: list[tuple[str, dict]], new: list[tuple[str, dict]], groups
         job.phase = "Inqueue"
         result.notes.append("the conf runs no enqueue action: the PodGroup is taken as Inqueue")
     pending = sorted(job.pending(), key=ssn.task_key)
+    if not pending:
+        raise InputError(job_shown, "", f"PodGroup {first} has no pending pods to submit")
     need: dict = {}
     for t in pending:
         need = r_add(need, t.resreq)
