@@ -296,8 +296,9 @@ RULES = (
                     "annotations), and any HyperNode, requires the network-topology-aware plugin in the Volcano "
                     "scheduler configuration (chart values or volcano-scheduler-configmap). The configuration "
                     "uses the capacity plugin, not proportion, when it runs gangpreempt/gangreclaim or Queues set "
-                    "deserved, and never both; where reclaim or gangreclaim runs and Queues set deserved or "
-                    "guarantee, the first tier that filters eviction victims holds a share-aware plugin.",
+                    "deserved, and never both; where reclaim or gangreclaim runs, the first tier that filters "
+                    "eviction victims holds a share-aware plugin whenever Queues set deserved or guarantee or the "
+                    "configuration lists one in a later tier.",
         why="Only the network-topology-aware plugin registers the HyperNode ordering and gradient functions; "
             "without it Volcano falls back to one cluster-wide domain and hard-mode tiers are never enforced. "
             "Neither Volcano's built-in default nor the chart's default configuration lists it, and a configuration "
