@@ -231,8 +231,8 @@ def gang_preemptable(job: Job) -> bool:
     return job.preemptable is not False
 
 
-def domain_victims(ssn: Session, action: str, preemptor: Job, nodes: list[NodeInfo], allow_whole: bool,
-                   need: Res | None = None) -> tuple[list[tuple[str, Job, list[Task]]], walk_model.Decision]:
+def domain_victims(ssn: Session, action: str, preemptor: Job, nodes: list[NodeInfo],
+                   allow_whole: bool) -> tuple[list[tuple[str, Job, list[Task]]], walk_model.Decision]:
     """``selectDomainBundles`` of gangpreempt (same queue, lower job priority) or gangreclaim
     (other reclaimable queues), filtered by the UnifiedEvictable walk."""
     by_job: dict[str, list[Task]] = {}
@@ -315,7 +315,7 @@ def gang_evict(ssn: Session, action: str, selectors: Mapping[str, dict], allow_w
             need: Res = {}
             for t in pending:
                 need = r_add(need, t.resreq)
-            bundles, decision = domain_victims(ssn, action, job, nodes, allow_whole, need)
+            bundles, decision = domain_victims(ssn, action, job, nodes, allow_whole)
             idle: Res = {}
             for n in nodes:
                 idle = r_add(idle, n.future_idle())

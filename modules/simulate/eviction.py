@@ -60,6 +60,7 @@ RUNNING, PENDING, PIPELINED, RELEASING, BOUND, SUCCEEDED, FAILED = (
     "Running", "Pending", "Pipelined", "Releasing", "Bound", "Succeeded", "Failed")
 ALLOCATED = (BOUND, "Binding", RUNNING, "Allocated")
 OVERCOMMIT_FACTOR = 1.2
+TEST_PLUGINS = ("test-preempt", "test-reclaim")   # plugins upstream's gang-eviction unit tests register
 
 Res = dict   # resource name -> float, Volcano's units
 
@@ -657,14 +658,12 @@ class Session:
                 filters["capacity"] = lambda ts: self._capacity_unified_reclaim(ts)
             filters["test-preempt"] = filters["test-reclaim"] = lambda ts: list(ts)
         filters = {k: v for k, v in filters.items() if k in self.names}
-        conf = self.conf
-        if action in walk_model.GANG_EVICTION:   # upstream's test plugins filter like registered ones
-            conf = {"tiers": [{"plugins": [dict(p, name=("gang" if p.get("name") in ("test-preempt", "test-reclaim")
-                                                           else p.get("name"))) for p in tier]}
-                              for tier in self.tiers]}
-            if "test-preempt" in filters or "test-reclaim" in filters:
-                filters["gang"] = lambda ts: list(ts)
-        return walk_model.walk(conf, action, candidates, filters, key=lambda t: t.uid)
+        tiers = walk_model.filters_by_tier(self.conf, action)
+        if action in walk_model.GANG_EVICTION:
+            # upstream's gang-eviction unit tests register a plugin of their own that permits all
+            tiers = [names + [str(p["name"]) for p in tier if p.get("name") in TEST_PLUGINS]
+                     for names, tier in zip(tiers, self.tiers)]
+        return walk_model.walk_tiers(tiers, candidates, filters, key=lambda t: t.uid)
 
     # ---- proportion
     @dataclass
