@@ -6,7 +6,7 @@ from typing import Any, Iterator
 
 from ..framework import (MANDATORY, CheckContext, Finding, NotChecked, Rule, annotations, as_dict, is_kind,
                          pod_templates, resource_id, where)
-from modules.semantics.eviction import GANG_EVICTION, unprotected
+from modules.semantics.eviction import GANG_EVICTION, actions_of, unprotected
 from modules.semantics.scheduler_conf import (SchedulerConf, conf_plugins, expected_scheduler_name, has_plugin,
                                               is_volcano_release, parse_conf, release_values, scheduler_confs)
 from modules.semantics.volcano import (BATCH, MIN_MEMBER_ANNOTATION, NTA, RUNTIME_KINDS, TOPOLOGY, constraints,
@@ -59,9 +59,7 @@ def _share_problems(conf: dict, shared_queues: list[dict]) -> Iterator[tuple[str
     configuration asks of it: capacity and proportion are mutually exclusive, gang eviction honours
     guarantee/deserved only through capacity, and proportion ignores a Queue's deserved."""
     names = {str(plugin.get("name")): at for at, plugin in conf_plugins(conf)}
-    actions = conf.get("actions")
-    listed = [a.strip() for a in actions.split(",")] if isinstance(actions, str) else []
-    eviction = [a for a in listed if a in GANG_EVICTION]
+    eviction = [a for a in actions_of(conf) if a in GANG_EVICTION]
     if "capacity" in names and "proportion" in names:
         yield names["proportion"], ("lists both capacity and proportion; Volcano's capacity plugin replaces "
                                     "proportion and the two cannot be used together. Remove proportion.")
