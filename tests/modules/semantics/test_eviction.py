@@ -2,6 +2,7 @@
 modelled once in modules/semantics/eviction.py and read by render, the rule and the simulator."""
 from __future__ import annotations
 
+import pytest
 import yaml
 
 from modules.semantics import eviction
@@ -54,3 +55,30 @@ def test_walk_intersects_in_a_tier_and_falls_through_an_empty_one():
     assert (first.victims, first.tier) == (["b"], 0)
     none = eviction.walk(conf, "gangpreempt", pods, {"conformance": lambda c: None}, key=str)
     assert (none.victims, none.tier) == ([], None)
+
+
+@pytest.mark.parametrize("volcano", [
+    {"actions": ["enqueue", "allocate", "preempt", "reclaim", "backfill"]},
+    {"actions": ["enqueue", "allocate", "gangreclaim"]},
+    {"queues": [{"name": "dev", "deserved": {"nvidia.com/gpu": 64}}]},
+    {"queues": [{"name": "dev", "guarantee": {"nvidia.com/gpu": 8}, "deserved": {"nvidia.com/gpu": 16}}]},
+])
+def test_render_puts_capacity_and_overcommit_in_the_tier_the_walk_reaches(volcano):
+    from modules.core.render import render
+    from tests.modules.volcano.test_volcano import parsed_conf
+    from tests.support.stacks import variant
+    conf = parsed_conf(render(variant("dev", volcano=volcano)))
+    first = [p["name"] for p in conf["tiers"][0]["plugins"]]
+    assert first[-2:] == ["overcommit", "capacity"]
+    assert all(p["name"] not in ("capacity", "proportion", "overcommit") for p in conf["tiers"][1]["plugins"])
+    assert not eviction.unprotected(conf)
+    for action in ("reclaim", "gangreclaim"):
+        assert eviction.reach(conf, action).share_aware == ("capacity",)
+
+
+def test_without_eviction_or_shares_allocation_keeps_proportion_in_tier_2():
+    from tests.modules.volcano.test_volcano import parsed_conf
+    from tests.support.stacks import shipped_bundle
+    conf = parsed_conf(shipped_bundle("dev"))
+    assert [p["name"] for p in conf["tiers"][0]["plugins"]] == ["priority", "gang", "conformance"]
+    assert [p["name"] for p in conf["tiers"][1]["plugins"]][:4] == ["overcommit", "drf", "predicates", "proportion"]
