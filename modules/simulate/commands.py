@@ -66,6 +66,10 @@ def cmd_simulate_snapshot(args: argparse.Namespace, shown: str) -> int:
     from .report import json_report, text_report
     from .snapshot import load_snapshot
     from .workloads import load_workloads
+    if args.submit:
+        from . import whatif_commands
+
+        return whatif_commands.on_snapshot(args, shown)
     nbytes = gradient_bytes(args.gradient_size)
     if args.usage:
         raise InputError("trainstack simulate", "--usage", "a snapshot's bound pods are its usage; --usage is "
@@ -106,6 +110,10 @@ def cmd_simulate(args: argparse.Namespace, project: Project) -> int:
     from .workloads import load_usage, load_workloads, runtimes_in
     nbytes = gradient_bytes(args.gradient_size)
     stack = load_stack(project, args.stack)
+    if args.submit:
+        from . import whatif_commands
+
+        return whatif_commands.on_stack(args, stack)
     if not args.workloads:
         raise InputError("trainstack simulate", "--workloads", "a stack needs --workloads FILE (the jobs to place)")
     bundle = render(stack)
@@ -152,4 +160,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--accept-cpu", action="store_true",
                    help="use probe results measured with gloo on CPUs (not representative of GPU tiers; refused "
                         "otherwise)")
+    # the what-if's options (simulate/whatif_commands.py runs it; imported only when it runs)
+    p.add_argument("--submit", metavar="FILE", help="what-if: a Volcano Job (or PodGroup with its Pods) to submit; "
+                   "prints which running pods Volcano's enqueue and eviction actions (preempt, reclaim, gangpreempt, "
+                   "gangreclaim) evict for it, from which queues, and the tier and plugins that chose each")
+    p.add_argument("--queue", metavar="NAME", help="with --submit: the queue to submit into (default: the job's own)")
     p.set_defaults(run=cmd_simulate, needs_project=needs_project)
