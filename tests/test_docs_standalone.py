@@ -14,7 +14,8 @@ from tests.support.cli import ROOT
 # The notes kept beside the project (never part of it): `reference/<topic>.md`.
 REFERENCE = re.compile(r"\breference/[\w.-]+\.md\b")
 # Tracker numbers in prose: "issue 12", "issues 11 and 12", "#12" (not an upstream `owner/repo#12`,
-# `owner/repo #12`, a Markdown heading, a colour or a `&#12;` entity).
+# `owner/repo #12`, a Markdown heading, a colour, a `&#12;` entity or an unnamed upstream test row
+# named as its test's failure message numbers it, "case #3").
 ISSUE = re.compile(r"\b[Ii]ssues? #?\d+\b")
 HASH = re.compile(r"(?<![\w/&#-])#\d{1,5}\b")
 UPSTREAM_BEFORE = re.compile(r"[\w.-]+/[\w.-]+,? $|[\w.-]+/[\w.-]+#\d+, $")
@@ -52,6 +53,8 @@ def problems(path: Path, text: str) -> list[str]:
     for m in ISSUE.finditer(text):
         at(m.start(), f"{m.group()!r}: a tracker number; name the thing instead")
     for m in HASH.finditer(text):
+        if text[max(0, m.start() - 5):m.start()] == "case ":   # an unnamed upstream row, as its test numbers it
+            continue
         if not UPSTREAM_BEFORE.search(text[max(0, m.start() - 80):m.start()]):
             at(m.start(), f"{m.group()!r}: a tracker number; name the thing, or write owner/repo#N for upstream's")
     if path.suffix == ".md":
