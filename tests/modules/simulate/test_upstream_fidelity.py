@@ -66,6 +66,24 @@ def test_node_scores_and_the_prefilter_are_not_vacuous(cases):
             assert fidelity.run_case(case).reproduced and not fidelity.run_case(wrong).reproduced, case.name
 
 
+def test_an_inverted_tier_preference_fails_upstream_cases(cases, monkeypatch):
+    """The figure is sensitive to the network-tier preference. The simulator prefers low tiers in two
+    places: the gradient it searches (lowest tier first) and the node score (a node whose common
+    ancestor with the job's allocated HyperNode sits at a lower tier scores higher). Preferring high
+    tiers in both makes upstream's own cases fail. (The gradient order alone is pinned by no ported
+    unit table: see modules/simulate/README.md.)"""
+    from modules.simulate import nodescore
+    from modules.simulate.scheduler import TopologyAware
+
+    tier_score, gradients = nodescore.tier_score, TopologyAware.gradients
+    monkeypatch.setattr(nodescore, "tier_score", lambda c, tier: (1.0 - tier_score(c, tier))
+                        if c.lowest_tier <= tier <= c.top_tier and c.lowest_tier != c.top_tier else tier_score(c, tier))
+    monkeypatch.setattr(TopologyAware, "gradients", lambda self, root, limit: gradients(self, root, limit)[::-1])
+    tables = set(ALLOCATE_TESTS) | {"TestNetworkTopologyAwareNodeScore_Hard", "TestBatchNodeOrderFn"}
+    failed = [c.name for c in cases if c.test in tables and not fidelity.run_case(c).reproduced]
+    assert failed
+
+
 def test_the_prefilter_reads_future_idle():
     """Upstream's "idle insufficient, futureIdle sufficient" is eligible only through futureIdle."""
     case = next(c for c in fidelity.load_cases() if c.name == "Job - idle insufficient, futureIdle sufficient")
