@@ -3,8 +3,9 @@
     python benchmarks/upstream_fidelity.py [--json]
 
 Runs every case ported to tests/modules/simulate/upstream/ (see modules/simulate/fidelity.py) and prints
-{"cases": N, "reproduced": M, "case_names": [...], "divergent": [{"test", "case", "expected",
-"got", "reason"}]} with --json, a summary otherwise.
+{"cases": N, "reproduced": M, "case_names": [...], "by_upstream_test": {TestFunction: {"cases",
+"reproduced"}}, "divergent": [{"test", "case", "expected", "got", "reason"}]} with --json, a
+summary per upstream test function otherwise.
 """
 from __future__ import annotations
 
@@ -26,11 +27,8 @@ def main() -> int:
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
-    by_test: dict[str, list[bool]] = {}
-    for r in results:
-        by_test.setdefault(r.case.test, []).append(r.reproduced)
-    for test, oks in by_test.items():
-        print(f"{test}: {sum(oks)}/{len(oks)}")
+    for test, row in out["by_upstream_test"].items():
+        print(f"{test}: {row['reproduced']}/{row['cases']}")
     print(f"reproduced {out['reproduced']} of {out['cases']} ({100 * out['reproduced'] / out['cases']:.1f}%)")
     for d in out["divergent"]:
         print(f"- {d['test']}: {d['case']}\n    expected {d['expected']}, got {d['got']}\n    {d['reason']}")

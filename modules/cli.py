@@ -21,6 +21,7 @@ COMMANDS = {
     "modules.fabric.commands": ("fabric",),
     "modules.simulate.commands": ("simulate",),
     "modules.review.diff": ("diff",),
+    "modules.review.drift": ("drift",),
 }
 
 
@@ -42,6 +43,7 @@ examples:
   trainstack check prod --format sarif     # the policy rules, for CI
   trainstack diff                          # what this branch changes, as a PR comment
   trainstack fabric prod                   # the HyperNode tree
+  trainstack drift prod --snapshot snap.yaml   # before pulumi up on an existing cluster
   trainstack probe --sizes 1MiB-64MiB      # a quick local bandwidth probe (no project needed)
 
 Docs: README.md, docs/new-stack.md, docs/policies.md, modules/<module>/README.md.

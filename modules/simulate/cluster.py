@@ -171,6 +171,8 @@ class Cluster:
             for up in chain:
                 self.g_idle[up] += len(self.g_nodes[chain[0]])
         self.pool_allocs = list({tuple(a) for a in self.node_alloc})
+        # futureIdle - idle per group (resources of releasing pods, less pipelined ones); None: none known
+        self.g_future: list[list[int]] | None = None
 
     def group_of(self, hypernode: str | None) -> int | None:
         """The group of a HyperNode by its name (None when unknown or without nodes)."""
@@ -220,13 +222,39 @@ class Cluster:
     def state_key(self, g: int) -> tuple:
         key = self.g_key[g]
         if key is None:
-            key = self.g_key[g] = (self.g_fixed[g], tuple(self.g_used[g]), tuple(self.g_hist[g]))
+            future = tuple(self.g_future[g]) if self.g_future is not None else ()
+            key = self.g_key[g] = (self.g_fixed[g], tuple(self.g_used[g]), tuple(self.g_hist[g]), future)
         return key
 
+    def add_future(self, node: int, need: Need, sign: int = 1) -> None:
+        """Resources of a releasing pod on ``node`` (sign 1; a pipelined one: -1): idle once it is
+        gone, so they count in the futureIdle of every group above the node."""
+        if self.g_future is None:
+            self.g_future = [[0] * len(self.resources) for _ in self.g_name]
+        for g in self.node_chain[node]:
+            row = self.g_future[g]
+            for r, amount in need:
+                row[r] += sign * amount
+            self.g_key[g] = None
+
     def idle_fits(self, g: int, need: Need) -> bool:
-        """Volcano's eligibility: the gang's minResources <= the HyperNode's idle resources."""
+        """Volcano's allocate pre-filter (``isEligibleHyperNode``): the gang's minResources <= the
+        HyperNode's idle resources, or <= its futureIdle (idle + releasing - pipelined)."""
         alloc, used = self.g_alloc[g], self.g_used[g]
-        return all(alloc[r] - used[r] >= amount for r, amount in need)
+        if all(alloc[r] - used[r] >= amount for r, amount in need):
+            return True
+        if self.g_future is None:
+            return False
+        future = self.g_future[g]
+        return all(alloc[r] - used[r] + future[r] >= amount for r, amount in need)
+
+    def eligible(self, g: int, need: Need, evict: bool = False) -> bool:
+        """The gradient pre-filter for a purpose: allocation (``idle_fits``), or eviction
+        (minResources <= the HyperNode's allocatable)."""
+        if evict:
+            alloc = self.g_alloc[g]
+            return all(alloc[r] >= amount for r, amount in need)
+        return self.idle_fits(g, need)
 
     def gpu_slots(self, g: int, per_pod: int) -> int:
         """Pods asking ``per_pod`` GPUs that the free GPUs below ``g`` could hold, node by node (a bound)."""
@@ -391,7 +419,8 @@ class Cluster:
         return plan + rest + [n for n in nodes if room[n] <= 0], low
 
     def node_order(self, root: int, remaining: list[int], uniform: Need | None = None,
-                   left: list[int] | None = None) -> Iterator[int]:
+                   left: list[int] | None = None, near: int | None = None,
+                   running: Sequence[int] = ()) -> Iterator[int]:
         """Nodes of ``root`` in binpack order, depth first, so a gang stays as close together as it can.
 
         At each level, the children that can take everything still to place (``remaining``;
@@ -402,8 +431,30 @@ class Cluster:
         gang, and take them only after that HyperNode's other nodes. Unlike pods take the nodes
         that hold everything still to place first (fullest first), then the others emptiest
         first. Ties by name, fabric order for nodes.
+
+        ``near`` (a partly running job's allocated HyperNode) puts the network-topology-aware
+        plugin's node score first (``nodescore.py``): the children holding ``near`` come first (their
+        nodes share the lowest LCA with it), and among the children below ``near``, which tie on
+        that score, those holding more of the job's ``running`` tasks (the plugin's taskNum).
         """
         pods = left if left is not None else [0]
+        near_chain: set[int] = set()
+        tasks: dict[int, int] = {}
+        if near is not None:
+            g = near
+            while g is not None:
+                near_chain.add(g)
+                g = self.g_parent[g]
+            for n in running:
+                for g in self.node_chain[n]:
+                    tasks[g] = tasks.get(g, 0) + 1
+        under: set[int] = set()                       # groups below ``near``
+        g = root
+        while near is not None and g is not None:
+            if g == near:
+                under.add(root)
+                break
+            g = self.g_parent[g]
         fractional = uniform is not None and self.fractional(uniform)
         floors: dict[int, int] = {}
         set_aside: dict[int, list[int]] = {}
@@ -430,11 +481,17 @@ class Cluster:
                 continue
             rest = [(r, a) for r, a in enumerate(remaining) if a > 0]
             keyed = []
+            inside = g in under or g == near
             for c in self.g_children[g]:
                 fits = self.holds(c, remaining, uniform, pods[0])
-                keyed.append((0 if fits else 1, -self.packing(c, rest if fits else []), self.g_name[c], c))
+                plugin = (0, 0)
+                if near is not None:
+                    if inside:
+                        under.add(c)
+                    plugin = (0 if c in near_chain else 1, -tasks.get(c, 0) if inside else 0)
+                keyed.append((*plugin, 0 if fits else 1, -self.packing(c, rest if fits else []), self.g_name[c], c))
             keyed.sort()
-            for fits, _, _, c in reversed(keyed):
+            for _, _, fits, _, _, c in reversed(keyed):
                 if fits == 0:
                     stack.append((~c, c))
                     stack.append((c, c))

@@ -82,7 +82,8 @@ def cmd_simulate_snapshot(args: argparse.Namespace, shown: str) -> int:
     links = dict(snap.fabric.links)
     if args.probe:
         links.update(fit_links(probe_records(args, snap.fabric, warnings), links[0].latency_us if 0 in links else 0.0))
-    result = simulate(snap.fabric, jobs, usage=snap.usage, settings=snap.settings, links=links, gradient_bytes=nbytes)
+    result = simulate(snap.fabric, jobs, usage=snap.usage, settings=snap.settings, links=links, gradient_bytes=nbytes,
+                      releasing=snap.releasing)
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if args.format == "json":

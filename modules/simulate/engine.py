@@ -57,21 +57,28 @@ def resource_names(fabric: Fabric, jobs: list[Job], usage: Mapping[str, Mapping[
 
 
 def build_cluster(fabric: Fabric, resources: list[str], settings: SchedulerSettings,
-                  usage: Mapping[str, Mapping[str, Decimal]] | None = None) -> Cluster:
+                  usage: Mapping[str, Mapping[str, Decimal]] | None = None,
+                  releasing: Mapping[str, Mapping[str, Decimal]] | None = None) -> Cluster:
+    """``releasing``: requests of terminating pods (part of ``usage``), which count in futureIdle."""
     cluster = Cluster(fabric, resources, settings.weights, gpu_resource_of(fabric))
     for node, used in (usage or {}).items():
         cluster.apply(cluster.node_index[node], cluster.need(used))
+    for node, going in (releasing or {}).items():
+        cluster.add_future(cluster.node_index[node], cluster.need({r: a for r, a in going.items()
+                                                                   if r in cluster.rindex}))
     return cluster
 
 
 def simulate(fabric: Fabric, jobs: list[Job], *, usage: Mapping[str, Mapping[str, Decimal]] | None = None,
              settings: SchedulerSettings | None = None, links: Mapping[int, Link] | None = None,
-             gradient_bytes: int = GIB) -> SimulationResult:
-    """Place ``jobs`` in order under each strategy; existing ``usage`` applies to all but the lower bound."""
+             gradient_bytes: int = GIB, releasing: Mapping[str, Mapping[str, Decimal]] | None = None
+             ) -> SimulationResult:
+    """Place ``jobs`` in order under each strategy; existing ``usage`` applies to all but the lower
+    bound (``releasing``, terminating pods' part of it, to the topology-aware pre-filter)."""
     settings = settings or SchedulerSettings()
     usage = dict(usage or {})
     resources = resource_names(fabric, jobs, usage)
-    aware_cluster = build_cluster(fabric, resources, settings, usage)
+    aware_cluster = build_cluster(fabric, resources, settings, usage, releasing)
     aware = TopologyAware(aware_cluster, settings)
     oblivious = Oblivious(build_cluster(fabric, resources, settings, usage))
     table = dict(links or fabric.links)

@@ -8,22 +8,31 @@ CheckBindInHyperNode).
 * ``per-hypernode`` (ExpectBindNumsInHyperNode): the sorted bind counts per lowest-tier HyperNode
   holding the bound nodes (upstream's own check does not fix which HyperNode, because the Go
   map order picks among equal ones).
+* ``hypernode-scores`` (HyperNodeOrderFn): the plugin's score of every HyperNode for a SubJob.
+* ``node-scores`` (batchNodeOrderFn): the plugin's score of the listed nodes for the task
+  upstream's ``parseTask`` picks (``nodescore.py``).
+* ``gradient-prefilter`` (hyperNodeGradientFn): whether a HyperNode whose idle and futureIdle
+  upstream sets by hand is in the gradient, for allocation or eviction.
 
 Cases upstream's model and ours disagree on are listed, with the reason, in
 ``tests/modules/simulate/upstream/divergent.yaml``; the test suite requires every other case to reproduce.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from modules.core import yamlio
+from modules.core.selectors import selector_matches
+from modules.semantics.podspec import Reader
+from modules.semantics.workloads import pod_group
 
 from .cluster import LOOSE_NAME
 from .engine import build_cluster, resource_names
+from .nodescore import node_scores
 from .scheduler import TopologyAware, prepare, sparse, total
-from .snapshot import snapshot_from_objects
+from .snapshot import ALLOCATED_ANNOTATION, GROUP_ANNOTATION, snapshot_from_objects
 
 FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "modules" / "simulate" / "upstream"
 DIVERGENT = "divergent.yaml"
@@ -38,6 +47,8 @@ class Case:
     objects: list[dict]
     expect: dict
     index: int = 0            # position in upstream's table (upstream's "case %d")
+    fields: dict = field(default_factory=dict)   # the case's other fields (gradient-prefilter's states)
+    setup: dict = field(default_factory=dict)    # the table's shared input (gradient-prefilter's topology)
 
 
 @dataclass
@@ -54,7 +65,9 @@ def load_cases(folder: Path = FIXTURES) -> list[Case]:
         source = data["source"]
         for index, raw in enumerate(data["cases"]):
             conf = raw.get("schedulerConf") or data["schedulerConf"]
-            cases.append(Case(source["test"], raw["name"], source, conf, raw["objects"], raw["expect"], index))
+            rest = {k: v for k, v in raw.items() if k not in ("name", "schedulerConf", "objects", "expect")}
+            cases.append(Case(source["test"], raw["name"], source, conf, raw.get("objects") or [], raw["expect"],
+                              index, rest, data.get("topology") or {}))
     return cases
 
 
@@ -67,12 +80,16 @@ def load_divergent(folder: Path = FIXTURES) -> dict[tuple[str, str], str]:
 
 
 def run_case(case: Case) -> CaseResult:
+    if case.expect["check"] == "gradient-prefilter":
+        return _prefilter(case)
     snap = snapshot_from_objects([(f"objects[{i}]", o) for i, o in enumerate(case.objects)],
                                  f"{case.test}: {case.name}", case.conf)
     resources = resource_names(snap.fabric, snap.jobs, snap.usage)
-    cluster = build_cluster(snap.fabric, resources, snap.settings, snap.usage)
+    cluster = build_cluster(snap.fabric, resources, snap.settings, snap.usage, snap.releasing)
     if case.expect["check"] == "hypernode-scores":
         return _scores(case, snap, cluster)
+    if case.expect["check"] == "node-scores":
+        return _node_scores(case, snap, cluster)
     aware = TopologyAware(cluster, snap.settings)
     binds: dict[str, str] = {}
     for job in snap.jobs:
@@ -112,14 +129,116 @@ def _scores(case: Case, snap, cluster) -> CaseResult:
     return CaseResult(case, {"scores": got}, ok)
 
 
+def _node_scores(case: Case, snap, cluster) -> CaseResult:
+    """batchNodeOrderFn for the task upstream's parseTask picks: the job's pending pod, its job's
+    allocated HyperNode read from the PodGroup's annotation, its SubJob's tasks."""
+    expect = case.expect
+    namespace, name = expect["task"].split("/", 1)
+    pods = [o for o in case.objects if o["kind"] == "Pod" and o["metadata"].get("namespace") == namespace]
+    task = next(o for o in pods if o["metadata"]["name"] == name)
+    group_name = task["metadata"]["annotations"][GROUP_ANNOTATION]
+    group = next(o for o in case.objects if o["kind"] == "PodGroup" and o["metadata"]["name"] == group_name
+                 and o["metadata"].get("namespace") == namespace)
+    workload = pod_group(Reader(case.test, case.name), group)
+    members = [o for o in pods if o["metadata"].get("annotations", {}).get(GROUP_ANNOTATION) == group_name]
+    labels = task["metadata"].get("labels") or {}
+    topology = workload.topology
+    for policy in workload.sub_groups:            # the SubJob the task belongs to
+        values = tuple(labels.get(k) for k in policy.match_label_keys)
+        if all(values) and (policy.label_selector is None or selector_matches(policy.label_selector, labels)):
+            topology = policy.topology if policy.topology is not None else workload.topology
+            members = [o for o in members if tuple((o["metadata"].get("labels") or {}).get(k)
+                                                   for k in policy.match_label_keys) == values]
+            break
+    job = next(j for j in snap.jobs if any(p.name == expect["task"] for p in j.pods))
+    need = prepare(job, cluster).needs[next(i for i, p in enumerate(job.pods) if p.name == expect["task"])]
+    nodes = range(len(cluster.node_names)) if expect["nodes"] == "all" else \
+        [cluster.node_index[n] for n in expect["nodes"]]
+    settings = snap.settings
+    scores = node_scores(cluster, need, nodes, plugin_weight=settings.plugin_weight, topology=topology is not None,
+                         allocated=(group["metadata"].get("annotations") or {}).get(ALLOCATED_ANNOTATION),
+                         task_nodes=[o["spec"].get("nodeName") or None for o in members],
+                         normal_binpack=settings.normal_pod_binpack, fading=settings.normal_pod_fading)
+    got = {cluster.node_names[n]: round(v, 3) for n, v in sorted(scores.items())}
+    tolerance = expect.get("tolerance", 0)
+    ok = all(abs(got.get(n, 0.0) - v) <= tolerance for n, v in expect["scores"].items())
+    if expect.get("sameCount"):
+        ok = ok and len(got) == len(expect["scores"])
+    return CaseResult(case, {"scores": got}, ok)
+
+
+_PREFILTER_CLUSTERS: dict[str, tuple] = {}
+
+
+def _prefilter_cluster(setup: dict):
+    """The topology upstream's pre-filter test builds, as manifests through the snapshot reader
+    (built once per topology: every case of the table shares it)."""
+    key = repr(sorted(setup.items()))
+    if key not in _PREFILTER_CLUSTERS:
+        per, count = setup["nodesPerTier1HN"], setup["tier1HNCount"]
+        alloc = {"cpu": f"{setup['nodeCPU']}m", "memory": str(setup["nodeMemory"])}
+        names = [f"{setup['nodePrefix']}{i}" for i in range(setup["nodeCount"])]
+        objects = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": n}, "status": {"allocatable": alloc}}
+                   for n in names]
+        leaves = [f"{setup['tier1Prefix']}{i}" for i in range(count)]
+        objects += [_hypernode(leaf, 1, "Node", names[i * per:(i + 1) * per]) for i, leaf in enumerate(leaves)]
+        objects.append(_hypernode(setup["tier2HyperNode"], 2, "HyperNode", leaves))
+        snap = snapshot_from_objects([(f"objects[{i}]", o) for i, o in enumerate(objects)], "prefilter",
+                                     "actions: allocate\ntiers:\n- plugins:\n  - name: network-topology-aware\n")
+        cluster = build_cluster(snap.fabric, resource_names(snap.fabric, [], {}), snap.settings)
+        _PREFILTER_CLUSTERS[key] = (snap, cluster)
+    return _PREFILTER_CLUSTERS[key]
+
+
+def _hypernode(name: str, tier: int, kind: str, members: list[str]) -> dict:
+    return {"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": {"name": name},
+            "spec": {"tier": tier, "members": [{"type": kind, "selector": {"exactMatch": {"name": m}}}
+                                               for m in members]}}
+
+
+def _prefilter(case: Case) -> CaseResult:
+    """hyperNodeGradientFn with the HyperNode's idle and futureIdle set as upstream sets them."""
+    snap, cluster = _prefilter_cluster(case.setup)
+    f, expect = case.fields, case.expect
+
+    def vector(res: dict) -> list[int]:          # milliCPU and bytes, the cluster's units
+        out = [0] * len(cluster.resources)
+        out[cluster.rindex["cpu"]], out[cluster.rindex["memory"]] = res["milliCPU"], res["memory"]
+        return out
+
+    g = cluster.g_index[expect["hyperNode"]]
+    saved_used, saved_future = list(cluster.g_used[g]), cluster.g_future
+    idle, future = vector(f["idleResource"]), vector(f["futureIdleResource"])
+    cluster.g_used[g] = [a - i for a, i in zip(cluster.g_alloc[g], idle)]
+    cluster.g_future = [[0] * len(cluster.resources) for _ in cluster.g_name]
+    cluster.g_future[g] = [fu - i for fu, i in zip(future, idle)]
+    cluster.g_key[g] = None
+    try:
+        need = sparse(vector(f["minResource"]))
+        aware = TopologyAware(cluster, snap.settings)
+        root = cluster.g_index[case.setup["tier2HyperNode"]]
+        chosen = [h for tier in aware.gradients(root, f["highestAllowedTier"]) for h in tier
+                  if cluster.eligible(h, need, evict=f["purpose"] == "Evict")]
+    finally:
+        cluster.g_used[g], cluster.g_future, cluster.g_key[g] = saved_used, saved_future, None
+    got = g in chosen
+    return CaseResult(case, {"tier1Selected": got, "gradient": len(chosen)}, got == expect["tier1Selected"])
+
+
 def report(cases: list[Case] | None = None, divergent: dict | None = None) -> tuple[dict, list[CaseResult]]:
     cases = load_cases() if cases is None else cases
     divergent = load_divergent() if divergent is None else divergent
     results = [run_case(c) for c in cases]
+    by_test: dict[str, dict[str, int]] = {}
+    for r in results:
+        row = by_test.setdefault(r.case.test, {"cases": 0, "reproduced": 0})
+        row["cases"] += 1
+        row["reproduced"] += r.reproduced
     out = {
         "cases": len(results),
         "reproduced": sum(r.reproduced for r in results),
         "case_names": [r.case.name for r in results],
+        "by_upstream_test": by_test,
         "divergent": [{"test": r.case.test, "case": r.case.name, "index": r.case.index,
                        "expected": {k: v for k, v in r.case.expect.items() if k != "check"},
                        "got": r.got, "reason": divergent.get((r.case.test, r.case.name), "not explained")}

@@ -54,10 +54,13 @@ class Job:
     running: int = 0                   # tasks already bound (a snapshot's partly running job): they
                                        # count towards min_available
     allocated_hypernode: str | None = None   # volcano.sh/job-allocated-hypernode of a partly running job
+    running_nodes: tuple[str, ...] = ()      # where its running tasks are (the plugin's taskNum node score)
     min_resources: Mapping[str, Decimal] | None = None   # a PodGroup's minResources (HyperNode eligibility);
                                        # None: the first min_available pods' requests
     min_partitions: dict[str, int] = field(default_factory=dict)   # subGroupPolicy -> minSubGroups
     ready_partitions: dict[str, int] = field(default_factory=dict)  # ready SubJobs with no pod to place
+    unscheduled: str | None = None     # why Volcano's scheduler does not take it (no PodGroup, a Pending
+                                       # PodGroup under enqueue): every strategy leaves it Pending, saying so
 
     @property
     def gpus(self) -> int:

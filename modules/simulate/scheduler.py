@@ -19,15 +19,18 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator, Mapping
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from modules.core.wire import release_manifest
 from modules.semantics.scheduler_conf import conf_in_effect, conf_plugins, parse_conf
+from modules.semantics.session import DEFAULT_ACTIONS, DEFAULT_JOB_ORDER, conf_actions, job_order_plugins
 
 from .cluster import TOP, Cluster, Need
 from .jobs import Enforced, Job, Partition, effective, tier_label
 
 BASELINE_WEIGHTS = {"cpu": 1, "memory": 1, "nvidia.com/gpu": 5}   # reference/volcano.md §3 baseline conf
+GO_BOOLS = {**dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),      # strconv.ParseBool
+            **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False)}
 # Node resources the fabric does not model: requests for them are not held against nodes.
 UNMODELLED = ("ephemeral-storage", "hugepages-", "pods")
 
@@ -40,6 +43,10 @@ class SchedulerSettings:
     enforce_topology: bool = True        # False: the conf lacks network-topology-aware (§3)
     plugin_weight: int = 1               # 0 zeroes every HyperNode score
     source: str = "baseline weights (no Volcano scheduler conf in the stack)"
+    actions: tuple[str, ...] = DEFAULT_ACTIONS        # the conf's actions (enqueue gates Pending PodGroups)
+    normal_pod_binpack: bool = True      # hypernode.binpack.normal-pod.enable (node scores, nodescore.py)
+    normal_pod_fading: float = 0.8       # hypernode.binpack.normal-pod.fading
+    job_order: tuple[str, ...] = DEFAULT_JOB_ORDER    # its job-order plugins, in tier order (semantics.session)
 
 
 @dataclass
@@ -113,8 +120,11 @@ def sparse(vector: list[int]) -> Need:
     return [(r, a) for r, a in enumerate(vector) if a > 0]
 
 
-def fill(cluster: Cluster, root: int, pods: list[int], prep: Prepared, txn: list) -> dict[int, int]:
+def fill(cluster: Cluster, root: int, pods: list[int], prep: Prepared, txn: list, near: int | None = None,
+         running: Sequence[int] = ()) -> dict[int, int]:
     """First-fit ``pods`` over ``root``'s binpack node order; returns pod index -> node for those placed.
+    ``near``, ``running``: a partly running job's allocated HyperNode and its tasks' nodes, which
+    the plugin's node score puts first (``Cluster.node_order``).
 
     One cursor per distinct request vector: a node that cannot take a request now never can
     later in the same dry-run, because usage only grows during it.
@@ -122,7 +132,7 @@ def fill(cluster: Cluster, root: int, pods: list[int], prep: Prepared, txn: list
     remaining = total([prep.needs[i] for i in pods], len(cluster.resources))
     left = [len(pods)]
     order: list[int] = []
-    nodes = cluster.node_order(root, remaining, uniform_need([prep.needs[i] for i in pods]), left)
+    nodes = cluster.node_order(root, remaining, uniform_need([prep.needs[i] for i in pods]), left, near, running)
     cursor: dict[tuple, int] = {}
     exhausted: set[tuple] = set()
     placed: dict[int, int] = {}
@@ -228,6 +238,8 @@ class TopologyAware:
         yield from (g for *_, g in scored if g != best)
 
     def place(self, job: Job, prep: Prepared) -> JobOutcome:
+        if job.unscheduled:
+            return JobOutcome(job.name, "pending", job.unscheduled)
         c = self.cluster
         cons = self.constraint(job)
         if cons.kind == "never":
@@ -328,11 +340,19 @@ class TopologyAware:
             c.rollback(txn)
         return best[1] if best else None
 
+    def _near(self, job: Job) -> tuple[int | None, list[int]]:
+        """A partly running job's allocated HyperNode and its running tasks' nodes, for the node score."""
+        c = self.cluster
+        if self.lower_bound or not job.allocated_hypernode or job.topology is None:
+            return None, []
+        return c.group_of(job.allocated_hypernode), [c.node_index[n] for n in job.running_nodes if n in c.node_index]
+
     def _dry_run(self, g: int, job: Job, prep: Prepared, txn: list) -> dict[int, int]:
         placed: dict[int, int] = {}
+        near, running = self._near(job)
         for kind, unit in self._units(job, prep):
             if kind == "pods":
-                placed.update(fill(self.cluster, g, unit, prep, txn))
+                placed.update(fill(self.cluster, g, unit, prep, txn, near, running))
             else:
                 placed.update(self._place_partition(g, job, unit, prep, txn, placed.values()))
         return placed
@@ -374,7 +394,7 @@ class TopologyAware:
 
         def whole(h: int) -> dict[int, int]:
             """The partition's pods first-fit inside ``h``: all of them, or none and nothing taken."""
-            placed = fill(c, h, pods, prep, sub_txn)
+            placed = fill(c, h, pods, prep, sub_txn, *self._near(job))
             if len(placed) >= part.gang:
                 txn.extend(sub_txn)
                 return placed
@@ -438,6 +458,8 @@ class Oblivious:
         self.cursor: dict[tuple, int] = {}    # per request vector: nodes before it are too full
 
     def place(self, job: Job, prep: Prepared) -> JobOutcome:
+        if job.unscheduled:
+            return JobOutcome(job.name, "pending", job.unscheduled)
         c = self.cluster
         if prep.missing:
             return JobOutcome(job.name, "pending", f"no node offers {', '.join(prep.missing)}: Pending forever")
@@ -487,8 +509,10 @@ def settings_from_conf(text: str, source: str) -> SchedulerSettings:
     if conf is None and problem and problem.startswith("is not valid YAML"):
         return SchedulerSettings(source=f"{source} does not parse; baseline weights assumed")
     plugin = next((p for _, p in conf_plugins(conf or {}) if p.get("name") == PLUGIN), None)
+    actions = conf_actions(conf or {}) or DEFAULT_ACTIONS
+    job_order = job_order_plugins(str(p.get("name")) for _, p in conf_plugins(conf or {}))
     if plugin is None:
-        return SchedulerSettings(enforce_topology=False,
+        return SchedulerSettings(enforce_topology=False, actions=actions, job_order=job_order,
                         source=f"{source} lacks {PLUGIN}: hard topology constraints are not enforced")
     args = plugin.get("arguments") if isinstance(plugin.get("arguments"), dict) else {}
 
@@ -506,8 +530,14 @@ def settings_from_conf(text: str, source: str) -> SchedulerSettings:
                 weights[name] = int_arg(f"hypernode.binpack.resources.{name}", 1)
     weight = args.get("weight")
     plugin_weight = weight if isinstance(weight, int) and not isinstance(weight, bool) and weight >= 0 else 1
+    enable = args.get("hypernode.binpack.normal-pod.enable", True)      # Go's GetBool: a bool or ParseBool text
+    enable = GO_BOOLS.get(enable, True) if isinstance(enable, str) else enable
+    fading = args.get("hypernode.binpack.normal-pod.fading", 0.8)      # GetFloat64: a float or an int
+    fading = float(fading) if isinstance(fading, (int, float)) and not isinstance(fading, bool) else 0.8
     described = ", ".join(f"{k} {v}" for k, v in weights.items())
-    return SchedulerSettings(weights=weights, plugin_weight=plugin_weight,
+    return SchedulerSettings(weights=weights, plugin_weight=plugin_weight, actions=actions, job_order=job_order,
+                             normal_pod_binpack=enable if isinstance(enable, bool) else True,
+                             normal_pod_fading=fading if fading >= 0 else 0.8,
                              source=f"{source} (binpack weights: {described})")
 
 

@@ -11,11 +11,14 @@ can place the cluster's pending gangs without a stack.
 * **Pods**: a pod with ``spec.nodeName`` (not Succeeded/Failed) holds its requests on that node. A
   pending pod without a node is work to place, with its PodGroup
   (``scheduling.k8s.io/group-name`` annotation); the group's bound pods are its already-placed
-  tasks (they count towards ``minMember``: Volcano's rescheduled case). A pending pod in no
-  PodGroup is a gang of one.
+  tasks (they count towards ``minMember``: Volcano's rescheduled case). A pending pod whose
+  PodGroup is absent, or that names none, is not scheduled (``modules.semantics.session``); its
+  job is listed with the reason. Every bound pod counts as usage, whatever its scheduler.
 * **PodGroups** (``scheduling.volcano.sh/v1beta1``): ``minMember``, ``networkTopology``,
   ``subGroupPolicy`` (``matchLabelKeys``, ``subGroupSize``, ``networkTopology``), and the
-  ``volcano.sh/job-allocated-hypernode`` annotation of a partly running job.
+  ``volcano.sh/job-allocated-hypernode`` annotation of a partly running job; ``status.phase``
+  (a Pending one waits for the enqueue action) and Volcano's job order (priority, creation time,
+  UID: ``modules.semantics.session``).
 * **Volcano Jobs and TrainJobs** that no PodGroup in the snapshot belongs to are new submissions,
   read as ``--workloads`` reads them (TrainJobs against the snapshot's (Cluster)TrainingRuntimes).
 * **Scheduler conf**: a ConfigMap with a ``volcano-scheduler.conf`` key (Volcano's own
@@ -32,6 +35,7 @@ Input is bounded: at most ``MAX_BYTES`` per file and in all, ``MAX_OBJECTS`` obj
 """
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from dataclasses import dataclass, field
@@ -47,6 +51,8 @@ from modules.core.selectors import selector_matches, tolerates
 from modules.fabric.model import Fabric, Link, Node, NodePool, Switch
 from modules.semantics.minresources import scheduler_view
 from modules.semantics.podspec import Reader, amounts
+from modules.semantics.session import (GROUP_ANNOTATION, allocate_skips, creation_time, job_order_key,
+                                       priority_classes, unscheduled_reason)
 from modules.semantics.workloads import SubGroupSpec, pod_group, priority_values
 
 from .jobs import TOP_NAME, Job, Partition, Pod, Topology
@@ -58,7 +64,6 @@ MAX_OBJECTS = 500_000
 MAX_FILES = 1_000
 SUFFIXES = (".yaml", ".yml", ".json")
 
-GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
 VOLCANO_SCHEDULER = "volcano"         # pending pods naming another schedulerName are not Volcano's to place
 ALLOCATED_ANNOTATION = "volcano.sh/job-allocated-hypernode"
 CONF_KEY = "volcano-scheduler.conf"
@@ -79,6 +84,8 @@ class Snapshot:
     settings: SchedulerSettings
     warnings: list[str] = field(default_factory=list)
     runtimes: dict = field(default_factory=dict)     # (Cluster)TrainingRuntimes, for TrainJobs given later
+    releasing: dict[str, dict[str, Decimal]] = field(default_factory=dict)   # node -> requests of terminating
+                                                     # pods (in usage; idle again soon: Volcano's futureIdle)
 
 
 # --- reading files ----------------------------------------------------------------------------
@@ -121,7 +128,7 @@ def read_objects(path: Path, shown: str) -> list[tuple[str, dict]]:
 
 def _documents(file: Path, name: str) -> list[Any]:
     """A file's documents: JSON (``kubectl ... -o json``, parsed much faster) or multi-document YAML."""
-    text = yamlio.read_text(file, name)
+    text = yamlio.read_text(file, name, MAX_BYTES)   # the snapshot bound, not the 4 MiB default for stack files
     if file.suffix == ".json":
         try:
             return [json.loads(text)]
@@ -176,6 +183,58 @@ def _members(doc: Reader, hn: dict, path: str) -> list[tuple[str, str, Any]]:
     return out
 
 
+def anchored_prefix(pattern: str) -> str | None:
+    """The literal text every match of ``pattern`` starts with, when the pattern is anchored at the
+    start (``^gpu-00(...)$``, as rendered leaves are) and has no top-level alternation; else None."""
+    if not pattern.startswith("^"):
+        return None
+    depth, i, prefix, literal = 0, 1, [], True
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            literal = False
+            i += 2
+            continue
+        if ch == "[":                      # a class: skip to its end (a ']' first in it is literal)
+            literal = False
+            i += 2 if pattern[i + 1:i + 2] == "]" else 1
+            while i < len(pattern) and pattern[i] != "]":
+                i += 2 if pattern[i] == "\\" else 1
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            return None
+        if literal:
+            if ch in ".^$*+?{}[]|()":
+                literal = False
+                if ch in "*?{" and prefix:     # the last literal character is optional
+                    prefix.pop()
+            else:
+                prefix.append(ch)
+        i += 1
+    return "".join(prefix)
+
+
+def _regex_members(pattern: re.Pattern, node_names: list[str], in_order: list[str], position: dict[str, int]
+                   ) -> list[str]:
+    """Nodes a regexMatch member selects (Go's ``MatchString``: a match anywhere in the name), in
+    snapshot order. An anchored literal prefix limits the search to the names that start with it,
+    so a fabric of numbered leaves resolves in time linear in its nodes."""
+    prefix = anchored_prefix(pattern.pattern)
+    if not prefix:
+        return [n for n in node_names if pattern.search(n)]
+    out = []
+    for k in range(bisect.bisect_left(in_order, prefix), len(in_order)):
+        n = in_order[k]
+        if not n.startswith(prefix):
+            break
+        if pattern.search(n):
+            out.append(n)
+    return sorted(out, key=position.__getitem__)
+
+
 def build_fabric(shown: str, nodes: list[tuple[Reader, dict]], hypernodes: list[tuple[Reader, dict]],
                  extra: Mapping[str, Mapping[str, Decimal]]) -> Fabric:
     """Nodes and HyperNodes as a ``Fabric``; ``extra`` adds synthetic resources per node (selectors)."""
@@ -216,6 +275,8 @@ def build_fabric(shown: str, nodes: list[tuple[Reader, dict]], hypernodes: list[
         if tier_name:
             tier_names.setdefault(tier, tier_name)
     node_names = list(by_name)
+    position = {n: i for i, n in enumerate(node_names)}
+    in_order = sorted(node_names)
     for name, (doc, tier, _, members) in specs.items():
         sw = switches[name]
         for kind, how, what in members:
@@ -223,7 +284,7 @@ def build_fabric(shown: str, nodes: list[tuple[Reader, dict]], hypernodes: list[
                 if how == "exact":
                     chosen = [what] if what in by_name else []
                 elif how == "regex":
-                    chosen = [n for n in node_names if what.fullmatch(n)]
+                    chosen = _regex_members(what, node_names, in_order, position)
                 else:
                     chosen = [n for n in node_names if selector_matches(what, labels_of[n])]
                 for n in chosen:
@@ -235,7 +296,7 @@ def build_fabric(shown: str, nodes: list[tuple[Reader, dict]], hypernodes: list[
                         sw.nodes.append(n)
             else:
                 children = [what] if how == "exact" and what in specs else (
-                    [c for c in specs if c != name and what.fullmatch(c)] if how == "regex" else [])
+                    [c for c in specs if c != name and what.search(c)] if how == "regex" else [])
                 for child in children:
                     cs = switches[child]
                     if cs.parent is not None and cs.parent != name:
@@ -283,6 +344,7 @@ class _Group:
     # name, labels, requests, selector
     pending: list[tuple[str, dict, dict[str, Decimal], dict]] = field(default_factory=list)
     bound: list[tuple[str, dict, str]] = field(default_factory=list)        # name, labels, node
+    unscheduled: str | None = None       # why Volcano does not schedule it (no PodGroup)
 
 
 def lowest_hypernode(fabric: Fabric, nodes: list[str]) -> str | None:
@@ -302,8 +364,8 @@ def lowest_hypernode(fabric: Fabric, nodes: list[str]) -> str | None:
 def group_job(group: _Group, fabric: Fabric, gpu_resources: set[str], selector_resources: Mapping[tuple, str]) -> Job:
     """One PodGroup's pending pods as a Job; its bound pods are tasks already placed."""
     doc, obj = group.doc, group.obj or {}
-    # The PodGroup as Volcano reads it (semantics); a pod in no PodGroup is a gang of one.
-    workload = pod_group(doc, obj) if doc else None
+    # The PodGroup as Volcano reads it (semantics); pods of an absent PodGroup: one pod each, unscheduled.
+    workload = pod_group(doc, obj) if doc and group.obj is not None else None
     label = f"{group.namespace}/{group.name}"
     pods: list[Pod] = []
     for name, _, requests, selector in group.pending:
@@ -321,11 +383,12 @@ def group_job(group: _Group, fabric: Fabric, gpu_resources: set[str], selector_r
             recovered.append(allocated)
     allocated_job = _allocated_job(fabric, obj, group, topology, recovered)
     # A PodGroup's minResources gate over the names Volcano's scheduler reads ({} without
-    # minResources: Volcano checks only minMember); a gang of one is gated by its pod's requests.
+    # minResources: Volcano checks only minMember).
     explicit = workload.explicit_min_resources if workload else None
     min_resources = scheduler_view(explicit) if explicit is not None else None
     return Job(label, "PodGroup", pods, min_member, topology, partitions, doc.where if doc else label,
-               running=len(group.bound), allocated_hypernode=allocated_job, min_partitions=min_partitions,
+               running=len(group.bound), allocated_hypernode=allocated_job,
+               running_nodes=tuple(node for _, _, node in group.bound), min_partitions=min_partitions,
                ready_partitions=ready, min_resources=min_resources)
 
 
@@ -403,12 +466,24 @@ def load_snapshot(path: Path, shown: str, conf_text: str | None = None) -> Snaps
     return snapshot_from_objects(read_objects(path, shown), shown, conf_text)
 
 
+def load_cluster(path: Path, shown: str) -> tuple[Fabric, list[tuple[Reader, dict]]]:
+    """A snapshot's Nodes and HyperNodes only (``drift``): its fabric, built by the same reader and
+    builder as ``load_snapshot``, and the HyperNode objects as written."""
+    by_kind = _by_kind(read_objects(path, shown), shown)
+    _require_nodes(by_kind, shown)
+    return build_fabric(shown, by_kind["Node"], by_kind.get("HyperNode", []), {}), by_kind.get("HyperNode", [])
+
+
+def _require_nodes(by_kind: dict, shown: str) -> None:
+    if not by_kind.get("Node"):
+        raise InputError(shown, "", "no Node in the snapshot (kubectl get nodes -o yaml)")
+
+
 def snapshot_from_objects(objects: Iterable[tuple[str, dict]], shown: str, conf_text: str | None = None) -> Snapshot:
     """A snapshot from (where, object) pairs; ``conf_text`` overrides any scheduler conf ConfigMap."""
     warnings: list[str] = []
     by_kind = _by_kind(objects, shown)
-    if not by_kind.get("Node"):
-        raise InputError(shown, "", "no Node in the snapshot (kubectl get nodes -o yaml)")
+    _require_nodes(by_kind, shown)
     settings = _scheduler_settings(by_kind, shown, conf_text)
     # Pods: bound ones hold resources; pending ones are work, by PodGroup.
     groups: dict[tuple[str, str], _Group] = {}
@@ -417,7 +492,8 @@ def snapshot_from_objects(objects: Iterable[tuple[str, dict]], shown: str, conf_
         groups[(namespace, name)] = _Group(name, namespace, doc, obj)
     taints_of, cordoned = _node_taints(by_kind)
     every_taint = sorted(set().union(*taints_of.values())) if taints_of else []
-    usage, selectors, other_scheduler = _read_pods(by_kind, groups, every_taint, bool(cordoned), shown, warnings)
+    usage, selectors, other_scheduler, releasing = _read_pods(by_kind, groups, every_taint, bool(cordoned), shown,
+                                                             warnings)
     if other_scheduler:
         warnings.append(f"{shown}: {other_scheduler} pending pod(s) name a scheduler other than "
                         f"{VOLCANO_SCHEDULER!r}; not placed")
@@ -428,9 +504,11 @@ def snapshot_from_objects(objects: Iterable[tuple[str, dict]], shown: str, conf_
     if not fabric.switches:
         warnings.append(f"{shown}: no HyperNode in the snapshot: every job is placed without topology")
     gpu_resources = {p.gpu_resource for p in fabric.pools.values()} | {"nvidia.com/gpu"}
+    if fabric.switches:
+        _warn_uncovered(fabric, shown, warnings)
     _cap_usage(fabric, usage, shown, warnings)
-    jobs, runtimes = _snapshot_jobs(by_kind, groups, fabric, gpu_resources, selector_resources, shown)
-    return Snapshot(fabric, jobs, usage, settings, warnings, runtimes)
+    jobs, runtimes = _snapshot_jobs(by_kind, groups, fabric, gpu_resources, selector_resources, shown, settings)
+    return Snapshot(fabric, jobs, usage, settings, warnings, runtimes, releasing)
 
 
 def _by_kind(objects: Iterable[tuple[str, dict]], shown: str) -> dict[str, list[tuple[Reader, dict]]]:
@@ -488,10 +566,12 @@ def _node_taints(by_kind: dict) -> tuple[dict[str, set[tuple[str, str, str]]], s
 
 
 def _read_pods(by_kind: dict, groups: dict, every_taint: list, cordoned: bool, shown: str,
-               warnings: list[str]) -> tuple[dict[str, dict[str, Decimal]], set[tuple[str, str]], int]:
+               warnings: list[str]) -> tuple[dict[str, dict[str, Decimal]], set[tuple[str, str]], int, dict]:
     usage: dict[str, dict[str, Decimal]] = {}
     selectors: set[tuple[str, str]] = set()
     other_scheduler = 0
+    orphans: dict[tuple[str, str], _Group] = {}     # pending pods of no PodGroup in the snapshot
+    releasing: dict[str, dict[str, Decimal]] = {}
     node_names = {(o.get("metadata") or {}).get("name") for _, o in by_kind["Node"]}
     for doc, obj in by_kind.get("Pod", []):
         name, namespace, labels, annotations = _meta(doc, obj)
@@ -514,6 +594,10 @@ def _read_pods(by_kind: dict, groups: dict, every_taint: list, cordoned: bool, s
             held = usage.setdefault(node, {})
             for r, amount in requests.items():
                 held[r] = held.get(r, Decimal(0)) + amount
+            if (obj.get("metadata") or {}).get("deletionTimestamp"):      # Releasing: idle once it is gone
+                going = releasing.setdefault(node, {})
+                for r, amount in requests.items():
+                    going[r] = going.get(r, Decimal(0)) + amount
             if group is not None:
                 group.bound.append((name, labels, node))
             continue
@@ -529,14 +613,16 @@ def _read_pods(by_kind: dict, groups: dict, every_taint: list, cordoned: bool, s
             requests[SCHEDULABLE] = Decimal(1)
         selector = doc.get(spec, "nodeSelector", "spec", dict, "a mapping of node labels", {})
         selectors.update((str(k), str(v)) for k, v in selector.items())
-        if group is None:
-            if group_name:
-                warnings.append(f"{shown}: {doc.where}: PodGroup {namespace}/{group_name} is not in the snapshot; "
-                                "the pod is placed as a gang of one")
-            group = groups[(namespace, f"pod:{name}")] = _Group(f"pod:{name}", namespace, None, None)
+        if group is None:                      # Volcano schedules no pod outside a PodGroup it knows
+            key = (namespace, group_name) if group_name else (namespace, f"pod:{name}")
+            group = orphans.get(key)
+            if group is None:
+                group = orphans[key] = _Group(key[1], namespace, doc, None,
+                                              unscheduled=unscheduled_reason(group_name, namespace, False))
         group.pending.append((name, labels, requests, selector))
 
-    return usage, selectors, other_scheduler
+    groups.update(orphans)
+    return usage, selectors, other_scheduler, releasing
 
 
 def _node_offers(by_kind: dict, selector_resources: dict, every_taint: list, taints_of: dict,
@@ -572,16 +658,45 @@ def _cap_usage(fabric: Fabric, usage: dict, shown: str, warnings: list[str]) -> 
 
 
 
+UNCOVERED_NAMED = 20     # nodes named in the warning about nodes under no HyperNode
+
+
+def _warn_uncovered(fabric: Fabric, shown: str, warnings: list[str]) -> None:
+    # Volcano reaches a node in no HyperNode only through the cluster-top: hard jobs never land there.
+    loose = [n for n, node in fabric.nodes.items() if node.leaf is None]
+    if loose:
+        more = f" and {len(loose) - UNCOVERED_NAMED} more" if len(loose) > UNCOVERED_NAMED else ""
+        warnings.append(f"{shown}: {len(loose)} node(s) in no HyperNode: {', '.join(loose[:UNCOVERED_NAMED])}{more}; "
+                        "Volcano reaches them only through the cluster-top, so jobs with a hard tier never use them")
+
+
 def _snapshot_jobs(by_kind: dict, groups: dict, fabric: Fabric, gpu_resources: set[str], selector_resources: dict,
-                   shown: str) -> tuple[list[Job], dict]:
-    jobs: list[Job] = []
+                   shown: str, settings: SchedulerSettings) -> tuple[list[Job], dict]:
+    """The PodGroups' jobs in Volcano's job order (``modules.semantics.session``), then the new
+    submissions (Volcano Jobs and TrainJobs without a PodGroup) in file order."""
+    ordered: list[tuple[tuple, Job]] = []
     owned: set[tuple[str, str]] = set()
+    classes = priority_classes(o for _, o in by_kind.get("PriorityClass", []))
     for group in groups.values():
         for ref in ((group.obj or {}).get("metadata") or {}).get("ownerReferences") or []:
             if isinstance(ref, dict):
                 owned.add((str(ref.get("kind")), str(ref.get("name"))))
-        if group.pending:
-            jobs.append(group_job(group, fabric, gpu_resources, selector_resources))
+        if not group.pending:
+            continue
+        job = group_job(group, fabric, gpu_resources, selector_resources)
+        obj = group.obj or {}
+        created = creation_time(obj)
+        if created is None:
+            raise group.doc.expected("metadata.creationTimestamp", "an RFC 3339 time",
+                                     obj["metadata"].get("creationTimestamp"))
+        status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
+        job.unscheduled = group.unscheduled or allocate_skips(status.get("phase"), settings.actions)
+        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+        key = job_order_key(settings.job_order, classes.of(spec.get("priorityClassName")),
+                            job.running >= job.min_available, created, f"{group.namespace}/{group.name}")
+        ordered.append((key, job))
+    ordered.sort(key=lambda pair: pair[0])
+    jobs = [job for _, job in ordered]
     runtimes = runtimes_in(o for kind in ("ClusterTrainingRuntime", "TrainingRuntime")
                            for _, o in by_kind.get(kind, []))
     priorities = priority_values(o for _, o in by_kind.get("PriorityClass", []))

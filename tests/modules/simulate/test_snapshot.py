@@ -133,12 +133,12 @@ def test_running_tasks_count_towards_the_gang_and_pin_the_hypernode():
     assert res["team/resume"] == {"team/r-2": "gpu-a1"}     # only rack-a, where its tasks run
 
 
-def test_node_selector_and_lone_pods():
-    objects = HYPERNODES + NODES + [pod("solo", selector={"pool": "cpu"}, cpu=4)]
+def test_node_selector():
+    objects = HYPERNODES + NODES + [podgroup("solo", 1), pod("solo", "solo", selector={"pool": "cpu"}, cpu=4)]
     snap = snapshot_from_objects(list(enumerate(objects)), "snap")
-    assert _place(snap) == {"team/pod:solo": {"team/solo": "cpu-0"}}
-    nowhere = snapshot_from_objects(list(enumerate(HYPERNODES + NODES + [pod("x", selector={"pool": "gpu"}, cpu=1)])),
-                                    "snap")
+    assert _place(snap) == {"team/solo": {"team/solo": "cpu-0"}}
+    nowhere = snapshot_from_objects(list(enumerate(HYPERNODES + NODES + [
+        podgroup("x", 1), pod("x", "x", selector={"pool": "gpu"}, cpu=1)])), "snap")
     assert _place(nowhere) == {}
 
 
@@ -209,7 +209,8 @@ def _place(snap) -> dict[str, dict[str, str]]:
     from modules.simulate.engine import build_cluster, resource_names
     from modules.simulate.scheduler import TopologyAware, prepare
 
-    cluster = build_cluster(snap.fabric, resource_names(snap.fabric, snap.jobs, snap.usage), snap.settings, snap.usage)
+    cluster = build_cluster(snap.fabric, resource_names(snap.fabric, snap.jobs, snap.usage), snap.settings, snap.usage,
+                            snap.releasing)
     aware = TopologyAware(cluster, snap.settings)
     out = {}
     for job in snap.jobs:
@@ -222,11 +223,11 @@ def _place(snap) -> dict[str, dict[str, str]]:
 def test_pod_slots_and_other_schedulers():
     full = node("small", cpu=64, memory="64Gi", pods=2)
     objects = [full, pod("a", node_name="small", cpu=1), pod("b", node_name="small", cpu=1),
-               pod("c", cpu=1),
+               podgroup("c", 1), pod("c", "c", cpu=1),
                {**pod("d", cpu=1), "spec": {**pod("d", cpu=1)["spec"], "schedulerName": "default-scheduler"}}]
     snap = snapshot_from_objects(list(enumerate(objects)), "snap")
     assert snap.usage["small"]["pods"] == 2
-    assert [j.name for j in snap.jobs] == ["team/pod:c"]          # d belongs to another scheduler
+    assert [j.name for j in snap.jobs] == ["team/c"]              # d belongs to another scheduler
     assert any("other than 'volcano'" in w for w in snap.warnings)
     assert _place(snap) == {}                                     # the node has no pod slot left
 
@@ -248,11 +249,12 @@ def test_taints_and_cordoned_nodes_keep_pods_off():
     cordoned = node("c", cpu=8, memory="8Gi")
     cordoned["spec"] = {"unschedulable": True}
     free = node("f", cpu=1, memory="8Gi")
-    tolerant = pod("tol", cpu=2)
+    tolerant = pod("tol", "tol", cpu=2)
     tolerant["spec"]["tolerations"] = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
-    objects = [tainted, cordoned, free, pod("plain", cpu=2), tolerant, pod("small", cpu=1)]
+    objects = [tainted, cordoned, free, podgroup("plain", 1), pod("plain", "plain", cpu=2), podgroup("tol", 1),
+               tolerant, podgroup("small", 1), pod("small", "small", cpu=1)]
     placed = _place(snapshot_from_objects(list(enumerate(objects)), "snap"))
-    assert placed == {"team/pod:tol": {"team/tol": "t"}, "team/pod:small": {"team/small": "f"}}
+    assert placed == {"team/tol": {"team/tol": "t"}, "team/small": {"team/small": "f"}}
 
 
 @pytest.mark.parametrize("toleration, ok", [
@@ -296,3 +298,156 @@ def test_scheduler_conf_file_or_configmap_and_extra_workloads(snapshot_dir, tmp_
     text = run("simulate", str(snapshot_dir), "--scheduler-conf", str(extra / "conf"))
     assert "lacks network-topology-aware" in text.out
     assert run("simulate", str(snapshot_dir), "--usage", str(extra / "conf")).code == 2
+
+
+# --- read as Volcano's scheduler cache reads it (modules/semantics/session.py) ---------------------
+
+def test_pending_pods_without_podgroups_are_not_scheduled_and_each_job_says_why(tmp_path):
+    # 12 pending pods, room for all of them: six name PodGroups that are not in the snapshot, six
+    # name none. Volcano schedules none of them.
+    pods = [pod(f"w-{i}", f"pg-{i % 3}", gpu=1) for i in range(6)] + [pod(f"lone-{i}", gpu=1) for i in range(6)]
+    (tmp_path / "snap.yaml").write_text(yaml.safe_dump(as_list(HYPERNODES + NODES + pods)))
+    res = run("simulate", str(tmp_path / "snap.yaml"), "--format", "json")
+    assert res.code == 0, res.err
+    jobs = json.loads(res.out)["strategies"]["topology-aware"]["jobs"]
+    assert len(jobs) == 3 + 6 and all(j["status"] == "pending" and not j["pods"] for j in jobs)
+    reasons = {j["name"]: j["reason"] for j in jobs}
+    assert "PodGroup team/pg-0 is not in the snapshot" in reasons["team/pg-0"]
+    assert "no scheduling.k8s.io/group-name annotation" in reasons["team/pod:lone-0"]
+    text = run("simulate", str(tmp_path / "snap.yaml"))
+    assert text.code == 0 and "team/pg-1: PodGroup team/pg-1 is not in the snapshot" in text.out
+
+
+def test_jobs_are_taken_in_volcanos_job_order():
+    # one free GPU node in rack-b after usage; three single-pod hard jobs want a whole node each
+    def group(name, priority=None, created=None):
+        g = podgroup(name, 1, {"mode": "hard", "highestTierAllowed": 1})
+        if priority:
+            g["spec"]["priorityClassName"] = priority
+        if created:
+            g["metadata"]["creationTimestamp"] = created
+        return g
+    classes = [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},
+                "value": 1000},
+               {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "base"},
+                "value": 10, "globalDefault": True}]
+    objects = HYPERNODES + NODES + classes + [
+        group("c-old", created="2026-01-01T00:00:00Z"), pod("c-0", "c-old", gpu=8),
+        group("b-new", created="2026-02-01T00:00:00Z"), pod("b-0", "b-new", gpu=8),
+        group("z-high", "high", created="2026-03-01T00:00:00Z"), pod("z-0", "z-high", gpu=8),
+        group("a-low", "base", created="2026-01-01T00:00:00Z"), pod("a-0", "a-low", gpu=8),
+    ]
+    snap = snapshot_from_objects(list(enumerate(objects)), "snap")
+    # priority first (z-high 1000; the others the globalDefault 10), then creation time, then UID
+    assert [j.name for j in snap.jobs] == ["team/z-high", "team/a-low", "team/c-old", "team/b-new"]
+    # without the priority plugin in the conf, priority plays no part
+    conf = "actions: allocate\ntiers:\n- plugins:\n  - name: gang\n  - name: network-topology-aware\n"
+    plain = snapshot_from_objects(list(enumerate(objects)), "snap", conf)
+    assert [j.name for j in plain.jobs] == ["team/a-low", "team/c-old", "team/b-new", "team/z-high"]
+
+
+def test_gang_orders_jobs_that_are_not_ready_first():
+    running = podgroup("ready", 1)
+    objects = HYPERNODES + NODES + [running, pod("r-0", "ready", "gpu-a0", gpu=1), pod("r-1", "ready", gpu=1),
+                                    podgroup("starving", 1), pod("s-0", "starving", gpu=1)]
+    snap = snapshot_from_objects(list(enumerate(objects)), "snap")
+    assert [j.name for j in snap.jobs] == ["team/starving", "team/ready"]
+
+
+def test_every_bound_pod_counts_as_usage_whatever_its_scheduler_or_owner():
+    daemon = pod("agent", node_name="gpu-b0", cpu=2)
+    daemon["metadata"]["ownerReferences"] = [{"kind": "DaemonSet", "name": "agent", "apiVersion": "apps/v1"}]
+    other = pod("web", node_name="gpu-b1", cpu=3)
+    other["spec"]["schedulerName"] = "default-scheduler"
+    snap = snapshot_from_objects(list(enumerate(HYPERNODES + NODES + [daemon, other])), "snap")
+    assert snap.usage["gpu-b0"]["cpu"] == 2 and snap.usage["gpu-b1"]["cpu"] == 3
+
+
+def test_a_node_outside_every_hypernode_is_named():
+    snap = snapshot_from_objects(list(enumerate(HYPERNODES + NODES)), "snap")
+    assert any("1 node(s) in no HyperNode: loose;" in w for w in snap.warnings)
+
+
+@pytest.mark.parametrize("phase, actions, placed", [
+    ("Pending", "enqueue, allocate", False), (None, "enqueue, allocate", False),
+    ("Pending", "allocate", True), ("Inqueue", "enqueue, allocate", True), ("Running", "enqueue, allocate", True),
+])
+def test_podgroup_phases(phase, actions, placed):
+    group = podgroup("g", 1)
+    if phase:
+        group["status"]["phase"] = phase
+    else:
+        del group["status"]
+    conf = f"actions: {actions}\ntiers:\n- plugins:\n  - name: network-topology-aware\n"
+    snap = snapshot_from_objects(list(enumerate(HYPERNODES + NODES + [group, pod("g-0", "g", gpu=1)])), "snap", conf)
+    assert bool(_place(snap)) is placed
+    assert (snap.jobs[0].unscheduled is None) is placed
+    if not placed:
+        assert "enqueue action admits it" in snap.jobs[0].unscheduled
+
+
+def test_a_bad_creation_timestamp_is_an_input_error():
+    group = podgroup("g", 1)
+    group["metadata"]["creationTimestamp"] = "yesterday"
+    with pytest.raises(InputError, match="metadata.creationTimestamp: expected an RFC 3339 time"):
+        snapshot_from_objects(list(enumerate(HYPERNODES + NODES + [group, pod("g-0", "g", gpu=1)])), "snap")
+
+
+def test_regex_members_match_as_gos_matchstring_and_an_anchored_prefix_narrows_the_search():
+    assert snap_mod.anchored_prefix("^gpu-00(0[1-9]|[12][0-9]|3[0-2])$") == "gpu-00"
+    assert snap_mod.anchored_prefix("^ab*c") == "a" and snap_mod.anchored_prefix("^a|b") is None
+    assert snap_mod.anchored_prefix("gpu") is None and snap_mod.anchored_prefix("^[ab]c") == ""
+    nodes = [node(n, cpu=1, memory="1Gi") for n in ("x-gpu-1", "gpu-1", "gpu-10", "gpu-2")]
+    members = [{"type": "Node", "selector": {"regexMatch": {"pattern": p}}} for p in ("gpu-1",)]
+    anchored = [{"type": "Node", "selector": {"regexMatch": {"pattern": "^gpu-[2-9]$"}}}]
+    fabric = snapshot_from_objects(list(enumerate(nodes + [hypernode("l1", 1, members), hypernode("l2", 1, anchored)])),
+                                   "snap").fabric
+    assert fabric.switches["l1"].nodes == ["x-gpu-1", "gpu-1", "gpu-10"]      # a match anywhere, snapshot order
+    assert fabric.switches["l2"].nodes == ["gpu-2"]
+
+
+def test_a_snapshot_larger_than_a_stack_file_is_read(tmp_path):
+    # the snapshot's own bound (256 MiB), not the 4 MiB one of stack files
+    big = node("big", cpu=1, memory="1Gi")
+    big["metadata"]["annotations"] = {"pad": "x" * (5 * 2**20)}
+    (tmp_path / "snap.json").write_text(json.dumps(as_list([big])))
+    fabric, _ = snap_mod.load_cluster(tmp_path / "snap.json", "snap.json")
+    assert list(fabric.nodes) == ["big"]
+
+
+def test_a_partly_running_job_fills_its_allocated_hypernode_first_as_the_plugin_scores_nodes():
+    # resume runs one whole-node task on rack-a (a0); its 3 other tasks fit in no rack alone, so
+    # they go to the spine. The plugin's node score (the LCA with the allocated rack-a) puts rack-a's
+    # free nodes first; binpack alone would take the fuller rack-b and rack-c and leave rack-a.
+    racks = {"a": 3, "b": 2, "c": 4}
+    nodes = [node(f"{r}{i}", cpu=64, memory="512Gi", gpu=8) for r, k in racks.items() for i in range(k)]
+    hypernodes = [hypernode(f"rack-{r}", 1, [exact("Node", f"{r}{i}") for i in range(k)]) for r, k in racks.items()]
+    hypernodes.append(hypernode("spine", 2, [exact("HyperNode", f"rack-{r}") for r in racks]))
+    objects = hypernodes + nodes + [
+        podgroup("resume", 4, {"mode": "hard", "highestTierAllowed": 2}),
+        pod("r-0", "resume", "a0", gpu=8), *[pod(f"r-{i}", "resume", gpu=8) for i in range(1, 4)],
+        podgroup("other", 3), *[pod(f"o-{n}", "other", n, gpu=8) for n in ("b0", "c0", "c1")],
+    ]
+    snap = snapshot_from_objects(list(enumerate(objects)), "snap")
+    job = next(j for j in snap.jobs if j.name == "team/resume")
+    assert job.allocated_hypernode == "rack-a" and job.running_nodes == ("a0",)
+    assert sorted(_place(snap)["team/resume"].values()) == ["a1", "a2", "b1"]
+    job.allocated_hypernode, job.running_nodes = None, ()       # binpack alone: the fuller racks first
+    assert sorted(_place(snap)["team/resume"].values()) == ["b1", "c2", "c3"]
+
+
+def test_terminating_pods_count_in_future_idle_for_the_hypernode_prefilter():
+    # the PodGroup's minResources (16 GPUs) exceed rack-a's idle 8 GPUs; the pod on gpu-a0 is
+    # terminating, so rack-a's futureIdle holds 16 and Volcano's pre-filter (idle || futureIdle)
+    # keeps rack-a; rack-b is full. The one pending pod fits gpu-a1.
+    group = podgroup("m", 1, {"mode": "hard", "highestTierAllowed": 1})
+    group["spec"]["minResources"] = {"nvidia.com/gpu": "16"}
+    going = pod("old", None, "gpu-a0", gpu=8)
+    going["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    busy = [pod(f"b{i}", None, f"gpu-b{i}", gpu=8) for i in range(2)]
+    objects = HYPERNODES + NODES + [group, pod("m-0", "m", gpu=8), going, *busy]
+    snap = snapshot_from_objects(list(enumerate(objects)), "snap")
+    assert snap.releasing == {"gpu-a0": {"nvidia.com/gpu": Decimal(8), "pods": Decimal(1)}}
+    assert _place(snap) == {"team/m": {"team/m-0": "gpu-a1"}}
+    del going["metadata"]["deletionTimestamp"]
+    assert _place(snapshot_from_objects(list(enumerate(objects)), "snap")) == {}

@@ -2,9 +2,11 @@
 simulator: every case not listed as divergent must reproduce upstream's expected result."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -34,7 +36,8 @@ def test_every_case_has_provenance_and_its_place_in_upstreams_table(cases):
         assert case.source["file"].startswith("pkg/scheduler/") and case.source["test"] == case.test
         assert (case.test, case.index) not in seen
         seen.add((case.test, case.index))
-        assert case.expect["check"] in ("count", "exact", "per-hypernode", "hypernode-scores")
+        assert case.expect["check"] in ("count", "exact", "per-hypernode", "hypernode-scores", "node-scores",
+                                        "gradient-prefilter")
     assert {c.test for c in cases} >= set(ALLOCATE_TESTS)
 
 
@@ -43,6 +46,31 @@ def test_the_four_allocate_tables_are_ported_whole(cases):
     counts = {t: sum(c.test == t for c in cases) for t in ALLOCATE_TESTS}
     assert counts == {"TestAllocateWithNetWorkTopologies": 25, "TestAllocateWithPartitionPolicyNetworkTopology": 37,
                       "TestNodeLevelScoreWithNetWorkTopologies": 1, "TestHyperNodeBinpackWithNetWorkTopologies": 1}
+
+
+def test_the_plugin_tables_are_ported_whole(cases):
+    # network_topology_aware_test.go v1.15.1: 7 + 7 node-score cases, 5 batch node-order cases,
+    # 10 gradient pre-filter cases, 2 HyperNode-order cases
+    counts = Counter(c.test for c in cases if c.source["file"].endswith("network_topology_aware_test.go"))
+    assert counts == {"TestNetworkTopologyAwareNodeScore_Hard": 7, "TestNetworkTopologyAwareNodeScore_Soft": 7,
+                      "TestBatchNodeOrderFn": 5, "TestHyperNodeGradientPreFiltering": 10, "TestHyperNodeOrderFn": 2}
+
+
+def test_node_scores_and_the_prefilter_are_not_vacuous(cases):
+    """A changed expected score, or a HyperNode expected in the gradient that is not, fails."""
+    for check, change in (("node-scores", lambda e: {**e, "scores": {n: v + 1 for n, v in e["scores"].items()}}),
+                          ("gradient-prefilter", lambda e: {**e, "tier1Selected": not e["tier1Selected"]})):
+        for case in (c for c in cases if c.expect["check"] == check and c.expect.get("scores", True)):
+            wrong = dataclasses.replace(case, expect=change(case.expect))
+            assert fidelity.run_case(case).reproduced and not fidelity.run_case(wrong).reproduced, case.name
+
+
+def test_the_prefilter_reads_future_idle():
+    """Upstream's "idle insufficient, futureIdle sufficient" is eligible only through futureIdle."""
+    case = next(c for c in fidelity.load_cases() if c.name == "Job - idle insufficient, futureIdle sufficient")
+    assert fidelity.run_case(case).reproduced
+    same = dataclasses.replace(case, fields={**case.fields, "futureIdleResource": case.fields["idleResource"]})
+    assert fidelity.run_case(same).got["tier1Selected"] is False
 
 
 def test_exactly_the_cases_not_listed_as_divergent_reproduce(outcome):
@@ -59,8 +87,12 @@ def test_exactly_the_cases_not_listed_as_divergent_reproduce(outcome):
 
 def test_report_shape(outcome, cases):
     report, _ = outcome
-    assert set(report) == {"cases", "reproduced", "case_names", "divergent"}
+    assert set(report) == {"cases", "reproduced", "case_names", "divergent", "by_upstream_test"}
     assert report["cases"] == len(cases) and report["case_names"] == [c.name for c in cases]
+    by_test = report["by_upstream_test"]
+    assert sum(t["cases"] for t in by_test.values()) == report["cases"]
+    assert sum(t["reproduced"] for t in by_test.values()) == report["reproduced"]
+    assert by_test["TestBatchNodeOrderFn"]["cases"] == 5
 
 
 def test_a_changed_expectation_is_caught(cases):
@@ -75,4 +107,5 @@ def test_benchmark_script_prints_the_json_report():
     out = subprocess.run([sys.executable, "benchmarks/upstream_fidelity.py", "--json"], cwd=ROOT, check=True,
                          capture_output=True, text=True).stdout
     data = json.loads(out)
-    assert data["cases"] >= 60 and data["reproduced"] <= data["cases"] and len(data["case_names"]) == data["cases"]
+    assert data["cases"] >= 95 and data["reproduced"] <= data["cases"] and len(data["case_names"]) == data["cases"]
+    assert data["by_upstream_test"]["TestNetworkTopologyAwareNodeScore_Hard"] == {"cases": 7, "reproduced": 7}
