@@ -19,6 +19,7 @@ Severity is decided here once. Every problem is an error except:
 """
 from __future__ import annotations
 
+import bisect
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -347,3 +348,55 @@ def problems(g: Graph, checks=CHECKS, accept_mixed_depth: bool = False) -> Itera
             if p.check == "mixed-depth" and accept_mixed_depth:
                 p = Problem(**{**p.__dict__, "level": WARNING})
             yield p
+
+
+# --- regexMatch members -----------------------------------------------------------------------
+
+_META = set(".^$*+?{}[]\\|()")
+
+
+def _top_level_alternation(pattern: str) -> bool:
+    depth, in_class, escaped = 0, False, False
+    for ch in pattern:
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            return True
+    return False
+
+
+def literal_prefix(pattern: str) -> str:
+    """The characters every match of ``^literal...`` starts with ('' when the pattern is not anchored
+    or has a top-level alternation)."""
+    if not pattern.startswith("^") or _top_level_alternation(pattern):
+        return ""
+    out = []
+    for ch in pattern[1:]:
+        if ch in _META:
+            if ch in "*?{" and out:   # the last literal is optional or repeated: not part of the prefix
+                out.pop()
+            break
+        out.append(ch)
+    return "".join(out)
+
+
+def regex_candidates(sorted_names: Sequence[str], pattern: str) -> Sequence[str]:
+    """The names a regexMatch member could select (Volcano matches with Go's ``MatchString``, a match
+    anywhere): for an anchored pattern only those sharing its literal prefix, found by bisection, so
+    a fabric of numbered leaves resolves in time linear in its nodes; else every name."""
+    prefix = literal_prefix(pattern)
+    if not prefix:
+        return sorted_names
+    start = bisect.bisect_left(sorted_names, prefix)
+    end = bisect.bisect_left(sorted_names, prefix + "\U0010ffff")
+    return sorted_names[start:end]

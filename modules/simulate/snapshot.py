@@ -35,7 +35,6 @@ Input is bounded: at most ``MAX_BYTES`` per file and in all, ``MAX_OBJECTS`` obj
 """
 from __future__ import annotations
 
-import bisect
 import json
 import re
 from dataclasses import dataclass, field
@@ -49,6 +48,7 @@ from modules.core import yamlio
 from modules.core.errors import InputError, show
 from modules.core.selectors import selector_matches, tolerates
 from modules.fabric.model import Fabric, Link, Node, NodePool, Switch
+from modules.semantics.hypernodes import regex_candidates
 from modules.semantics.minresources import scheduler_view
 from modules.semantics.podspec import Reader, amounts
 from modules.semantics.session import (GROUP_ANNOTATION, allocate_skips, creation_time, job_order_key,
@@ -183,56 +183,11 @@ def _members(doc: Reader, hn: dict, path: str) -> list[tuple[str, str, Any]]:
     return out
 
 
-def anchored_prefix(pattern: str) -> str | None:
-    """The literal text every match of ``pattern`` starts with, when the pattern is anchored at the
-    start (``^gpu-00(...)$``, as rendered leaves are) and has no top-level alternation; else None."""
-    if not pattern.startswith("^"):
-        return None
-    depth, i, prefix, literal = 0, 1, [], True
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\":
-            literal = False
-            i += 2
-            continue
-        if ch == "[":                      # a class: skip to its end (a ']' first in it is literal)
-            literal = False
-            i += 2 if pattern[i + 1:i + 2] == "]" else 1
-            while i < len(pattern) and pattern[i] != "]":
-                i += 2 if pattern[i] == "\\" else 1
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif ch == "|" and depth == 0:
-            return None
-        if literal:
-            if ch in ".^$*+?{}[]|()":
-                literal = False
-                if ch in "*?{" and prefix:     # the last literal character is optional
-                    prefix.pop()
-            else:
-                prefix.append(ch)
-        i += 1
-    return "".join(prefix)
-
-
-def _regex_members(pattern: re.Pattern, node_names: list[str], in_order: list[str], position: dict[str, int]
-                   ) -> list[str]:
+def _regex_members(pattern: re.Pattern, in_order: list[str], position: dict[str, int]) -> list[str]:
     """Nodes a regexMatch member selects (Go's ``MatchString``: a match anywhere in the name), in
-    snapshot order. An anchored literal prefix limits the search to the names that start with it,
-    so a fabric of numbered leaves resolves in time linear in its nodes."""
-    prefix = anchored_prefix(pattern.pattern)
-    if not prefix:
-        return [n for n in node_names if pattern.search(n)]
-    out = []
-    for k in range(bisect.bisect_left(in_order, prefix), len(in_order)):
-        n = in_order[k]
-        if not n.startswith(prefix):
-            break
-        if pattern.search(n):
-            out.append(n)
-    return sorted(out, key=position.__getitem__)
+    snapshot order; an anchored pattern looks only at the names sharing its literal prefix."""
+    return sorted((n for n in regex_candidates(in_order, pattern.pattern) if pattern.search(n)),
+                  key=position.__getitem__)
 
 
 def build_fabric(shown: str, nodes: list[tuple[Reader, dict]], hypernodes: list[tuple[Reader, dict]],
@@ -284,7 +239,7 @@ def build_fabric(shown: str, nodes: list[tuple[Reader, dict]], hypernodes: list[
                 if how == "exact":
                     chosen = [what] if what in by_name else []
                 elif how == "regex":
-                    chosen = _regex_members(what, node_names, in_order, position)
+                    chosen = _regex_members(what, in_order, position)
                 else:
                     chosen = [n for n in node_names if selector_matches(what, labels_of[n])]
                 for n in chosen:

@@ -1,7 +1,6 @@
 """HyperNode trees Volcano can use, from any source, and one writer per node set."""
 from __future__ import annotations
 
-import bisect
 import functools
 import re
 import weakref
@@ -79,49 +78,7 @@ class Inventory(dict):
 
     def candidates(self, pattern: str) -> list[str]:
         """Nodes a regex could match: for an anchored pattern, those sharing its literal prefix."""
-        prefix = _literal_prefix(pattern)
-        if not prefix:
-            return self.sorted_names
-        start = bisect.bisect_left(self.sorted_names, prefix)
-        end = bisect.bisect_left(self.sorted_names, prefix + "\U0010ffff")
-        return self.sorted_names[start:end]
-
-
-_META = set(".^$*+?{}[]\\|()")
-
-
-def _top_level_alternation(pattern: str) -> bool:
-    depth, in_class, escaped = 0, False, False
-    for ch in pattern:
-        if escaped:
-            escaped = False
-        elif ch == "\\":
-            escaped = True
-        elif in_class:
-            in_class = ch != "]"
-        elif ch == "[":
-            in_class = True
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif ch == "|" and depth == 0:
-            return True
-    return False
-
-
-def _literal_prefix(pattern: str) -> str:
-    """The characters every match of ``^literal...`` starts with ('' when the pattern is not anchored)."""
-    if not pattern.startswith("^") or _top_level_alternation(pattern):
-        return ""
-    out = []
-    for i, ch in enumerate(pattern[1:], start=1):
-        if ch in _META:
-            if ch in "*?{" and out:   # the last literal is optional or repeated: not part of the prefix
-                out.pop()
-            break
-        out.append(ch)
-    return "".join(out)
+        return list(tree.regex_candidates(self.sorted_names, pattern))
 
 
 _INVENTORIES: "weakref.WeakKeyDictionary[object, Inventory]" = weakref.WeakKeyDictionary()

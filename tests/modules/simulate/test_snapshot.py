@@ -394,9 +394,10 @@ def test_a_bad_creation_timestamp_is_an_input_error():
 
 
 def test_regex_members_match_as_gos_matchstring_and_an_anchored_prefix_narrows_the_search():
-    assert snap_mod.anchored_prefix("^gpu-00(0[1-9]|[12][0-9]|3[0-2])$") == "gpu-00"
-    assert snap_mod.anchored_prefix("^ab*c") == "a" and snap_mod.anchored_prefix("^a|b") is None
-    assert snap_mod.anchored_prefix("gpu") is None and snap_mod.anchored_prefix("^[ab]c") == ""
+    from modules.semantics.hypernodes import literal_prefix
+    assert literal_prefix("^gpu-00(0[1-9]|[12][0-9]|3[0-2])$") == "gpu-00"
+    assert literal_prefix("^ab*c") == "a" and literal_prefix("^a|b") == ""
+    assert literal_prefix("gpu") == "" and literal_prefix("^[ab]c") == ""
     nodes = [node(n, cpu=1, memory="1Gi") for n in ("x-gpu-1", "gpu-1", "gpu-10", "gpu-2")]
     members = [{"type": "Node", "selector": {"regexMatch": {"pattern": p}}} for p in ("gpu-1",)]
     anchored = [{"type": "Node", "selector": {"regexMatch": {"pattern": "^gpu-[2-9]$"}}}]
