@@ -34,6 +34,8 @@ def units(resource: str, amount: Decimal, *, round_up: bool) -> int:
 class Cluster:
     """Allocatable and used resources per node and per HyperNode (incrementally aggregated)."""
 
+    use_buckets = True      # False: every choice among HyperNodes scans its gradient (the reference)
+
     def __init__(self, fabric: Fabric, resources: Sequence[str], weights: Mapping[str, int],
                  gpu_resource: str | None):
         self.fabric = fabric
@@ -177,7 +179,6 @@ class Cluster:
         self._buckets: dict[int, tuple[list[int], StateBuckets | None]] = {
             id(cands): (cands, None) for cands in self.candidates_at.values()}
         self._filed_in: dict[int, list[StateBuckets]] = {}    # group -> the built buckets it is in
-        self.use_buckets = True          # False: every choice scans its gradient (the reference)
         # Idle nodes below each group (nothing in use): alike pods that idle nodes alone hold need
         # no node-by-node look.
         self.g_idle = [0] * count

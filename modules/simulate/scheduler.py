@@ -132,8 +132,7 @@ def fill(cluster: Cluster, root: int, pods: list[int], prep: Prepared, txn: list
     ``near``, ``running``: a partly running job's allocated HyperNode and its tasks' nodes, which
     the plugin's node score puts first (``Cluster.node_order``).
 
-    One cursor per distinct request vector: a node that cannot take a request now never can
-    later in the same dry-run, because usage only grows during it.
+    Alike pods (one request) go through ``_fill_alike``, which places what ``_fill_each`` would.
     """
     needs = [prep.needs[i] for i in pods]
     remaining = total(needs, len(cluster.resources))
@@ -142,6 +141,13 @@ def fill(cluster: Cluster, root: int, pods: list[int], prep: Prepared, txn: list
     chunks = cluster.node_order(root, remaining, uniform, left, near, running)
     if uniform is not None:
         return _fill_alike(cluster, chunks, pods, uniform, txn, remaining, left)
+    return _fill_each(cluster, chunks, pods, prep, txn, remaining, left)
+
+
+def _fill_each(cluster: Cluster, chunks: Iterator[list[int]], pods: list[int], prep: Prepared, txn: list,
+               remaining: list[int], left: list[int]) -> dict[int, int]:
+    """``fill`` pod by pod, one cursor per distinct request vector: a node that cannot take a
+    request now never can later in the same dry-run, because usage only grows during it."""
     nodes = chain.from_iterable(chunks)
     order: list[int] = []
     cursor: dict[tuple, int] = {}
@@ -175,7 +181,7 @@ def fill(cluster: Cluster, root: int, pods: list[int], prep: Prepared, txn: list
     return placed
 
 
-def _fill_alike(cluster: Cluster, nodes: Iterator[list[int]], pods: list[int], need: Need, txn: list,
+def _fill_alike(cluster: Cluster, chunks: Iterator[list[int]], pods: list[int], need: Need, txn: list,
                 remaining: list[int], left: list[int]) -> dict[int, int]:
     """``fill`` for pods that all ask ``need``: the one cursor is the node in hand, which takes
     as many pods as it has room for (``node_slots``: what fitting them one by one would place).
@@ -184,7 +190,7 @@ def _fill_alike(cluster: Cluster, nodes: Iterator[list[int]], pods: list[int], n
     placed: dict[int, int] = {}
     count, k = len(pods), 0
     slots, apply = cluster.node_slots, cluster.apply
-    for chunk in nodes:
+    for chunk in chunks:
         for node in chunk:
             for _ in range(min(slots(node, need), count - k)):
                 apply(node, need)
