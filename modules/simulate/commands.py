@@ -13,6 +13,7 @@ from modules.core.yamlio import read_text
 from modules.core.render import render
 from modules.probe import results
 
+from . import whatif_commands
 from .cost import fit_links
 from .engine import simulate
 from .report import json_report, text_report
@@ -65,6 +66,8 @@ def probe_records(args: argparse.Namespace, fabric, warnings: list[str]) -> list
 
 def cmd_simulate_snapshot(args: argparse.Namespace, shown: str) -> int:
     """Simulate the pending gangs of a cluster snapshot, with no stack (snapshot.py)."""
+    if args.submit:
+        return whatif_commands.on_snapshot(args, shown)
     nbytes = gradient_bytes(args.gradient_size)
     if args.usage:
         raise InputError("trainstack simulate", "--usage", "a snapshot's bound pods are its usage; --usage is "
@@ -99,6 +102,8 @@ def cmd_simulate(args: argparse.Namespace, project: Project) -> int:
         return cmd_simulate_snapshot(args, snapshot)
     nbytes = gradient_bytes(args.gradient_size)
     stack = load_stack(project, args.stack)
+    if args.submit:
+        return whatif_commands.on_stack(args, stack)
     if not args.workloads:
         raise InputError("trainstack simulate", "--workloads", "a stack needs --workloads FILE (the jobs to place)")
     bundle = render(stack)
@@ -144,4 +149,5 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--accept-cpu", action="store_true",
                    help="use probe results measured with gloo on CPUs (not representative of GPU tiers; refused "
                         "otherwise)")
+    whatif_commands.register(p)
     p.set_defaults(run=cmd_simulate, needs_project=needs_project)

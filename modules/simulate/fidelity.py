@@ -28,6 +28,7 @@ from modules.core.selectors import selector_matches
 from modules.semantics.podspec import Reader
 from modules.semantics.workloads import pod_group
 
+from . import fidelity_actions
 from .cluster import LOOSE_NAME
 from .engine import build_cluster, resource_names
 from .nodescore import node_scores
@@ -62,8 +63,9 @@ def load_cases(folder: Path = FIXTURES) -> list[Case]:
     cases = []
     for path in sorted(folder.glob("Test*.yaml")):
         data = yamlio.load_file(path, str(path))
-        source = data["source"]
         for index, raw in enumerate(data["cases"]):
+            # a file of one upstream test file's unit tests names each case's test function
+            source = {**data["source"], "test": raw.get("test") or data["source"]["test"]}
             conf = raw.get("schedulerConf") or data["schedulerConf"]
             rest = {k: v for k, v in raw.items() if k not in ("name", "schedulerConf", "objects", "expect")}
             cases.append(Case(source["test"], raw["name"], source, conf, raw.get("objects") or [], raw["expect"],
@@ -82,6 +84,9 @@ def load_divergent(folder: Path = FIXTURES) -> dict[tuple[str, str], str]:
 def run_case(case: Case) -> CaseResult:
     if case.expect["check"] == "gradient-prefilter":
         return _prefilter(case)
+    if case.expect["check"] in fidelity_actions.CHECKS:   # enqueue and eviction actions
+        got, ok = fidelity_actions.run(case)
+        return CaseResult(case, got, ok)
     snap = snapshot_from_objects([(f"objects[{i}]", o) for i, o in enumerate(case.objects)],
                                  f"{case.test}: {case.name}", case.conf)
     resources = resource_names(snap.fabric, snap.jobs, snap.usage)

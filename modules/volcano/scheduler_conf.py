@@ -9,13 +9,14 @@ dumper, never templated as text (reference/volcano.md §3, §4.1).
 from __future__ import annotations
 
 from modules.core import yamlio
+from modules.semantics.eviction import EVICTION_ACTIONS, GANG_EVICTION, first_filtering_tier
 
 NTA = "network-topology-aware"
 # Registered actions in Volcano 1.15 (pkg/scheduler/actions/factory.go); one unknown name
 # invalidates the whole conf.
 ACTIONS = ("enqueue", "allocate", "backfill", "preempt", "reclaim", "gangpreempt", "gangreclaim", "shuffle")
-# Eviction actions that honour network topology (and read hypernode.gradient.evict.max-hypernodes).
-GANG_EVICTION = ("gangpreempt", "gangreclaim")
+# GANG_EVICTION: the eviction actions that honour network topology (and read
+# hypernode.gradient.evict.max-hypernodes).
 
 
 def nta_arguments(cfg: dict, gpu_resources: list[str], actions: list[str]) -> dict:
@@ -38,11 +39,10 @@ def nta_arguments(cfg: dict, gpu_resources: list[str], actions: list[str]) -> di
 
 def share_plugin(cfg: dict) -> str:
     """`capacity` when queue shares must hold under eviction, else `proportion` (never both: Volcano's
-    capacity plugin replaces proportion). gangpreempt/gangreclaim pick victims through
-    ssn.UnifiedEvictable, which only capacity registers with guarantee/deserved logic; with
-    proportion a reclaiming queue can take GPUs from queues inside their fair share. Per-resource
-    `deserved`/`guarantee` are read by capacity too."""
-    if any(a in GANG_EVICTION for a in cfg["actions"]):
+    capacity plugin replaces proportion). Eviction actions pick victims through a tier walk
+    (`modules.semantics.eviction`); only capacity registers a gang-eviction filter with the queues'
+    guarantee and deserved, and per-resource `deserved`/`guarantee` are read by capacity only."""
+    if any(a in EVICTION_ACTIONS for a in cfg["actions"]):
         return "capacity"
     if any(q.get("deserved") or q.get("guarantee") for q in cfg["queues"]):
         return "capacity"
@@ -50,19 +50,26 @@ def share_plugin(cfg: dict) -> str:
 
 
 def build(cfg: dict, gpu_resources: list[str]) -> dict:
-    """The whole conf as data: the trainstack baseline tiers plus the NTA plugin."""
+    """The whole conf as data: the trainstack baseline tiers plus the NTA plugin.
+
+    With `capacity`, the share plugin goes into the first tier that filters eviction victims (the
+    one whose answer decides, as upstream's gang-eviction e2e conf does), with `overcommit` beside it:
+    JobEnqueueable also stops at the first tier with a permitting vote, so overcommit in a later
+    tier would no longer gate enqueue. Allocation sees the same plugins as before."""
     actions = list(cfg["actions"])
-    return {
-        "actions": ", ".join(actions),
-        "tiers": [
-            {"plugins": [{"name": "priority"}, {"name": "gang", "enablePreemptable": False},
-                         {"name": "conformance"}]},
-            {"plugins": [{"name": "overcommit"}, {"name": "drf", "enablePreemptable": False},
-                         {"name": "predicates"}, {"name": share_plugin(cfg)}, {"name": "nodeorder"},
-                         {"name": "binpack"},
-                         {"name": NTA, "arguments": nta_arguments(cfg, gpu_resources, actions)}]},
-        ],
-    }
+    share = share_plugin(cfg)
+    first = [{"name": "priority"}, {"name": "gang", "enablePreemptable": False}, {"name": "conformance"}]
+    second = [{"name": "overcommit"}, {"name": "drf", "enablePreemptable": False}, {"name": "predicates"},
+              {"name": share}, {"name": "nodeorder"}, {"name": "binpack"},
+              {"name": NTA, "arguments": nta_arguments(cfg, gpu_resources, actions)}]
+    tiers = [first, second]
+    if share == "capacity":
+        at = first_filtering_tier([[p["name"] for p in t] for t in tiers], EVICTION_ACTIONS)
+        for moved in ("overcommit", share):
+            entry = next(p for p in second if p["name"] == moved)
+            second.remove(entry)
+            tiers[at].append(entry)
+    return {"actions": ", ".join(actions), "tiers": [{"plugins": t} for t in tiers]}
 
 
 def dump(conf: dict) -> str:

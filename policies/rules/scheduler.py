@@ -6,6 +6,7 @@ from typing import Any, Iterator
 
 from ..framework import (MANDATORY, CheckContext, Finding, NotChecked, Rule, annotations, as_dict, is_kind,
                          pod_templates, resource_id, where)
+from modules.semantics.eviction import GANG_EVICTION, actions_of, unprotected
 from modules.semantics.scheduler_conf import (SchedulerConf, conf_plugins, expected_scheduler_name, has_plugin,
                                               is_volcano_release, parse_conf, release_values, scheduler_confs)
 from modules.semantics.volcano import (BATCH, MIN_MEMBER_ANNOTATION, NTA, RUNTIME_KINDS, TOPOLOGY, constraints,
@@ -53,17 +54,12 @@ def _lacks_nta(conf: SchedulerConf) -> str | None:
     return None
 
 
-GANG_EVICTION = ("gangpreempt", "gangreclaim")
-
-
 def _share_problems(conf: dict, shared_queues: list[dict]) -> Iterator[tuple[str, str]]:
     """``(path inside the conf, why)`` where the queue-share plugin does not match what the
     configuration asks of it: capacity and proportion are mutually exclusive, gang eviction honours
     guarantee/deserved only through capacity, and proportion ignores a Queue's deserved."""
     names = {str(plugin.get("name")): at for at, plugin in conf_plugins(conf)}
-    actions = conf.get("actions")
-    listed = [a.strip() for a in actions.split(",")] if isinstance(actions, str) else []
-    eviction = [a for a in listed if a in GANG_EVICTION]
+    eviction = [a for a in actions_of(conf) if a in GANG_EVICTION]
     if "capacity" in names and "proportion" in names:
         yield names["proportion"], ("lists both capacity and proportion; Volcano's capacity plugin replaces "
                                     "proportion and the two cannot be used together. Remove proportion.")
@@ -74,15 +70,25 @@ def _share_problems(conf: dict, shared_queues: list[dict]) -> Iterator[tuple[str
                    "ssn.UnifiedEvictable, which only capacity registers with the queues' guarantee and deserved, "
                    "so with proportion a reclaiming queue can take GPUs from queues inside their fair share. "
                    "Replace `- name: proportion` by `- name: capacity` and give each Queue spec.deserved.")
-    if "proportion" in names and "capacity" not in names and shared_queues:
-        shown = ", ".join(resource_id(q) for q in shared_queues[:3])
+    for walk in unprotected(conf):
+        if not (shared_queues or walk.skipped):
+            continue   # no share declared anywhere: nothing for the walk to protect
+        at = f"tiers[{walk.tier}]"
+        protected = (f" ({', '.join(resource_id(q) for q in shared_queues[:3])})" if shared_queues else "")
+        yield at, (f"lets {walk.action} evict pods of queues inside their deserved or guarantee{protected}: "
+                   f"{walk.describe()}. Put the share-aware plugin (capacity) in tier {walk.tier + 1}, as "
+                   "Volcano's gang-eviction e2e configuration does.")
+    deserved = [q for q in shared_queues if as_dict(q.get("spec")).get("deserved")]
+    if "proportion" in names and "capacity" not in names and deserved:
+        shown = ", ".join(resource_id(q) for q in deserved[:3])
         yield names["proportion"], (f"uses the proportion plugin, which ignores spec.deserved ({shown}): those "
                                     "shares never hold. Use the capacity plugin instead of proportion.")
 
 
 def _share_findings(every: list[dict], judged: set[int]) -> Iterator[Finding]:
     shared = sorted((o for o in every if is_kind(o, "Queue", "scheduling.volcano.sh")
-                     and as_dict(o.get("spec")).get("deserved")), key=resource_id)
+                     and (as_dict(o.get("spec")).get("deserved") or as_dict(o.get("spec")).get("guarantee"))),
+                    key=resource_id)
     for conf in scheduler_confs(every):
         if id(conf.obj) not in judged or conf.uses_default:
             continue
@@ -288,15 +294,20 @@ RULES = (
                     "annotations), and any HyperNode, requires the network-topology-aware plugin in the Volcano "
                     "scheduler configuration (chart values or volcano-scheduler-configmap). The configuration "
                     "uses the capacity plugin, not proportion, when it runs gangpreempt/gangreclaim or Queues set "
-                    "deserved, and never both.",
+                    "deserved, and never both; where reclaim or gangreclaim runs, the first tier that filters "
+                    "eviction victims holds a share-aware plugin whenever Queues set deserved or guarantee or the "
+                    "configuration lists one in a later tier.",
         why="Only the network-topology-aware plugin registers the HyperNode ordering and gradient functions; "
             "without it Volcano falls back to one cluster-wide domain and hard-mode tiers are never enforced. "
             "Neither Volcano's built-in default nor the chart's default configuration lists it, and a configuration "
             "that does not parse is ignored on reload. Gang eviction respects queue guarantee/deserved only "
-            "through the capacity plugin (ssn.UnifiedEvictable); proportion ignores deserved.",
+            "through the capacity plugin (ssn.UnifiedEvictable); proportion ignores deserved. The eviction actions "
+            "walk the tiers and stop at the first tier whose plugins return victims: with priority, gang and "
+            "conformance in tier 1, every non-critical pod is a victim and capacity in tier 2 is never asked.",
         fix="List `- name: network-topology-aware` in a tier of custom.scheduler_config_override (trainstack's "
             "volcano module renders it), or drop the constraint. With gangpreempt/gangreclaim or Queues with "
-            "deserved, list `capacity` instead of `proportion`.",
+            "deserved, list `capacity` instead of `proportion`, in the first tier (as Volcano's gang-eviction e2e "
+            "configuration does; trainstack's volcano module renders it there).",
         severity="critical", enforcement=MANDATORY, check_stack=_scheduler_plugin_enabled),
     Rule(
         id=ARGS_TYPED,

@@ -1,0 +1,365 @@
+"""The actions of Volcano's cycle that decide admission and eviction (v1.15.1
+``pkg/scheduler/actions``), run over an ``eviction.Session``: enqueue, preempt, reclaim,
+gangpreempt, gangreclaim, and backfill's choice of pending tasks. See ``eviction.py`` for what is
+modelled."""
+from __future__ import annotations
+
+import functools
+from typing import Callable, Mapping
+
+from modules.semantics import eviction as walk_model
+
+from .eviction import (PENDING, PIPELINED, RUNNING, BOUND, SUCCEEDED, ALLOCATED, Eviction, Job, NodeInfo, Res, Session,
+                       Task, r_add, r_le, show_res)
+
+PREEMPTABLE_STATUS = (BOUND, RUNNING)
+
+
+def enqueue(ssn: Session) -> None:
+    """Pending PodGroups become Inqueue, queue by queue in queue order, when the job has no
+    minResources or every enqueue gate permits it."""
+    queues = sorted({ssn.queues[j.queue] for j in ssn.jobs.values()}, key=lambda q: q.name)
+    waiting = {q.name: sorted((j for j in ssn.jobs.values() if j.queue == q.name and j.is_pending), key=ssn.job_key())
+               for q in queues}
+    active = list(queues)
+    while active:
+        active.sort(key=ssn.queue_key())
+        queue = active.pop(0)
+        jobs = waiting[queue.name]
+        if not jobs:
+            continue
+        job = jobs.pop(0)
+        if job.min_resources is None or ssn.job_enqueueable(job):
+            job.phase = "Inqueue"
+        active.append(queue)
+
+
+def _nodes_for(ssn: Session, task: Task, selectors: Mapping[str, dict]) -> list[NodeInfo]:
+    selector = selectors.get(task.uid, {}) if "predicates" in ssn.names else {}
+    return [n for name, n in sorted(ssn.nodes.items()) if ssn.predicate(task, n, selector)]
+
+
+def _preempt_task(ssn: Session, ops: list, task: Task, keep: Callable[[Task], bool],
+                  selectors: Mapping[str, dict]) -> bool:
+    """One preemptor, node by node: victims the tier walk allows, evicted lowest first until the
+    preemptor fits the node and its queue; the first node where it does wins."""
+    if task.never:
+        return False
+    job = ssn.jobs[task.job]
+    queue = ssn.queues[job.queue]
+    for node in _nodes_for(ssn, task, selectors):
+        preemptees = [t for t in node.tasks if keep(t)]
+        decision = ssn.victims(walk_model.PREEMPT, task, preemptees)
+        if not r_le(task.resreq, _with(node.future_idle(), decision.victims)):
+            continue
+        node_ops: list = []
+        for victim in ssn.victim_order(decision.victims, task):
+            if ssn.allocatable(queue, task) and r_le(task.resreq, node.future_idle()):
+                break
+            ssn.evict(node_ops, victim, _record(ssn, walk_model.PREEMPT, victim, task, decision))
+        if ssn.allocatable(queue, task) and r_le(task.resreq, node.future_idle()):
+            ssn.pipeline(node_ops, task, node.name)
+            ops.extend(node_ops)
+            return True
+        ssn.discard(node_ops)
+    return False
+
+
+def _with(idle: Res, victims: list[Task]) -> Res:
+    for v in victims:
+        idle = r_add(idle, v.resreq)
+    return idle
+
+
+def _record(ssn: Session, action: str, victim: Task, preemptor: Task, decision: walk_model.Decision,
+            shares: Mapping[str, str] | None = None) -> Eviction:
+    """The eviction as reported: who, for whom, why, and the tier that chose it. ``shares``: each
+    queue's use against its share when the victims were chosen (``queue_shares``)."""
+    vjob, pjob = ssn.jobs[victim.job], ssn.jobs[preemptor.job]
+    if action in (walk_model.PREEMPT, walk_model.GANG_PREEMPT):
+        why = (f"job {vjob.uid} has priority {vjob.priority}, below {pjob.uid}'s {pjob.priority}, in the same queue "
+               f"{vjob.queue}")
+    else:
+        share = (shares or queue_shares(ssn)).get(vjob.queue, "a reclaimable queue")
+        why = f"queue {vjob.queue} {share}; queue {pjob.queue} reclaims"
+    return Eviction(action, victim.uid, vjob.uid, vjob.queue, victim.node, preemptor.uid, pjob.queue, decision.tier,
+                    decision.plugins, why)
+
+
+def queue_shares(ssn: Session) -> dict[str, str]:
+    """Each queue's use against its share, in words (capacity's deserved, else proportion's)."""
+    out = {}
+    for name in ssn.queues:
+        if name in ssn.cap:
+            a = ssn.cap[name]
+            out[name] = (f"runs {show_res(a.allocated)} against deserved {show_res(a.deserved)} "
+                         f"(guarantee {show_res(a.guarantee)})")
+        elif name in ssn.prop:
+            a = ssn.prop[name]
+            out[name] = f"runs {show_res(a.allocated)} against its proportional share {show_res(a.deserved)}"
+    return out
+
+
+def _preemptors(ssn: Session, require_starving: bool = True) -> dict[str, list[Job]]:
+    out: dict[str, list[Job]] = {}
+    for job in sorted(ssn.jobs.values(), key=lambda j: j.uid):
+        if job.is_pending or not ssn.job_valid(job):
+            continue
+        if require_starving and not ssn.job_starving(job):
+            continue
+        out.setdefault(job.queue, []).append(job)
+    return out
+
+
+def preempt(ssn: Session, selectors: Mapping[str, dict]) -> None:
+    """Starving jobs take room from lower-priority jobs of their own queue, then tasks of one job
+    from lower-priority tasks of the same job."""
+    by_queue = _preemptors(ssn)
+    tasks = {j.uid: sorted((t for t in j.pending() if not t.gated), key=ssn.task_key)
+             for jobs in by_queue.values() for j in jobs}
+    for queue in sorted((ssn.queues[q] for q in by_queue), key=ssn.queue_key()):
+        jobs = sorted(by_queue[queue.name], key=ssn.job_key())
+        while jobs:
+            job = jobs.pop(0)
+            ops: list = []
+            assigned = False
+            while ssn.job_starving(job) and tasks[job.uid]:
+                preemptor = tasks[job.uid].pop(0)
+                assigned = _preempt_task(ssn, ops, preemptor, lambda t, p=preemptor, j=job: (
+                    t.status in PREEMPTABLE_STATUS and (not p.best_effort or t.best_effort) and t.preemptable
+                    and t.job in ssn.jobs and ssn.jobs[t.job].queue == j.queue and t.job != p.job), selectors)
+            if ssn.job_pipelined(job):
+                ssn.commit(ops)
+            else:
+                ssn.discard(ops)
+                continue
+            if assigned:
+                jobs.append(job)
+                jobs.sort(key=ssn.job_key())
+        for job in by_queue[queue.name]:
+            for preemptor in sorted((t for t in job.pending() if not t.gated), key=ssn.task_key):
+                ops = []
+                if not _preempt_task(ssn, ops, preemptor, lambda t, p=preemptor: (
+                        t.status in PREEMPTABLE_STATUS and (not p.best_effort or t.best_effort) and t.preemptable
+                        and t.job == p.job), selectors):
+                    ssn.discard(ops)
+                    break
+                ssn.commit(ops)
+
+
+def reclaim(ssn: Session, selectors: Mapping[str, dict]) -> None:
+    """Queues under their share take room from reclaimable queues above theirs, task by task."""
+    by_queue = _preemptors(ssn)
+    everyone = {j.queue for j in ssn.jobs.values() if not j.is_pending and ssn.job_valid(j)}
+    for queue in sorted((ssn.queues[q] for q in everyone), key=ssn.queue_key()):
+        if ssn.overused(queue):
+            continue
+        for job in sorted(by_queue.get(queue.name, []), key=ssn.job_key()):
+            ops: list = []
+            pending = sorted((t for t in job.pending() if not t.gated), key=ssn.task_key)
+            while ssn.job_starving(job) and pending:
+                task = pending.pop(0)
+                if task.never or not ssn.preemptive(queue, [task]):
+                    continue
+                _reclaim_task(ssn, ops, task, job, selectors)
+            if ssn.job_pipelined(job):
+                ssn.commit(ops)
+            else:
+                ssn.discard(ops)
+
+
+def _reclaim_task(ssn: Session, ops: list, task: Task, job: Job, selectors: Mapping[str, dict]) -> None:
+    for node in _nodes_for(ssn, task, selectors):
+        reclaimees = [t for t in node.tasks if t.status == RUNNING and t.preemptable and t.job in ssn.jobs
+                      and ssn.jobs[t.job].queue != job.queue and ssn.queues[ssn.jobs[t.job].queue].reclaimable]
+        if not reclaimees:
+            continue
+        decision = ssn.victims(walk_model.RECLAIM, task, reclaimees)
+        if not r_le(task.resreq, _with(node.future_idle(), decision.victims)):
+            continue
+        available = node.future_idle()
+        node_ops: list = []
+        evicted = False
+        shares = queue_shares(ssn)
+        for victim in ssn.victim_order(decision.victims, task):
+            if r_le(task.resreq, available):
+                break
+            ssn.evict(node_ops, victim, _record(ssn, walk_model.RECLAIM, victim, task, decision, shares))
+            available = r_add(available, victim.resreq)
+            evicted = True
+        if not r_le(task.resreq, available) or not (evicted or r_le(task.resreq, node.future_idle())):
+            ssn.discard(node_ops)
+            continue
+        ssn.pipeline(node_ops, task, node.name)
+        ops.extend(node_ops)
+        return
+
+
+# --- gang eviction ---------------------------------------------------------------------------
+
+def job_bundles(ssn: Session, job: Job, tasks: list[Task]) -> list[tuple[str, Job, list[Task]]]:
+    """``CreateJobBundles``: the tasks a job can lose and stay above its gang ("safe"), and the
+    rest, which go only with the whole job ("whole")."""
+    tasks = sorted(tasks, key=lambda t: (t.priority, t.uid))
+    surplus = job.ready() - job.min_available
+    if surplus < 0:
+        return [("safe", job, tasks)]
+    enforce = job.min_available >= job.task_min_total
+    role_surplus: dict[str, int] = {}
+    if enforce:
+        ready: dict[str, int] = {}
+        for t in job.tasks:
+            if t.status in ALLOCATED or t.status == SUCCEEDED or (t.status == PENDING and t.best_effort):
+                ready[t.role] = ready.get(t.role, 0) + 1
+        role_surplus = {role: ready.get(role, 0) - n for role, n in job.task_min.items()}
+    safe, whole = [], []
+    for t in tasks:
+        has_min = enforce and t.role in job.task_min
+        role_safe = role_surplus.get(t.role, 0) > 0 if has_min else True
+        if surplus > 0 and role_safe:
+            safe.append(t)
+            surplus -= 1
+            if has_min:
+                role_surplus[t.role] -= 1
+        else:
+            whole.append(t)
+    return [b for b in (("safe", job, safe), ("whole", job, whole)) if b[2]]
+
+
+def gang_preemptable(job: Job) -> bool:
+    """``IsJobPreemptableForGangEviction``: a PodGroup's volcano.sh/preemptable decides when set."""
+    return job.preemptable is not False
+
+
+def domain_victims(ssn: Session, action: str, preemptor: Job, nodes: list[NodeInfo],
+                   allow_whole: bool) -> tuple[list[tuple[str, Job, list[Task]]], walk_model.Decision]:
+    """``selectDomainBundles`` of gangpreempt (same queue, lower job priority) or gangreclaim
+    (other reclaimable queues), filtered by the UnifiedEvictable walk."""
+    by_job: dict[str, list[Task]] = {}
+    for node in nodes:
+        for t in node.tasks:
+            victim = ssn.jobs.get(t.job)
+            if victim is None or not t.preemptable or not gang_preemptable(victim):
+                continue
+            if action == walk_model.GANG_PREEMPT:
+                if (t.status not in PREEMPTABLE_STATUS or victim.queue != preemptor.queue
+                        or preemptor.priority <= victim.priority or t.job == preemptor.uid):
+                    continue
+            elif (t.status != RUNNING or victim.queue == preemptor.queue
+                  or not ssn.queues[victim.queue].reclaimable):
+                continue
+            by_job.setdefault(t.job, []).append(t)
+    bundles = [b for uid in sorted(by_job) for b in job_bundles(ssn, ssn.jobs[uid], by_job[uid])]
+    empty = walk_model.Decision([], None, ())
+    if not bundles:
+        return [], empty
+    order = _bundle_order(ssn, action, preemptor)
+    bundles.sort(key=order)
+    candidates = [t for b in bundles for t in b[2]]
+    pending = [t for t in preemptor.tasks if t.status == PENDING] or candidates[:1]
+    decision = ssn.victims(action, pending[0], candidates)
+    allowed = {t.uid for t in decision.victims}
+    valid = []
+    for kind, job, tasks in bundles:
+        approved = [t for t in tasks if t.uid in allowed]
+        if kind == "whole" and len(approved) == len(tasks):
+            valid.append((kind, job, tasks))
+        elif kind == "safe" and approved:
+            valid.append((kind, job, approved))
+    valid.sort(key=order)
+    return [b for b in valid if b[0] == "safe" or allow_whole], decision
+
+
+def _bundle_order(ssn: Session, action: str, preemptor: Job):
+    """Safe bundles first; then victim jobs (gangpreempt: the lowest job first; gangreclaim: the
+    queue furthest above its share first)."""
+    def cmp(a, b) -> int:
+        if a[0] != b[0]:
+            return -1 if a[0] == "safe" else 1
+        if a[1].uid != b[1].uid:
+            if action == walk_model.GANG_PREEMPT:
+                c = -ssn.job_cmp(a[1], b[1])
+            else:
+                qa, qb = ssn.queues[a[1].queue], ssn.queues[b[1].queue]
+                c = -ssn.queue_cmp(qa, qb) if qa is not qb else -ssn.job_cmp(a[1], b[1])
+            if c:
+                return c
+            return -1 if a[1].uid < b[1].uid else 1
+        return 0
+    return functools.cmp_to_key(cmp)
+
+
+def _place(ssn: Session, ops: list, tasks: list[Task], selectors: Mapping[str, dict]) -> bool:
+    """Pipeline each task onto the first node (by name) whose future idle holds it."""
+    for task in tasks:
+        node = next((n for n in _nodes_for(ssn, task, selectors) if r_le(task.resreq, n.future_idle())), None)
+        if node is None:
+            return False
+        ssn.pipeline(ops, task, node.name)
+    return True
+
+
+def gang_evict(ssn: Session, action: str, selectors: Mapping[str, dict], allow_whole: bool = True) -> None:
+    """gangpreempt / gangreclaim with the whole cluster as the one domain: bundles are added in
+    order until the starving job's pending tasks fit, then evicted and the tasks pipelined."""
+    by_queue = _preemptors(ssn)
+    everyone = {j.queue for j in ssn.jobs.values() if not j.is_pending and ssn.job_valid(j)}
+    nodes = [ssn.nodes[n] for n in sorted(ssn.nodes)]
+    for queue in sorted((ssn.queues[q] for q in everyone), key=ssn.queue_key()):
+        if action == walk_model.GANG_RECLAIM and ssn.overused(queue):
+            continue
+        for job in sorted(by_queue.get(queue.name, []), key=ssn.job_key()):
+            pending = sorted((t for t in job.pending() if not t.gated), key=ssn.task_key)
+            if not pending or (action == walk_model.GANG_RECLAIM and not ssn.preemptive(queue, pending)):
+                continue
+            need: Res = {}
+            for t in pending:
+                need = r_add(need, t.resreq)
+            bundles, decision = domain_victims(ssn, action, job, nodes, allow_whole)
+            idle: Res = {}
+            for n in nodes:
+                idle = r_add(idle, n.future_idle())
+            chosen: list[Task] = []
+            ops: list = []
+            shares = queue_shares(ssn)
+            for _, _, tasks in bundles:
+                chosen += tasks
+                if not r_le(need, _with(idle, chosen)):
+                    continue
+                attempt: list = []
+                for victim in chosen:
+                    ssn.evict(attempt, victim, _record(ssn, action, victim, pending[0], decision, shares))
+                if _place(ssn, attempt, pending, selectors):
+                    ops = attempt
+                    break
+                ssn.discard(attempt)
+            if ops and ssn.job_pipelined(job):
+                ssn.commit(ops)
+            else:
+                ssn.discard(ops)
+
+
+def backfill_order(ssn: Session) -> list[Task]:
+    """``pickUpPendingTasks``: best-effort pending (and pipelined) tasks, queue by queue, job by
+    job, task by task in order."""
+    out: list[Task] = []
+    by_queue: dict[str, list[Job]] = {}
+    for job in ssn.jobs.values():
+        if job.is_pending or not ssn.job_valid(job):
+            continue
+        if any(t.best_effort and (t.status == PIPELINED or (t.status == PENDING and not t.gated)) for t in job.tasks):
+            by_queue.setdefault(job.queue, []).append(job)
+    for queue in sorted((ssn.queues[q] for q in by_queue), key=ssn.queue_key()):
+        for job in sorted(by_queue[queue.name], key=ssn.job_key()):
+            out += sorted((t for t in job.tasks if t.best_effort and (t.status == PIPELINED or (
+                t.status == PENDING and not t.gated))), key=ssn.task_key)
+    return out
+
+
+ACTIONS: dict[str, Callable[..., None]] = {
+    "enqueue": lambda ssn, sel: enqueue(ssn),
+    "preempt": preempt,
+    "reclaim": reclaim,
+    "gangpreempt": lambda ssn, sel: gang_evict(ssn, walk_model.GANG_PREEMPT, sel),
+    "gangreclaim": lambda ssn, sel: gang_evict(ssn, walk_model.GANG_RECLAIM, sel),
+}
