@@ -23,6 +23,7 @@ from modules.simulate.scheduler import (SchedulerSettings, TopologyAware, _fill_
                                         total, uniform_need)
 from tests.modules.simulate.fabrics import gpus, pool, tree
 from tests.modules.simulate.test_properties import TIER_NAMES, jobs
+from tests.modules.simulate.test_properties import scenarios as placement_scenarios
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -38,13 +39,12 @@ def wide_fabrics(draw):
 
 @st.composite
 def scenarios(draw):
-    fabric = draw(wide_fabrics())
-    names = list(fabric.nodes)
-    used = draw(st.lists(st.sampled_from(names), max_size=len(names), unique=True))
-    usage = {n: {"nvidia.com/gpu": Decimal(draw(st.integers(0, fabric.nodes[n].pool.gpus)))} for n in used}
+    """test_properties' scenarios on wide fabrics, part of the usage releasing, either plugin weight."""
+    fabric, job_list, usage = draw(placement_scenarios(wide_fabrics()))
+    used = list(usage)
     releasing = {n: usage[n] for n in used[:draw(st.integers(0, len(used)))]}
     weight = draw(st.sampled_from([1, 0]))
-    return fabric, draw(jobs()), usage, releasing, SchedulerSettings(plugin_weight=weight)
+    return fabric, job_list, usage, releasing, SchedulerSettings(plugin_weight=weight)
 
 
 def outcomes(result) -> dict:
