@@ -1,6 +1,7 @@
 """The simulated cluster: what each node can allocate and has in use, with per-HyperNode aggregates
-kept up to date on every allocation, so choosing a HyperNode costs O(HyperNodes at a tier), not
-O(nodes).
+kept up to date on every allocation, so choosing a HyperNode never reads nodes; a gradient's
+HyperNodes are filed by state (``buckets.py``), so a choice reads each state once, not each
+HyperNode.
 
 Resources are integer vectors (CPU in millicores, everything else in base units). Groups are the
 HyperNodes Volcano sees: index 0 is the virtual cluster-top (every node), then one per switch with
