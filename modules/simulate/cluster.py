@@ -1,6 +1,7 @@
 """The simulated cluster: what each node can allocate and has in use, with per-HyperNode aggregates
-kept up to date on every allocation, so choosing a HyperNode costs O(HyperNodes at a tier), not
-O(nodes).
+kept up to date on every allocation, so choosing a HyperNode never reads nodes; a gradient's
+HyperNodes are filed by state (``buckets.py``), so a choice reads each state once, not each
+HyperNode.
 
 Resources are integer vectors (CPU in millicores, everything else in base units). Groups are the
 HyperNodes Volcano sees: index 0 is the virtual cluster-top (every node), then one per switch with
@@ -16,11 +17,13 @@ from typing import Iterator, Mapping, Sequence
 
 from modules.fabric.model import Fabric
 
+from .buckets import StateBuckets
 from .jobs import TOP_NAME
 
 TOP = 0
 LOOSE_NAME = "<no HyperNode>"   # the virtual leaf of nodes in no HyperNode
 Need = list[tuple[int, int]]          # sparse request vector: (resource index, amount), amounts > 0
+BUCKETS_FROM = 8                      # candidate lists shorter than this are scanned, not bucketed
 
 
 def units(resource: str, amount: Decimal, *, round_up: bool) -> int:
@@ -31,6 +34,8 @@ def units(resource: str, amount: Decimal, *, round_up: bool) -> int:
 
 class Cluster:
     """Allocatable and used resources per node and per HyperNode (incrementally aggregated)."""
+
+    use_buckets = True      # False: every choice among HyperNodes scans its gradient (the reference)
 
     def __init__(self, fabric: Fabric, resources: Sequence[str], weights: Mapping[str, int],
                  gpu_resource: str | None):
@@ -43,6 +48,11 @@ class Cluster:
         chains = self._init_links(fabric, rendered, gid, width)
         self._init_loose(rendered, gid, loose, chains)
         self.g_index = {name: g for g, name in enumerate(self.g_name)}
+        # A leaf's one allocatable vector when all its nodes share it (one pool), else None.
+        self.g_pool_alloc = [self.node_alloc[nodes[0]] if nodes and all(self.node_alloc[n] is self.node_alloc[nodes[0]]
+                                                                       for n in nodes) else None
+                             for nodes in self.g_nodes]
+        self._sorted_nodes: dict[int, list[int]] = {}
         self.candidates_at = {t: [gid[s.name] for s in rendered if s.tier == t and self.g_reach[gid[s.name]]]
                               for t in self.tiers}
         self._below: dict[int, dict[int, list[int]]] = {}
@@ -164,6 +174,12 @@ class Cluster:
         # after an allocation touched it: HyperNodes in the same state share eligibility and score.
         self.g_fixed = [tuple(row) for row in self.g_alloc]
         self.g_key: list[tuple | None] = [None] * count
+        # Groups whose state changed since the state buckets last looked, and the buckets of the
+        # candidate lists this cluster hands out (by the list's id; the list is kept alive with them).
+        self.g_dirty: set[int] = set()
+        self._buckets: dict[int, tuple[list[int], StateBuckets | None]] = {
+            id(cands): (cands, None) for cands in self.candidates_at.values()}
+        self._filed_in: dict[int, list[StateBuckets]] = {}    # group -> the built buckets it is in
         # Idle nodes below each group (nothing in use): alike pods that idle nodes alone hold need
         # no node-by-node look.
         self.g_idle = [0] * count
@@ -205,6 +221,7 @@ class Cluster:
             keys[g] = None
             if idle_change:
                 self.g_idle[g] += idle_change
+        self.g_dirty.update(chain)
         if gpu is not None:
             after = self.node_alloc[node][gpu] - used[gpu]
             if after != before:
@@ -217,6 +234,11 @@ class Cluster:
         for node, need in reversed(txn):
             self.apply(node, need, -1)
         txn.clear()
+
+    def touch(self, g: int) -> None:
+        """After ``g``'s used, futureIdle or histogram changed other than by ``apply``."""
+        self.g_key[g] = None
+        self.g_dirty.add(g)
 
     # --- group questions ------------------------------------------------------------------
     def state_key(self, g: int) -> tuple:
@@ -235,7 +257,7 @@ class Cluster:
             row = self.g_future[g]
             for r, amount in need:
                 row[r] += sign * amount
-            self.g_key[g] = None
+            self.touch(g)
 
     def idle_fits(self, g: int, need: Need) -> bool:
         """Volcano's allocate pre-filter (``isEligibleHyperNode``): the gang's minResources <= the
@@ -321,7 +343,30 @@ class Cluster:
                 elif self.g_tier[current] > tier:
                     stack.extend(reversed(self.g_children[current]))
             cache[tier] = out
+            self._buckets[id(out)] = (out, None)
         return cache[tier]
+
+    def state_buckets(self, cands: list[int]) -> StateBuckets | None:
+        """The state buckets of a candidate list from ``candidates_at`` or ``below`` (built on first
+        use, brought up to date with every group changed since), None for any other list."""
+        if not self.use_buckets:
+            return None
+        held = self._buckets.get(id(cands))
+        if held is None or held[0] is not cands or len(cands) < BUCKETS_FROM:
+            return None
+        dirty, filed_in = self.g_dirty, self._filed_in
+        if dirty:
+            for g in dirty:
+                for buckets in filed_in.get(g, ()):
+                    buckets.refile(g)
+            dirty.clear()
+        buckets = held[1]
+        if buckets is None:
+            buckets = StateBuckets(cands, self.g_name, self.state_key)
+            self._buckets[id(cands)] = (cands, buckets)
+            for g in cands:
+                filed_in.setdefault(g, []).append(buckets)
+        return buckets
 
     def nodes_below(self, g: int) -> list[int]:
         """The nodes Volcano reaches through ``g`` (its reachable leaves' nodes), fabric order."""
@@ -339,7 +384,12 @@ class Cluster:
     def node_slots(self, node: int, need: Need) -> int:
         """How many more pods asking ``need`` fit on ``node`` (every resource counts)."""
         alloc, used = self.node_alloc[node], self.node_used[node]
-        return min(((alloc[r] - used[r]) // amount for r, amount in need), default=0)
+        slots = None
+        for r, amount in need:
+            k = (alloc[r] - used[r]) // amount
+            if slots is None or k < slots:
+                slots = k
+        return 0 if slots is None else slots
 
     def holds_pods(self, g: int, need: Need, pods: int) -> bool:
         """Do the nodes below ``g`` have room for ``pods`` pods asking ``need``, node by node?"""
@@ -365,6 +415,36 @@ class Cluster:
             return False
         return not uniform or self.holds_pods(g, uniform, pods)
 
+    def rooms(self, nodes: list[int], need: Need) -> dict[int, int]:
+        """``node_slots`` of each of ``nodes`` that has room for a pod asking ``need``, in their
+        order. A node short of the pod's GPUs is passed over at once, an idle one reads its
+        pool's room (computed once per call)."""
+        alloc_of, used_of, gpu = self.node_alloc, self.node_used, self.gpu
+        gpus = dict(need).get(gpu, 0) if gpu is not None else 0
+        on_idle: dict[int, int] = {}
+        out: dict[int, int] = {}
+        for n in nodes:
+            alloc, used = alloc_of[n], used_of[n]
+            if gpus and alloc[gpu] - used[gpu] < gpus:
+                continue
+            if any(used):
+                room = min(((alloc[r] - used[r]) // amount for r, amount in need), default=0)
+            else:
+                room = on_idle.get(id(alloc))
+                if room is None:
+                    room = on_idle[id(alloc)] = min((alloc[r] // amount for r, amount in need), default=0)
+            if room > 0:
+                out[n] = room
+        return out
+
+    def may_host(self, g: int, need: Need, gpus: int) -> bool:
+        """Might a node below ``g`` take one pod asking ``need`` (``gpus`` of its GPU resource)?
+        False when the idle resources of ``g`` or its free-GPU histogram rule out every node."""
+        alloc, used = self.g_alloc[g], self.g_used[g]
+        if any(alloc[r] - used[r] < amount for r, amount in need):
+            return False
+        return not gpus or any(self.g_hist[g][gpus:])
+
     def node_holds(self, node: int, remaining: list[int]) -> bool:
         alloc, used = self.node_alloc[node], self.node_used[node]
         return all(alloc[r] - used[r] >= amount for r, amount in enumerate(remaining) if amount > 0)
@@ -378,7 +458,7 @@ class Cluster:
     def sliver_floor(self, g: int, need: Need, pods: int) -> int:
         """The largest k such that the nodes below ``g`` with room for k or more pods hold all
         ``pods``: nodes with less room are used last, so no node gets a sliver it need not."""
-        rooms = sorted((room for n in self.nodes_below(g) if (room := self.node_slots(n, need)) > 0), reverse=True)
+        rooms = sorted(self.rooms(self.nodes_below(g), need).values(), reverse=True)
         if not rooms or rooms[0] >= pods:      # one node takes them all: no sliver to avoid
             return 1
         total = 0
@@ -397,12 +477,14 @@ class Cluster:
         The nodes with room for the most pods go first until the pods still to place fit on one
         node; that one is the tightest such node, set aside or not (the fullest on ties: binpack).
         A node that holds the whole gang is therefore the tightest one that does. The others
-        follow, most room first.
+        follow, most room first; nodes without room for one pod are left out (alike pods never
+        fit there during the dry-run: usage only grows).
         """
-        room = {n: self.node_slots(n, need) for n in nodes}
-        packing = {n: self.node_packing(n) for n in nodes if room[n] > 0}
-        low = [n for n in packing if room[n] < floor]
-        rest = sorted((n for n in packing if room[n] >= floor), key=lambda n: (-room[n], -packing[n], n))
+        room = self.rooms(nodes, need)
+        used = self.node_used
+        packing = {n: self.node_packing(n) if any(used[n]) else 0.0 for n in room}
+        low = [n for n, r in room.items() if r < floor]
+        rest = [n for *_, n in sorted([(-r, -packing[n], n) for n, r in room.items() if r >= floor])]
         plan: list[int] = []
         want = pods
         while want > 0 and rest:
@@ -416,17 +498,34 @@ class Cluster:
             plan.append(tightest)
             (rest if room[tightest] >= floor else low).remove(tightest)
             break
-        return plan + rest + [n for n in nodes if room[n] <= 0], low
+        return plan + rest, low
+
+    def idle_leaf_plan(self, g: int, need: Need, floor: int = 1) -> tuple[list[int], list[int]]:
+        """``leaf_plan`` of a leaf whose nodes are all idle and alike: every node has the same room
+        and packing, so the plan is the nodes in fabric order (or none, all set aside, when that
+        room is under ``floor``)."""
+        alloc = self.g_pool_alloc[g]
+        room = min((alloc[r] // amount for r, amount in need), default=0)
+        if room <= 0:
+            return [], []
+        if room < floor:
+            return [], list(self.g_nodes[g])
+        ordered = self._sorted_nodes.get(g)
+        if ordered is None:
+            ordered = self._sorted_nodes[g] = sorted(self.g_nodes[g])
+        return list(ordered), []
 
     def node_order(self, root: int, remaining: list[int], uniform: Need | None = None,
                    left: list[int] | None = None, near: int | None = None,
-                   running: Sequence[int] = ()) -> Iterator[int]:
-        """Nodes of ``root`` in binpack order, depth first, so a gang stays as close together as it can.
+                   running: Sequence[int] = ()) -> Iterator[list[int]]:
+        """Nodes of ``root`` in binpack order, depth first, so a gang stays as close together as it can;
+        a list of nodes at a time (a leaf's, a scope's set-aside ones), computed when asked for.
 
         At each level, the children that can take everything still to place (``remaining``;
         ``left[0]`` pods asking ``uniform`` each when they are all alike), read when the level is
         reached, come first, the fullest first (binpack). Then the other HyperNodes, fullest
-        first. Inside a leaf, alike pods follow ``leaf_plan``; pods smaller than a node set aside
+        first. Alike pods pass over the HyperNodes and nodes where not one of them fits (``may_host``,
+        ``rooms``). Inside a leaf, alike pods follow ``leaf_plan``; pods smaller than a node set aside
         the nodes below the ``sliver_floor`` of the nearest HyperNode that holds the rest of the
         gang, and take them only after that HyperNode's other nodes. Unlike pods take the nodes
         that hold everything still to place first (fullest first), then the others emptiest
@@ -456,33 +555,39 @@ class Cluster:
                 break
             g = self.g_parent[g]
         fractional = uniform is not None and self.fractional(uniform)
+        gpus = dict(uniform).get(self.gpu, 0) if uniform and self.gpu is not None else 0
         floors: dict[int, int] = {}
         set_aside: dict[int, list[int]] = {}
         stack = [(~root, root), (root, root)]         # (group, scope); ~scope: the end of a scope
         while stack:
             g, scope = stack.pop()
             if g < 0:
-                yield from set_aside.pop(~g, [])
+                yield set_aside.pop(~g, [])
                 continue
             if self.g_nodes[g]:
                 if uniform:
                     if fractional and scope not in floors:
                         floors[scope] = self.sliver_floor(scope, uniform, pods[0])
-                    plan, low = self.leaf_plan(self.g_nodes[g], uniform, pods[0], floors.get(scope, 1))
-                    yield from plan
+                    if self.g_idle[g] == len(self.g_nodes[g]) and self.g_pool_alloc[g] is not None:
+                        plan, low = self.idle_leaf_plan(g, uniform, floors.get(scope, 1))
+                    else:
+                        plan, low = self.leaf_plan(self.g_nodes[g], uniform, pods[0], floors.get(scope, 1))
                     set_aside.setdefault(scope, []).extend(low)
+                    yield plan
                     continue
                 keyed = []
                 for n in self.g_nodes[g]:
                     packing = self.node_packing(n)
                     keyed.append((0, -packing, n) if self.node_holds(n, remaining) else (1, packing, n))
                 keyed.sort()
-                yield from (n for *_, n in keyed)
+                yield [n for *_, n in keyed]
                 continue
             rest = [(r, a) for r, a in enumerate(remaining) if a > 0]
             keyed = []
             inside = g in under or g == near
             for c in self.g_children[g]:
+                if uniform and not self.may_host(c, uniform, gpus):
+                    continue                          # alike pods fit on none of its nodes
                 fits = self.holds(c, remaining, uniform, pods[0])
                 plugin = (0, 0)
                 if near is not None:

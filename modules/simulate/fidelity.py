@@ -217,7 +217,7 @@ def _prefilter(case: Case) -> CaseResult:
     cluster.g_used[g] = [a - i for a, i in zip(cluster.g_alloc[g], idle)]
     cluster.g_future = [[0] * len(cluster.resources) for _ in cluster.g_name]
     cluster.g_future[g] = [fu - i for fu, i in zip(future, idle)]
-    cluster.g_key[g] = None
+    cluster.touch(g)
     try:
         need = sparse(vector(f["minResource"]))
         aware = TopologyAware(cluster, snap.settings)
@@ -225,7 +225,8 @@ def _prefilter(case: Case) -> CaseResult:
         chosen = [h for tier in aware.gradients(root, f["highestAllowedTier"]) for h in tier
                   if cluster.eligible(h, need, evict=f["purpose"] == "Evict")]
     finally:
-        cluster.g_used[g], cluster.g_future, cluster.g_key[g] = saved_used, saved_future, None
+        cluster.g_used[g], cluster.g_future = saved_used, saved_future
+        cluster.touch(g)
     got = g in chosen
     return CaseResult(case, {"tier1Selected": got, "gradient": len(chosen)}, got == expect["tier1Selected"])
 

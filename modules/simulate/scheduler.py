@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from itertools import chain
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
@@ -26,6 +27,7 @@ from modules.semantics.capacity import counted
 from modules.semantics.scheduler_conf import conf_in_effect, conf_plugins, parse_conf
 from modules.semantics.session import DEFAULT_ACTIONS, DEFAULT_JOB_ORDER, conf_actions, job_order_plugins
 
+from .buckets import StateBuckets
 from .cluster import TOP, Cluster, Need
 from .jobs import Enforced, Job, Partition, effective, tier_label
 
@@ -109,6 +111,10 @@ def prepare(job: Job, cluster: Cluster) -> Prepared:
 
 def total(needs: list[Need], width: int) -> list[int]:
     out = [0] * width
+    if needs and needs.count(needs[0]) == len(needs):     # alike pods: one multiplication
+        for r, amount in needs[0]:
+            out[r] = amount * len(needs)
+        return out
     for need in needs:
         for r, amount in need:
             out[r] += amount
@@ -125,13 +131,24 @@ def fill(cluster: Cluster, root: int, pods: list[int], prep: Prepared, txn: list
     ``near``, ``running``: a partly running job's allocated HyperNode and its tasks' nodes, which
     the plugin's node score puts first (``Cluster.node_order``).
 
-    One cursor per distinct request vector: a node that cannot take a request now never can
-    later in the same dry-run, because usage only grows during it.
+    Alike pods (one request) go through ``_fill_alike``, which places what ``_fill_each`` would.
     """
-    remaining = total([prep.needs[i] for i in pods], len(cluster.resources))
+    needs = [prep.needs[i] for i in pods]
+    remaining = total(needs, len(cluster.resources))
     left = [len(pods)]
+    uniform = uniform_need(needs)
+    chunks = cluster.node_order(root, remaining, uniform, left, near, running)
+    if uniform is not None:
+        return _fill_alike(cluster, chunks, pods, uniform, txn, remaining, left)
+    return _fill_each(cluster, chunks, pods, prep, txn, remaining, left)
+
+
+def _fill_each(cluster: Cluster, chunks: Iterator[list[int]], pods: list[int], prep: Prepared, txn: list,
+               remaining: list[int], left: list[int]) -> dict[int, int]:
+    """``fill`` pod by pod, one cursor per distinct request vector: a node that cannot take a
+    request now never can later in the same dry-run, because usage only grows during it."""
+    nodes = chain.from_iterable(chunks)
     order: list[int] = []
-    nodes = cluster.node_order(root, remaining, uniform_need([prep.needs[i] for i in pods]), left, near, running)
     cursor: dict[tuple, int] = {}
     exhausted: set[tuple] = set()
     placed: dict[int, int] = {}
@@ -163,16 +180,42 @@ def fill(cluster: Cluster, root: int, pods: list[int], prep: Prepared, txn: list
     return placed
 
 
+def _fill_alike(cluster: Cluster, chunks: Iterator[list[int]], pods: list[int], need: Need, txn: list,
+                remaining: list[int], left: list[int]) -> dict[int, int]:
+    """``fill`` for pods that all ask ``need``: the one cursor is the node in hand, which takes
+    as many pods as it has room for (``node_slots``: what fitting them one by one would place).
+    ``remaining`` and ``left`` are brought up to date before the node order reads them, which it
+    does only when asked for the next node."""
+    placed: dict[int, int] = {}
+    count, k = len(pods), 0
+    slots, apply = cluster.node_slots, cluster.apply
+    for chunk in chunks:
+        for node in chunk:
+            for _ in range(min(slots(node, need), count - k)):
+                apply(node, need)
+                txn.append((node, need))
+                placed[pods[k]] = node
+                k += 1
+            if k == count:
+                return placed
+        left[0] = count - k
+        for r, amount in need:
+            remaining[r] = amount * (count - k)
+    return placed
+
+
 def uniform_need(needs: list[Need]) -> Need | None:
     """The request every pod makes, when they all make the same one."""
     first = needs[0] if needs else None
-    return first if first and all(n == first for n in needs) else None
+    return first if first and needs.count(first) == len(needs) else None
 
 
 def uniform_gpus(cluster: Cluster, needs: list[Need]) -> int:
     """The per-pod GPU request when every pod asks the same (0 when they differ or ask none)."""
     if cluster.gpu is None or not needs:
         return 0
+    if needs.count(needs[0]) == len(needs):
+        return dict(needs[0]).get(cluster.gpu, 0)
     asks = {dict(n).get(cluster.gpu, 0) for n in needs}
     return asks.pop() if len(asks) == 1 else 0
 
@@ -212,9 +255,15 @@ class TopologyAware:
         """Eligible HyperNodes of one gradient, best binpack score first, then the task count (how
         many of the job's pods, ``placed`` on these nodes, each already holds), then name.
 
-        HyperNodes in the same state (same size, same usage) are judged once per call.
+        HyperNodes in the same state (same size, same usage) are judged once: a gradient the cluster
+        keeps state buckets for (``buckets.py``) is read bucket by bucket, each bucket's judgement
+        kept for later jobs of the same shape; any other list is scanned.
         """
         c = self.cluster
+        buckets = None if placed else c.state_buckets(cands)
+        if buckets is not None:
+            yield from self._choose_buckets(buckets, min_need, score_need, gang, gpus)
+            return
         memo: dict[tuple, tuple[bool, float]] = {}
         scored = []
         for g in cands:
@@ -235,6 +284,32 @@ class TopologyAware:
         yield best                          # usually the dry-run succeeds here: no need to sort
         scored.sort()
         yield from (g for *_, g in scored if g != best)
+
+    def _choose_buckets(self, buckets: StateBuckets, min_need: Need, score_need: Need, gang: int,
+                        gpus: int) -> Iterator[int]:
+        """``choose`` over state buckets: the same order (score, then name), one judgement per state."""
+        c = self.cluster
+        weighted = bool(self.settings.plugin_weight)
+        shape = (tuple(min_need), tuple(score_need), gang, gpus, weighted)
+        eligible = []
+        for bucket in buckets.buckets.values():
+            ranks = bucket.ranks
+            judged = bucket.judged.get(shape)
+            if judged is None:
+                g = buckets.by_rank[ranks[0]]
+                ok = c.idle_fits(g, min_need) and not (gpus and c.gpu_slots(g, gpus) < gang)
+                judged = bucket.judged[shape] = (ok, c.binpack(g, score_need) if ok and weighted else 0.0)
+            if judged[0]:
+                eligible.append((-judged[1], ranks[0], ranks))
+        if not eligible:
+            return
+        by_rank = buckets.by_rank
+        best = min(eligible)[1]
+        later = [(score, list(ranks)) for score, _, ranks in eligible]   # the buckets move on while we yield
+        yield by_rank[best]
+        for _, r in sorted((score, r) for score, ranks in later for r in ranks):
+            if r != best:
+                yield by_rank[r]
 
     def place(self, job: Job, prep: Prepared) -> JobOutcome:
         if job.unscheduled:

@@ -62,8 +62,8 @@ def jobs(draw):
 
 
 @st.composite
-def scenarios(draw):
-    fabric = draw(fabrics())
+def scenarios(draw, fabric_strategy=None):
+    fabric = draw(fabrics() if fabric_strategy is None else fabric_strategy)
     names = list(fabric.nodes)
     used = draw(st.lists(st.sampled_from(names), max_size=len(names), unique=True))
     usage = {n: {"nvidia.com/gpu": Decimal(draw(st.integers(0, fabric.nodes[n].pool.gpus)))} for n in used}
