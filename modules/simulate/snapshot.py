@@ -43,6 +43,7 @@ import yaml
 
 from modules.core import yamlio
 from modules.core.errors import InputError, show
+from modules.core.patterns import PatternError, compile_go
 from modules.core.selectors import selector_matches, tolerates
 from modules.fabric.model import Fabric, Link, Node, NodePool, Switch
 from modules.semantics.minresources import scheduler_view
@@ -164,9 +165,10 @@ def _members(doc: Reader, hn: dict, path: str) -> list[tuple[str, str, Any]]:
         elif "regexMatch" in selector:
             pattern = doc.get(selector["regexMatch"], "pattern", f"{where}.selector.regexMatch", str, "a pattern")
             try:
-                out.append((kind, "regex", re.compile(pattern)))
-            except re.error:
-                raise doc.expected(f"{where}.selector.regexMatch.pattern", "a regular expression", pattern) from None
+                out.append((kind, "regex", compile_go(pattern)))
+            except PatternError as exc:
+                raise doc.error(f"{where}.selector.regexMatch.pattern",
+                                f"the pattern {show(pattern, 80)} {exc}") from None
         elif "labelMatch" in selector:
             if kind != "Node":
                 raise doc.error(f"{where}.selector", "labelMatch selects nodes only")
@@ -223,7 +225,7 @@ def build_fabric(shown: str, nodes: list[tuple[Reader, dict]], hypernodes: list[
                 if how == "exact":
                     chosen = [what] if what in by_name else []
                 elif how == "regex":
-                    chosen = [n for n in node_names if what.fullmatch(n)]
+                    chosen = [n for n in node_names if what.search(n)]   # Go's MatchString
                 else:
                     chosen = [n for n in node_names if selector_matches(what, labels_of[n])]
                 for n in chosen:
@@ -235,7 +237,7 @@ def build_fabric(shown: str, nodes: list[tuple[Reader, dict]], hypernodes: list[
                         sw.nodes.append(n)
             else:
                 children = [what] if how == "exact" and what in specs else (
-                    [c for c in specs if c != name and what.fullmatch(c)] if how == "regex" else [])
+                    [c for c in specs if c != name and what.search(c)] if how == "regex" else [])
                 for child in children:
                     cs = switches[child]
                     if cs.parent is not None and cs.parent != name:
