@@ -27,6 +27,7 @@ from . import yamlio
 from .registry import MODULES
 from .bundle import Bundle, Resource
 from .errors import InputError
+from .secrets import credential_in
 
 # The file that marks a folder as trainstack's output; render replaces only folders that carry it.
 MARKER = ".trainstack-output"
@@ -125,7 +126,19 @@ def bundle_files(bundle: Bundle, stack_file: str) -> dict[str, bytes]:
     for module in _output_hooks("output_files"):   # a capability may lay out the files its own way
         files = module.output_files(bundle, files, head)
     files[MARKER] = marker_text(bundle.stack).encode()
+    _refuse_credentials(files, stack_file)
     return dict(sorted(files.items()))
+
+
+def _refuse_credentials(files: dict[str, bytes], stack_file: str) -> None:
+    """The last look before anything is written: no output file holds a credential-shaped text,
+    whichever option or layout (GitOps sources, chart repositories) put it there."""
+    for path, data in files.items():
+        what = credential_in(data.decode("utf-8", "replace"))
+        if what:
+            raise InputError(stack_file, f"(output) {path}", f"looks like a credential ({what}; not shown); "
+                              "trainstack never writes one: keep it in a Kubernetes Secret and reference the "
+                              "Secret by name", rule="no-secrets-in-configmaps")
 
 
 def stale_files(files: dict[str, bytes], target: Path) -> list[str]:
