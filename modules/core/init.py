@@ -16,11 +16,11 @@ from .config import Project, PROFILE_BY_ENVIRONMENT
 from .errors import InputError
 from .schema import DNS1123_LABEL
 
-STACK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+STACK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 PROFILES = ("development", "standard", "production")
 # The policy settings each profile starts from (the shipped stacks' files).
 POLICY_TEMPLATES = {"development": "dev", "standard": "staging", "production": "prod"}
-NODE_PATTERN = re.compile(r"^[a-z0-9]([-a-z0-9]*)?$")
+NODE_PATTERN = re.compile(r"^[a-z0-9]([-a-z0-9]*)?\Z")
 
 
 def _range(prefix: str, lo: int, hi: int, width: int) -> str:
@@ -109,7 +109,7 @@ def cmd_init(args: argparse.Namespace, project: Project) -> int:
                         ("--leaf-size", args.leaf_size), ("--leaves-per-spine", args.leaves_per_spine or 1)):
         if value < 1:
             raise InputError("trainstack init", flag, f"expected a positive number, got {value}")
-    if args.gpu_type and not re.match(r"^[A-Za-z0-9][-A-Za-z0-9_.]*$", args.gpu_type):
+    if args.gpu_type and not re.match(r"^[A-Za-z0-9][-A-Za-z0-9_.]*\Z", args.gpu_type):
         raise InputError("trainstack init", "--gpu-type",
                           f"expected a model name such as H100-SXM, got {args.gpu_type!r}")
     if not NODE_PATTERN.match(args.node_prefix):

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 _GROUP = re.compile(r"\[([^\[\]]*)\]")
-_RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
+_RANGE = re.compile(r"^(\d+)(?:-(\d+))?\Z")
 MAX_EXPANSION = 1_000_000
 MAX_NODES = 1_000_000     # nodes in one fabric, all expressions together (docs/reliability.md)
 MAX_DIGITS = 18           # numbers in ranges fit in int64
