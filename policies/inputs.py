@@ -111,6 +111,21 @@ def _read_one(out: Manifests, file: str, text: str) -> None:
                 _add(out, item, file, loader, i, j)
 
 
+def _read_stdin(stdin=None) -> str:
+    """Standard input, bounded like a file; bytes are decoded as UTF-8 like a file (never by the
+    locale: under LANG=C a stray byte would come back as a character no output can encode)."""
+    source = stdin or sys.stdin
+    if source is None:
+        raise InputError(STDIN_NAME, "", "standard input is closed")
+    data = getattr(source, "buffer", source).read(yamlio.MAX_FILE_BYTES + 1)
+    if isinstance(data, bytes):
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(STDIN_NAME, "", f"not UTF-8 text (byte {exc.start})") from None
+    return data
+
+
 def load(paths: list[str], stdin=None) -> Manifests:
     """Every object in ``paths``; ``-`` reads ``stdin`` (sys.stdin by default)."""
     out = Manifests()
@@ -118,7 +133,7 @@ def load(paths: list[str], stdin=None) -> Manifests:
     for raw in paths:
         if raw == STDIN:
             try:
-                text = (stdin or sys.stdin).read(yamlio.MAX_FILE_BYTES + 1)   # bounded like a file
+                text = _read_stdin(stdin)
                 if len(text) > yamlio.MAX_FILE_BYTES:
                     raise InputError(STDIN_NAME, "", f"larger than {yamlio.MAX_FILE_BYTES // 2**20} MiB")
                 _read_one(out, STDIN_NAME, text)

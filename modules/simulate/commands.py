@@ -21,14 +21,18 @@ from .snapshot import load_snapshot
 from .workloads import load_usage, load_workloads, runtimes_in
 
 
+MAX_GRADIENT_BYTES = 2**60   # 1Ei
+
+
 def gradient_bytes(value: str) -> int:
     try:
         amount = parse_quantity(value)
     except ValueError:
         amount = None
-    if amount is None or amount < 1:   # 0.5 would be 0 bytes: an all-reduce of nothing
+    # 0.5 would be 0 bytes (an all-reduce of nothing); 1e400 would overflow the cost model's floats
+    if amount is None or not 1 <= amount <= MAX_GRADIENT_BYTES:
         raise InputError("trainstack simulate", "--gradient-size",
-                          f"expected a positive quantity of bytes, at least 1, such as 1Gi or 256Mi, got {show(value)}")
+                          f"expected a quantity of bytes from 1 to 1Ei, such as 1Gi or 256Mi, got {show(value)}")
     return int(amount)
 
 

@@ -180,7 +180,7 @@ def test_probe_results_replace_the_stack_links(tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["--workloads", "missing.yaml"], "missing.yaml: file not found"),
-    (["--workloads", "BAD", "--gradient-size", "1GB"], "--gradient-size: expected a positive quantity of bytes"),
+    (["--workloads", "BAD", "--gradient-size", "1GB"], "--gradient-size: expected a quantity of bytes from 1 to 1Ei"),
 ])
 def test_errors_are_one_line_with_exit_2(tmp_path, args, message):
     bad = tmp_path / "bad.yaml"
