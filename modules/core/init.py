@@ -17,7 +17,7 @@ import yaml
 
 from .config import Project, PROFILE_BY_ENVIRONMENT
 from .errors import InputError
-from .yamlio import read_text
+from .yamlio import MAX_FABRIC_NODES as MAX_NODES, read_text
 from .schema import DNS1123_LABEL
 
 STACK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
@@ -27,7 +27,7 @@ POLICY_TEMPLATES = {"development": "dev", "standard": "staging", "production": "
 NODE_PATTERN = re.compile(r"^[a-z0-9]([-a-z0-9]*)?\Z")
 
 
-# What `validate` accepts: a fabric of at most MAX_NODES nodes, and a fabric file under its size limit.
+# What `validate` accepts: at most MAX_NODES (yamlio.MAX_FABRIC_NODES) nodes, a fabric file under its size limit.
 MAX_GPUS_PER_NODE = 10_000
 MAX_LEAVES = 100_000
 
@@ -119,8 +119,6 @@ def stack_file(args: argparse.Namespace) -> str:
 
 
 def cmd_init(args: argparse.Namespace, project: Project) -> int:
-    from modules.fabric.hostlist import MAX_NODES   # the most nodes `validate` accepts in one fabric
-
     name = args.name
     if not STACK_NAME.match(name):
         raise InputError("trainstack init", "NAME", f"expected a stack name of letters, digits, '-', '_' and '.', "

@@ -45,7 +45,7 @@ PUSH_JOB = "trainstack-probe"
 
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kib": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mib": 1 << 20,
           "mb": 1 << 20, "g": 1 << 30, "gib": 1 << 30, "gb": 1 << 30}
-_SIZE = re.compile(r"^\s*([0-9]+)\s*([A-Za-z]*)\s*\Z")
+_SIZE = re.compile(r"^\s*([0-9]+)\s*([A-Za-z]*)\s*$")
 
 
 # --- definitions (pure; the recommender and the tests use them too) ------------------------------

@@ -306,5 +306,11 @@ CASES: list[tuple[str, dict, list[str]]] = [
                                             + "9" * 5000 + '"} 0.01\n'}, ["recommend", "t", "--probe", "p.prom"]),
     ("stack-int-5000-digits-key", {"stacks/Pulumi.t.yaml": stack("trainstack:volcano: {queues: [{name: q, weight: "
                                                                  + "9" * 5000 + "}]}")}, ["check", "t"]),
+    # --- round two: scale within the limits ---
+    ("list-of-a-million-empty-items", {"stacks/Pulumi.t.yaml": stack(),
+                                       "m.yaml": "apiVersion: v1\nkind: List\nitems: [" + "{}," * 10**6 + "]\n"},
+     ["check", "t", "--manifests", "m.yaml"]),
+    ("list-of-a-million-scalars", {"stacks/Pulumi.t.yaml": stack(),
+                                   "m.yaml": "apiVersion: v1\nkind: List\nitems: [" + "1," * 10**6 + "]\n"},
+     ["check", "t", "--manifests", "m.yaml"]),
 ]
-
