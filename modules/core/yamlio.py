@@ -288,12 +288,8 @@ def load_all(text: str, file: str) -> list[Any]:
             index = len(docs) + 1
             _check_duplicates(node, "" if index == 1 else f"(document {index})", file)
             docs.append(loader.construct_document(node))
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(document)"
-        raise InputError(file, where, f"invalid YAML: {exc.problem or exc.context}") from None
     except yaml.YAMLError as exc:
-        raise InputError(file, "(document)", f"invalid YAML: {exc}") from None
+        raise _yaml_error(exc, file) from None
     finally:
         loader.dispose()
     return [d for d in docs if d is not None]
@@ -457,13 +453,18 @@ def load_manifests(text: str, file: str) -> list[Any]:
                 if expect_key:
                     root_key = event.value
                 expect_key = not expect_key
-    except yaml.MarkedYAMLError as exc:
+    except yaml.YAMLError as exc:
+        raise _yaml_error(exc, file) from None
+    return [d for d in docs if d is not None]
+
+
+def _yaml_error(exc: yaml.YAMLError, file: str) -> InputError:
+    """A parser or constructor error as one line naming the file and, when known, the position."""
+    if isinstance(exc, yaml.MarkedYAMLError):
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(document)"
-        raise InputError(file, where, f"invalid YAML: {exc.problem or exc.context}") from None
-    except yaml.YAMLError as exc:
-        raise InputError(file, "(document)", f"invalid YAML: {exc}") from None
-    return [d for d in docs if d is not None]
+        return InputError(file, where, f"invalid YAML: {exc.problem or exc.context}")
+    return InputError(file, "(document)", f"invalid YAML: {exc}")
 
 
 def refuse_constant(name: str) -> Any:
