@@ -352,13 +352,20 @@ def _build(events: list, path: str, file: str) -> Any:
     return loader.construct_document(node)
 
 
-def _scalar(loader: _EventLoader, event: yaml.ScalarEvent) -> Any:
-    """One scalar built as the composer and constructor would build it."""
+def _scalar(loader: _EventLoader, event: yaml.ScalarEvent, seen: dict) -> Any:
+    """One scalar built as the composer and constructor would build it (scalars are immutable:
+    a value met before is reused; a List of a million `1` builds one)."""
+    key = (event.value, event.tag, event.implicit, event.style)
+    if key in seen:
+        return seen[key]
     tag = event.tag
     if tag is None or tag == "!":
         tag = loader.resolve(yaml.ScalarNode, event.value, event.implicit)
     node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)
-    return loader.construct_document(node)
+    value = loader.construct_document(node)
+    if len(seen) < 4096:
+        seen[key] = value
+    return value
 
 
 def load_manifests(text: str, file: str) -> list[Any]:
@@ -381,7 +388,7 @@ def load_manifests(text: str, file: str) -> list[Any]:
         expect_key = False       # at depth 1 inside a root mapping: the next scalar is a key
         in_items = item_key_next = keyless = False
         item_keys: set = set()
-        scalars = _EventLoader([])
+        scalars, seen_scalars = _EventLoader([]), {}
         for event in events:
             cls = type(event)
             if in_items:   # the hot path: plain type tests, no isinstance chains
@@ -406,7 +413,7 @@ def load_manifests(text: str, file: str) -> list[Any]:
                 if depth == 2:   # the item is complete
                     first = item[0]
                     if cls is _SCALAR and len(item) == 1:   # a scalar item: no composer needed
-                        items.append(_scalar(scalars, first))
+                        items.append(_scalar(scalars, first, seen_scalars))
                         item = []
                         continue
                     if type(first) is _MAP_START and first.tag is None and not item_keys & _OBJECT_KEYS:
