@@ -108,10 +108,16 @@ def _read_one(out: Manifests, file: str, text: str) -> None:
         if not isinstance(items, list):
             out.skipped.append(Skipped(file, i + 1, f"a {doc.get('kind')} whose items is not a list"))
             continue
-        keyless = _not_an_object({}, file)
+        stub_reasons: dict[type, str | None] = {}   # one reason per kind of stub, not per item
         run: Skipped | None = None   # consecutive items skipped for one reason share one note
         for j, item in enumerate(items):
-            reason = keyless if isinstance(item, yamlio.KeylessItem) else _not_an_object(item, file)
+            if isinstance(item, yamlio.KeylessItem):
+                kind = type(item.value)
+                if kind not in stub_reasons:
+                    stub_reasons[kind] = _not_an_object({} if item.value is None else item.value, file)
+                reason = stub_reasons[kind]
+            else:
+                reason = _not_an_object(item, file)
             if not reason:
                 _add(out, item, file, loader, i, j)
                 continue

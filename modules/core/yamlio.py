@@ -296,16 +296,17 @@ def load_all(text: str, file: str) -> list[Any]:
 
 
 class KeylessItem:
-    """Stands for a ``List`` item mapping with neither ``apiVersion`` nor ``kind``: not built at all,
-    only where it starts (1-based line and column)."""
+    """Stands for a ``List`` item that cannot be a Kubernetes object and is not built as one: a
+    mapping with neither ``apiVersion`` nor ``kind`` (``value`` None), or a scalar (``value``).
+    Only where it starts is kept (1-based line and column)."""
 
-    __slots__ = ("line", "column")
+    __slots__ = ("line", "column", "value")
 
-    def __init__(self, line: int, column: int) -> None:
-        self.line, self.column = line, column
+    def __init__(self, line: int, column: int, value: Any = None) -> None:
+        self.line, self.column, self.value = line, column, value
 
     def __repr__(self) -> str:
-        return f"KeylessItem({self.line}, {self.column})"
+        return f"KeylessItem({self.line}, {self.column}, {self.value!r})"
 
 
 _OBJECT_KEYS = frozenset({"apiVersion", "kind"})
@@ -371,7 +372,7 @@ def _scalar(loader: _EventLoader, event: yaml.ScalarEvent, seen: dict) -> Any:
 def load_manifests(text: str, file: str) -> list[Any]:
     """``load_all`` for manifests, in one pass over the parser's events: the items of a document's
     top-level ``items`` list are built one at a time, and an item mapping with neither
-    ``apiVersion`` nor ``kind`` is not built at all but stands as a ``KeylessItem`` (a ``List`` of a
+    ``apiVersion`` nor ``kind``, or a scalar, stands as a ``KeylessItem`` (a ``List`` of a
     million ``{}`` is read in seconds, not minutes). Text with aliases takes ``load_all``: an alias
     may point from one item into another."""
     if _MAYBE_ALIAS.search(text):
@@ -413,7 +414,10 @@ def load_manifests(text: str, file: str) -> list[Any]:
                 if depth == 2:   # the item is complete
                     first = item[0]
                     if cls is _SCALAR and len(item) == 1:   # a scalar item: no composer needed
-                        items.append(_scalar(scalars, first, seen_scalars))
+                        mark = first.start_mark
+                        items.append(KeylessItem(mark.line + 1, mark.column + 1,
+                                                 _scalar(scalars, first, seen_scalars)))
+                        keyless = True
                         item = []
                         continue
                     if type(first) is _MAP_START and first.tag is None and not item_keys & _OBJECT_KEYS:

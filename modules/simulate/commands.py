@@ -32,7 +32,8 @@ def gradient_bytes(value: str) -> int:
     # 0.5 would be 0 bytes (an all-reduce of nothing); 1e400 would overflow the cost model's floats
     if amount is None or not 1 <= amount <= MAX_GRADIENT_BYTES:
         raise InputError("trainstack simulate", "--gradient-size",
-                          f"expected a quantity of bytes from 1 to 1Ei, such as 1Gi or 256Mi, got {show(value)}")
+                          f"expected a positive quantity of bytes, at least 1, at most 1Ei, such as 1Gi or 256Mi, "
+                          f"got {show(value)}")
     return int(amount)
 
 

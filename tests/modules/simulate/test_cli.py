@@ -170,8 +170,9 @@ def test_probe_results_replace_the_stack_links(tmp_path):
     jobs = tmp_path / "jobs.yaml"
     jobs.write_text(yaml.safe_dump(vcjob("a", 2, {"mode": "hard", "highestTierAllowed": 1})))
     probe = tmp_path / "probe.json"
-    probe.write_text(json.dumps([{"collective": "all_reduce", "bytes": 2**30, "world_size": 2,
-                                  "time_s": 2**30 / 35e9, "algbw_gbps": 35.0, "busbw_gbps": 35.0, "tier": 1}]))
+    probe.write_text(json.dumps([{"collective": "all_reduce", "bytes": n, "world_size": 2,
+                                  "time_s": n / 35e9, "algbw_gbps": 35.0, "busbw_gbps": 35.0, "tier": 1}
+                                 for n in (2**28, 2**30)]))   # the fit needs two sizes
     base = json.loads(run("simulate", "prod", "--workloads", str(jobs), "--format", "json").out)
     slow = json.loads(run("simulate", "prod", "--workloads", str(jobs), "--format", "json", "--probe", str(probe)).out)
     assert (slow["strategies"]["topology-aware"]["jobs"][0]["allreduce_s"]
@@ -180,7 +181,7 @@ def test_probe_results_replace_the_stack_links(tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["--workloads", "missing.yaml"], "missing.yaml: file not found"),
-    (["--workloads", "BAD", "--gradient-size", "1GB"], "--gradient-size: expected a quantity of bytes from 1 to 1Ei"),
+    (["--workloads", "BAD", "--gradient-size", "1GB"], "--gradient-size: expected a positive quantity of bytes"),
 ])
 def test_errors_are_one_line_with_exit_2(tmp_path, args, message):
     bad = tmp_path / "bad.yaml"
