@@ -377,7 +377,10 @@ def load_manifests(text: str, file: str) -> list[Any]:
     may point from one item into another."""
     if _MAYBE_ALIAS.search(text):
         return load_all(text, file)
-    check_bounds(text, file)
+    if len(text) > MAX_FABRIC_FILE_BYTES:
+        raise InputError(file, "", f"the text is larger than {MAX_FABRIC_FILE_BYTES // 2**20} MiB")
+    # Without aliases, check_bounds would only bound the nesting: counted here, on the same events,
+    # before any part is composed (the composer recurses).
     docs: list[Any] = []
     try:
         events = yaml.parse(text, Loader=yaml.CSafeLoader)
@@ -403,6 +406,8 @@ def load_manifests(text: str, file: str) -> list[Any]:
                 if cls is _MAP_START or cls is _SEQ_START:
                     depth += 1
                     item_key_next = depth == 3 and cls is _MAP_START
+                    if depth > MAX_DEPTH:
+                        raise _bound(file, event, f"nested more than {MAX_DEPTH} levels deep")
                 elif cls is _MAP_END or cls is _SEQ_END:
                     depth -= 1
                     if depth == 3:   # a collection at the item's top level ended: a key or a value
@@ -448,6 +453,8 @@ def load_manifests(text: str, file: str) -> list[Any]:
             body.append(event)
             if isinstance(event, yaml.CollectionStartEvent):
                 depth += 1
+                if depth > MAX_DEPTH:
+                    raise _bound(file, event, f"nested more than {MAX_DEPTH} levels deep")
                 if depth == 1:
                     expect_key = isinstance(event, yaml.MappingStartEvent)
                 elif depth == 2 and root_key == "items" and isinstance(event, yaml.SequenceStartEvent) \
