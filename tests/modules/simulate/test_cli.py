@@ -170,9 +170,8 @@ def test_probe_results_replace_the_stack_links(tmp_path):
     jobs = tmp_path / "jobs.yaml"
     jobs.write_text(yaml.safe_dump(vcjob("a", 2, {"mode": "hard", "highestTierAllowed": 1})))
     probe = tmp_path / "probe.json"
-    probe.write_text(json.dumps([{"collective": "all_reduce", "bytes": n, "world_size": 2,
-                                  "time_s": n / 35e9, "algbw_gbps": 35.0, "busbw_gbps": 35.0, "tier": 1}
-                                 for n in (2**28, 2**30)]))   # the fit needs two sizes
+    probe.write_text(json.dumps([{"collective": "all_reduce", "bytes": 2**30, "world_size": 2,
+                                  "time_s": 2**30 / 35e9, "algbw_gbps": 35.0, "busbw_gbps": 35.0, "tier": 1}]))
     base = json.loads(run("simulate", "prod", "--workloads", str(jobs), "--format", "json").out)
     slow = json.loads(run("simulate", "prod", "--workloads", str(jobs), "--format", "json", "--probe", str(probe)).out)
     assert (slow["strategies"]["topology-aware"]["jobs"][0]["allreduce_s"]
