@@ -105,8 +105,32 @@ EXIT_INTERNAL = 4   # a trainstack bug: one line asking for a report; --debug sh
 EXIT_BROKEN_PIPE = 141   # 128 + SIGPIPE, what a shell reports for a tool whose reader went away
 
 
+def _safe_streams() -> None:
+    """Output never fails on a character the locale cannot encode (LANG=C, a stray byte read from
+    stdin): it is written as a backslash escape. A closed stdout (``>&-``) swallows the output."""
+    if sys.stdout is None:
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):   # a closed or detached stream
+                pass
+
+
+def _silence_stdout() -> None:
+    """After a broken pipe, send what is still buffered nowhere (else Python reports it at exit)."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    _safe_streams()
     debug = "--debug" in argv   # accepted anywhere on the line, for every command
     argv = [a for a in argv if a != "--debug"]
     args = parser(argv).parse_args(argv)
@@ -125,6 +149,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BROKEN_PIPE
     except RecursionError:   # a guard missed some deep input: still one line, never a traceback
         print("error: the input is nested too deeply", file=sys.stderr)
+        return 2
+    except BrokenPipeError:   # `trainstack ... | head`: the reader left; say so once, never a traceback
+        _silence_stdout()
+        print("error: standard output was closed before everything was written", file=sys.stderr)
         return 2
     except OSError as err:   # the environment: read-only or full file system, permissions, long names
         where = err.filename if err.filename is not None else "trainstack"

@@ -116,7 +116,7 @@ def locate_violations(violations: list[Violation], locate, rendered: list[dict],
 def skipped_notes(user: Manifests) -> list[Violation]:
     out = []
     for s in user.skipped:
-        line, column = user.locator.position(s.file, s.document - 1, s.item)
+        line, column = (s.line, s.column) if s.line else user.locator.position(s.file, s.document - 1, s.item)
         out.append(Violation(rule=INPUT, level=NOTE, severity="low", resource="input", path="", message=str(s),
                              source=s.file, line=line, column=column))
     return out

@@ -61,7 +61,7 @@ report says so on stderr. Same formats and exit codes; the report names the run 
 below) and `-` for standard input (`kustomize build overlays/prod | trainstack check prod --manifests -`).
 Documents that are not Kubernetes objects (kustomization files, Helm `Chart.yaml` and values, patch
 fragments without `apiVersion`/`kind`, a `List` item without them, named by index) are skipped with
-one note each, and a file in a folder that does not parse is skipped with its error; the rest is
+one note each (consecutive `List` items skipped for one reason share a note), and a file in a folder that does not parse is skipped with its error; the rest is
 checked. An object identical to one the stack renders counts once, so `trainstack check prod
 --manifests deploy/prod` reports what `trainstack check prod` reports.
 

@@ -106,8 +106,13 @@ class Violation:
     column: int | None = None
     origin: str | None = None   # "file:line:column" of the stack key that renders the object
 
-    def __post_init__(self) -> None:   # a message may quote a user's value: never a credential
-        object.__setattr__(self, "message", redact(self.message))
+    def __post_init__(self) -> None:
+        # The report boundary: every rule's message, an admission policy's messageExpression output,
+        # resource names and paths may quote a user's value; none ever shows a credential.
+        for name in ("message", "resource", "path", "source", "origin"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                object.__setattr__(self, name, redact(value))
 
     @property
     def is_note(self) -> bool:

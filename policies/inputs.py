@@ -27,15 +27,20 @@ _VALUES_FILES = ("values.yaml", "values.yml", "values-*.yaml", "values-*.yml", "
 _NOT_OBJECTS = {"Kustomization": "a kustomization file", "Component": "a kustomize component"}
 
 
-@dataclass(frozen=True)
+@dataclass
 class Skipped:
     file: str
     document: int           # 1-based, as people count
     reason: str
     item: int | None = None
+    count: int = 1          # consecutive items skipped for the same reason share one note
+    line: int | None = None      # where the (first) item starts, when the reader knows it
+    column: int | None = None
 
     def __str__(self) -> str:
         item = f" item {self.item}" if self.item is not None else ""
+        if self.count > 1:
+            item = f" items {self.item}-{self.item + self.count - 1} ({self.count} items)"
         return f"{self.file}: document {self.document}{item}: skipped, {self.reason}"
 
 
@@ -88,7 +93,7 @@ def _add(out: Manifests, obj: dict, file: str, text, doc: int, item: int | None)
 
 def _read_one(out: Manifests, file: str, text: str) -> None:
     loader = lambda: text   # noqa: E731  (the locator parses again only if a finding asks)
-    documents = yamlio.load_all(text, file)   # bounded: a file it refuses gets no positions either
+    documents = yamlio.load_manifests(text, file)   # bounded: a file it refuses gets no positions either
     out.locator.add_file(file, loader)
     for i, doc in enumerate(documents):
         is_list = isinstance(doc, dict) and str(doc.get("kind", "")).endswith("List") and "items" in doc
@@ -103,12 +108,40 @@ def _read_one(out: Manifests, file: str, text: str) -> None:
         if not isinstance(items, list):
             out.skipped.append(Skipped(file, i + 1, f"a {doc.get('kind')} whose items is not a list"))
             continue
+        stub_reasons: dict[type, str | None] = {}   # one reason per kind of stub, not per item
+        run: Skipped | None = None   # consecutive items skipped for one reason share one note
         for j, item in enumerate(items):
-            reason = _not_an_object(item, file)
-            if reason:
-                out.skipped.append(Skipped(file, i + 1, reason, item=j))
+            if isinstance(item, yamlio.KeylessItem):
+                kind = type(item.value)
+                if kind not in stub_reasons:
+                    stub_reasons[kind] = _not_an_object({} if item.value is None else item.value, file)
+                reason = stub_reasons[kind]
             else:
+                reason = _not_an_object(item, file)
+            if not reason:
                 _add(out, item, file, loader, i, j)
+                continue
+            if run is not None and run.reason == reason and run.item + run.count == j:
+                run.count += 1
+                continue
+            run = Skipped(file, i + 1, reason, item=j, line=getattr(item, "line", None),
+                          column=getattr(item, "column", None))
+            out.skipped.append(run)
+
+
+def _read_stdin(stdin=None) -> str:
+    """Standard input, bounded like a file; bytes are decoded as UTF-8 like a file (never by the
+    locale: under LANG=C a stray byte would come back as a character no output can encode)."""
+    source = stdin or sys.stdin
+    if source is None:
+        raise InputError(STDIN_NAME, "", "standard input is closed")
+    data = getattr(source, "buffer", source).read(yamlio.MAX_FILE_BYTES + 1)
+    if isinstance(data, bytes):
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(STDIN_NAME, "", f"not UTF-8 text (byte {exc.start})") from None
+    return data
 
 
 def load(paths: list[str], stdin=None) -> Manifests:
@@ -118,7 +151,7 @@ def load(paths: list[str], stdin=None) -> Manifests:
     for raw in paths:
         if raw == STDIN:
             try:
-                text = (stdin or sys.stdin).read(yamlio.MAX_FILE_BYTES + 1)   # bounded like a file
+                text = _read_stdin(stdin)
                 if len(text) > yamlio.MAX_FILE_BYTES:
                     raise InputError(STDIN_NAME, "", f"larger than {yamlio.MAX_FILE_BYTES // 2**20} MiB")
                 _read_one(out, STDIN_NAME, text)

@@ -254,6 +254,7 @@ def build_stack(project: Project, stack: str, flat: dict[str, Any], file: str,
         raise InputError(file, format_path(where),
                           "secure values are never decrypted by trainstack; keep the secret in a "
                           "Kubernetes Secret and reference it by name")
+    _refuse_credentials(given, file)
     full_schema = stack_schema()
     values = schemas.apply_defaults(full_schema, given)
     schemas.validate(full_schema, values, file, format_path)
@@ -302,6 +303,18 @@ def check_other_key(full: str, file: str) -> None:
     if name not in keys:
         options = [f"{namespace}:{k}" for k in keys]
         raise InputError(file, full, f"unknown key {full!r}; {schemas._did_you_mean(full, options)}")
+
+
+def _refuse_credentials(given: dict, file: str) -> None:
+    """A credential written into any option (a GitOps repository or server, a chart repository, a
+    registry, an endpoint, a workload's args or env) is refused before anything is rendered: the
+    stack file is reviewed and its values end up in deploy/. The key is named, the value never."""
+    from .secrets import find_credentials
+
+    for path, what in find_credentials({k: v for k, v in given.items() if k != "secrets"}):
+        raise InputError(file, f"{NAMESPACE}:{path}", f"looks like a credential ({what}; not shown); trainstack "
+                          "never writes one: keep it in a Kubernetes Secret and reference the Secret by name",
+                          rule="no-secrets-in-configmaps")
 
 
 def _mark_decrypted(value: Any) -> Any:

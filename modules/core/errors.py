@@ -15,8 +15,8 @@ class InputError(Exception):
     """
 
     def __init__(self, file: str | Path, path: str, message: str, rule: str | None = None):
-        self.file = str(file)
-        self.path = path
+        self.file = redact(str(file))
+        self.path = redact(path)   # a key path can hold a credential too (a key named like a URL)
         self.message = redact(" ".join(str(message).split()))  # always one line, never a credential
         # The policy rule that catches the same mistake in manifests: `trainstack check` and
         # `preview` report the error as a violation of it (exit 1); render and validate exit 2.

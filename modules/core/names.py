@@ -13,7 +13,7 @@ from typing import Iterable
 
 from .errors import InputError, show
 
-_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
+_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}\Z")
 
 
 def check_stack_name(name: object, where: str = "trainstack") -> str:

@@ -10,27 +10,48 @@ import functools
 import re
 from typing import Any, Iterator
 
+import re2
+
 SECRET_WORDS = {"password", "passwd", "pwd", "secret", "token", "apikey", "credential", "credentials",
                 "privatekey", "accesskey", "secretkey", "passphrase", "bearer"}
 SECRET_PAIRS = {("api", "key"), ("private", "key"), ("access", "key"), ("secret", "key"), ("client", "secret"),
                 ("auth", "token"), ("pass", "word")}
+# Credentials recognised by their shape alone. URLs: any scheme in any case, userinfo with or
+# without a password (`https://TOKEN@host`; `ssh://git@host`, the usual SSH user, is no secret),
+# and `user:password@host.domain` written without a scheme (chart repositories, registries).
 VALUE_PATTERNS = [
-    (re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----"), "a PEM private key"),
-    (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), "an AWS access key id"),
-    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,}\b"), "a GitHub token"),
-    (re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"), "a Slack token"),
-    (re.compile(r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]+@"), "credentials in a URL"),
+    (re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"), "a PEM private key"),
+    (re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|A3T[A-Z0-9])[0-9A-Z]{16}\b"), "an AWS access key id"),
+    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{22,}"), "a GitHub token"),
+    (re.compile(r"\bgl(?:pat|dt|rt|ptt|cbt|oas|imt|agent|ft|soat)-[A-Za-z0-9_-]{16,}"), "a GitLab token"),
+    (re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}"
+                r"|hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{16,}", re.I), "a Slack token"),
+    (re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"), "a Google API key"),
+    (re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|\bsk-(?:proj-|ant-|svcacct-)?[A-Za-z0-9_-]{20,}"),
+     "an API secret key"),
+    (re.compile(r"\b(?:npm_[A-Za-z0-9]{36}|hf_[A-Za-z0-9]{30,}|pypi-AgE[A-Za-z0-9_-]{50,}|dop_v1_[a-f0-9]{64}"
+                r"|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32})"), "an API token"),
+    (re.compile(r"\bAccountKey=[A-Za-z0-9+/=]{20,}|\bSharedAccessSignature=|[?&]sig=[A-Za-z0-9%+/=]{20,}", re.I),
+     "an Azure key or signature"),
+    (re.compile(r"\b[a-z][a-z0-9+.-]*://(?!git@)[^/\s@?#\"'<>]+@", re.I), "credentials in a URL"),
+    (re.compile(r"(?<![\w.:/@%+-])(?!mailto:)[A-Za-z0-9._~%+-]+:[^\s/@:\"'<>]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"),
+     "credentials in an address"),
     (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+"), "a JSON Web Token"),
+    (re.compile(r"\b(?:proxy-)?authorization\s*[:=]\s*\"?(?:(?:bearer|basic|token|digest|apikey)\s+"
+                r"(?![$<{])[A-Za-z0-9._~+/=-]{8,}|(?![$<{])[A-Za-z0-9._~+/=-]{24,})"
+                r"|\bbearer\s+(?![$<{])[A-Za-z0-9._~+/=-]{16,}", re.I), "an Authorization header"),
+    (re.compile(r"(?<![^\s\"'])--?[a-z0-9_.-]*(?:password|passwd|secret|token|api-?key|access-?key)"
+                r"(?:=|\s+)(?![$<{-])[^\s\"']+", re.I), "a password option"),
 ]
 # A secret-like key whose last word says the value names or points at the secret, not holds it.
 _POINTER_WORDS = {"name", "names", "ref", "refs", "file", "files", "path", "paths", "dir", "namespace", "mount",
                   "selector", "enabled", "type", "mode", "id", "key", "keys", "provider", "store"}
 REFERENCE = re.compile(r"^\s*(?:$|[{$/<]|\"?\$\{|.*(?:secretRef|secretKeyRef|SecretName|valueFrom))")
 
-_URL_USERINFO = re.compile(r"\b([a-z][a-z0-9+.-]*://)[^/\s@]*@", re.I)
+_URL_USERINFO = re.compile(r"\b([a-z][a-z0-9+.-]*://)(?!git@)[^/\s@?#\"'<>]+@", re.I)
 # `password=...` on a command line and `"password": "..."` in JSON; not `path.password: message`,
 # the shape of our own messages.
-_KEY_VALUE = re.compile(r"(?i)\b([A-Za-z0-9_.-]*(?:password|passwd|secret|token|apikey|api_key|credential)"
+_KEY_VALUE = re.compile(r"\b([A-Za-z0-9_.-]*(?:password|passwd|secret|token|apikey|api_key|credential)"
                         r"[A-Za-z0-9_.-]*)(\s*=\s*\"?|\"\s*:\s*\")([^\s\",;}]+)")
 REDACTED = "<redacted>"
 
@@ -54,7 +75,11 @@ def holds_secret(key: str) -> bool:
     return secret_like_key(key) and bool(parts) and parts[-1] not in _POINTER_WORDS
 
 
-_ANY_PATTERN = re.compile("|".join(f"(?:{p.pattern})" for p, _ in VALUE_PATTERNS))
+# One linear-time RE2 pass first (about 40 ms for 10 MB of output, where re takes seconds): the
+# patterns without their lookarounds (which RE2 lacks) find a superset; re then decides.
+_LOOKAROUND = re.compile(r"\(\?<?!(?:\[[^\]]*\]|[^()\[])*\)")
+_ANY_PATTERN = re2.compile("|".join(f"(?i:{_LOOKAROUND.sub('', p.pattern)})" if p.flags & re.I
+                                    else f"(?:{_LOOKAROUND.sub('', p.pattern)})" for p, _ in VALUE_PATTERNS))
 
 
 def credential_in(value: str) -> str | None:
@@ -72,9 +97,10 @@ def redact(text: str) -> str:
     if not text:
         return text
     text = _URL_USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", text)
+    text = _KEY_VALUE.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
     for pattern, _ in VALUE_PATTERNS:
         text = pattern.sub(REDACTED, text)
-    return _KEY_VALUE.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
+    return text
 
 
 def redact_value(value: Any, depth: int = 0) -> Any:
@@ -87,8 +113,25 @@ def redact_value(value: Any, depth: int = 0) -> Any:
         return {k: REDACTED if isinstance(k, str) and holds_secret(k) and isinstance(v, (str, int)) and v != ""
                 else redact_value(v, depth + 1) for k, v in list(value.items())[:50]}
     if isinstance(value, list):
-        return [redact_value(v, depth + 1) for v in value[:50]]
+        return [REDACTED if i in _flag_values(value) else redact_value(v, depth + 1) for i, v in enumerate(value[:50])]
     return value
+
+
+_FLAG = re.compile(r"--?([A-Za-z][A-Za-z0-9_.-]*)")
+
+
+def _flag_values(items: list) -> set[int]:
+    """Indexes of list items that are the value of the secret-like flag before them
+    (``["--password", "hunter2"]`` in a container's args)."""
+    out = set()
+    for i in range(len(items) - 1):
+        flag, value = items[i], items[i + 1]
+        if isinstance(flag, str) and isinstance(value, str) and value.strip() and not value.startswith("-") \
+                and not REFERENCE.match(value):
+            match = _FLAG.fullmatch(flag)
+            if match and holds_secret(match.group(1)):
+                out.add(i + 1)
+    return out
 
 
 def find_credentials(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
@@ -107,7 +150,10 @@ def find_credentials(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
             for k, v in current.items():
                 stack.append((f"{where}.{k}" if where else str(k), str(k), v))
         elif isinstance(current, list):
-            stack.extend((f"{where}[{i}]", key, v) for i, v in enumerate(current))
+            flagged = _flag_values(current)
+            for i in flagged:
+                yield f"{where}[{i}]", f"a literal value after {current[i - 1]!r}"
+            stack.extend((f"{where}[{i}]", key, v) for i, v in enumerate(current) if i not in flagged)
         elif isinstance(current, str):
             what = credential_in(current)
             if what is None and key is not None and holds_secret(key) and current.strip() \

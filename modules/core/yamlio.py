@@ -11,6 +11,7 @@ infinities are refused.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -28,10 +29,11 @@ MAX_FABRIC_FILE_BYTES = 16 * 2**20   # a topograph model naming each of 64k node
 MAX_DEPTH = 100                 # our own files nest about 12 deep
 MAX_ALIAS_NODES = 100_000       # nodes that aliases may add by repeating their anchors
 MAX_INT_DIGITS = 30             # beyond int64 and any count we use
+MAX_FABRIC_NODES = 1_000_000    # nodes in one fabric (modules/fabric/hostlist.py counts them; init bounds by it)
 
 
-class _BoundedLoader(yaml.CSafeLoader):
-    """The C safe loader with bounded integers and finite floats."""
+class _Bounds:
+    """Bounded integers and finite floats, for the C loader and the event loader alike."""
 
     def construct_yaml_int(self, node):
         digits = node.value.lstrip("+-").replace("_", "")
@@ -47,6 +49,10 @@ class _BoundedLoader(yaml.CSafeLoader):
             raise yaml.constructor.ConstructorError(
                 None, None, f"{node.value!r} is not a finite number", node.start_mark)
         return value
+
+
+class _BoundedLoader(_Bounds, yaml.CSafeLoader):
+    """The C safe loader with bounded integers and finite floats."""
 
 
 _BoundedLoader.add_constructor("tag:yaml.org,2002:int", _BoundedLoader.construct_yaml_int)
@@ -76,14 +82,15 @@ def marked_error(exc: "yaml.MarkedYAMLError", file: str, text: str) -> InputErro
 
 def _depth_bound(text: str) -> int:
     block = 2 * max((len(m) for m in _LINE_PREFIX.findall(text)), default=0) + 2
-    flow = depth = 0
-    for char in _NOT_BRACKET.sub("", text):
-        depth = depth + 1 if char in "[{" else max(depth - 1, 0)
-        flow = max(flow, depth)
+    # Bracket depth in C loops (a List of a million `{}` has two million brackets): the running sum
+    # of +1/-1, plus the deepest it went below zero (a stray closer), bounds the clamped depth.
+    sums = list(itertools.accumulate(map(_BRACKET_STEP.__getitem__, _NOT_BRACKET.sub("", text))))
+    flow = max(sums, default=0) + max(0, -min(sums, default=0))
     return block + flow
 
 
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 
 def check_bounds(text: str, file: str, loader_class: type = yaml.CSafeLoader) -> None:
@@ -229,10 +236,8 @@ def loads(text: str, file: str, loader_class: type = _Loader, plain_strings: boo
                 pass   # the general path below handles it, and names any duplicate key
         _check_duplicates(node, "", file)
         return loader.construct_document(node)
-    except yaml.MarkedYAMLError as exc:
-        raise marked_error(exc, file, text) from None
     except yaml.YAMLError as exc:
-        raise InputError(file, "(document)", f"invalid YAML: {exc}") from None
+        raise _yaml_error(exc, file, text) from None
     finally:
         loader.dispose()
 
@@ -300,13 +305,199 @@ def load_all(text: str, file: str) -> list[Any]:
             index = len(docs) + 1
             _check_duplicates(node, "" if index == 1 else f"(document {index})", file)
             docs.append(loader.construct_document(node))
-    except yaml.MarkedYAMLError as exc:
-        raise marked_error(exc, file, text) from None
     except yaml.YAMLError as exc:
-        raise InputError(file, "(document)", f"invalid YAML: {exc}") from None
+        raise _yaml_error(exc, file, text) from None
     finally:
         loader.dispose()
     return [d for d in docs if d is not None]
+
+
+class KeylessItem:
+    """Stands for a ``List`` item that cannot be a Kubernetes object and is not built as one: a
+    mapping with neither ``apiVersion`` nor ``kind`` (``value`` None), or a scalar (``value``).
+    Only where it starts is kept (1-based line and column)."""
+
+    __slots__ = ("line", "column", "value")
+
+    def __init__(self, line: int, column: int, value: Any = None) -> None:
+        self.line, self.column, self.value = line, column, value
+
+    def __repr__(self) -> str:
+        return f"KeylessItem({self.line}, {self.column}, {self.value!r})"
+
+
+_OBJECT_KEYS = frozenset({"apiVersion", "kind"})
+
+
+class _EventLoader(_Bounds, yaml.composer.Composer, yaml.constructor.SafeConstructor, yaml.resolver.Resolver):
+    """Composes and constructs one document from events already parsed (the C parser's)."""
+
+    def __init__(self, events: list) -> None:
+        self._events = events
+        self._next = 0
+        yaml.composer.Composer.__init__(self)
+        yaml.constructor.SafeConstructor.__init__(self)
+        yaml.resolver.Resolver.__init__(self)
+
+    def check_event(self, *choices) -> bool:
+        if self._next >= len(self._events):
+            return False
+        return not choices or isinstance(self._events[self._next], choices)
+
+    def peek_event(self):
+        return self._events[self._next]
+
+    def get_event(self):
+        self._next += 1
+        return self._events[self._next - 1]
+
+
+_EventLoader.add_constructor("tag:yaml.org,2002:int", _EventLoader.construct_yaml_int)
+_EventLoader.add_constructor("tag:yaml.org,2002:float", _EventLoader.construct_yaml_float)
+
+_MAP_START, _MAP_END = yaml.MappingStartEvent, yaml.MappingEndEvent
+_SEQ_START, _SEQ_END, _SCALAR = yaml.SequenceStartEvent, yaml.SequenceEndEvent, yaml.ScalarEvent
+_STREAM_EDGES = (yaml.StreamStartEvent(), yaml.DocumentStartEvent())
+_STREAM_ENDS = (yaml.DocumentEndEvent(), yaml.StreamEndEvent())
+
+
+def _build(events: list, path: str, file: str) -> Any:
+    loader = _EventLoader([*_STREAM_EDGES, *events, *_STREAM_ENDS])
+    node = loader.get_single_node()
+    if node is None:
+        return None
+    _check_duplicates(node, path, file)
+    return loader.construct_document(node)
+
+
+def _scalar(loader: _EventLoader, event: yaml.ScalarEvent, seen: dict) -> Any:
+    """One scalar built as the composer and constructor would build it (scalars are immutable:
+    a value met before is reused; a List of a million `1` builds one)."""
+    key = (event.value, event.tag, event.implicit, event.style)
+    if key in seen:
+        return seen[key]
+    tag = event.tag
+    if tag is None or tag == "!":
+        tag = loader.resolve(yaml.ScalarNode, event.value, event.implicit)
+    node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)
+    value = loader.construct_document(node)
+    if len(seen) < 4096:
+        seen[key] = value
+    return value
+
+
+def load_manifests(text: str, file: str) -> list[Any]:
+    """``load_all`` for manifests, in one pass over the parser's events: the items of a document's
+    top-level ``items`` list are built one at a time, and an item mapping with neither
+    ``apiVersion`` nor ``kind``, or a scalar, stands as a ``KeylessItem`` (a ``List`` of a
+    million ``{}`` is read in seconds, not minutes). Text with aliases takes ``load_all``: an alias
+    may point from one item into another."""
+    if _MAYBE_ALIAS.search(text):
+        return load_all(text, file)
+    if len(text) > MAX_FABRIC_FILE_BYTES:
+        raise InputError(file, "", f"the text is larger than {MAX_FABRIC_FILE_BYTES // 2**20} MiB")
+    # Without aliases, check_bounds would only bound the nesting: counted here, on the same events,
+    # before any part is composed (the composer recurses).
+    docs: list[Any] = []
+    try:
+        events = yaml.parse(text, Loader=yaml.CSafeLoader)
+        body: list = []          # the document's events, with its items list left empty
+        items: list | None = None
+        item: list = []          # the current item's events
+        depth = 0                # nesting inside the document
+        root_key: str | None = None
+        expect_key = False       # at depth 1 inside a root mapping: the next scalar is a key
+        in_items = item_key_next = keyless = False
+        item_keys: set = set()
+        scalars, seen_scalars = _EventLoader([]), {}
+        for event in events:
+            cls = type(event)
+            if in_items:   # the hot path: plain type tests, no isinstance chains
+                if depth == 2 and cls is _SEQ_END:   # the items list ends
+                    in_items = False
+                    depth -= 1
+                    body.append(event)
+                    expect_key = True
+                    continue
+                item.append(event)
+                if cls is _MAP_START or cls is _SEQ_START:
+                    depth += 1
+                    item_key_next = depth == 3 and cls is _MAP_START
+                    if depth > MAX_DEPTH:
+                        raise _bound(file, event, f"nested more than {MAX_DEPTH} levels deep")
+                elif cls is _MAP_END or cls is _SEQ_END:
+                    depth -= 1
+                    if depth == 3:   # a collection at the item's top level ended: a key or a value
+                        item_key_next = not item_key_next
+                elif depth == 3 and cls is _SCALAR:
+                    if item_key_next:
+                        item_keys.add(event.value)
+                    item_key_next = not item_key_next
+                if depth == 2:   # the item is complete
+                    first = item[0]
+                    if cls is _SCALAR and len(item) == 1:   # a scalar item: no composer needed
+                        mark = first.start_mark
+                        items.append(KeylessItem(mark.line + 1, mark.column + 1,
+                                                 _scalar(scalars, first, seen_scalars)))
+                        keyless = True
+                        item = []
+                        continue
+                    if type(first) is _MAP_START and first.tag is None and not item_keys & _OBJECT_KEYS:
+                        mark = first.start_mark
+                        items.append(KeylessItem(mark.line + 1, mark.column + 1))
+                        keyless = True
+                    else:
+                        items.append(_build(item, f"items[{len(items)}]", file))
+                    item = []
+                    if item_keys:
+                        item_keys = set()
+                continue
+            if cls is yaml.StreamStartEvent or cls is yaml.StreamEndEvent:
+                continue
+            if cls is yaml.DocumentStartEvent:
+                body, items, depth, root_key, expect_key, in_items = [], None, 0, None, False, False
+                keyless = False
+                continue
+            if cls is yaml.DocumentEndEvent:
+                index = len(docs) + 1
+                doc = _build(body, "" if index == 1 else f"(document {index})", file)
+                if items is not None and isinstance(doc, dict) and isinstance(doc.get("items"), list):
+                    if keyless and not str(doc.get("kind", "")).endswith("List"):
+                        return load_all(text, file)   # not a List: its items are data, built as written
+                    doc["items"] = items
+                docs.append(doc)
+                continue
+            body.append(event)
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise _bound(file, event, f"nested more than {MAX_DEPTH} levels deep")
+                if depth == 1:
+                    expect_key = isinstance(event, yaml.MappingStartEvent)
+                elif depth == 2 and root_key == "items" and isinstance(event, yaml.SequenceStartEvent) \
+                        and items is None:
+                    items, in_items, item, item_keys = [], True, [], set()
+                    continue
+                if depth == 2:
+                    expect_key = False
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+                if depth == 1:
+                    expect_key = True
+            elif depth == 1 and isinstance(event, yaml.ScalarEvent):
+                if expect_key:
+                    root_key = event.value
+                expect_key = not expect_key
+    except yaml.YAMLError as exc:
+        raise _yaml_error(exc, file, text) from None
+    return [d for d in docs if d is not None]
+
+
+def _yaml_error(exc: yaml.YAMLError, file: str, text: str = "") -> InputError:
+    """A parser or constructor error as one line naming the file and, when known, the position."""
+    if isinstance(exc, yaml.MarkedYAMLError):
+        return marked_error(exc, file, text)
+    return InputError(file, "(document)", f"invalid YAML: {exc}")
 
 
 def refuse_constant(name: str) -> Any:

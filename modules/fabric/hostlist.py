@@ -10,10 +10,12 @@ import re
 from dataclasses import dataclass
 from typing import Iterator
 
+from modules.core.yamlio import MAX_FABRIC_NODES
+
 _GROUP = re.compile(r"\[([^\[\]]*)\]")
-_RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
+_RANGE = re.compile(r"^(\d+)(?:-(\d+))?\Z")
 MAX_EXPANSION = 1_000_000
-MAX_NODES = 1_000_000     # nodes in one fabric, all expressions together (docs/reliability.md)
+MAX_NODES = MAX_FABRIC_NODES   # nodes in one fabric, all expressions together (docs/reliability.md)
 MAX_DIGITS = 18           # numbers in ranges fit in int64
 
 _budget: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("node_budget", default=None)

@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Callable, Iterator
 
-from modules.core.errors import InputError
+from modules.core.errors import InputError, show
+from modules.core.patterns import Pattern, PatternError, compile_go
 from modules.core.quantity import parse_quantity
 from modules.semantics.capacity import Domain  # noqa: F401 (re-exported: the model answers capacity questions)
 
@@ -65,7 +66,7 @@ class NodePool:
     """What every node of a pool can allocate."""
 
     name: str
-    match: re.Pattern
+    match: Pattern   # an RE2 pattern (compile_go) or our own re.Pattern
     gpus: int
     gpu_resource: str
     gpu_type: str | None
@@ -328,9 +329,9 @@ def build_pools(ctx: "RenderContext", section: dict) -> list[NodePool]:
     for i, raw in enumerate(section["nodePools"]):
         where = f"fabric.nodePools[{i}]"
         try:
-            match = re.compile(raw["match"])
-        except re.error:
-            raise ctx.expected(f"{where}.match", "a regular expression", raw["match"]) from None
+            match = compile_go(raw["match"])
+        except PatternError as exc:
+            raise ctx.error(f"{where}.match", f"the pattern {show(raw['match'], 80)} {exc}") from None
         memory = parse_quantity(raw["memory"])
         pools.append(NodePool(
             name=raw["name"], match=match, gpus=raw["gpus"], gpu_resource=raw["gpuResource"],

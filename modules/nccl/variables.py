@@ -77,7 +77,7 @@ def _token_list(tokens: tuple[str, ...], what: str) -> Check:
     return check
 
 
-_HCA_ENTRY = re.compile(r"^[A-Za-z0-9_.-]+(:[0-9]+){0,3}$")
+_HCA_ENTRY = re.compile(r"^[A-Za-z0-9_.-]+(:[0-9]+){0,3}\Z")
 
 
 def _hca_list(value: str) -> str | None:
@@ -88,7 +88,7 @@ def _hca_list(value: str) -> str | None:
     return None
 
 
-_IFNAME_ENTRY = re.compile(r"^[A-Za-z0-9_.:@-]+$")
+_IFNAME_ENTRY = re.compile(r"^[A-Za-z0-9_.:@-]+\Z")
 
 
 def _ifname_list(value: str) -> str | None:

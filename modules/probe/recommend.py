@@ -293,6 +293,9 @@ def params_text(params: float) -> str:
     return f"{params / 1e12:g}T" if params >= 1e12 else f"{params / 1e9:g}B"
 
 
+MAX_MODEL_PARAMS = 1e15   # a thousand times the largest models trained today
+
+
 def parse_model_size(text: str) -> float:
     """``350M``, ``7B``, ``1.5T`` or ``7e10``. A bare number is refused: ``70`` is far more likely a
     forgotten ``B`` than a 70-parameter model."""
@@ -305,8 +308,8 @@ def parse_model_size(text: str) -> float:
     else:
         raise ValueError(f"expected a parameter count with a unit such as 350M, 7B, 70B or 1.5T (or 7e10), "
                          f"got {text!r}")
-    if value < 1:
-        raise ValueError(f"expected a positive parameter count, got {text!r}")
+    if not 1 <= value <= MAX_MODEL_PARAMS:   # also inf: 1e400 parses as infinity
+        raise ValueError(f"expected a parameter count from 1 to {MAX_MODEL_PARAMS:.0e}, got {text!r}")
     return value
 
 

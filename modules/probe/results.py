@@ -65,6 +65,11 @@ def _document(data: object, shown: str) -> tuple[list, str, dict]:
     return data["results"], "results", {k: meta[k] for k in ("tier", "backend", "nodes") if k in meta}
 
 
+# What a measurement can be: a nanosecond to a day, at most an exbibyte, ten million ranks.
+MIN_TIME_S = 1e-9
+RANGES = {"time_s": 86400.0, "bytes": 2**60, "world_size": 10**7, "nodes": 10**6, "ranks_per_node": 10**4}
+
+
 def _record(r: object, at: str, shown: str, defaults: dict) -> dict:
     if not isinstance(r, dict):
         raise InputError(shown, at, f"expected a probe record (a mapping), got {show(r)}")
@@ -80,8 +85,14 @@ def _record(r: object, at: str, shown: str, defaults: dict) -> dict:
         if r[key] < low or (key == "time_s" and not (math.isfinite(r[key]) and r[key] > 0)):
             raise InputError(shown, f"{at}.{key}", f"expected a positive number{' >= 2' if low == 2 else ''}, "
                               f"got {show(r[key])}")
+    for key, high in RANGES.items():   # beyond these the fits divide by zero or overflow
+        value = r.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and not \
+                (value <= high and (key != "time_s" or value >= MIN_TIME_S)):
+            raise InputError(shown, f"{at}.{key}", f"expected at most {high:g}"
+                              + (f" and at least {MIN_TIME_S:g}" if key == "time_s" else "") + f", got {show(value)}")
     tier = r.get("tier", NODE_TIER)
-    if isinstance(tier, bool) or not (isinstance(tier, str) and tier or isinstance(tier, int) and tier >= 0):
+    if isinstance(tier, bool) or not (isinstance(tier, str) and tier or isinstance(tier, int) and 0 <= tier <= 100):
         raise InputError(shown, f"{at}.tier", f"expected a tier name (node = inside one node, or a fabric tier "
                           f"name) or a tier number >= 0, got {show(tier)}")
     nodes = r.get("nodes") if isinstance(r.get("nodes"), int) and not isinstance(r.get("nodes"), bool) else 1
@@ -109,13 +120,13 @@ def _from_exposition(text: str, shown: str) -> list[dict]:
                               f"{show(match.group(3))}") from None
         tier = labels.get("tier", NODE_TIER)
         if name == "trainstack_probe_time_seconds":
-            if "collective" not in labels or not labels.get("bytes", "").isdigit():
+            if "collective" not in labels or not labels.get("bytes", "").isdigit() or len(labels["bytes"]) > 19:
                 raise InputError(shown, f"line {number}", f"expected {name} with labels collective=\"...\" and "
                                   f"bytes=\"<whole number>\", got {{{match.group(2)}}}")
             times[(tier, labels["collective"], int(labels["bytes"]))] = value
         elif name in ("trainstack_probe_world_size", "trainstack_probe_nodes"):
-            if not math.isfinite(value):
-                raise InputError(shown, f"line {number}", f"expected a count for {name}, got {match.group(3)}")
+            if not (math.isfinite(value) and 0 <= value <= RANGES["world_size"]):
+                raise InputError(shown, f"line {number}", f"expected a count for {name}, got {show(match.group(3))}")
             per_tier.setdefault(tier, {})[name.rsplit("_", 1)[-1] if name.endswith("nodes") else "world"] = value
         elif name == "trainstack_probe_info":
             per_tier.setdefault(tier, {})["backend:" + labels.get("backend", "")] = 1

@@ -14,6 +14,8 @@ import io
 import json
 import subprocess
 import sys
+import copy
+import os
 import tarfile
 import tempfile
 from dataclasses import dataclass, field
@@ -55,6 +57,23 @@ def default_base(root: Path) -> tuple[str, str]:
                       "for example `trainstack diff origin/develop`")
 
 
+def _extract(data: bytes, dest: Path) -> None:
+    """Unpack ``git archive`` output. A symbolic link in history is data: it becomes a small file
+    holding its target (as git stores it), so nothing read later follows it out of the folder."""
+    with tarfile.open(fileobj=io.BytesIO(data)) as archive:
+        members = archive.getmembers()
+        archive.extractall(dest, members=[m for m in members if not (m.issym() or m.islnk())], filter="data")
+        for link in (m for m in members if m.issym() or m.islnk()):
+            plain = copy.copy(link)
+            plain.type, plain.linkname = tarfile.REGTYPE, ""
+            as_file = tarfile.data_filter(plain, str(dest))   # the name must stay inside dest
+            path = dest / as_file.name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+            with os.fdopen(fd, "wb") as out:
+                out.write(link.linkname.encode("utf-8", "surrogateescape"))
+
+
 def checkout_project(project: Project, ref: str, dest: Path) -> Path | None:
     """The project folder as it was at ``ref`` (without deploy/), extracted under ``dest``; None
     when the project did not exist there."""
@@ -67,8 +86,10 @@ def checkout_project(project: Project, ref: str, dest: Path) -> Path | None:
         if "did not match any files" in err.message:
             return None
         raise
-    with tarfile.open(fileobj=io.BytesIO(data)) as archive:
-        archive.extractall(dest, filter="data")
+    try:
+        _extract(data, dest)
+    except tarfile.TarError as err:   # a name outside the folder, a device: history is data, never a crash
+        raise InputError(f"git archive {ref}", "", f"cannot unpack the commit: {err}") from None
     root = dest / prefix if prefix != "." else dest
     return root if (root / "Pulumi.yaml").is_file() else None
 

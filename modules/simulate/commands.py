@@ -17,14 +17,19 @@ from modules.probe import results
 # when the CLI registers its subcommands: `trainstack check` and `render` never load it.
 
 
+MAX_GRADIENT_BYTES = 2**60   # 1Ei
+
+
 def gradient_bytes(value: str) -> int:
     try:
         amount = parse_quantity(value)
     except ValueError:
         amount = None
-    if amount is None or amount < 1:   # 0.5 would be 0 bytes: an all-reduce of nothing
+    # 0.5 would be 0 bytes (an all-reduce of nothing); 1e400 would overflow the cost model's floats
+    if amount is None or not 1 <= amount <= MAX_GRADIENT_BYTES:
         raise InputError("trainstack simulate", "--gradient-size",
-                          f"expected a positive quantity of bytes, at least 1, such as 1Gi or 256Mi, got {show(value)}")
+                          f"expected a positive quantity of bytes, at least 1, at most 1Ei, such as 1Gi or 256Mi, "
+                          f"got {show(value)}")
     return int(amount)
 
 

@@ -46,6 +46,7 @@ import yaml
 
 from modules.core import yamlio
 from modules.core.errors import InputError, show
+from modules.core.patterns import PatternError, compile_go
 from modules.core.selectors import selector_matches, tolerates
 from modules.fabric.model import Fabric, Link, Node, NodePool, Switch
 from modules.semantics.hypernodes import regex_candidates
@@ -171,9 +172,10 @@ def _members(doc: Reader, hn: dict, path: str) -> list[tuple[str, str, Any]]:
         elif "regexMatch" in selector:
             pattern = doc.get(selector["regexMatch"], "pattern", f"{where}.selector.regexMatch", str, "a pattern")
             try:
-                out.append((kind, "regex", re.compile(pattern)))
-            except re.error:
-                raise doc.expected(f"{where}.selector.regexMatch.pattern", "a regular expression", pattern) from None
+                out.append((kind, "regex", compile_go(pattern)))
+            except PatternError as exc:
+                raise doc.error(f"{where}.selector.regexMatch.pattern",
+                                f"the pattern {show(pattern, 80)} {exc}") from None
         elif "labelMatch" in selector:
             if kind != "Node":
                 raise doc.error(f"{where}.selector", "labelMatch selects nodes only")

@@ -15,6 +15,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Callable
 
+from modules.core.patterns import PatternError, compile_go
 from modules.core.quantity import parse_quantity
 
 QUANTITY_KEY = "k8s.quantity"
@@ -271,14 +272,26 @@ def list_slice(items: Any, start: int, end: int) -> list:
 
 # --- regex (k8s library) ---------------------------------------------------------------------
 
+def _go_regex(name: str, pattern: Any):
+    """The pattern compiled as the API server (Go, RE2) compiles it: linear time, Go's syntax."""
+    try:
+        return compile_go(_string(name, pattern))
+    except PatternError as exc:
+        raise ValueError(f"{name}: the pattern {exc}") from None
+
+
 def find(s: Any, pattern: str) -> str:
-    match = re.search(pattern, _string("find", s))
+    match = _go_regex("find", pattern).search(_string("find", s))
     return match.group(0) if match else ""
 
 
 def find_all(s: Any, pattern: str, limit: int = -1) -> list[str]:
-    found = [m.group(0) for m in re.finditer(pattern, _string("findAll", s))]
-    return found if limit < 0 else found[:limit]
+    found = []
+    for m in _go_regex("findAll", pattern).finditer(_string("findAll", s)):
+        if 0 <= limit <= len(found):
+            break
+        found.append(m.group(0))
+    return found
 
 
 # --- format library: format.<name>().validate(s) -> optional list of errors --------------------

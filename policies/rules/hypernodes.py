@@ -1,11 +1,10 @@
 """HyperNode trees Volcano can use, from any source, and one writer per node set."""
 from __future__ import annotations
 
-import functools
-import re
 import weakref
 from typing import Iterator
 
+from modules.core.patterns import compile_go, go_problem
 from modules.core.selectors import selector_matches
 from modules.fabric import hostlist
 from modules.semantics import hypernodes as tree
@@ -19,28 +18,15 @@ TREE_VALID = "hypernode-tree-valid"
 SOURCE_EXCLUSIVE = "topology-source-exclusive"
 SELECTORS = ("exactMatch", "regexMatch", "labelMatch")
 
-# Constructs Python's re accepts and Go's RE2 (which Volcano uses) rejects.
-_NOT_RE2 = [(re.compile(r"\(\?<?[=!]"), "lookaround assertions"), (re.compile(r"\\[1-9]"), "backreferences"),
-            (re.compile(r"\(\?>"), "atomic groups"), (re.compile(r"\(\?\("), "conditionals"),
-            (re.compile(r"(?<!\\)[*+?}]\+"), "possessive quantifiers"), (re.compile(r"\\Z"), "\\Z (RE2 has \\z)")]
 
 
-@functools.lru_cache(maxsize=65536)   # re's own cache holds 512 patterns; fabrics have thousands of leaves
-def _compiled(pattern: str) -> re.Pattern:
-    return re.compile(pattern)
+def _compiled(pattern: str):
+    return compile_go(pattern)
 
 
-@functools.lru_cache(maxsize=65536)
 def re2_problem(pattern: str) -> str | None:
-    """Why ``pattern`` does not compile as an RE2 (Go regexp) pattern, as far as we can tell."""
-    for construct, what in _NOT_RE2:
-        if construct.search(pattern):
-            return f"uses {what}, which Go's RE2 does not support"
-    try:
-        _compiled(pattern.replace("\\z", "\\Z"))
-    except re.error as exc:
-        return f"does not compile: {exc}"
-    return None
+    """Why ``pattern`` does not compile as a Go regexp (RE2) pattern, or None."""
+    return go_problem(pattern)
 
 
 def hypernodes(objects: list[dict]) -> list[dict]:

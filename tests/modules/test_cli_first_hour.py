@@ -94,4 +94,4 @@ def test_init_profile_follows_the_name_and_bad_input_is_one_error(scaffolded):
     result = run("init", "bad/name", "--project", str(scaffolded))
     assert result.code == 2 and "expected a stack name" in result.err
     result = run("init", "x", "--nodes", "0", "--project", str(scaffolded))
-    assert result.code == 2 and "--nodes: expected a positive number" in result.err
+    assert result.code == 2 and "--nodes: expected a number from 1 to 1,000,000" in result.err

@@ -211,10 +211,27 @@ def test_without_an_atomic_exchange_a_kill_between_the_renames_is_repaired(tmp_p
     root = project(tmp_path / "p", {"t": SMALL})
     assert run("render", "t", "--project", str(root)).code == 0
     before = tree(root / "deploy" / "t")
-    (root / "deploy" / "t").rename(root / "deploy" / ".t.old-abcd1234")   # the state after the first rename
-    (root / "deploy" / ".t.new-efgh5678").mkdir()                        # and the new files, half written
-    output._clean_leftovers(root / "deploy" / "t")
+    target = root / "deploy" / "t"
+    new = output._new_temp(target, "new")    # the run records each folder before it exists
+    new.mkdir()                              # the new files, half written
+    target.rename(output._new_temp(target, "old"))   # the state after the first rename
+    output._clean_leftovers(target)
     assert tree(root / "deploy" / "t") == before and _leftovers(root / "deploy") == []
     monkeypatch.setattr(output, "_exchange", lambda a, b: False)
     assert run("render", "t", "--project", str(root)).code == 0
     assert tree(root / "deploy" / "t") == before and _leftovers(root / "deploy") == []
+
+
+def test_a_users_folder_named_like_a_temporary_one_survives(tmp_path):
+    """Leftovers are recognised by the journal trainstack writes before creating them, not by
+    their names: a user's backup called like one of ours is never touched."""
+    root = project(tmp_path / "p", {"t": SMALL})
+    for name in (".t.new-backup01", ".t.old-abcd1234", ".t.new-0123abcd"):
+        (root / "deploy" / name).mkdir(parents=True)
+        (root / "deploy" / name / "keep.txt").write_text("mine")
+    assert run("render", "t", "--project", str(root)).code == 0
+    assert run("render", "t", "--project", str(root)).code == 0
+    for name in (".t.new-backup01", ".t.old-abcd1234", ".t.new-0123abcd"):
+        assert (root / "deploy" / name / "keep.txt").read_text() == "mine"
+    assert sorted(p.name for p in (root / "deploy").iterdir()) == [".t.new-0123abcd", ".t.new-backup01",
+                                                                   ".t.old-abcd1234", "t"]

@@ -41,6 +41,37 @@ def workload(replicas: int) -> str:
             "      spec: {containers: [{name: c, image: i, resources: {limits: {nvidia.com/gpu: 8}}}]}\n")
 
 
+POOL_FABRIC = ("  trainstack:fabric: {{source: generated, generated: {{nodeName: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+               "aaaaaaaaaa{{n}}b'}}, nodePools: [{{name: gpu, match: {match}}}]}}\n")
+TOKEN = "ghp_" + "Zq9" * 12
+PROBE = ('{{"format": "trainstack.probe/v1", "results": [{{"collective": "all_reduce", "bytes": {bytes}, '
+         '"world_size": 8, "time_s": {time}, "tier": "node"}}]}}')
+
+
+def hypernode(pattern: str) -> str:
+    return ("apiVersion: topology.volcano.sh/v1alpha1\nkind: HyperNode\nmetadata: {name: hn}\nspec:\n  tier: 1\n"
+            f"  members:\n  - type: Node\n    selector: {{regexMatch: {{pattern: '{pattern}'}}}}\n")
+
+
+def snapshot(pattern: str) -> str:
+    """A cluster snapshot whose node names invite backtracking and whose HyperNode selects by pattern."""
+    nodes = "".join(f"- apiVersion: v1\n  kind: Node\n  metadata: {{name: {'a' * 40}{i}b}}\n"
+                    "  status: {allocatable: {cpu: '8', memory: 64Gi, nvidia.com/gpu: '8'}}\n" for i in range(3))
+    return ("apiVersion: v1\nkind: List\nitems:\n" + nodes + "- " + hypernode(pattern).replace("\n", "\n  ").rstrip()
+            + "\n")
+
+
+def pod_args(*args: str) -> str:
+    quoted = ", ".join(f"'{a}'" for a in args)
+    return ("apiVersion: v1\nkind: Pod\nmetadata: {namespace: training, name: p}\nspec:\n  containers:\n"
+            f"  - {{name: c, image: 'busybox:1.36', args: [{quoted}]}}\n")
+
+
+def pod_env(name: str, value: str) -> str:
+    return ("apiVersion: v1\nkind: Pod\nmetadata: {namespace: training, name: p}\nspec:\n  containers:\n"
+            f"  - {{name: c, image: 'busybox:1.36', env: [{{name: {name}, value: '{value}'}}]}}\n")
+
+
 LONG = "a" * 253
 SECRET = "hunter2-s3cr3t"
 
@@ -188,4 +219,98 @@ CASES: list[tuple[str, dict, list[str]]] = [
      ["render", "t"]),
     ("secret-in-bad-value", {"stacks/Pulumi.t.yaml": stack(f"trainstack:nccl: {{debug: 'https://u:{SECRET}@x'}}")},
      ["render", "t"]),
+    # --- round two: patterns from input run on RE2 (linear time, Go's syntax) ---
+    ("regex-pool-redos", {"stacks/Pulumi.t.yaml": stack(fabric=POOL_FABRIC.format(match="'(a+)+$'"))},
+     ["validate", "t"]),
+    ("regex-pool-redos-render", {"stacks/Pulumi.t.yaml": stack(fabric=POOL_FABRIC.format(match="'(a+)+$'"))},
+     ["render", "t"]),
+    ("regex-pool-lookahead", {"stacks/Pulumi.t.yaml": stack(fabric=POOL_FABRIC.format(match="'(?=a)a+'"))},
+     ["render", "t"]),
+    ("regex-pool-backreference", {"stacks/Pulumi.t.yaml": stack(fabric=POOL_FABRIC.format(match="'(a)\\\\1'"))},
+     ["validate", "t"]),
+    ("regex-pool-repeat-1001", {"stacks/Pulumi.t.yaml": stack(fabric=POOL_FABRIC.format(match="'a{1001}'"))},
+     ["validate", "t"]),
+    ("regex-hypernode-redos-check", {"stacks/Pulumi.t.yaml": stack(), "m.yaml": hypernode("(a+)+$")},
+     ["check", "t", "--manifests", "m.yaml"]),
+    ("regex-hypernode-lookbehind-check", {"stacks/Pulumi.t.yaml": stack(), "m.yaml": hypernode("(?<=a)b")},
+     ["check", "t", "--manifests", "m.yaml"]),
+    ("regex-snapshot-redos", {"snap.yaml": snapshot("(a+)+$"), "w.yaml": workload(1)},
+     ["simulate", "--snapshot", "snap.yaml", "--workloads", "w.yaml"]),
+    ("regex-snapshot-lookahead", {"snap.yaml": snapshot("(?!b)a+"), "w.yaml": workload(1)},
+     ["simulate", "--snapshot", "snap.yaml", "--workloads", "w.yaml"]),
+    # --- round two: credentials however they are written ---
+    ("secret-gitops-repo-url", {"stacks/Pulumi.t.yaml": stack(
+        f"trainstack:gitops: {{engine: argocd, repoURL: 'https://alice:{SECRET}@git.example.com/x.git'}}")},
+     ["render", "t"]),
+    ("secret-gitops-upper-scheme", {"stacks/Pulumi.t.yaml": stack(
+        f"trainstack:gitops: {{engine: argocd, repoURL: 'HTTPS://alice:{SECRET}@git.example.com/x.git'}}")},
+     ["render", "t"]),
+    ("secret-gitops-token-userinfo", {"stacks/Pulumi.t.yaml": stack(
+        f"trainstack:gitops: {{engine: argocd, repoURL: 'https://{SECRET}@git.example.com/x.git'}}")},
+     ["render", "t"]),
+    ("secret-argocd-server", {"stacks/Pulumi.t.yaml": stack(
+        "trainstack:gitops: {engine: argocd, repoURL: 'https://git.example.com/x.git', "
+        f"argocd: {{server: 'https://admin:{SECRET}@k8s.example.com'}}}}")}, ["render", "t"]),
+    ("secret-gitops-target-revision", {"stacks/Pulumi.t.yaml": stack(
+        f"trainstack:gitops: {{engine: argocd, repoURL: 'https://git.example.com/x.git', targetRevision: '{TOKEN}'}}")},
+     ["render", "t"]),
+    ("secret-flux-oci-repository", {"stacks/Pulumi.t.yaml": stack(
+        f"trainstack:autoscaling: {{adapter: {{repository: 'oci://bob:{SECRET}@registry.example.com/charts'}}, hpas: "
+        "[{namespace: training, target: {kind: Deployment, name: web}, maxReplicas: 3, "
+        "metrics: [{name: gpu_utilization, averageValue: 80}]}]}")}, ["render", "t"]),
+    ("secret-in-key-path", {"stacks/Pulumi.t.yaml": stack(f"'trainstack:https://u:{SECRET}@x': 1")}, ["render", "t"]),
+    ("secret-in-nested-key-path", {"stacks/Pulumi.t.yaml": stack(f"trainstack:nccl: {{'https://u:{SECRET}@x': 1}}")},
+     ["validate", "t"]),
+    ("secret-github-token-anywhere", {"stacks/Pulumi.t.yaml": stack(f"trainstack:environment: '{TOKEN}'")},
+     ["render", "t"]),
+    ("secret-password-flag-in-manifest", {"stacks/Pulumi.t.yaml": stack(), "m.yaml": pod_args(f"--password={SECRET}")},
+     ["check", "t", "--manifests", "m.yaml"]),
+    ("secret-password-flag-split", {"stacks/Pulumi.t.yaml": stack(), "m.yaml": pod_args("--db-password", SECRET)},
+     ["check", "t", "--manifests", "m.yaml"]),
+    ("secret-bearer-in-args", {"stacks/Pulumi.t.yaml": stack(),
+                               "m.yaml": pod_args(f"Authorization: Bearer {SECRET}abcdefgh")},
+     ["check", "t", "--manifests", "m.yaml", "--format", "json"]),
+    ("secret-bearer-in-env", {"stacks/Pulumi.t.yaml": stack(), "m.yaml": pod_env("HEADER", f"Bearer {SECRET}abcdefgh")},
+     ["check", "t", "--manifests", "m.yaml", "--format", "sarif"]),
+    ("secret-in-object-name-junit", {"stacks/Pulumi.t.yaml": stack(), "m.yaml": pod_args("x").replace(
+        "name: p}", f"name: p, annotations: {{repo: 'https://u:{SECRET}@x.example.com'}}}}")},
+     ["check", "t", "--manifests", "m.yaml", "--format", "junit"]),
+    # --- round two: names and numbers ---
+    ("stack-name-newline", {"stacks/Pulumi.u\n.yaml": stack()}, ["render", "u\n"]),
+    ("stack-name-newline-all", {"stacks/Pulumi.u\n.yaml": stack()}, ["render", "--all"]),
+    ("init-stack-file-symlink", {"elsewhere/keep": "x", "stacks/Pulumi.n.yaml": ("link", "../elsewhere/Pulumi.n.yaml")},
+     ["init", "n"]),
+    ("init-fabrics-symlink", {"elsewhere/keep": "x", "stacks/keep": "x", "stacks/fabrics": ("link", "../elsewhere")},
+     ["init", "n"]),
+    ("init-policies-symlink", {"elsewhere/keep": "x", "stacks/keep": "x", "policies/config.dev.json": "{}",
+                               "policies/config.n.json": ("link", "../elsewhere/config.n.json")}, ["init", "n"]),
+    ("init-dangling-symlink-absolute", {"stacks/Pulumi.n.yaml": ("link", "/nonexistent-trainstack-dir/x.yaml")},
+     ["init", "n"]),
+    ("init-nodes-1e8", {"stacks/keep": "x"}, ["init", "n", "--nodes", "100000000"]),
+    ("init-leaves-too-many", {"stacks/keep": "x"}, ["init", "n", "--nodes", "1000000", "--leaf-size", "1"]),
+    ("init-gpus-huge", {"stacks/keep": "x"}, ["init", "n", "--gpus-per-node", "9" * 30]),
+    ("init-name-newline", {"stacks/keep": "x"}, ["init", "n\n"]),
+    ("model-size-1e400", {"stacks/Pulumi.t.yaml": stack(), "p.json": PROBE.format(time="0.01", bytes=2**20)},
+     ["recommend", "t", "--probe", "p.json", "--model-size", "1e400"]),
+    ("gradient-size-1e400", {"stacks/Pulumi.t.yaml": stack(), "w.yaml": workload(2)},
+     ["simulate", "t", "--workloads", "w.yaml", "--gradient-size", "1e400"]),
+    ("probe-time-1e308", {"stacks/Pulumi.t.yaml": stack(), "p.json": PROBE.format(time="1e308", bytes=2**20)},
+     ["recommend", "t", "--probe", "p.json"]),
+    ("probe-time-tiny", {"stacks/Pulumi.t.yaml": stack(), "p.json": PROBE.format(time="1e-300", bytes=2**20)},
+     ["recommend", "t", "--probe", "p.json"]),
+    ("probe-bytes-5000-digits", {"stacks/Pulumi.t.yaml": stack(),
+                                 "p.json": PROBE.format(time="0.01", bytes="9" * 5000)},
+     ["recommend", "t", "--probe", "p.json"]),
+    ("probe-exposition-bytes-5000-digits", {"stacks/Pulumi.t.yaml": stack(), "p.prom":
+                                            'trainstack_probe_time_seconds{collective="all_reduce",bytes="'
+                                            + "9" * 5000 + '"} 0.01\n'}, ["recommend", "t", "--probe", "p.prom"]),
+    ("stack-int-5000-digits-key", {"stacks/Pulumi.t.yaml": stack("trainstack:volcano: {queues: [{name: q, weight: "
+                                                                 + "9" * 5000 + "}]}")}, ["check", "t"]),
+    # --- round two: scale within the limits ---
+    ("list-of-a-million-empty-items", {"stacks/Pulumi.t.yaml": stack(),
+                                       "m.yaml": "apiVersion: v1\nkind: List\nitems: [" + "{}," * 10**6 + "]\n"},
+     ["check", "t", "--manifests", "m.yaml"]),
+    ("list-of-a-million-scalars", {"stacks/Pulumi.t.yaml": stack(),
+                                   "m.yaml": "apiVersion: v1\nkind: List\nitems: [" + "1," * 10**6 + "]\n"},
+     ["check", "t", "--manifests", "m.yaml"]),
 ]

@@ -1,0 +1,95 @@
+"""Regular expressions that come from input, compiled as Go's ``regexp`` would compile them.
+
+Node-pool ``match`` patterns, HyperNode ``regexMatch`` patterns (rendered, in manifests, in
+cluster snapshots) and the regex functions of admission expressions are evaluated by Go programs
+(Volcano, the API server) with RE2: linear time, and no lookarounds, backreferences, atomic
+groups, possessive quantifiers or ``\\Z``. Python's backtracking ``re`` would both accept patterns
+Go refuses and take exponential time on patterns like ``(a+)+$``. Every input pattern therefore
+goes through :func:`compile_go`, which uses the RE2 library (``google-re2``); ``re`` stays for
+trainstack's own fixed patterns.
+
+Go's syntax is RE2's with one difference we check by hand: Go has no ``\\C`` (any byte).
+Repetitions are bounded at 1000 (``a{1001}`` is refused) and a pattern's compiled program at
+RE2's default memory budget, as in Go.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Protocol
+
+import re2
+
+MAX_PATTERN_CHARS = 65536   # Go has no length limit; RE2's memory budget refuses far shorter monsters
+
+_OPTIONS = re2.Options()
+_OPTIONS.log_errors = False   # the library would print its own line on stderr
+
+
+# RE2's error texts for constructs of Perl and Python regexes that Go does not have.
+_PERL_ONLY = [("operator: (?=", "lookaround assertions"), ("operator: (?!", "lookaround assertions"),
+              ("operator: (?<=", "lookaround assertions"), ("operator: (?<!", "lookaround assertions"),
+              ("operator: (?>", "atomic groups"), ("operator: (?(", "conditionals"),
+              *((f"escape sequence: \\{d}", "backreferences") for d in "123456789"),
+              *((f"repetition operator: {q}+", "possessive quantifiers") for q in "*+?"),
+              ("escape sequence: \\Z", "\\Z (Go has \\z)")]
+
+
+class PatternError(ValueError):
+    """A pattern Go's regexp would not compile; the message says why (without the pattern)."""
+
+
+class Pattern(Protocol):
+    pattern: str
+
+    def search(self, text: str, pos: int = ..., endpos: int = ...): ...
+
+    def fullmatch(self, text: str, pos: int = ..., endpos: int = ...): ...
+
+
+def _has_any_byte(pattern: str) -> bool:
+    escaped, in_class = False, False
+    for ch in pattern:
+        if escaped:
+            if ch == "C" and not in_class:
+                return True
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch == "[":
+            in_class = True
+        elif ch == "]":
+            in_class = False
+    return False
+
+
+@functools.lru_cache(maxsize=65536)   # fabrics repeat a handful of patterns over thousands of leaves
+def compile_go(pattern: str) -> Pattern:
+    """``pattern`` compiled with RE2 as Go's ``regexp.Compile`` would; :class:`PatternError` if Go
+    would refuse it. ``.search`` is Go's ``MatchString`` (a match anywhere), ``.fullmatch`` a match
+    of the whole text."""
+    if not isinstance(pattern, str):
+        raise PatternError(f"expected a string, got {type(pattern).__name__}")
+    if len(pattern) > MAX_PATTERN_CHARS:
+        raise PatternError(f"is {len(pattern)} characters long; at most {MAX_PATTERN_CHARS} are accepted")
+    if _has_any_byte(pattern):
+        raise PatternError("uses \\C (any byte), which Go's regexp does not support")
+    try:
+        return re2.compile(pattern, options=_OPTIONS)
+    except re2.error as exc:
+        reason = exc.args[0] if exc.args else exc
+        if isinstance(reason, bytes):
+            reason = reason.decode("utf-8", "backslashreplace")
+        reason = str(reason)
+        for marker, what in _PERL_ONLY:
+            if marker in reason:
+                raise PatternError(f"uses {what}, which Go's regexp (RE2) does not support") from None
+        raise PatternError(f"does not compile as a Go regexp (RE2): {reason}") from None
+
+
+def go_problem(pattern: str) -> str | None:
+    """Why Go's regexp would refuse ``pattern`` (a phrase), or None when it compiles."""
+    try:
+        compile_go(pattern)
+    except PatternError as exc:
+        return str(exc)
+    return None

@@ -1,0 +1,93 @@
+"""The one credential detector (modules/core/secrets.py) and the one input-pattern compiler
+(modules/core/patterns.py), as tables: what each must catch, what must pass, and how fast."""
+from __future__ import annotations
+
+import signal
+from contextlib import contextmanager
+
+import pytest
+
+from modules.core.patterns import compile_go, go_problem
+from modules.core.secrets import credential_in, find_credentials, redact
+
+PLANTED = "hunter2pw"
+
+CAUGHT = [
+    ("https://alice:hunter2pw@git.example.com/x.git", "credentials in a URL"),
+    ("HTTPS://alice:hunter2pw@git.example.com/x.git", "credentials in a URL"),
+    ("Https://hunter2pw@git.example.com", "credentials in a URL"),
+    ("oci://bob:hunter2pw@registry.example.com/charts", "credentials in a URL"),
+    ("bob:hunter2pw@registry.example.com/charts", "credentials in an address"),
+    ("ghp_" + "hunter2pw" * 4, "a GitHub token"),
+    ("github_pat_hunter2pw" + "A" * 20, "a GitHub token"),
+    ("glpat-hunter2pwhunter2pwXX", "a GitLab token"),
+    ("AKIAHUNTER2PWXXXXXXX", "an AWS access key id"),
+    ("xoxb-123456-hunter2pw", "a Slack token"),
+    ("https://hooks.slack.com/services/T000/B000/hunter2pwhunter2pw", "a Slack token"),
+    ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJodW50ZXIyIn0.hunter2pw", "a JSON Web Token"),
+    ("sk-proj-hunter2pwhunter2pwhunter2pw", "an API secret key"),
+    ("-----BEGIN OPENSSH PRIVATE KEY-----", "a PEM private key"),
+    ("--password=hunter2pw", "a password option"),
+    ("train --api-key hunter2pw", "a password option"),
+    ("Authorization: Bearer hunter2pwhunter2pw", "an Authorization header"),
+    ("Bearer hunter2pwhunter2pwhunter2pw", "an Authorization header"),
+]
+
+PASSES = ["https://kubernetes.default.svc", "ssh://git@github.com/org/repo.git", "git@github.com:org/repo.git",
+          "nginx:1.25@sha256:0123456789abcdef", "registry.example.com:5000/team/image:v1", "mailto:ops@example.com",
+          "ops@example.com", "--password=$(DB_PASSWORD)", "--password-file=/etc/secret/pw", "--token-path /var/run/x",
+          "Authorization: Bearer $(TOKEN)", "gpu-[0001-0032]", "authorization: {mode: Webhook}"]
+
+
+@pytest.mark.parametrize("text,what", CAUGHT)
+def test_caught_and_redacted(text, what):
+    assert credential_in(text) == what
+    assert PLANTED not in redact(f"error: x: {text!r} and {text}")
+
+
+@pytest.mark.parametrize("text", PASSES)
+def test_not_a_credential(text):
+    assert credential_in(text) is None
+
+
+def test_a_flag_and_its_value_as_two_list_items():
+    found = list(find_credentials({"args": ["--db-password", PLANTED, "--port", "5432"]}))
+    assert found == [("args[1]", "a literal value after '--db-password'")]
+    assert list(find_credentials({"args": ["--db-password", "$(DB_PASSWORD)"]})) == []
+
+
+@contextmanager
+def bounded(seconds: int = 10):
+    """A hang guard like the hostile corpus' (not a timing assertion): backtracking never ends."""
+    def stop(signum, frame):
+        raise TimeoutError("did not end: not linear")
+    old = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def test_the_scan_of_large_output_ends():
+    text = "  name: gpu-node-00001\n  labels: {a: b}\n" * 250_000   # ten megabytes
+    with bounded():
+        assert credential_in(text) is None
+
+
+GO_REFUSES = [("(?=a)", "lookaround"), ("(?<!a)b", "lookaround"), ("(a)\\1", "backreferences"),
+              ("(?>a)", "atomic groups"), ("a++", "possessive"), ("\\Z", "\\Z"), ("\\C", "\\C"),
+              ("a{1001}", "does not compile"), ("gpu-[0-9", "does not compile")]
+
+
+@pytest.mark.parametrize("pattern,why", GO_REFUSES)
+def test_go_refuses(pattern, why):
+    assert why in go_problem(pattern)
+
+
+def test_go_semantics_and_linear_time():
+    assert go_problem("^gpu-0[0-7][0-9]$") is None
+    assert compile_go("gpu-0").search("xgpu-01") and not compile_go("gpu-0").fullmatch("xgpu-01")
+    with bounded():   # backtracking would take longer than the universe
+        assert compile_go("(a+)+$").search("a" * 100_000 + "b") is None
