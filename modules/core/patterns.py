@@ -15,7 +15,7 @@ RE2's default memory budget, as in Go.
 from __future__ import annotations
 
 import functools
-from typing import Protocol
+from typing import Callable, Protocol
 
 import re2
 
@@ -46,6 +46,47 @@ class Pattern(Protocol):
     def fullmatch(self, text: str, pos: int = ..., endpos: int = ...): ...
 
 
+class GoPattern:
+    """A compiled input pattern: ``search``/``fullmatch`` as RE2's (match objects), and the yes/no
+    questions the hot loops ask (a regexMatch member over every node, a node pool over every node)
+    answered through a one-pattern RE2 set, which builds no match object: about 1 µs a name
+    instead of 5."""
+
+    __slots__ = ("regex", "pattern", "_sets")
+
+    def __init__(self, regex) -> None:
+        self.regex, self.pattern, self._sets = regex, regex.pattern, {}
+
+    def search(self, text: str, *args):
+        return self.regex.search(text, *args)
+
+    def fullmatch(self, text: str, *args):
+        return self.regex.fullmatch(text, *args)
+
+    def _set(self, kind: str):
+        found = self._sets.get(kind)
+        if found is None:
+            found = getattr(re2.Set, kind)(options=_OPTIONS)
+            found.Add(self.pattern)
+            found.Compile()
+            self._sets[kind] = found
+        return found
+
+    def found_in(self, text: str) -> bool:
+        """Go's ``MatchString``: a match anywhere in ``text``."""
+        return self._set("SearchSet").Match(text) is not None
+
+    def whole(self, text: str) -> bool:
+        """A match of all of ``text``."""
+        return self._set("FullMatchSet").Match(text) is not None
+
+
+def whole_matcher(pattern) -> "Callable[[str], bool]":
+    """A yes/no test that ``pattern`` matches all of a text: the fast path of an input pattern
+    (:class:`GoPattern`), ``fullmatch`` of one of our own ``re`` patterns."""
+    return pattern.whole if isinstance(pattern, GoPattern) else (lambda text: pattern.fullmatch(text) is not None)
+
+
 def _has_any_byte(pattern: str) -> bool:
     escaped, in_class = False, False
     for ch in pattern:
@@ -63,7 +104,7 @@ def _has_any_byte(pattern: str) -> bool:
 
 
 @functools.lru_cache(maxsize=65536)   # fabrics repeat a handful of patterns over thousands of leaves
-def compile_go(pattern: str) -> Pattern:
+def compile_go(pattern: str) -> GoPattern:
     """``pattern`` compiled with RE2 as Go's ``regexp.Compile`` would; :class:`PatternError` if Go
     would refuse it. ``.search`` is Go's ``MatchString`` (a match anywhere), ``.fullmatch`` a match
     of the whole text."""
@@ -74,7 +115,7 @@ def compile_go(pattern: str) -> Pattern:
     if _has_any_byte(pattern):
         raise PatternError("uses \\C (any byte), which Go's regexp does not support")
     try:
-        return re2.compile(pattern, options=_OPTIONS)
+        return GoPattern(re2.compile(pattern, options=_OPTIONS))
     except re2.error as exc:
         reason = exc.args[0] if exc.args else exc
         if isinstance(reason, bytes):

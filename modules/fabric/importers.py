@@ -19,6 +19,7 @@ import yaml
 from modules.core import schema as schemas
 from modules.core import yamlio
 from modules.core.config import module_schema
+from modules.core.patterns import whole_matcher
 from modules.core.errors import InputError
 from modules.semantics import hypernodes as hn
 
@@ -245,7 +246,7 @@ def _make_nodes(ctx: "RenderContext", pools, owner_of: dict) -> dict[str, Node]:
 
 def _pool_for(ctx: "RenderContext", pools, node: str):
     for pool in pools:
-        if pool.match.fullmatch(node):
+        if whole_matcher(pool.match)(node):
             return pool
     raise ctx.error("fabric.nodePools", f"node {node!r} matches no node pool; add a pool whose "
                     "`match` covers it (a pool with match '.*' catches every node)")

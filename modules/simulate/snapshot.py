@@ -46,7 +46,7 @@ import yaml
 
 from modules.core import yamlio
 from modules.core.errors import InputError, show
-from modules.core.patterns import PatternError, compile_go
+from modules.core.patterns import GoPattern, PatternError, compile_go
 from modules.core.selectors import selector_matches, tolerates
 from modules.fabric.model import Fabric, Link, Node, NodePool, Switch
 from modules.semantics.hypernodes import regex_candidates
@@ -185,10 +185,10 @@ def _members(doc: Reader, hn: dict, path: str) -> list[tuple[str, str, Any]]:
     return out
 
 
-def _regex_members(pattern: re.Pattern, in_order: list[str], position: dict[str, int]) -> list[str]:
+def _regex_members(pattern: GoPattern, in_order: list[str], position: dict[str, int]) -> list[str]:
     """Nodes a regexMatch member selects (Go's ``MatchString``: a match anywhere in the name), in
     snapshot order; an anchored pattern looks only at the names sharing its literal prefix."""
-    return sorted((n for n in regex_candidates(in_order, pattern.pattern) if pattern.search(n)),
+    return sorted((n for n in regex_candidates(in_order, pattern.pattern) if pattern.found_in(n)),
                   key=position.__getitem__)
 
 
@@ -253,7 +253,7 @@ def build_fabric(shown: str, nodes: list[tuple[Reader, dict]], hypernodes: list[
                         sw.nodes.append(n)
             else:
                 children = [what] if how == "exact" and what in specs else (
-                    [c for c in specs if c != name and what.search(c)] if how == "regex" else [])
+                    [c for c in specs if c != name and what.found_in(c)] if how == "regex" else [])
                 for child in children:
                     cs = switches[child]
                     if cs.parent is not None and cs.parent != name:

@@ -59,7 +59,8 @@ class Inventory(dict):
         found = self.regex_matches.get(pattern)
         if found is None:
             compiled = _compiled(pattern)
-            found = self.regex_matches[pattern] = frozenset(n for n in self.candidates(pattern) if compiled.search(n))
+            found = self.regex_matches[pattern] = frozenset(n for n in self.candidates(pattern)
+                                                            if compiled.found_in(n))
         return found
 
     def candidates(self, pattern: str) -> list[str]:
@@ -100,7 +101,7 @@ def member_nodes(member: dict, inventory: dict[str, dict]) -> set[str] | None:
         if isinstance(inventory, Inventory):
             return set(inventory.matching(pattern))
         compiled = _compiled(pattern)
-        return {n for n in inventory if compiled.search(n)}   # Go's MatchString: a match anywhere
+        return {n for n in inventory if compiled.found_in(n)}   # Go's MatchString: a match anywhere
     if "labelMatch" in sel:
         labels_known = inventory.labels_known if isinstance(inventory, Inventory) else any(inventory.values())
         if not labels_known:

@@ -91,3 +91,13 @@ def test_go_semantics_and_linear_time():
     assert compile_go("gpu-0").search("xgpu-01") and not compile_go("gpu-0").fullmatch("xgpu-01")
     with bounded():   # backtracking would take longer than the universe
         assert compile_go("(a+)+$").search("a" * 100_000 + "b") is None
+
+
+@pytest.mark.parametrize("pattern", ["gpu-0", "^node-(0[0-4][0-9]|05[01])$", "^a|b$", "[[:digit:]]+", "", "x*",
+                                     "(?i)GPU", "^$", "é+"])
+@pytest.mark.parametrize("text", ["gpu-01", "xgpu-0", "node-042", "node-0512", "", "ab", "b", "123", "Gpu", "é"])
+def test_the_yes_no_tests_agree_with_the_match_objects(pattern, text):
+    """found_in and whole (one-pattern RE2 sets, the hot loops' path) say what search and fullmatch say."""
+    compiled = compile_go(pattern)
+    assert compiled.found_in(text) == (compiled.search(text) is not None)
+    assert compiled.whole(text) == (compiled.fullmatch(text) is not None)
