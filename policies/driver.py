@@ -12,10 +12,9 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
 
 import grpc
 from google.protobuf import empty_pb2, json_format, struct_pb2
@@ -62,14 +61,6 @@ class EngineResource:
             return None
         return apb.AnalyzerProviderResource(type=self.provider.type, name=self.provider.name,
                                             urn=self.provider.urn, properties=self.provider.struct())
-
-
-IN_FLIGHT = 16   # Analyze requests outstanding at once (the engine's own default parallelism is higher)
-
-
-def _answer(remediated: grpc.Future, analyzed: grpc.Future) -> apb.AnalyzeResponse:
-    remediated.result()   # raises the RpcError, as the blocking call would
-    return analyzed.result()
 
 
 def urn(stack: str, project: str, type_: str, name: str) -> str:
@@ -187,18 +178,6 @@ class Pack:
         self.stub.Remediate(request)   # acts only on remediate-level policies; ours never are
         return self.stub.Analyze(request)
 
-    def analyze_each(self, resources: Iterable[EngineResource]) -> Iterator[apb.AnalyzeResponse]:
-        """``analyze`` for every resource, answers in the order given. Like the engine, which steps
-        resources in parallel, up to IN_FLIGHT requests are outstanding at once, so the round trips
-        overlap with the pack's work instead of adding to it."""
-        window: deque = deque()
-        for resource in resources:
-            request = self._request(resource)
-            window.append((self.stub.Remediate.future(request), self.stub.Analyze.future(request)))
-            if len(window) >= IN_FLIGHT:
-                yield _answer(*window.popleft())
-        while window:
-            yield _answer(*window.popleft())
 
     def analyze_stack(self, resources: Iterable[EngineResource]) -> apb.AnalyzeResponse:
         items = []
@@ -311,9 +290,9 @@ def analyze(pack: Pack, resources: list[EngineResource], policy_file_data: Any =
                 found.append(((rule_order.get(v.rule, 99), order.get(target.urn, -1) if target else -1,
                                len(found)), v))
 
-    custom = [resource for resource in resources if resource.custom]
-    for resource, response in zip(custom, pack.analyze_each(custom)):
-        collect(response, resource)
+    for resource in resources:   # one at a time, in order: a TrainJob analyzed after its runtime finds it
+        if resource.custom:
+            collect(pack.analyze(resource), resource)
     collect(pack.analyze_stack(resources), None)
     found.sort(key=lambda item: item[0])
     return AnalyzeOutcome([v for _, v in found], [p.name for p in info.policies],
