@@ -6,7 +6,7 @@ import fnmatch
 import re
 from typing import Any, Iterator
 
-from modules.core.secrets import REFERENCE, VALUE_PATTERNS, find_credentials, secret_like_key
+from modules.core.secrets import REFERENCE, credential_in, find_credentials, secret_like_key
 
 from ..framework import (MANDATORY, CheckContext, Finding, Rule, annotations, as_dict, as_list, meta,
                          pod_templates, where)
@@ -112,9 +112,9 @@ _NOT_SECRET = re.compile(r"""^["']?(|null|~|true|false|True|False|-?[0-9]+(\.[0-
 
 
 def _secret_in(key: str, value: str) -> str | None:
-    for pattern, what in VALUE_PATTERNS:
-        if pattern.search(value):
-            return what
+    what = credential_in(value)   # the RE2 pre-check first: a shipped script is tens of KB
+    if what:
+        return what
     if secret_like_key(key) and value.strip() and not REFERENCE.match(value) and "\n" not in value.strip():
         return f"a literal value for {key!r}"
     source = key.endswith(_SOURCE_SUFFIXES)
