@@ -57,11 +57,8 @@ class GoPattern:
     def __init__(self, regex) -> None:
         self.regex, self.pattern, self._sets = regex, regex.pattern, {}
 
-    def search(self, text: str, *args):
-        return self.regex.search(text, *args)
-
-    def fullmatch(self, text: str, *args):
-        return self.regex.fullmatch(text, *args)
+    def __getattr__(self, name: str):   # search, fullmatch, finditer, ...: RE2's own
+        return getattr(self.regex, name)
 
     def _set(self, kind: str):
         found = self._sets.get(kind)
