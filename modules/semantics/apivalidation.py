@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from decimal import Decimal
 from typing import Any, Iterable
 
@@ -885,6 +886,19 @@ _APPS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet")
 _BATCH_POLICIES = ("OnFailure", "Never")
 
 
+def _stateful_set_template(template: dict) -> list[Problem]:
+    """ValidatePodTemplateSpecForStatefulSet: a StatefulSet's pod template gets only its labels and
+    annotations checked, and restartPolicy Always: not the pod spec, whose volumeMounts may name the
+    volumeClaimTemplates rather than a volume (upstream leaves that union unchecked)."""
+    md = as_dict(template.get("metadata"))
+    out = validate_labels(md.get("labels"), "spec.template.metadata.labels")
+    out += validate_annotations(md.get("annotations"), "spec.template.metadata.annotations")
+    policy = as_dict(template.get("spec")).get("restartPolicy") or "Always"
+    if policy != "Always":
+        out.append(("spec.template.spec.restartPolicy", not_supported(policy, ("Always",))))
+    return out
+
+
 def _apps_selector(kind: str, spec: dict) -> list[Problem]:
     """ValidateDeploymentSpec, ValidateStatefulSetSpec, ValidateDaemonSetSpec, ValidateReplicaSetSpec:
     apps/v1 needs a selector, not an empty one, and the pod template's labels must satisfy it."""
@@ -939,6 +953,80 @@ def _deployment_strategy(strategy: dict) -> list[Problem]:
     return out
 
 
+# --- cron schedules (robfig/cron v3 ParseStandard: batch CronJobs and Volcano's CronJobs) ----------
+
+_CRON_DESCRIPTORS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
+_CRON_FIELDS = ((0, 59, {}), (0, 23, {}), (1, 31, {}),
+                (1, 12, {m: i + 1 for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split())}),
+                (0, 6, {d: i for i, d in enumerate("sun mon tue wed thu fri sat".split())}))
+_DURATION = re.compile(r"[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+|[-+]?0")   # Go's ParseDuration
+
+
+def _cron_field_error(text: str, low: int, high: int, names: dict) -> str | None:
+    for part in text.split(","):
+        rng, slash, step = part.partition("/")
+        if slash and (not step.isdigit() or int(step) == 0):
+            return (f"failed to parse int from {step}: strconv.Atoi: parsing {_q(step)}: invalid syntax"
+                    if not step.isdigit() else f"step of range should be a positive number: {part}")
+        if rng in ("*", "?"):
+            continue
+        start, dash, end = rng.partition("-")
+        values = []
+        for v in (start, end) if dash else (start,):
+            v = names.get(v.lower(), v)
+            if isinstance(v, str) and not v.isdigit():
+                return f"failed to parse int from {v}: strconv.Atoi: parsing {_q(v)}: invalid syntax"
+            values.append(int(v))
+        if values[0] < low:
+            return f"beginning of range ({values[0]}) below minimum ({low}): {part}"
+        if values[-1] > high:
+            return f"end of range ({values[-1]}) above maximum ({high}): {part}"
+        if dash and values[0] > values[1]:
+            return f"beginning of range ({values[0]}) beyond end of range ({values[1]}): {part}"
+    return None
+
+
+def cron_schedule_error(schedule: str) -> str | None:
+    """Why robfig/cron ``ParseStandard`` refuses ``schedule`` (its error text), or None: five fields
+    (minute hour day-of-month month day-of-week) with lists, ranges, steps and month/day names, or a
+    descriptor (``@daily``, ``@every 1h30m``)."""
+    text = schedule.strip()
+    if text.startswith("@"):
+        if text.startswith("@every "):
+            duration = text[len("@every "):].strip()
+            return None if _DURATION.fullmatch(duration) else f"failed to parse duration {text}: time: invalid " \
+                                                               f"duration {_q(duration)}"
+        return None if text in _CRON_DESCRIPTORS else f"unrecognized descriptor: {text}"
+    fields = text.split()
+    if len(fields) != 5:
+        return f"expected exactly 5 fields, found {len(fields)}: [{' '.join(fields)}]"
+    for f, rule in zip(fields, _CRON_FIELDS):
+        error = _cron_field_error(f, *rule)
+        if error:
+            return error
+    return None
+
+
+def _cronjob(spec: dict) -> list[Problem]:
+    """ValidateCronJobSpec on create: the schedule parses, no TZ inside it (timeZone is the field for
+    that), a known concurrencyPolicy (defaulted to Allow)."""
+    out: list[Problem] = []
+    schedule = _str(spec.get("schedule")) or ""
+    if not schedule:
+        out.append(("spec.schedule", required()))
+    else:
+        error = cron_schedule_error(schedule)
+        if error:
+            out.append(("spec.schedule", invalid(schedule, error)))
+        if "TZ" in schedule:
+            out.append(("spec.schedule", invalid(schedule, "cannot use TZ or CRON_TZ in schedule, use timeZone "
+                                                           "field instead")))
+    policy = spec.get("concurrencyPolicy") or "Allow"
+    if policy not in ("Allow", "Forbid", "Replace"):
+        out.append(("spec.concurrencyPolicy", not_supported(policy, ("Allow", "Forbid", "Replace"))))
+    return out
+
+
 MAX_INDEXED_PARALLELISM = 100000
 
 
@@ -964,7 +1052,14 @@ def _workload(obj: dict) -> list[Problem]:
     kind, group = obj.get("kind"), str(obj.get("apiVersion", "")).rpartition("/")[0]
     spec = as_dict(obj.get("spec"))
     if kind in _APPS and group == "apps" or kind == "ReplicationController" and group == "":
-        out = validate_pod_template(spec.get("template"), "spec.template", ("Always",))
+        if kind == "StatefulSet":
+            out = _stateful_set_template(as_dict(spec.get("template")))
+        else:
+            out = validate_pod_template(spec.get("template"), "spec.template", ("Always",))
+        if as_dict(as_dict(spec.get("template")).get("spec")).get("activeDeadlineSeconds") is not None:
+            owner = {"Deployment": "ReplicaSet"}.get(str(kind), kind)   # a Deployment's check reuses the words
+            out.append(("spec.template.spec.activeDeadlineSeconds",
+                        forbidden(f"activeDeadlineSeconds in {owner} is not Supported")))
         replicas = as_int(spec.get("replicas"))
         if replicas is not None and replicas < 0:
             out.append(("spec.replicas", invalid(replicas, "must be greater than or equal to 0")))
@@ -977,7 +1072,7 @@ def _workload(obj: dict) -> list[Problem]:
         return validate_pod_template(spec.get("template"), "spec.template", _BATCH_POLICIES) + _indexed(spec)
     if kind == "CronJob" and group == "batch":
         template = as_dict(as_dict(spec.get("jobTemplate")).get("spec")).get("template")
-        return validate_pod_template(template, "spec.jobTemplate.spec.template", _BATCH_POLICIES)
+        return validate_pod_template(template, "spec.jobTemplate.spec.template", _BATCH_POLICIES) + _cronjob(spec)
     if kind == "PodTemplate" and group == "":
         return validate_pod_template(obj.get("template"), "template")
     if kind == "Pod" and group == "":
@@ -1168,9 +1263,8 @@ def validate_pvc(obj: dict) -> list[Problem]:
     if "ReadWriteOncePod" in modes and len(modes) > 1:
         out.append(("spec.accessModes", forbidden("may not use ReadWriteOncePod with other access modes")))
     requests = as_dict(as_dict(spec.get("resources")).get("requests"))
-    if "storage" not in requests:
-        if not spec.get("dataSourceRef") and not spec.get("dataSource"):
-            out.append(("spec.resources[storage]", required()))
+    if "storage" not in requests:   # required even when a data source (a snapshot, a clone) fills the claim
+        out.append(("spec.resources[storage]", required()))
     else:
         value = _quantity(requests["storage"])
         if value is not None and value <= 0:
@@ -1403,6 +1497,7 @@ WORKLOAD_KINDS = frozenset({("apps", k) for k in _APPS} | {("", "ReplicationCont
 # Where the workload kinds check their own spec (selector and template labels, strategy, completions).
 _SPEC_CHECKS = {("apps", k): f"pkg/apis/apps/validation/validation.go Validate{k}Spec" for k in _APPS}
 _SPEC_CHECKS[("batch", "Job")] = "pkg/apis/batch/validation/validation.go validateJobSpec"
+_SPEC_CHECKS[("batch", "CronJob")] = "pkg/apis/batch/validation/validation.go ValidateCronJobSpec"
 
 # The upstream file that holds each kind's checks (for messages): kubernetes/kubernetes at v1.35.
 UPSTREAM = {
@@ -1451,7 +1546,7 @@ def upstream_file(obj: dict, path: str) -> str:
     group, kind = judged_kind(obj)
     if path.startswith("metadata."):
         return UPSTREAM["metadata"]
-    if (group, kind) in WORKLOAD_KINDS and not path.startswith("spec.template.spec") and (group, kind) in _SPEC_CHECKS:
+    if (group, kind) in _SPEC_CHECKS and "template.spec." not in path:
         return _SPEC_CHECKS[(group, kind)]   # the controller's own spec: selector, strategy, completions
     if (group, kind) in WORKLOAD_KINDS:
         return UPSTREAM[(group if group in ("apps", "batch") else "", "pod-template")]

@@ -197,7 +197,31 @@ ADMITTED_TWINS = [
     _with(_with(POD, "spec.dnsPolicy", "None"), "spec.dnsConfig", {"nameservers": ["10.0.0.10"]}),
     _with(DEPLOYMENT, "spec.strategy", {"rollingUpdate": {"maxSurge": 0}}),     # maxUnavailable defaults to 25%
     _with(DEPLOYMENT, "spec.selector", {"matchExpressions": [{"key": "app", "operator": "Exists"}]}),
+    # a StatefulSet's pod spec is not validated: its mounts may name a volumeClaimTemplate
+    _with(_with(DEPLOYMENT, "kind", "StatefulSet"), "spec.template.spec.containers.0.volumeMounts",
+          [{"name": "data", "mountPath": "/data"}]),
 ]
+
+
+@pytest.mark.parametrize("schedule, error", [
+    ("0 2 * * *", None), ("@every 1h30m", None), ("*/5 8-18 * jan-dec MON-FRI", None), ("@daily", None),
+    ("61 * * * *", "end of range (61) above maximum (59): 61"),
+    ("0 0 0 * *", "beginning of range (0) below minimum (1): 0"),
+    ("0 5-2 * * *", "beginning of range (5) beyond end of range (2): 5-2"),
+    ("0 2 * *", "expected exactly 5 fields, found 4: [0 2 * *]"),
+    ("@fortnightly", "unrecognized descriptor: @fortnightly"),
+    ("*/0 * * * *", "step of range should be a positive number: */0"),
+])
+def test_cron_schedules_are_judged_as_robfig_cron_parses_them(schedule, error):
+    from modules.semantics.apivalidation import cron_schedule_error
+
+    assert cron_schedule_error(schedule) == error
+
+
+def test_a_claim_restored_from_a_data_source_still_needs_a_storage_request():
+    pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "c", "namespace": "d"},
+           "spec": {"accessModes": ["ReadWriteOnce"], "dataSource": {"kind": "PersistentVolumeClaim", "name": "src"}}}
+    assert validate_object(pvc) == [("spec.resources[storage]", "Required value")]
 
 
 @pytest.mark.parametrize("obj", ADMITTED_TWINS, ids=range(len(ADMITTED_TWINS)))
