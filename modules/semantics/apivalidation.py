@@ -694,6 +694,14 @@ def validate_pod_spec(spec: Any, path: str, restart_policies: tuple[str, ...] = 
         value = _str(spec.get(key))
         if value:
             out += [(f"{path}.{key}", invalid(value, m)) for m in dns1123_label(value)]
+    if spec.get("hostNetwork") is True:   # validateHostNetwork; an unset hostPort is defaulted to containerPort
+        for field_name in ("containers", "initContainers"):
+            for i, c in enumerate(as_list(spec.get(field_name))):
+                for j, port in enumerate(as_list(as_dict(c).get("ports"))):
+                    host, container = as_int(as_dict(port).get("hostPort")), as_int(as_dict(port).get("containerPort"))
+                    if host and host != container:
+                        out.append((f"{path}.{field_name}[{i}].ports[{j}].hostPort",
+                                    invalid(host, "must match `containerPort` when `hostNetwork` is true")))
     out += _tolerations(spec.get("tolerations"), f"{path}.tolerations")
     out += _affinity(as_dict(spec.get("affinity")), f"{path}.affinity")
     out += _spread(spec.get("topologySpreadConstraints"), f"{path}.topologySpreadConstraints")

@@ -160,6 +160,8 @@ CASES = [
      "spec.containers[0].env[0].valueFrom.resourceFieldRef.resource", 'Unsupported value: "requests.nvidia.com/gpu"'),
     (_with(POD, "spec.containers.0.resources", {"limits": {"rdma/ib": "1.5"}}),
      "spec.containers[0].resources.limits[rdma/ib]", "must be an integer"),
+    (_with(_with(POD, "spec.hostNetwork", True), "spec.containers.0.ports", [{"containerPort": 80, "hostPort": 8080}]),
+     "spec.containers[0].ports[0].hostPort", "must match `containerPort` when `hostNetwork` is true"),
     # the workload controllers' own spec
     (_with(DEPLOYMENT, "spec.selector", {"matchExpressions": [{"key": "app", "operator": "In", "values": ["api"]}]}),
      "spec.template.metadata.labels", "`selector` does not match template `labels`"),
@@ -197,6 +199,7 @@ ADMITTED_TWINS = [
     _with(_with(POD, "spec.dnsPolicy", "None"), "spec.dnsConfig", {"nameservers": ["10.0.0.10"]}),
     _with(DEPLOYMENT, "spec.strategy", {"rollingUpdate": {"maxSurge": 0}}),     # maxUnavailable defaults to 25%
     _with(DEPLOYMENT, "spec.selector", {"matchExpressions": [{"key": "app", "operator": "Exists"}]}),
+    _with(_with(POD, "spec.hostNetwork", True), "spec.containers.0.ports", [{"containerPort": 80}]),  # defaulted
     # a StatefulSet's pod spec is not validated: its mounts may name a volumeClaimTemplate
     _with(_with(DEPLOYMENT, "kind", "StatefulSet"), "spec.template.spec.containers.0.volumeMounts",
           [{"name": "data", "mountPath": "/data"}]),
