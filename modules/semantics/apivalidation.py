@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from decimal import Decimal
 from typing import Any, Iterable
 
 from modules.core.quantity import parse_quantity
+from modules.core.selectors import selector_matches
 from modules.semantics.shapes import as_dict, as_int, as_list
 
 Problem = tuple[str, str]
@@ -206,6 +208,8 @@ def _q(value: Any) -> str:
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
     if isinstance(value, bool):
         return str(value).lower()
+    if isinstance(value, dict) and all(isinstance(v, str) for v in value.values()):   # labels: Go's %#v
+        return "map[string]string{" + ", ".join(f"{_q(str(k))}:{_q(v)}" for k, v in sorted(value.items())) + "}"
     return str(value)
 
 
@@ -387,6 +391,8 @@ def _resources(resources: Any, path: str) -> list[Problem]:
             value = _quantity(amount)
             if value is not None and value < 0:
                 out.append((_key(f"{path}.{part}", name), invalid(str(amount), "must be greater than or equal to 0")))
+            elif value is not None and _extended(str(name)) and value != value.to_integral_value():
+                out.append((_key(f"{path}.{part}", name), invalid(str(amount), "must be an integer")))
     for name, amount in requests.items():
         request = _quantity(amount)
         overcommit = _overcommit_allowed(str(name))
@@ -415,6 +421,12 @@ def _resource_name(name: str) -> list[str]:
     if "/" not in name and name not in CONTAINER_RESOURCES and not name.startswith("hugepages-"):
         out += ["must be a standard resource type or fully qualified", "must be a standard resource for containers"]
     return out
+
+
+def _extended(name: str) -> bool:
+    """helper.IsExtendedResourceName: a resource with a domain outside kubernetes.io (nvidia.com/gpu,
+    rdma/ib); ValidateResourceQuantityValue allows such amounts only as whole numbers."""
+    return "/" in name and not name.split("/", 1)[0].endswith("kubernetes.io")
 
 
 def _overcommit_allowed(name: str) -> bool:
@@ -492,6 +504,42 @@ def _env(env: Any, path: str) -> list[Problem]:
                                                            "`configMapKeyRef` or `secretKeyRef`")))
             elif len(refs) > 1:
                 out.append((f"{p}.valueFrom", invalid("", "may not have more than one field specified at a time")))
+            out += _downward(source, f"{p}.valueFrom")
+    return out
+
+
+# What a container's env may read through the downward API (validEnvDownwardAPIFieldPathExpressions,
+# validContainerResourceFieldPathExpressions; hugepages through their prefixes).
+ENV_FIELD_PATHS = ("metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName",
+                   "spec.serviceAccountName", "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs")
+RESOURCE_FIELD_PATHS = ("limits.cpu", "limits.ephemeral-storage", "limits.memory",
+                        "requests.cpu", "requests.ephemeral-storage", "requests.memory")
+
+
+def _downward(source: dict, path: str) -> list[Problem]:
+    """validateObjectFieldSelector / validateContainerResourceFieldSelector of an env var's source."""
+    out: list[Problem] = []
+    field_ref = source.get("fieldRef")
+    if isinstance(field_ref, dict):
+        field_path = _str(field_ref.get("fieldPath")) or ""
+        base, _, subscript = field_path.partition("[")
+        if not field_path:
+            out.append((f"{path}.fieldRef.fieldPath", required()))
+        elif subscript and base in ("metadata.labels", "metadata.annotations"):
+            key = subscript.rstrip("]").strip("'\"")
+            out += [(f"{path}.fieldRef.fieldPath", invalid(key, m)) for m in qualified_name(key.lower())]
+        elif subscript:
+            out.append((f"{path}.fieldRef.fieldPath", invalid(field_path, "does not support subscript")))
+        elif field_path not in ENV_FIELD_PATHS:
+            out.append((f"{path}.fieldRef.fieldPath", not_supported(field_path, ENV_FIELD_PATHS)))
+    resource_ref = source.get("resourceFieldRef")
+    if isinstance(resource_ref, dict):
+        resource = _str(resource_ref.get("resource")) or ""
+        if not resource:
+            out.append((f"{path}.resourceFieldRef.resource", required()))
+        elif resource not in RESOURCE_FIELD_PATHS and not resource.startswith(("limits.hugepages-",
+                                                                               "requests.hugepages-")):
+            out.append((f"{path}.resourceFieldRef.resource", not_supported(resource, RESOURCE_FIELD_PATHS)))
     return out
 
 
@@ -646,12 +694,182 @@ def validate_pod_spec(spec: Any, path: str, restart_policies: tuple[str, ...] = 
         value = _str(spec.get(key))
         if value:
             out += [(f"{path}.{key}", invalid(value, m)) for m in dns1123_label(value)]
+    if spec.get("hostNetwork") is True:   # validateHostNetwork; an unset hostPort is defaulted to containerPort
+        for field_name in ("containers", "initContainers"):
+            for i, c in enumerate(as_list(spec.get(field_name))):
+                for j, port in enumerate(as_list(as_dict(c).get("ports"))):
+                    host, container = as_int(as_dict(port).get("hostPort")), as_int(as_dict(port).get("containerPort"))
+                    if host and host != container:
+                        out.append((f"{path}.{field_name}[{i}].ports[{j}].hostPort",
+                                    invalid(host, "must match `containerPort` when `hostNetwork` is true")))
+    out += _tolerations(spec.get("tolerations"), f"{path}.tolerations")
+    out += _affinity(as_dict(spec.get("affinity")), f"{path}.affinity")
+    out += _spread(spec.get("topologySpreadConstraints"), f"{path}.topologySpreadConstraints")
+    out += _dns(spec, path)
     grace = spec.get("terminationGracePeriodSeconds")
     if as_int(grace) is not None and as_int(grace) < 0:
         out.append((f"{path}.terminationGracePeriodSeconds", invalid(grace, "must be greater than or equal to 0")))
     deadline = spec.get("activeDeadlineSeconds")
     if as_int(deadline) is not None and as_int(deadline) <= 0:
         out.append((f"{path}.activeDeadlineSeconds", invalid(deadline, "must be between 1 and 2147483647, inclusive")))
+    return out
+
+
+TOLERATION_OPERATORS = ("Equal", "Exists")
+TAINT_EFFECTS = ("NoExecute", "NoSchedule", "PreferNoSchedule")
+
+
+def _tolerations(tolerations: Any, path: str) -> list[Problem]:
+    """ValidateTolerations (the comparison operators Lt/Gt are behind a feature gate that is off)."""
+    out: list[Problem] = []
+    for i, t in enumerate(as_list(tolerations)):
+        t = as_dict(t)
+        p = f"{path}[{i}]"
+        key, operator = _str(t.get("key")) or "", t.get("operator") or ""
+        value, effect = _str(t.get("value")) or "", t.get("effect") or ""
+        if key:
+            out += [(f"{p}.key", invalid(key, m)) for m in qualified_name(key)]
+        elif operator != "Exists":
+            out.append((f"{p}.operator", invalid(operator, "operator must be Exists when `key` is empty, which "
+                                                           'means "match all values and all keys"')))
+        if t.get("tolerationSeconds") is not None and effect != "NoExecute":
+            out.append((f"{p}.effect", invalid(effect, "effect must be 'NoExecute' when `tolerationSeconds` is set")))
+        if operator in ("", "Equal"):
+            out += [(f"{p}.operator", invalid(value, m)) for m in label_value(value)]
+        elif operator == "Exists":
+            if value:
+                out.append((f"{p}.operator", invalid(value, "value must be empty when `operator` is 'Exists'")))
+        else:
+            out.append((f"{p}.operator", not_supported(operator, TOLERATION_OPERATORS)))
+        if effect and effect not in TAINT_EFFECTS:
+            out.append((f"{p}.effect", not_supported(effect, TAINT_EFFECTS)))
+    return out
+
+
+def _node_selector_term(term: Any, path: str) -> list[Problem]:
+    """ValidateNodeSelectorTerm: each requirement's operator and the values it needs."""
+    out: list[Problem] = []
+    term = as_dict(term)
+    for part in ("matchExpressions", "matchFields"):
+        for j, req in enumerate(as_list(term.get(part))):
+            req = as_dict(req)
+            p = f"{path}.{part}[{j}]"
+            operator, values = req.get("operator"), as_list(req.get("values"))
+            if operator in ("In", "NotIn"):
+                if not values:
+                    out.append((f"{p}.values", required("must be specified when `operator` is 'In' or 'NotIn'")))
+            elif operator in ("Exists", "DoesNotExist"):
+                if values:
+                    out.append((f"{p}.values", forbidden("may not be specified when `operator` is 'Exists' or "
+                                                         "'DoesNotExist'")))
+            elif operator in ("Gt", "Lt"):
+                if len(values) != 1:
+                    out.append((f"{p}.values", required("must be specified single value when `operator` is "
+                                                        "'Lt' or 'Gt'")))
+            else:
+                out.append((f"{p}.operator", invalid(operator if isinstance(operator, str) else "",
+                                                     "not a valid selector operator")))
+            key = _str(req.get("key")) or ""
+            if part == "matchExpressions":
+                out += [(f"{p}.key", invalid(key, m)) for m in qualified_name(key)]
+    return out
+
+
+def _weight(weight: Any, path: str) -> list[Problem]:
+    value = as_int(weight)
+    if value is None or 1 <= value <= 100:
+        return []
+    return [(path, invalid(value, "must be in the range 1-100"))]
+
+
+def _affinity(affinity: dict, path: str) -> list[Problem]:
+    """validateAffinity: node selector terms and their requirements, preference weights, pod
+    (anti-)affinity terms with a topology key."""
+    out: list[Problem] = []
+    node = as_dict(affinity.get("nodeAffinity"))
+    required_terms = node.get("requiredDuringSchedulingIgnoredDuringExecution")
+    if isinstance(required_terms, dict):
+        p = f"{path}.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
+        terms = as_list(required_terms.get("nodeSelectorTerms"))
+        if not terms:
+            out.append((p, required("must have at least one node selector term")))
+        for i, term in enumerate(terms):
+            out += _node_selector_term(term, f"{p}[{i}]")
+    for i, pref in enumerate(as_list(node.get("preferredDuringSchedulingIgnoredDuringExecution"))):
+        p = f"{path}.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
+        out += _weight(as_dict(pref).get("weight"), f"{p}.weight")
+        out += _node_selector_term(as_dict(pref).get("preference"), f"{p}.preference")
+    for kind in ("podAffinity", "podAntiAffinity"):
+        block = as_dict(affinity.get(kind))
+        for mode in ("requiredDuringSchedulingIgnoredDuringExecution",
+                     "preferredDuringSchedulingIgnoredDuringExecution"):
+            for i, term in enumerate(as_list(block.get(mode))):
+                term = as_dict(term)
+                p = f"{path}.{kind}.{mode}[{i}]"
+                if mode.startswith("preferred"):
+                    out += _weight(term.get("weight"), f"{p}.weight")
+                    term, p = as_dict(term.get("podAffinityTerm")), f"{p}.podAffinityTerm"
+                key = _str(term.get("topologyKey")) or ""
+                if not key:
+                    out.append((f"{p}.topologyKey", required("can not be empty")))
+                else:
+                    out += [(f"{p}.topologyKey", invalid(key, m)) for m in qualified_name(key)]
+    return out
+
+
+SPREAD_ACTIONS = ("DoNotSchedule", "ScheduleAnyway")
+
+
+def _spread(constraints: Any, path: str) -> list[Problem]:
+    """validateTopologySpreadConstraints: a positive maxSkew, a topology key, a known action (each
+    key/action pair once), a positive minDomains only with DoNotSchedule."""
+    out: list[Problem] = []
+    seen: set[tuple[str, str]] = set()
+    for i, c in enumerate(as_list(constraints)):
+        c = as_dict(c)
+        p = f"{path}[{i}]"
+        skew = as_int(c.get("maxSkew"))
+        if skew is not None and skew <= 0:
+            out.append((f"{p}.maxSkew", invalid(skew, "must be greater than zero")))
+        key = _str(c.get("topologyKey")) or ""
+        if not key:
+            out.append((f"{p}.topologyKey", required("can not be empty")))
+        else:
+            out += [(f"{p}.topologyKey", invalid(key, m)) for m in qualified_name(key)]
+        action = c.get("whenUnsatisfiable") or ""
+        if action not in SPREAD_ACTIONS:
+            out.append((f"{p}.whenUnsatisfiable", not_supported(action, SPREAD_ACTIONS)))
+        elif (key, action) in seen:
+            out.append((p, duplicate(f"{{{key}, {action}}}")))
+        seen.add((key, action))
+        domains = as_int(c.get("minDomains"))
+        if domains is not None and domains <= 0:
+            out.append((f"{p}.minDomains", invalid(domains, "must be greater than zero")))
+        elif domains is not None and action != "DoNotSchedule":
+            out.append((f"{p}.minDomains", invalid(domains, "can only use minDomains if "
+                                                            f"whenUnsatisfiable=DoNotSchedule, not {action}")))
+    return out
+
+
+DNS_POLICIES = ("ClusterFirst", "ClusterFirstWithHostNet", "Default", "None")
+
+
+def _dns(spec: dict, path: str) -> list[Problem]:
+    """validateDNSPolicy and validatePodDNSConfig: a known policy; `None` needs a dnsConfig with 1-3
+    nameservers."""
+    policy = spec.get("dnsPolicy") or "ClusterFirst"
+    config = spec.get("dnsConfig")
+    if policy not in DNS_POLICIES:
+        return [(f"{path}.dnsPolicy", not_supported(policy, DNS_POLICIES))]
+    out: list[Problem] = []
+    servers = as_list(as_dict(config).get("nameservers"))
+    if policy == "None" and not isinstance(config, dict):
+        return [(f"{path}.dnsConfig", required("must provide `dnsConfig` when `dnsPolicy` is None"))]
+    if policy == "None" and not servers:
+        out.append((f"{path}.dnsConfig.nameservers",
+                    required("must provide at least one DNS nameserver when `dnsPolicy` is None")))
+    if len(servers) > 3:
+        out.append((f"{path}.dnsConfig.nameservers", invalid(servers, "must not have more than 3 nameservers")))
     return out
 
 
@@ -676,20 +894,193 @@ _APPS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet")
 _BATCH_POLICIES = ("OnFailure", "Never")
 
 
+def _stateful_set_template(template: dict) -> list[Problem]:
+    """ValidatePodTemplateSpecForStatefulSet: a StatefulSet's pod template gets only its labels and
+    annotations checked, and restartPolicy Always: not the pod spec, whose volumeMounts may name the
+    volumeClaimTemplates rather than a volume (upstream leaves that union unchecked)."""
+    md = as_dict(template.get("metadata"))
+    out = validate_labels(md.get("labels"), "spec.template.metadata.labels")
+    out += validate_annotations(md.get("annotations"), "spec.template.metadata.annotations")
+    policy = as_dict(template.get("spec")).get("restartPolicy") or "Always"
+    if policy != "Always":
+        out.append(("spec.template.spec.restartPolicy", not_supported(policy, ("Always",))))
+    return out
+
+
+def _apps_selector(kind: str, spec: dict) -> list[Problem]:
+    """ValidateDeploymentSpec, ValidateStatefulSetSpec, ValidateDaemonSetSpec, ValidateReplicaSetSpec:
+    apps/v1 needs a selector, not an empty one, and the pod template's labels must satisfy it."""
+    selector = spec.get("selector")
+    if not isinstance(selector, dict):
+        return [("spec.selector", required())]
+    if not as_dict(selector.get("matchLabels")) and not as_list(selector.get("matchExpressions")):
+        noun = {"ReplicaSet": "deployment"}.get(kind, kind.lower())   # the ReplicaSet check reuses the words
+        return [("spec.selector", invalid(selector, f"empty selector is invalid for {noun}"))]
+    labels = as_dict(as_dict(as_dict(spec.get("template")).get("metadata")).get("labels"))
+    if not selector_matches(selector, labels):
+        return [("spec.template.metadata.labels", invalid(labels, "`selector` does not match template `labels`"))]
+    return []
+
+
+def _int_or_percent(value: Any) -> int | None:
+    """getIntOrPercentValue: an int, or the number of an `N%` string (None: not either)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.endswith("%") and value[:-1].isdigit():
+        return int(value[:-1])
+    return None
+
+
+_ROLLING = "spec.strategy.rollingUpdate"
+
+
+def _deployment_strategy(strategy: dict) -> list[Problem]:
+    """ValidateDeploymentStrategy after v1 defaulting (type RollingUpdate; maxSurge and maxUnavailable
+    25%): Recreate takes no rollingUpdate; maxSurge and maxUnavailable not both 0, maxUnavailable at
+    most 100%."""
+    kind = strategy.get("type") or "RollingUpdate"
+    rolling = strategy.get("rollingUpdate")
+    if kind == "Recreate":
+        if rolling is not None:
+            return [("spec.strategy.rollingUpdate",
+                     forbidden("may not be specified when strategy `type` is 'Recreate'"))]
+        return []
+    if kind != "RollingUpdate":
+        return [("spec.strategy.type", not_supported(kind, ("Recreate", "RollingUpdate")))]
+    rolling = as_dict(rolling)
+    unavailable, surge = rolling.get("maxUnavailable", "25%"), rolling.get("maxSurge", "25%")
+    out: list[Problem] = []
+    for name, value in (("maxUnavailable", unavailable), ("maxSurge", surge)):
+        number = _int_or_percent(value)
+        if number is not None and number < 0:
+            out.append((f"{_ROLLING}.{name}", invalid(value, "must be greater than or equal to 0")))
+    if _int_or_percent(unavailable) == 0 and _int_or_percent(surge) == 0:
+        out.append((f"{_ROLLING}.maxUnavailable", invalid(unavailable, "may not be 0 when `maxSurge` is 0")))
+    if isinstance(unavailable, str) and (_int_or_percent(unavailable) or 0) > 100:
+        out.append((f"{_ROLLING}.maxUnavailable", invalid(unavailable, "must not be greater than 100%")))
+    return out
+
+
+# --- cron schedules (robfig/cron v3 ParseStandard: batch CronJobs and Volcano's CronJobs) ----------
+
+_CRON_DESCRIPTORS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
+_CRON_FIELDS = ((0, 59, {}), (0, 23, {}), (1, 31, {}),
+                (1, 12, {m: i + 1 for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split())}),
+                (0, 6, {d: i for i, d in enumerate("sun mon tue wed thu fri sat".split())}))
+_DURATION = re.compile(r"[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+|[-+]?0")   # Go's ParseDuration
+
+
+def _cron_field_error(text: str, low: int, high: int, names: dict) -> str | None:
+    for part in text.split(","):
+        rng, slash, step = part.partition("/")
+        if slash and (not step.isdigit() or int(step) == 0):
+            return (f"failed to parse int from {step}: strconv.Atoi: parsing {_q(step)}: invalid syntax"
+                    if not step.isdigit() else f"step of range should be a positive number: {part}")
+        if rng in ("*", "?"):
+            continue
+        start, dash, end = rng.partition("-")
+        values = []
+        for v in (start, end) if dash else (start,):
+            v = names.get(v.lower(), v)
+            if isinstance(v, str) and not v.isdigit():
+                return f"failed to parse int from {v}: strconv.Atoi: parsing {_q(v)}: invalid syntax"
+            values.append(int(v))
+        if values[0] < low:
+            return f"beginning of range ({values[0]}) below minimum ({low}): {part}"
+        if values[-1] > high:
+            return f"end of range ({values[-1]}) above maximum ({high}): {part}"
+        if dash and values[0] > values[1]:
+            return f"beginning of range ({values[0]}) beyond end of range ({values[1]}): {part}"
+    return None
+
+
+def cron_schedule_error(schedule: str) -> str | None:
+    """Why robfig/cron ``ParseStandard`` refuses ``schedule`` (its error text), or None: five fields
+    (minute hour day-of-month month day-of-week) with lists, ranges, steps and month/day names, or a
+    descriptor (``@daily``, ``@every 1h30m``)."""
+    text = schedule.strip()
+    if text.startswith("@"):
+        if text.startswith("@every "):
+            duration = text[len("@every "):].strip()
+            return None if _DURATION.fullmatch(duration) else f"failed to parse duration {text}: time: invalid " \
+                                                               f"duration {_q(duration)}"
+        return None if text in _CRON_DESCRIPTORS else f"unrecognized descriptor: {text}"
+    fields = text.split()
+    if len(fields) != 5:
+        return f"expected exactly 5 fields, found {len(fields)}: [{' '.join(fields)}]"
+    for f, rule in zip(fields, _CRON_FIELDS):
+        error = _cron_field_error(f, *rule)
+        if error:
+            return error
+    return None
+
+
+def _cronjob(spec: dict) -> list[Problem]:
+    """ValidateCronJobSpec on create: the schedule parses, no TZ inside it (timeZone is the field for
+    that), a known concurrencyPolicy (defaulted to Allow)."""
+    out: list[Problem] = []
+    schedule = _str(spec.get("schedule")) or ""
+    if not schedule:
+        out.append(("spec.schedule", required()))
+    else:
+        error = cron_schedule_error(schedule)
+        if error:
+            out.append(("spec.schedule", invalid(schedule, error)))
+        if "TZ" in schedule:
+            out.append(("spec.schedule", invalid(schedule, "cannot use TZ or CRON_TZ in schedule, use timeZone "
+                                                           "field instead")))
+    policy = spec.get("concurrencyPolicy") or "Allow"
+    if policy not in ("Allow", "Forbid", "Replace"):
+        out.append(("spec.concurrencyPolicy", not_supported(policy, ("Allow", "Forbid", "Replace"))))
+    return out
+
+
+MAX_INDEXED_PARALLELISM = 100000
+
+
+def _indexed(spec: dict) -> list[Problem]:
+    """validateJobSpec: a known completionMode; an Indexed Job needs completions and at most 100000
+    parallel pods."""
+    mode = spec.get("completionMode")
+    if mode is None or mode == "NonIndexed":
+        return []
+    if mode != "Indexed":
+        return [("spec.completionMode", not_supported(mode, ("NonIndexed", "Indexed")))]
+    out: list[Problem] = []
+    if spec.get("completions") is None:
+        out.append(("spec.completions", required("when completion mode is Indexed")))
+    parallelism = as_int(spec.get("parallelism"))
+    if parallelism is not None and parallelism > MAX_INDEXED_PARALLELISM:
+        out.append(("spec.parallelism", invalid(parallelism, f"must be less than or equal to {MAX_INDEXED_PARALLELISM} "
+                                                             "when completion mode is Indexed")))
+    return out
+
+
 def _workload(obj: dict) -> list[Problem]:
     kind, group = obj.get("kind"), str(obj.get("apiVersion", "")).rpartition("/")[0]
     spec = as_dict(obj.get("spec"))
     if kind in _APPS and group == "apps" or kind == "ReplicationController" and group == "":
-        out = validate_pod_template(spec.get("template"), "spec.template", ("Always",))
+        if kind == "StatefulSet":
+            out = _stateful_set_template(as_dict(spec.get("template")))
+        else:
+            out = validate_pod_template(spec.get("template"), "spec.template", ("Always",))
+        if as_dict(as_dict(spec.get("template")).get("spec")).get("activeDeadlineSeconds") is not None:
+            owner = {"Deployment": "ReplicaSet"}.get(str(kind), kind)   # a Deployment's check reuses the words
+            out.append(("spec.template.spec.activeDeadlineSeconds",
+                        forbidden(f"activeDeadlineSeconds in {owner} is not Supported")))
         replicas = as_int(spec.get("replicas"))
         if replicas is not None and replicas < 0:
             out.append(("spec.replicas", invalid(replicas, "must be greater than or equal to 0")))
+        if group == "apps":
+            out += _apps_selector(kind, spec)
+        if kind == "Deployment":
+            out += _deployment_strategy(as_dict(spec.get("strategy")))
         return out
     if kind == "Job" and group == "batch":
-        return validate_pod_template(spec.get("template"), "spec.template", _BATCH_POLICIES)
+        return validate_pod_template(spec.get("template"), "spec.template", _BATCH_POLICIES) + _indexed(spec)
     if kind == "CronJob" and group == "batch":
         template = as_dict(as_dict(spec.get("jobTemplate")).get("spec")).get("template")
-        return validate_pod_template(template, "spec.jobTemplate.spec.template", _BATCH_POLICIES)
+        return validate_pod_template(template, "spec.jobTemplate.spec.template", _BATCH_POLICIES) + _cronjob(spec)
     if kind == "PodTemplate" and group == "":
         return validate_pod_template(obj.get("template"), "template")
     if kind == "Pod" and group == "":
@@ -880,9 +1271,8 @@ def validate_pvc(obj: dict) -> list[Problem]:
     if "ReadWriteOncePod" in modes and len(modes) > 1:
         out.append(("spec.accessModes", forbidden("may not use ReadWriteOncePod with other access modes")))
     requests = as_dict(as_dict(spec.get("resources")).get("requests"))
-    if "storage" not in requests:
-        if not spec.get("dataSourceRef") and not spec.get("dataSource"):
-            out.append(("spec.resources[storage]", required()))
+    if "storage" not in requests:   # required even when a data source (a snapshot, a clone) fills the claim
+        out.append(("spec.resources[storage]", required()))
     else:
         value = _quantity(requests["storage"])
         if value is not None and value <= 0:
@@ -1112,6 +1502,11 @@ _BY_KIND = {
 WORKLOAD_KINDS = frozenset({("apps", k) for k in _APPS} | {("", "ReplicationController"), ("batch", "Job"),
                                                            ("batch", "CronJob"), ("", "PodTemplate"), ("", "Pod")})
 
+# Where the workload kinds check their own spec (selector and template labels, strategy, completions).
+_SPEC_CHECKS = {("apps", k): f"pkg/apis/apps/validation/validation.go Validate{k}Spec" for k in _APPS}
+_SPEC_CHECKS[("batch", "Job")] = "pkg/apis/batch/validation/validation.go validateJobSpec"
+_SPEC_CHECKS[("batch", "CronJob")] = "pkg/apis/batch/validation/validation.go ValidateCronJobSpec"
+
 # The upstream file that holds each kind's checks (for messages): kubernetes/kubernetes at v1.35.
 UPSTREAM = {
     "metadata": "staging/src/k8s.io/apimachinery/pkg/api/validation/objectmeta.go ValidateObjectMeta",
@@ -1159,6 +1554,8 @@ def upstream_file(obj: dict, path: str) -> str:
     group, kind = judged_kind(obj)
     if path.startswith("metadata."):
         return UPSTREAM["metadata"]
+    if (group, kind) in _SPEC_CHECKS and "template.spec." not in path:
+        return _SPEC_CHECKS[(group, kind)]   # the controller's own spec: selector, strategy, completions
     if (group, kind) in WORKLOAD_KINDS:
         return UPSTREAM[(group if group in ("apps", "batch") else "", "pod-template")]
     return UPSTREAM.get((group, kind), UPSTREAM["core"] + f" Validate{kind}")

@@ -20,7 +20,7 @@ from typing import Callable, Iterable
 
 from modules.core.quantity import parse_quantity
 
-from .apivalidation import dns1123_subdomain, qualified_name, validate_pod_template
+from .apivalidation import cron_schedule_error, dns1123_subdomain, qualified_name, validate_pod_template
 from .partitions import partition_policies, webhook_refusal
 from .shapes import annotations, as_dict, as_int, as_list, meta
 
@@ -319,42 +319,9 @@ def _frozen(spec: dict) -> dict:
 
 # ---------------------------------------------------------------- cronjobs (admit_cronjob.go)
 
-_CRON_DESCRIPTORS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
-_CRON_FIELDS = ((0, 59, {}), (0, 23, {}), (1, 31, {}),
-                (1, 12, {m: i + 1 for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split())}),
-                (0, 6, {d: i for i, d in enumerate("sun mon tue wed thu fri sat".split())}))
-_DURATION = re.compile(r"[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+|[-+]?0")   # Go's ParseDuration
-
-
-def _cron_field(text: str, low: int, high: int, names: dict) -> bool:
-    for part in text.split(","):
-        rng, _, step = part.partition("/")
-        if step and (not step.isdigit() or int(step) == 0):
-            return False
-        if rng in ("*", "?"):
-            continue
-        start, dash, end = rng.partition("-")
-        values = []
-        for v in (start, end) if dash else (start,):
-            v = names.get(v.lower(), v)
-            if isinstance(v, str) and not v.isdigit():
-                return False
-            values.append(int(v))
-        if any(v < low or v > high for v in values) or (dash and values[0] > values[1]):
-            return False
-    return True
-
-
 def cron_schedule_valid(schedule: str) -> bool:
-    """robfig/cron ``ParseStandard``: five fields (minute hour day-of-month month day-of-week) with
-    lists, ranges, steps and month/day names, or a descriptor (``@daily``, ``@every 1h30m``)."""
-    text = schedule.strip()
-    if text.startswith("@"):
-        if text.startswith("@every "):
-            return _DURATION.fullmatch(text[len("@every "):].strip()) is not None
-        return text in _CRON_DESCRIPTORS
-    fields = text.split()
-    return len(fields) == 5 and all(_cron_field(f, *rule) for f, rule in zip(fields, _CRON_FIELDS))
+    """robfig/cron ``ParseStandard`` accepts ``schedule`` (see ``apivalidation.cron_schedule_error``)."""
+    return cron_schedule_error(schedule) is None
 
 
 _TZ_PART = re.compile(r"[A-Za-z.\-_0-9+]{1,14}")

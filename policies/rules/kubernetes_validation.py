@@ -29,6 +29,10 @@ def _fix(path: str, message: str) -> str:
                 "`trainstack:featureGates`, and an Object or External metric)")
     if path == "spec.maxReplicas":
         return "make maxReplicas at least 1 and at least minReplicas"
+    if message.endswith("`selector` does not match template `labels`"):
+        return "give the pod template every label the selector requires (or narrow the selector)"
+    if message.endswith("may not be 0 when `maxSurge` is 0"):
+        return "let the rollout either add a pod (maxSurge) or take one down (maxUnavailable)"
     kind = message.split(":", 1)[0]
     return _FIX.get(kind, "change the value to one the quoted rule allows")
 
@@ -50,7 +54,8 @@ RULES = (
         id=RULE_ID,
         description="Every object passes the Kubernetes API server's built-in validation on create: names, labels "
                     "and annotations; pod templates (container names, volume mounts that name a volume, ports, "
-                    "env names, requests not above limits, probes, the restart policy the kind allows); HPAs, "
+                    "env names, requests not above limits, probes, the restart policy the kind allows, "
+                    "tolerations, affinity, topology spread, DNS); workload selectors and strategies; HPAs, "
                     "PersistentVolumeClaims, Services, PriorityClasses, ConfigMaps, Secrets, StorageClasses and "
                     "RBAC roles and bindings.",
         why="The API server validates these objects in Go (kubernetes/kubernetes pkg/apis/*/validation), "
@@ -82,9 +87,12 @@ holds the check.
 | what | evaluated |
 |---|---|
 | every object, custom resources included | `metadata.name` in its kind's format (DNS-1123 subdomain; Namespace a DNS-1123 label; Service a DNS-1035 label; RBAC objects a path segment; a batch CronJob at most 52 characters), `metadata.namespace` a DNS label (on cluster-scoped kinds the API server clears it), label keys and values, annotation keys and their total size (256 KiB) |
-| pod templates of Pods, PodTemplates, ReplicationControllers, Deployments, StatefulSets, DaemonSets, ReplicaSets, batch Jobs and CronJobs (and, through Volcano's job webhook under `upstream-admission`, every Volcano Job task) | at least one container; container names DNS labels and unique across init, regular and ephemeral containers; an image; volume names DNS labels and unique, one source per volume, the claim/ConfigMap/Secret/path each source needs; every `volumeMount` names a volume, mount paths unique and set, `subPath` relative; ports (number 1-65535, IANA names unique per container, protocol TCP/UDP/SCTP); env names (printable ASCII without `=`) and `valueFrom` with one source; requests not above limits and equal to them for extended resources (`nvidia.com/gpu`), which need a limit; probes with exactly one handler, non-negative timings, `successThreshold` 1 for liveness and startup probes, none on non-restartable init containers; lifecycle hooks with one handler; `restartPolicy` Always/OnFailure/Never, and the one the kind allows (apps kinds `Always`, batch Jobs and CronJobs `OnFailure` or `Never`); node selector labels; service account, priority class, hostname and subdomain names |
+| pod templates of Pods, PodTemplates, ReplicationControllers, Deployments, DaemonSets, ReplicaSets, batch Jobs and CronJobs (and, through Volcano's job webhook under `upstream-admission`, every Volcano Job task) | at least one container; container names DNS labels and unique across init, regular and ephemeral containers; an image; volume names DNS labels and unique, one source per volume, the claim/ConfigMap/Secret/path each source needs; every `volumeMount` names a volume, mount paths unique and set, `subPath` relative; ports (number 1-65535, IANA names unique per container, protocol TCP/UDP/SCTP); env names (printable ASCII without `=`) and `valueFrom` with one source; requests not above limits and equal to them for extended resources (`nvidia.com/gpu`), which need a limit; probes with exactly one handler, non-negative timings, `successThreshold` 1 for liveness and startup probes, none on non-restartable init containers; lifecycle hooks with one handler; `restartPolicy` Always/OnFailure/Never, and the one the kind allows (apps kinds `Always`, batch Jobs and CronJobs `OnFailure` or `Never`); node selector labels; service account, priority class, hostname and subdomain names; extended resources (`nvidia.com/gpu`) in whole numbers; env `fieldRef` paths (`metadata.name`, ..., `metadata.labels['key']`) and `resourceFieldRef` resources (`limits.cpu`, `requests.memory`, ..., hugepages) the downward API offers; tolerations (key syntax, Equal/Exists, no value with Exists, an empty key only with Exists, `tolerationSeconds` only with NoExecute, known effects); node affinity (at least one required term; values for In/NotIn, none for Exists/DoesNotExist, one for Gt/Lt; known operators; keys), pod (anti-)affinity topology keys and weights 1-100; topology spread constraints (maxSkew > 0, a topology key, DoNotSchedule/ScheduleAnyway, each key/action pair once, minDomains > 0 only with DoNotSchedule); dnsPolicy, and `None` with a dnsConfig of 1-3 nameservers; with hostNetwork, each set hostPort equal to its containerPort |
+| Deployments, StatefulSets, DaemonSets, ReplicaSets (`apps/v1`) | a selector, not empty, that the pod template's labels satisfy; no activeDeadlineSeconds in the template; a StatefulSet's template only by its labels, annotations and restart policy (upstream does not validate its pod spec, whose volumeMounts may name volumeClaimTemplates); a Deployment's strategy after defaulting (maxSurge and maxUnavailable 25%): not both 0, maxUnavailable at most 100%, no rollingUpdate with `Recreate` |
+| batch Job | a known completionMode; an `Indexed` Job with completions and at most 100000 parallel pods |
+| batch CronJob | a schedule robfig/cron's standard parser accepts (five fields or a descriptor; its error quoted), no `TZ`/`CRON_TZ` in it, a known concurrencyPolicy |
 | HorizontalPodAutoscaler (`autoscaling/v2`, `v1`) | minReplicas >= 1 (>= 0 with the `HPAScaleToZero` gate declared in `trainstack:featureGates`, then with an Object or External metric), maxReplicas >= 1 and >= minReplicas, scale target kind and name, each metric: a known type, exactly its own source populated, a metric name, the target each type needs (Pods an averageValue, Resource a utilization or an average value, not both; Object and External a value or averageValue), target type and positive values; behavior windows (0-3600 s), policies (type, value, period 1-1800 s), selectPolicy |
-| PersistentVolumeClaim | at least one access mode, each known, `ReadWriteOncePod` alone; a storage request (unless a data source fills it) above zero; volumeMode; storage class name |
+| PersistentVolumeClaim | at least one access mode, each known, `ReadWriteOncePod` alone; a storage request above zero (a claim cloned or restored from a data source too); volumeMode; storage class name |
 | Service | type; ports (required unless headless or ExternalName; names DNS labels, required when several, unique; port numbers; protocols; target ports; no nodePort on ClusterIP; port/protocol pairs unique); `clusterIP: None` not on NodePort/LoadBalancer; externalName for ExternalName; selector labels |
 | PriorityClass | the `system-` prefix only for the two built-in classes with their values; user values at most 1000000000; preemptionPolicy |
 | StorageClass | a provisioner (a qualified name), reclaimPolicy Delete/Recycle/Retain, volumeBindingMode Immediate/WaitForFirstConsumer |
@@ -96,10 +104,13 @@ Not evaluated, and why:
   queue): trainstack judges the objects it would create.
 - Checks that need the cluster: namespace existence, quotas and limit ranges (admission plugins over
   cluster state), whether a PriorityClass, ServiceAccount or StorageClass exists, IP allocation.
-- Pod-spec details the stacks do not write and whose syntax the OpenAPI schema mostly covers:
-  affinity and topology-spread selectors, tolerations, DNS config, security contexts (privileged
-  containers depend on the API server's `--allow-privileged`; the pod-security rules judge the rest),
-  volume sources' own fields beyond the name each needs, downward API paths, resource name syntax.
+- Pod-spec details the stacks do not write and whose syntax the OpenAPI schema mostly covers: the
+  label selectors inside pod affinity and topology spread constraints, DNS search domains and options,
+  security contexts (privileged containers depend on the API server's `--allow-privileged`; the
+  pod-security rules judge the rest), volume sources' own fields beyond the name each needs (downward
+  API volume items included), a `resourceFieldRef` divisor.
+- Feature-gated checks that are off on a default v1.35 API server: the toleration operators `Lt`/`Gt`
+  (refused as unsupported, as there).
 - Services' IP families, load-balancer fields and traffic policies; bodies of kinds not listed
   above (Ingress, NetworkPolicy, ...): their names, labels and annotations are checked, their bodies
   are left to the schema.

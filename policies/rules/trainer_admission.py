@@ -342,6 +342,31 @@ def trainjob_problems(job: dict, runtime: dict, priority_classes: set[str] | Non
             + _volcano_problems(job, runtime, priority_classes) + _jobset_problems(job, runtime, old, jobset))
 
 
+_RELEASE = "kubeflow/trainer v2.3.0"
+_SOURCES = {"torch": "pkg/runtime/framework/plugins/torch/torch.go Validate",
+            "mpi": "pkg/runtime/framework/plugins/mpi/mpi.go Validate",
+            "volcano": "pkg/runtime/framework/plugins/volcano/volcano.go Validate",
+            "jobset": "pkg/runtime/framework/plugins/jobset/jobset.go Validate",
+            "trainjob": "pkg/webhooks/trainjob_webhook.go ValidateCreate"}
+
+
+def problem_source(problem: Problem, job: dict, runtime: dict | None, priority_classes: set[str] | None) -> str:
+    """The upstream file and function that refuses ``problem`` of a TrainJob (for the message)."""
+    if runtime is not None:
+        for key, found in (("torch", _torch_problems(job, runtime)), ("mpi", _mpi_problems(job, runtime)),
+                           ("volcano", _volcano_problems(job, runtime, priority_classes)),
+                           ("jobset", _jobset_problems(job, runtime))):
+            if problem in found:
+                return f"{_RELEASE} {_SOURCES[key]}"
+    return f"{_RELEASE} {_SOURCES['trainjob']}"
+
+
+def runtime_source(runtime: dict) -> str:
+    """The webhook file that judges a (Cluster)TrainingRuntime."""
+    name = "clustertrainingruntime" if runtime.get("kind") == "ClusterTrainingRuntime" else "trainingruntime"
+    return f"{_RELEASE} pkg/webhooks/{name}_webhook.go validateReplicatedJobs"
+
+
 def _runtime_ref(job: dict) -> tuple[str, str, str]:
     ref = as_dict(as_dict(job.get("spec")).get("runtimeRef"))
     return (str(ref.get("apiGroup") or GROUP), str(ref.get("kind") or "ClusterTrainingRuntime"),
@@ -395,8 +420,8 @@ def _trainer_admission(obj: dict, ctx: CheckContext) -> Iterator[Finding | NotCh
     known = bool(ctx.config.get("clusterObjectsKnown"))
     if obj.get("kind") in RUNTIME_KINDS:
         for path, message in runtime_problems(obj):
-            yield Finding(path, f"{where(obj, path)}: Trainer's {obj['kind']} webhook rejects it: {message}. "
-                                f"{_FIX['runtime']}")
+            yield Finding(path, f"{where(obj, path)}: Trainer's {obj['kind']} webhook rejects it: {message} "
+                                f"({runtime_source(obj)}). {_FIX['runtime']}")
         return
     group, kind, name = _runtime_ref(obj)
     present = ctx.remember("priority-classes", lambda: {
@@ -413,16 +438,20 @@ def _trainer_admission(obj: dict, ctx: CheckContext) -> Iterator[Finding | NotCh
         return
     if group != GROUP or kind not in RUNTIME_KINDS:
         (path, message), = problems
-        yield Finding(path, f"{where(obj, path)}: Trainer's TrainJob webhook rejects it: {message}. Reference a "
+        yield Finding(path, f"{where(obj, path)}: Trainer's TrainJob webhook rejects it: {message} "
+                            f"({_RELEASE} {_SOURCES['trainjob']}). Reference a "
                             f"ClusterTrainingRuntime or TrainingRuntime of {GROUP}.")
         return
     if find_runtime(obj, ctx.manifests) is None:
         (path, message), = problems
-        yield Finding(path, f"{where(obj, path)}: Trainer's TrainJob webhook rejects it: {message}.")
+        yield Finding(path, f"{where(obj, path)}: Trainer's TrainJob webhook rejects it: {message} "
+                            f"({_RELEASE} {_SOURCES['trainjob']}). Create the runtime before the TrainJob.")
         return
+    runtime = find_runtime(obj, ctx.manifests)
     for path, message in problems:
+        source = problem_source((path, message), obj, runtime, classes)
         yield Finding(path, f"{where(obj, path)}: Trainer's TrainJob webhook rejects it (runtime {kind} {name!r}): "
-                            f"{message}. {_FIX['trainjob']}")
+                            f"{message} ({source}). {_FIX['trainjob']}")
 
 
 RULES = (

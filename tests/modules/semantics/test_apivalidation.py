@@ -126,6 +126,53 @@ CASES = [
       "subjects": [{"kind": "ServiceAccount", "name": "sa"}]}, "subjects[0].namespace", "Required value"),
     ({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "Team_A"}},
      "metadata.namespace", "RFC 1123 label"),
+    # scheduling constraints, DNS and the downward API of a pod spec
+    (_with(POD, "spec.tolerations", [{"key": "gpu", "operator": "Exists", "value": "yes"}]),
+     "spec.tolerations[0].operator", "value must be empty when `operator` is 'Exists'"),
+    (_with(POD, "spec.tolerations", [{"operator": "Equal", "value": "x"}]),
+     "spec.tolerations[0].operator", "operator must be Exists when `key` is empty"),
+    (_with(POD, "spec.tolerations", [{"key": "k", "operator": "Exists", "tolerationSeconds": 5}]),
+     "spec.tolerations[0].effect", "effect must be 'NoExecute' when `tolerationSeconds` is set"),
+    (_with(POD, "spec.tolerations", [{"key": "k", "operator": "Lt", "value": "3"}]),
+     "spec.tolerations[0].operator", 'Unsupported value: "Lt"'),
+    (_with(POD, "spec.affinity", {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": []}}}),
+     "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms",
+     "must have at least one node selector term"),
+    (_with(POD, "spec.affinity", {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "Exists", "values": ["a"]}]}]}}}),
+     "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]"
+     ".matchExpressions[0].values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"),
+    (_with(POD, "spec.affinity", {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 0, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname"}}]}}),
+     "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight",
+     "must be in the range 1-100"),
+    (_with(POD, "spec.affinity", {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{}]}}),
+     "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey", "can not be empty"),
+    (_with(POD, "spec.topologySpreadConstraints", [{"maxSkew": 1, "topologyKey": "zone",
+                                                   "whenUnsatisfiable": "ScheduleAnyway", "minDomains": 2}]),
+     "spec.topologySpreadConstraints[0].minDomains", "can only use minDomains if whenUnsatisfiable=DoNotSchedule"),
+    (_with(POD, "spec.dnsPolicy", "None"), "spec.dnsConfig", "must provide `dnsConfig` when `dnsPolicy` is None"),
+    (_with(POD, "spec.containers.0.env", [{"name": "L", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels"}}}]),
+     "spec.containers[0].env[0].valueFrom.fieldRef.fieldPath", 'Unsupported value: "metadata.labels"'),
+    (_with(POD, "spec.containers.0.env", [{"name": "G", "valueFrom": {"resourceFieldRef": {
+        "resource": "requests.nvidia.com/gpu"}}}]),
+     "spec.containers[0].env[0].valueFrom.resourceFieldRef.resource", 'Unsupported value: "requests.nvidia.com/gpu"'),
+    (_with(POD, "spec.containers.0.resources", {"limits": {"rdma/ib": "1.5"}}),
+     "spec.containers[0].resources.limits[rdma/ib]", "must be an integer"),
+    (_with(_with(POD, "spec.hostNetwork", True), "spec.containers.0.ports", [{"containerPort": 80, "hostPort": 8080}]),
+     "spec.containers[0].ports[0].hostPort", "must match `containerPort` when `hostNetwork` is true"),
+    # the workload controllers' own spec
+    (_with(DEPLOYMENT, "spec.selector", {"matchExpressions": [{"key": "app", "operator": "In", "values": ["api"]}]}),
+     "spec.template.metadata.labels", "`selector` does not match template `labels`"),
+    (_with(DEPLOYMENT, "spec.selector", {}), "spec.selector", "empty selector is invalid for deployment"),
+    (_with(DEPLOYMENT, "spec.strategy", {"type": "Recreate", "rollingUpdate": {"maxSurge": 1}}),
+     "spec.strategy.rollingUpdate", "may not be specified when strategy `type` is 'Recreate'"),
+    (_with(DEPLOYMENT, "spec.strategy", {"rollingUpdate": {"maxSurge": "0%", "maxUnavailable": 0}}),
+     "spec.strategy.rollingUpdate.maxUnavailable", "may not be 0 when `maxSurge` is 0"),
+    ({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "d"},
+      "spec": {"completionMode": "Indexed", "template": {"spec": {"restartPolicy": "Never", "containers": [
+          {"name": "a", "image": "x"}]}}}}, "spec.completions", "Required value: when completion mode is Indexed"),
 ]
 
 
@@ -137,6 +184,51 @@ def test_refused_on_the_field_with_the_api_servers_words(obj, path, fragment):
 
 @pytest.mark.parametrize("obj", [POD, DEPLOYMENT, HPA], ids=["pod", "deployment", "hpa"])
 def test_valid_objects_are_admitted(obj):
+    assert validate_object(obj) == []
+
+
+ADMITTED_TWINS = [
+    _with(POD, "spec.tolerations", [{"operator": "Exists"}, {"key": "k", "operator": "Exists", "effect": "NoExecute",
+                                                            "tolerationSeconds": 30}, {"key": "gpu", "value": "a"}]),
+    _with(POD, "spec.affinity", {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]}}}),
+    _with(POD, "spec.containers.0.env", [
+        {"name": "A", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['app']"}}},
+        {"name": "B", "valueFrom": {"resourceFieldRef": {"resource": "limits.hugepages-2Mi"}}},
+        {"name": "C", "valueFrom": {"fieldRef": {"fieldPath": "status.hostIP"}}}]),
+    _with(_with(POD, "spec.dnsPolicy", "None"), "spec.dnsConfig", {"nameservers": ["10.0.0.10"]}),
+    _with(DEPLOYMENT, "spec.strategy", {"rollingUpdate": {"maxSurge": 0}}),     # maxUnavailable defaults to 25%
+    _with(DEPLOYMENT, "spec.selector", {"matchExpressions": [{"key": "app", "operator": "Exists"}]}),
+    _with(_with(POD, "spec.hostNetwork", True), "spec.containers.0.ports", [{"containerPort": 80}]),  # defaulted
+    # a StatefulSet's pod spec is not validated: its mounts may name a volumeClaimTemplate
+    _with(_with(DEPLOYMENT, "kind", "StatefulSet"), "spec.template.spec.containers.0.volumeMounts",
+          [{"name": "data", "mountPath": "/data"}]),
+]
+
+
+@pytest.mark.parametrize("schedule, error", [
+    ("0 2 * * *", None), ("@every 1h30m", None), ("*/5 8-18 * jan-dec MON-FRI", None), ("@daily", None),
+    ("61 * * * *", "end of range (61) above maximum (59): 61"),
+    ("0 0 0 * *", "beginning of range (0) below minimum (1): 0"),
+    ("0 5-2 * * *", "beginning of range (5) beyond end of range (2): 5-2"),
+    ("0 2 * *", "expected exactly 5 fields, found 4: [0 2 * *]"),
+    ("@fortnightly", "unrecognized descriptor: @fortnightly"),
+    ("*/0 * * * *", "step of range should be a positive number: */0"),
+])
+def test_cron_schedules_are_judged_as_robfig_cron_parses_them(schedule, error):
+    from modules.semantics.apivalidation import cron_schedule_error
+
+    assert cron_schedule_error(schedule) == error
+
+
+def test_a_claim_restored_from_a_data_source_still_needs_a_storage_request():
+    pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "c", "namespace": "d"},
+           "spec": {"accessModes": ["ReadWriteOnce"], "dataSource": {"kind": "PersistentVolumeClaim", "name": "src"}}}
+    assert validate_object(pvc) == [("spec.resources[storage]", "Required value")]
+
+
+@pytest.mark.parametrize("obj", ADMITTED_TWINS, ids=range(len(ADMITTED_TWINS)))
+def test_the_new_checks_admit_their_valid_twins(obj):
     assert validate_object(obj) == []
 
 

@@ -9,7 +9,7 @@ import pytest
 from modules.core.config import load_project, load_stack
 from modules.core.render import render
 from policies.framework import CheckContext
-from policies.rules.hypernodes import re2_problem
+from policies.rules.hypernodes import go_regexp_error, re2_problem
 from policies.runner import PolicySettings, bundle_objects, run_rules
 from modules.semantics.volcano import Tiers, discovery_tiers, tiers_of
 from modules.semantics.workloads import Gang, PodSet, gang_of
@@ -174,6 +174,23 @@ def test_re2_compatibility():
     assert "lookaround" in re2_problem("^gpu-(?!0)")
     assert "backreferences" in re2_problem("(a)\\1")
     assert "does not compile" in re2_problem("gpu-[0-9")
+
+
+@pytest.mark.parametrize("pattern, error", [
+    ("gpu-node-[0-9+", "error parsing regexp: missing closing ]: `[0-9+`"),
+    ("gpu(a", "error parsing regexp: missing closing ): `gpu(a`"),
+    ("gpu)a", "error parsing regexp: unexpected ): `gpu)a`"),
+    ("*gpu", "error parsing regexp: missing argument to repetition operator: `*`"),
+    ("a**", "error parsing regexp: invalid nested repetition operator: `**`"),
+    ("[z-a]", "error parsing regexp: invalid character class range: `z-a`"),
+    ("a\\q", "error parsing regexp: invalid escape sequence: `\\q`"),
+    ("^gpu-(?!0)", "error parsing regexp: invalid or unsupported Perl syntax: `(?!`"),
+    ("(a)\\1", "error parsing regexp: invalid escape sequence: `\\1`"),
+    ("^gpu-0[0-7][0-9]$", None),
+])
+def test_go_regexp_errors_are_worded_as_go_words_them(pattern, error):
+    """Volcano's hypernode webhook quotes regexp.Compile's error: `error parsing regexp: <code>: `<expr>``."""
+    assert go_regexp_error(pattern) == error
 
 
 # --- capacity ---------------------------------------------------------------------------------
