@@ -35,7 +35,30 @@ _PERL_ONLY = [("operator: (?=", "lookaround assertions"), ("operator: (?!", "loo
 
 
 class PatternError(ValueError):
-    """A pattern Go's regexp would not compile; the message says why (without the pattern)."""
+    """A pattern Go's regexp would not compile; the message says why (without the pattern).
+    ``go_error`` is the error Go's ``regexp.Compile`` returns for it (Volcano's webhook quotes it)."""
+
+    def __init__(self, message: str, go_error: str = "") -> None:
+        super().__init__(message)
+        self.go_error = go_error or f"error parsing regexp: {message}"
+
+
+# RE2's error codes as Go's regexp/syntax words the same mistake (its ErrorCode strings); Go quotes
+# the same part of the pattern after the code, between backquotes.
+_GO_CODES = {"missing ]": "missing closing ]", "missing )": "missing closing )",
+             "no argument for repetition operator": "missing argument to repetition operator",
+             "bad repetition operator": "invalid nested repetition operator",
+             "invalid perl operator": "invalid or unsupported Perl syntax",
+             "invalid named capture group": "invalid named capture",
+             "invalid repetition size": "invalid repeat count"}
+
+
+def _go_error(reason: str) -> str:
+    """``error parsing regexp: <Go's code>: `<expr>``` from RE2's ``<code>: <expr>``."""
+    code, sep, expr = reason.partition(": ")
+    if not sep and code == "trailing \\":
+        return "error parsing regexp: trailing backslash at end of expression: ``"
+    return f"error parsing regexp: {_GO_CODES.get(code, code)}: `{expr}`"
 
 
 class Pattern(Protocol):
@@ -110,7 +133,8 @@ def compile_go(pattern: str) -> GoPattern:
     if len(pattern) > MAX_PATTERN_CHARS:
         raise PatternError(f"is {len(pattern)} characters long; at most {MAX_PATTERN_CHARS} are accepted")
     if _has_any_byte(pattern):
-        raise PatternError("uses \\C (any byte), which Go's regexp does not support")
+        raise PatternError("uses \\C (any byte), which Go's regexp does not support",
+                           "error parsing regexp: invalid escape sequence: `\\C`")
     try:
         return GoPattern(re2.compile(pattern, options=_OPTIONS))
     except re2.error as exc:
@@ -118,10 +142,21 @@ def compile_go(pattern: str) -> GoPattern:
         if isinstance(reason, bytes):
             reason = reason.decode("utf-8", "backslashreplace")
         reason = str(reason)
+        go_error = _go_error(reason)
         for marker, what in _PERL_ONLY:
             if marker in reason:
-                raise PatternError(f"uses {what}, which Go's regexp (RE2) does not support") from None
-        raise PatternError(f"does not compile as a Go regexp (RE2): {reason}") from None
+                raise PatternError(f"uses {what}, which Go's regexp (RE2) does not support", go_error) from None
+        raise PatternError(f"does not compile as a Go regexp (RE2): {reason}", go_error) from None
+
+
+def go_error(pattern: str) -> str | None:
+    """The error Go's ``regexp.Compile`` returns for ``pattern`` (``error parsing regexp: <code>:
+    `<expr>```), or None when it compiles."""
+    try:
+        compile_go(pattern)
+    except PatternError as exc:
+        return exc.go_error
+    return None
 
 
 def go_problem(pattern: str) -> str | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import weakref
 from typing import Iterator
 
-from modules.core.patterns import compile_go, go_problem
+from modules.core.patterns import compile_go, go_error, go_problem
 from modules.core.selectors import selector_matches
 from modules.fabric import hostlist
 from modules.semantics import hypernodes as tree
@@ -29,61 +29,9 @@ def re2_problem(pattern: str) -> str | None:
     return go_problem(pattern)
 
 
-# Python's re errors, as Go's regexp/syntax names the same mistake (its ErrorCode), and which part of
-# the pattern Go quotes: "from" the error position to the end, "op" the repetition operator(s) there,
-# "all" the whole pattern, "range" the bad class range, "escape" the escape sequence.
-_GO_CODES = (("unterminated character set", "missing closing ]", "from"),
-             ("missing ), unterminated subpattern", "missing closing )", "all"),
-             ("unbalanced parenthesis", "unexpected )", "all"),
-             ("nothing to repeat", "missing argument to repetition operator", "op"),
-             ("multiple repeat", "invalid nested repetition operator", "op"),
-             ("bad character range", "invalid character class range", "range"),
-             ("bad escape (end of pattern)", "trailing backslash at end of expression", "none"),
-             ("bad escape", "invalid escape sequence", "escape"))
-
-
-@functools.lru_cache(maxsize=4096)
 def go_regexp_error(pattern: str) -> str | None:
-    """The error Go's ``regexp.Compile`` returns for ``pattern`` (``error parsing regexp: <code>:
-    `<expr>```), for the mistakes Python's re also refuses; other refusals keep our own wording."""
-    problem = re2_problem(pattern)
-    if problem is None:
-        return None
-    for construct, what in _NOT_RE2:   # what Python accepts and Go refuses
-        found = construct.search(pattern)
-        if found and what.startswith("backreferences") or found and what.startswith("\\Z"):
-            return f"error parsing regexp: invalid escape sequence: `{found.group(0)}`"
-        if found and what.startswith("possessive"):
-            return f"error parsing regexp: invalid nested repetition operator: `{pattern[found.end() - 2:found.end()]}`"
-        if found:
-            construct_text = pattern[found.start():found.start() + 3]
-            return f"error parsing regexp: invalid or unsupported Perl syntax: `{construct_text}`"
-    try:
-        _compiled(pattern.replace("\\z", "\\Z"))
-    except re.error as exc:
-        text, pos = str(exc.msg), exc.pos or 0
-        for python, code, part in _GO_CODES:
-            if text.startswith(python):
-                if part == "none":
-                    return f"error parsing regexp: {code}: ``"
-                if part == "all":
-                    expr = pattern
-                elif part == "from":
-                    expr = pattern[pos:]
-                elif part == "range":
-                    expr = text.rpartition(" ")[2]
-                elif part == "escape":
-                    expr = pattern[pos:pos + 2]
-                else:   # the operator and any operator right before it (a nested repetition)
-                    start = pos
-                    while start > 0 and pattern[start - 1] in "*+?":
-                        start -= 1
-                    end = pos + 1
-                    while end < len(pattern) and pattern[end] == "?":   # a lazy marker belongs to it
-                        end += 1
-                    expr = pattern[start:end]
-                return f"error parsing regexp: {code}: `{expr}`"
-    return problem
+    """The error Go's ``regexp.Compile`` returns for ``pattern``, as Volcano's hypernode webhook quotes it."""
+    return go_error(pattern)
 
 
 def hypernodes(objects: list[dict]) -> list[dict]:
