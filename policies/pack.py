@@ -303,6 +303,9 @@ def _hook_servicer() -> None:
 
 def serve() -> None:
     """Build the context from the environment and serve the pack (prints the port, never returns)."""
+    # The admission engine forks its evaluating child from this process while the gRPC server's
+    # threads run; gRPC's own fork handlers then crash the child (it never uses gRPC).
+    os.environ["GRPC_ENABLE_FORK_SUPPORT"] = "false"
     from pulumi_policy import EnforcementLevel, PolicyPack
 
     STATE.configure(os.environ.get("PULUMI_STACK", ""), _env_config())

@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
-import yaml
+from modules.core import yamlio
+from modules.core.errors import InputError
 
 from .shapes import as_dict, as_list, is_kind, meta
 
@@ -97,13 +98,11 @@ def parse_conf(text: Any) -> tuple[dict | None, str | None]:
         return None, "is a mapping, but the chart writes it verbatim into the ConfigMap: it must be a YAML string"
     if not isinstance(text, str):
         return None, f"is a {type(text).__name__}, expected a YAML string"
-    try:
-        conf = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-        problem = getattr(exc, "problem", None) or "invalid YAML"
-        return None, f"is not valid YAML{where}: {problem}"
+    try:   # yamlio's bounds: nesting, aliases, integers of at most 30 digits
+        conf = yamlio.loads(text, "the conf")
+    except InputError as exc:
+        where = f" ({exc.path})" if exc.path.startswith("line") else ""
+        return None, f"is not valid YAML{where}: {exc.message.removeprefix('invalid YAML: ')}"
     if not isinstance(conf, dict):
         return None, "does not hold a mapping with actions and tiers"
     return conf, None
