@@ -414,9 +414,6 @@ def _guard_requests() -> None:
 
 def serve() -> None:
     """Build the context from the environment and serve the pack (prints the port, never returns)."""
-    # The admission engine forks its evaluating child from this process while the gRPC server's
-    # threads run; gRPC's own fork handlers then crash the child (it never uses gRPC).
-    os.environ["GRPC_ENABLE_FORK_SUPPORT"] = "false"
     from pulumi_policy import EnforcementLevel, PolicyPack
 
     config = _env_config()

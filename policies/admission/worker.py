@@ -326,8 +326,10 @@ def _spawned_main(argv: list[str]) -> None:
 
 if __name__ == "__main__":
     code = 0
-    try:
-        _spawned_main(sys.argv[1:])
+    try:   # the package's module, not this __main__ copy: the engine records progress there
+        from policies.admission import worker as package_worker
+
+        package_worker._spawned_main(sys.argv[1:])
     except BaseException:   # noqa: BLE001 - the parent sees the exit status
         code = 70
     os._exit(code)

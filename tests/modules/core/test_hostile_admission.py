@@ -31,6 +31,8 @@ SAYS = {
     "cel-doubling-strings": "ran out of the",
     "cel-message-expression-huge": "hostile",
     "cel-chart-archive-fifo": "volcano-1.15.1.tgz: not read",
+    "cel-preview-plus-20000": "nests deeper than 250 levels",
+    "cel-preview-nested-comprehensions": "ran out of the runtime budget",
     "cel-policy-int-5000-digits": "p.yaml: not read",
     "cel-crd-int-5000-digits": "queues.yaml: not read",
 }

@@ -95,6 +95,9 @@ CEL_CASES: list[tuple[str, dict, list[str]]] = [
     case("cel-message-expression-huge", {"adm/volcano/p.yaml": policy(
         validations=["false"], variables=STRING_DOUBLING[:12], message_expression="variables.s11")}),
     case("cel-chart-archive-fifo", {"adm/volcano-1.15.1.tgz": None}),
+    # through `preview`: the policy pack evaluates the same rules behind gRPC
+    case("cel-preview-plus-20000", {"adm/volcano/p.yaml": policy(validations=[PLUS])}, "preview"),
+    case("cel-preview-nested-comprehensions", {"adm/volcano/p.yaml": policy(validations=[NESTED])}, "preview"),
     case("cel-policy-int-5000-digits", {"adm/volcano/p.yaml": policy() + "---\nkind: ValidatingAdmissionPolicy\n"
                                         f"metadata: {{name: big}}\nspec: {{x: {DIGITS}}}\n"}),
     case("cel-crd-int-5000-digits",
