@@ -103,3 +103,16 @@ CEL_CASES: list[tuple[str, dict, list[str]]] = [
     case("cel-crd-int-5000-digits",
          {"adm/crds/queues.yaml": crd("true", extra=f"            maxProperties: {DIGITS}\n")}),
 ]
+
+# 5,000-digit integers where Python's int-str conversion limit raised ValueError (exit 4): a scheduler
+# conf in a user's ConfigMap (a finding naming the conf) and a JSON snapshot (an input error).
+SCHEDULER_CONF_CM = ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: volcano-scheduler-configmap, namespace: "
+                     f"volcano-system}}\ndata:\n  volcano-scheduler.conf: \"actions: enqueue\\nx: {DIGITS}\"\n")
+SNAPSHOT_JSON = ('{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "v1", "kind": "Node", "metadata": '
+                 '{"name": "n"}, "status": {"capacity": {"cpu": ' + DIGITS + '}}}]}')
+CEL_CASES += [
+    ("scheduler-conf-int-5000-digits", {"stacks/Pulumi.t.yaml": stack(), "cm.yaml": SCHEDULER_CONF_CM},
+     ["check", "t", "--manifests", "cm.yaml"]),
+    ("snapshot-json-int-5000-digits", {"stacks/Pulumi.t.yaml": stack(), "snap.json": SNAPSHOT_JSON},
+     ["simulate", "--snapshot", "snap.json"]),
+]
