@@ -45,8 +45,8 @@ about 0.1-0.2 s (see docs/benchmarks.md). The test suite reads `../shared/admiss
 **When the rules cannot be loaded**, the run reports one note (`not checked`), naming the folder it
 looked in and how to fill it; it never passes as if they had been evaluated. A file that cannot be
 read (not YAML, beyond the YAML bounds of docs/reliability.md or over 16 MiB, a policy or CRD without
-its names, a policy, binding or CRD rule of a shape the API server refuses, a folder or broken link
-named like a policy file, a broken archive) is named in that note too; the other files still load. Runs whose objects no
+its names, a policy, binding or CRD rule of a shape the API server refuses or over its CEL limits, a
+folder, FIFO or broken link named like a policy file or chart archive, a broken archive) is named in that note too; the other files still load. Runs whose objects no
 upstream rule could match (no Volcano, Trainer, JobSet, Kubeflow, monitoring kind, no Pod) need no
 note.
 

@@ -479,8 +479,8 @@ class RuleSet:
             _WORKER = (self, worker.Worker(self._child_evaluate, self.index))
         out = _WORKER[1].evaluate(target)
         if out is None:
-            return [SkippedRule("upstream admission rules", "", "the evaluation of this object stopped the CEL "
-                                "library outside any one expression (over the memory budget or a crash)")]
+            return [SkippedRule("upstream admission rules", "(every rule of this object)", "the evaluation stopped "
+                                "the CEL library outside any one expression (over the memory budget or a crash)")]
         return out
 
     def _child_evaluate(self, target: Target) -> list[Denial | SkippedRule]:
