@@ -396,6 +396,13 @@ _CORE_PLURALS = {"Endpoints": "endpoints", "NetworkPolicy": "networkpolicies", "
                  "StorageClass": "storageclasses", "Ingress": "ingresses", "IngressClass": "ingressclasses"}
 
 
+def _memo_key(target: Target) -> str | None:
+    try:
+        return json.dumps([target.obj, target.namespace], sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return None
+
+
 def _plural(kind: str) -> str:
     if kind in _CORE_PLURALS:
         return _CORE_PLURALS[kind]
@@ -453,38 +460,62 @@ class RuleSet:
         target = self.target(plain(obj), namespaces or {})
         if target is None or not self._may_apply(target):
             return []
-        try:
-            key = json.dumps([target.obj, target.namespace], sort_keys=True, default=str)
-        except (TypeError, ValueError):
-            key = None
+        key = _memo_key(target)
         with self._lock:    # one CEL context per rule set; the pack's gRPC server has threads
             if key is not None and key in self._memo:
                 self._memo.move_to_end(key)
                 return self._memo[key]
-            out = self._isolated(target)
-            if key is not None:
-                self._memo[key] = out
-                if len(self._memo) > MEMO_SIZE:
-                    self._memo.popitem(last=False)
+            out = self._isolated([target])[0]
+            self._remember(key, out)
             return out
 
-    def _isolated(self, target: Target) -> list[Denial | SkippedRule]:
-        """``_evaluate`` in the rule set's child process, under the CPU and memory budget."""
+    def prefetch(self, objects: list[dict], namespaces: dict[str, dict] | None = None) -> None:
+        """Evaluate ``objects`` in one round trip to the evaluating child and remember the results,
+        so that ``evaluate`` answers each of them from memory (one round trip per check, not one
+        per object)."""
+        todo: dict[str, Target] = {}
+        for obj in objects:
+            target = self.target(plain(obj), namespaces or {})
+            if target is None or not self._may_apply(target):
+                continue
+            key = _memo_key(target)
+            if key is not None and key not in self._memo and len(todo) < MEMO_SIZE:
+                todo.setdefault(key, target)
+        if todo:
+            with self._lock:
+                for key, out in zip(todo, self._isolated(list(todo.values()))):
+                    self._remember(key, out)
+
+    def _remember(self, key: str | None, out: list) -> None:
+        if key is not None:
+            self._memo[key] = out
+            if len(self._memo) > MEMO_SIZE:
+                self._memo.popitem(last=False)
+
+    def _isolated(self, targets: list[Target]) -> list[list[Denial | SkippedRule]]:
+        """``_evaluate`` of each target in the rule set's child process, under the CPU and memory
+        budget."""
         if not ISOLATE or not hasattr(os, "fork"):
-            return list(self._evaluate(target))
+            return [list(self._evaluate(target)) for target in targets]
         global _WORKER
         if _WORKER is None or _WORKER[0] is not self:   # one child, for the rule set in use
             if _WORKER is not None:
                 _WORKER[1].stop()
             _WORKER = (self, worker.Worker(self._child_evaluate, self.index))
-        out = _WORKER[1].evaluate(target)
+        out = _WORKER[1].evaluate(targets)
         if out is None:
-            return [SkippedRule("upstream admission rules", "(every rule of this object)", "the evaluation stopped "
-                                "the CEL library outside any one expression (over the memory budget or a crash)")]
+            return [[SkippedRule("upstream admission rules", "(every rule of this object)", "the evaluation stopped "
+                                 "the CEL library outside any one expression (over the memory budget or a crash)")]
+                    for _ in targets]
         return out
 
-    def _child_evaluate(self, target: Target) -> list[Denial | SkippedRule]:
-        return list(self._evaluate(target))
+    def _child_evaluate(self, targets: list[Target]) -> list[list[Denial | SkippedRule]]:
+        out = []
+        for target in targets:
+            worker.start_object()
+            out.append(list(self._evaluate(target)))
+        worker.end_object()
+        return out
 
     def _may_apply(self, target: Target) -> bool:
         crd = self.crds.get((target.group, target.version, target.kind))

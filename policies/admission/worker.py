@@ -3,8 +3,8 @@
 The `cel` library is native code without cost tracking: an expression that loops for minutes or
 doubles a list in every variable cannot be interrupted from Python, and a native crash would take
 the whole process with it. So one child process per rule set does the evaluating: forked from the
-parent (no start-up cost: the rule set and the library are already loaded), it receives one object
-at a time over a pipe and sends back the outcomes.
+parent (no start-up cost: the rule set and the library are already loaded), it receives a list of
+objects over a pipe (a whole check at once, `RuleSet.prefetch`) and sends back their outcomes.
 
 - Each CEL call runs under a CPU-time timer (``ITIMER_PROF`` left at its default action, which
   ends the process even inside native code) of at most ``limits.CALL_CPU_SECONDS`` and what is left
@@ -20,6 +20,7 @@ at a time over a pipe and sends back the outcomes.
 """
 from __future__ import annotations
 
+import gc
 import mmap
 import os
 import pickle
@@ -38,7 +39,7 @@ from . import limits
 
 ROOT = Path(__file__).resolve().parents[2]   # the folder holding the `policies` package
 PROGRESS_BYTES = 8 + 4 * limits.MAX_CODE_POINTS + 64
-MAX_DEATHS_PER_OBJECT = 6
+MAX_DEATHS_PER_REQUEST = 8
 STUCK_SECONDS = 1.5    # a child asleep this long without using CPU time is deadlocked
 WALL_SECONDS = 60.0    # whatever the load, no object takes longer
 EXIT_MEMORY = 86
@@ -65,6 +66,19 @@ def note(stage: bytes, source: str) -> None:
     data = source.encode("utf-8", "replace")[:PROGRESS_BYTES - 8]
     CHILD.progress[0:5 + len(data)] = stage + struct.pack("<I", len(data)) + data
     CHILD.last = source if stage == RUN else None
+
+
+def start_object() -> None:
+    """One object's evaluation starts (in the child only): its CPU budget, and a timer over the
+    whole of it (converting values to CEL too, not only the calls)."""
+    if CHILD.progress is not None:
+        CHILD.object_started = time.process_time()
+        signal.setitimer(signal.ITIMER_VIRTUAL, limits.OBJECT_CPU_SECONDS + limits.CALL_CPU_SECONDS)
+
+
+def end_object() -> None:
+    if CHILD.progress is not None:
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
 
 
 def start_call() -> float:
@@ -149,16 +163,13 @@ def _child_loop(evaluate: Callable[[Any], list], requests: int, replies: int, pr
     while (request := _recv(requests)) is not None:
         progress[0:1] = b"\0"
         CHILD.last = None
-        CHILD.object_started = time.process_time()
-        # the whole object (converting values to CEL too, not only the calls) within its budget
-        signal.setitimer(signal.ITIMER_VIRTUAL, limits.OBJECT_CPU_SECONDS + limits.CALL_CPU_SECONDS)
         try:
             reply = ("ok", evaluate(request))
         except MemoryError:
             os._exit(EXIT_MEMORY)
         except Exception as exc:   # a fault in our own code: the parent raises it as before
             reply = ("error", f"{type(exc).__name__}: {exc}")
-        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+        end_object()
         _send(replies, reply)
 
 
@@ -192,15 +203,18 @@ class Worker:
         self.pid, self._requests, self._replies, self._progress = pid, requests_w, replies_r, progress
 
     def _fork(self, requests: int, replies: int, progress: mmap.mmap) -> int:
+        gc.freeze()   # the child's collections then leave the parent's objects (and their pages) alone
         pid = os.fork()
         if pid == 0:   # the child: never returns into the caller's code
             code = 0
             try:
+                gc.disable()   # short-lived, and bounded by the memory budget
                 _child_loop(self._evaluate, requests, replies, progress)
             except BaseException:   # noqa: BLE001 - the parent sees the exit status
                 code = 70
             finally:
                 os._exit(code)
+        gc.unfreeze()
         return pid
 
     def _spawn(self, requests: int, replies: int, shared: int) -> int:
@@ -268,8 +282,8 @@ class Worker:
         signum = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
         stalled, self.stalled = self.stalled, False
         if stalled:
-            why = (f"stopped making progress for {STUCK_SECONDS:g} s (a native deadlock after running out of its "
-                   f"budget of {limits.EVAL_MEMORY_BYTES // 2**20} MiB) and was stopped")
+            why = (f"ran out of the memory budget ({limits.EVAL_MEMORY_BYTES // 2**20} MiB per evaluation) and made "
+                   f"no progress for {STUCK_SECONDS:g} s (the library deadlocked), so it was stopped")
         elif signum in (signal.SIGPROF, signal.SIGVTALRM):
             why = (f"ran out of the runtime budget ({limits.CALL_CPU_SECONDS:g} s of CPU time per expression, "
                    f"{limits.OBJECT_CPU_SECONDS:g} s per object: the API server's per-call and per-object CEL cost "
@@ -285,7 +299,7 @@ class Worker:
 
     def evaluate(self, request: Any) -> list | None:
         """The child's answer for ``request``; None when it died on something not an expression."""
-        for _ in range(MAX_DEATHS_PER_OBJECT):
+        for _ in range(MAX_DEATHS_PER_REQUEST):
             try:
                 if not self.pid:
                     self._start()
