@@ -22,7 +22,7 @@ from pulumi.runtime.proto import analyzer_pb2 as apb
 from pulumi.runtime.proto import analyzer_pb2_grpc
 
 from .framework import ADVISORY, DISABLED, MANDATORY, NOTE, Rule, Violation, resource_id
-from .pack import NOTE_SEPARATOR, PACK_DIR, PROJECT_ENV, manifest
+from .pack import CONFIG_FILE_ENV, NOTE_SEPARATOR, PACK_DIR, PROJECT_ENV, manifest
 from .rules import RULES
 from .runner import parse_settings
 
@@ -31,6 +31,7 @@ _TO_ENUM = {ADVISORY: apb.ADVISORY, MANDATORY: apb.MANDATORY, DISABLED: apb.DISA
 _SEVERITY = {apb.POLICY_SEVERITY_LOW: "low", apb.POLICY_SEVERITY_MEDIUM: "medium", apb.POLICY_SEVERITY_HIGH: "high",
              apb.POLICY_SEVERITY_CRITICAL: "critical"}
 _MAX_MESSAGE = 400 * 1024 * 1024
+RPC_DEADLINE_SECONDS = 120.0   # per RPC: a pack that hangs ends the run with a PackError (exit 3)
 
 
 class PackError(Exception):
@@ -72,11 +73,18 @@ class Pack:
 
     def __init__(self, stack: str, project: str, config: dict[str, str], pack_dir: Path = PACK_DIR,
                  project_root: Path | None = None, organization: str = "organization", dry_run: bool = True,
-                 python: str = sys.executable, timeout: float = 60):
+                 python: str = sys.executable, timeout: float = 60, deadline: float = RPC_DEADLINE_SECONDS):
         self.stack, self.project, self.organization, self.dry_run = stack, project, organization, dry_run
         self.config = dict(config)
+        self.deadline = deadline
+        # The configuration travels in a private file, not in PULUMI_CONFIG: one environment string
+        # holds at most 128 KiB (exec fails with "Argument list too long" beyond).
+        handle, self._config_file = tempfile.mkstemp(prefix="trainstack-pack-config-", suffix=".json")
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump(self.config, out)
         env = dict(os.environ, PULUMI_PROJECT=project, PULUMI_STACK=stack, PULUMI_ORGANIZATION=organization,
-                   PULUMI_DRY_RUN="true" if dry_run else "false", PULUMI_CONFIG=json.dumps(self.config))
+                   PULUMI_DRY_RUN="true" if dry_run else "false", **{CONFIG_FILE_ENV: self._config_file})
+        env.pop("PULUMI_CONFIG", None)
         env.pop("PULUMI_CONFIG_SECRET_KEYS", None)
         if project_root is not None:
             env[PROJECT_ENV] = str(Path(project_root).resolve())
@@ -135,6 +143,10 @@ class Pack:
         if self.process.stdout:
             self.process.stdout.close()
         self._stderr.close()
+        try:
+            os.unlink(self._config_file)
+        except OSError:
+            pass
 
     def __enter__(self) -> "Pack":
         return self
@@ -143,17 +155,30 @@ class Pack:
         self.close()
 
     # --- the RPCs, in the engine's order ----------------------------------------------------
+    def _call(self, method: str, request: Any) -> Any:
+        """One RPC under the deadline; a pack that hangs or fails is a PackError in one line."""
+        try:
+            return getattr(self.stub, method)(request, timeout=self.deadline)
+        except grpc.RpcError as err:
+            code = err.code() if callable(getattr(err, "code", None)) else None
+            if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+                raise PackError(f"the policy pack did not answer {method} within {self.deadline:g} s (the gRPC "
+                                "deadline); it was stopped") from None
+            details = err.details() if callable(getattr(err, "details", None)) else str(err)
+            raise PackError(f"the policy pack failed {method}: {code.name if code else 'error'}: "
+                            f"{' '.join(str(details).split())[:300]}") from None
+
     def configure_stack(self, stack: str | None = None, config: dict[str, str] | None = None) -> None:
         if stack is not None:
             self.stack = stack
         if config is not None:
             self.config = dict(config)
-        self.stub.ConfigureStack(apb.AnalyzerStackConfigureRequest(
+        self._call("ConfigureStack", apb.AnalyzerStackConfigureRequest(
             stack=self.stack, project=self.project, organization=self.organization, dry_run=self.dry_run,
             config=self.config))
 
     def info(self) -> apb.AnalyzerInfo:
-        return self.stub.GetAnalyzerInfo(empty_pb2.Empty())
+        return self._call("GetAnalyzerInfo", empty_pb2.Empty())
 
     def configure(self, policy_config: dict[str, tuple[str, dict]]) -> None:
         request = apb.ConfigureAnalyzerRequest()
@@ -162,7 +187,7 @@ class Pack:
             if properties:
                 config.properties.update(properties)
             request.policyConfig[name].CopyFrom(config)
-        self.stub.Configure(request)
+        self._call("Configure", request)
 
     def _request(self, resource: EngineResource) -> apb.AnalyzeRequest:
         request = apb.AnalyzeRequest(type=resource.type, name=resource.name, urn=resource.urn,
@@ -175,8 +200,8 @@ class Pack:
 
     def analyze(self, resource: EngineResource) -> apb.AnalyzeResponse:
         request = self._request(resource)
-        self.stub.Remediate(request)   # acts only on remediate-level policies; ours never are
-        return self.stub.Analyze(request)
+        self._call("Remediate", request)   # acts only on remediate-level policies; ours never are
+        return self._call("Analyze", request)
 
 
     def analyze_stack(self, resources: Iterable[EngineResource]) -> apb.AnalyzeResponse:
@@ -189,7 +214,7 @@ class Pack:
             if provider is not None:
                 item.provider.CopyFrom(provider)
             items.append(item)
-        return self.stub.AnalyzeStack(apb.AnalyzeStackRequest(resources=items))
+        return self._call("AnalyzeStack", apb.AnalyzeStackRequest(resources=items))
 
 
 # --- policy configuration, reconciled as the engine does ---------------------------------------

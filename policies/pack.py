@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from modules.core import yamlio
 from modules.core.errors import InputError
 from modules.core.wire import object_key, plain, release_from_inputs
 
@@ -31,6 +32,7 @@ from .runner import bundle_objects, evaluate, schema_defaults
 PACK_NAME = "trainstack"
 PACK_DIR = Path(__file__).resolve().parent
 PROJECT_ENV = "TRAINSTACK_PROJECT_DIR"    # overrides "the pack folder's parent" (tests, --project)
+CONFIG_FILE_ENV = "TRAINSTACK_PACK_CONFIG_FILE"   # `trainstack preview` passes the config in this file
 NAMESPACE = "trainstack"
 NOTE_SEPARATOR = "\n"     # several "not checked" reasons travel in one not_applicable reason
 
@@ -142,11 +144,17 @@ def load_context(stack_name: str, config: Mapping[str, str], root: Path | None =
 
 
 def _env_config() -> dict[str, str]:
-    raw = os.environ.get("PULUMI_CONFIG") or "{}"
+    """The stack's configuration: from the file ``trainstack preview`` names in CONFIG_FILE_ENV (no
+    size limit on the environment), else from PULUMI_CONFIG as the Pulumi CLI passes it."""
+    source = CONFIG_FILE_ENV if os.environ.get(CONFIG_FILE_ENV) else "PULUMI_CONFIG"
     try:
+        if source == CONFIG_FILE_ENV:
+            raw = yamlio.read_text(Path(os.environ[CONFIG_FILE_ENV]), CONFIG_FILE_ENV, yamlio.MAX_FABRIC_FILE_BYTES)
+        else:
+            raw = os.environ.get("PULUMI_CONFIG") or "{}"
         data = json.loads(raw)
-    except ValueError:
-        log("PULUMI_CONFIG is not JSON; ignoring it")
+    except (InputError, ValueError, RecursionError):
+        log(f"{source} is not readable JSON; ignoring it")
         return {}
     return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in data.items()} if isinstance(data, dict) \
         else {}
@@ -331,12 +339,121 @@ def _hook_servicer() -> None:
         on_configure_stack, on_configure, analyze, on_analyze_stack
 
 
+# --- bounded requests -----------------------------------------------------------------------------
+
+MAX_MESSAGE_DEPTH = 400   # protobuf nesting: three levels per object level (Struct, entry, Value), and
+                          # objects nest at most 100 deep (yamlio); the parser crashes near 5,000
+
+
+def message_depth(data: bytes, descriptor: Any, limit: int = MAX_MESSAGE_DEPTH) -> int:
+    """How deep the submessages of an encoded message nest, read from the wire format with the
+    message's descriptor (no recursion; stops past ``limit``). Malformed data counts 0: the real
+    parser then reports it."""
+    stack, deepest = [(0, len(data), descriptor, 1)], 1
+    try:
+        while stack:
+            pos, end, desc, depth = stack.pop()
+            fields = {f.number: f for f in desc.fields}
+            while pos < end:
+                key, pos = _varint(data, pos)
+                kind = key & 7
+                if kind == 0:
+                    _, pos = _varint(data, pos)
+                elif kind in (1, 5):
+                    pos += 8 if kind == 1 else 4
+                elif kind == 2:
+                    size, pos = _varint(data, pos)
+                    field_ = fields.get(key >> 3)
+                    if field_ is not None and field_.message_type is not None:
+                        if depth + 1 > limit:
+                            return depth + 1
+                        deepest = max(deepest, depth + 1)
+                        stack.append((pos, min(pos + size, end), field_.message_type, depth + 1))
+                    pos += size
+                else:
+                    return 0
+    except IndexError:
+        return 0
+    return deepest
+
+
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = data[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80 or shift > 63:
+            return value, pos
+        shift += 7
+
+
+class RequestTooDeep(ValueError):
+    pass
+
+
+def _bounded(deserialize: Any) -> Any:
+    """``deserialize`` (a message class's FromString) refusing a request nested past the limit."""
+    message_class = getattr(deserialize, "__self__", None)
+    descriptor = getattr(message_class, "DESCRIPTOR", None)
+    if descriptor is None:
+        return deserialize
+
+    def checked(data: bytes) -> Any:
+        if message_depth(data, descriptor) > MAX_MESSAGE_DEPTH:
+            log(f"refused a {descriptor.name} nested more than {MAX_MESSAGE_DEPTH} messages deep")
+            raise RequestTooDeep(f"{descriptor.name} nested more than {MAX_MESSAGE_DEPTH} messages deep")
+        return deserialize(data)
+    return checked
+
+
+def _guard_requests() -> None:
+    """Every Analyzer request is depth-checked before protobuf parses it (its C parser recurses)."""
+    import grpc
+    from pulumi.runtime.proto import analyzer_pb2_grpc
+
+    class Guarded(grpc.GenericRpcHandler):
+        def __init__(self, inner: Any) -> None:
+            self.inner = inner
+
+        def service(self, details: Any) -> Any:
+            handler = self.inner.service(details)
+            if handler is None or handler.request_deserializer is None:
+                return handler
+            return handler._replace(request_deserializer=_bounded(handler.request_deserializer))
+
+    class Server:
+        def __init__(self, server: Any) -> None:
+            self._server = server
+
+        def add_generic_rpc_handlers(self, handlers: Any) -> None:
+            self._server.add_generic_rpc_handlers(tuple(Guarded(h) for h in handlers))
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._server, name)
+
+    add = analyzer_pb2_grpc.add_AnalyzerServicer_to_server
+    if getattr(add, "guarded", False):
+        return
+
+    def add_guarded(servicer: Any, server: Any) -> None:
+        add(servicer, Server(server))
+    add_guarded.guarded = True
+    analyzer_pb2_grpc.add_AnalyzerServicer_to_server = add_guarded
+
+
 def serve() -> None:
     """Build the context from the environment and serve the pack (prints the port, never returns)."""
     from pulumi_policy import EnforcementLevel, PolicyPack
 
-    STATE.configure(os.environ.get("PULUMI_STACK", ""), _env_config())
+    config = _env_config()
+    if os.environ.get(CONFIG_FILE_ENV):   # pulumi.Config in the pack sees it as from PULUMI_CONFIG
+        import pulumi.runtime
+
+        pulumi.runtime.set_all_config(config, [])
+    STATE.configure(os.environ.get("PULUMI_STACK", ""), config)
     _hook_servicer()
+    _guard_requests()
     PolicyPack(name=PACK_NAME, policies=policies(), enforcement_level=EnforcementLevel.MANDATORY,
                description="trainstack: resource requests, network-topology constraints, NCCL and safety for "
                            "distributed training on Kubernetes (Volcano, Kubeflow Trainer).")

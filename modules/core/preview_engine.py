@@ -6,6 +6,8 @@ it too (registered inputs must equal the rendered manifests).
 """
 from __future__ import annotations
 
+import os
+
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -96,6 +98,10 @@ def run_program(project_root: Path, stack: str, config: dict[str, str],
     from pulumi.runtime import settings
 
     pulumi.runtime.set_all_config(dict(config), secret_keys or [])
+    # The stack's config is set above; a PULUMI_CONFIG in the user's environment (not JSON, or
+    # another stack's) must neither crash the run nor mix into it.
+    for key in ("PULUMI_CONFIG", "PULUMI_CONFIG_SECRET_KEYS"):
+        os.environ.pop(key, None)
     settings.ROOT.set(None)   # a fresh root Stack per run, or URN parents leak between stacks
     mocks = _Mocks()
     monitor = _Monitor(mocks)

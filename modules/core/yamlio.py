@@ -58,6 +58,7 @@ class _BoundedLoader(_Bounds, yaml.CSafeLoader):
 _BoundedLoader.add_constructor("tag:yaml.org,2002:int", _BoundedLoader.construct_yaml_int)
 _BoundedLoader.add_constructor("tag:yaml.org,2002:float", _BoundedLoader.construct_yaml_float)
 _Loader = _BoundedLoader
+BoundedLoader = _BoundedLoader   # for readers that keep PyYAML's own document loop
 
 # Cheap upper bounds on nesting: block collections nest only by indentation or by the indicators
 # `- `, `? ` and `: ` at the start of a line (at most two levels per column), flow collections by

@@ -135,6 +135,9 @@ def _documents(file: Path, name: str) -> list[Any]:
             return [json.loads(text)]
         except json.JSONDecodeError as exc:
             raise InputError(name, f"line {exc.lineno}, column {exc.colno}", f"invalid JSON: {exc.msg}") from None
+        except (ValueError, RecursionError) as exc:   # a number past Python's 4300 digits, deep nesting
+            raise InputError(name, "(document)", f"invalid JSON: {str(exc).split(';')[0] or 'nested too deep'}") \
+                from None
     return yamlio.load_all(text, name)
 
 

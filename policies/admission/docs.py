@@ -49,8 +49,8 @@ looked in and how to fill it; it never passes as if they had been evaluated. On 
 stack (or `check --manifests --profile production`) that is a violation of `upstream-admission`
 at its level (mandatory unless the settings say otherwise); on other profiles a note (`not checked`). A file that cannot be
 read (not YAML, beyond the YAML bounds of docs/reliability.md or over 16 MiB, a policy or CRD without
-its names, a policy, binding or CRD rule of a shape the API server refuses, a folder or broken link
-named like a policy file, a broken archive) is named in that note too; the other files still load. Runs whose objects no
+its names, a policy, binding or CRD rule of a shape the API server refuses or over its CEL limits, a
+folder, FIFO or broken link named like a policy file or chart archive, a broken archive) is named in that note too; the other files still load. Runs whose objects no
 upstream rule could match (no Volcano, Trainer, JobSet, Kubeflow, monitoring kind, no Pod) need no
 note.
 
@@ -66,7 +66,23 @@ missing field, a function given the wrong type) denies the request, as `failureP
 Resource quantities are what the object holds: an int-or-string field written as a number reaches
 CEL as an int, and `quantity()` has no int overload, so Volcano's queue policy denies a Queue whose
 `capability`/`deserved`/`guarantee` amounts are bare integers (write `"16"`, not `16`). Each
-expression is compiled once per process; results are remembered per object content.
+expression is compiled once per evaluating process; results are remembered per object content.
+
+**Bounded as the API server bounds CEL.** An expression longer than 100,000 characters or nested
+deeper than 250 levels (cel-go's parser limits, which the API server keeps) makes its policy or CRD
+malformed: it is named in the note and not loaded, and the limit is checked on the text, by a linear
+scan that counts brackets, calls, member selections and chained operators, before the CEL library
+parses anything (`policies/admission/limits.py`). This covers every expression: validations,
+`matchConditions`, `variables`, `messageExpression`, JSONPatch mutations, CRD rules and their
+`messageExpression`, in files and chart archives. The `cel` package tracks no cost, so evaluation runs
+in a child process (forked, or a fresh interpreter where other threads run, as in the pack) with the
+API server's runtime cost budget expressed as CPU time: 0.25 s per expression and 1 s per object
+(the API server's per-call and per-object limits are calibrated to about 0.1 s and 1 s), and at most
+256 MiB of memory per evaluation. An expression that runs out of it fails as one that runs out of
+cost budget fails in the API server (an error: denied under `failurePolicy: Fail`), is named in the
+finding, and is not run again in that process; the child is replaced. A `messageExpression` result
+over 5 KiB is not used (the static `message` is). A native panic of the library is caught and
+reported as a compile or run-time error, never a crash.
 
 The CEL evaluator is the `common-expression-language` package (Rust `cel` crate); the Kubernetes
 libraries the rules call are implemented in `policies/admission/k8s_functions.py`: `quantity`,

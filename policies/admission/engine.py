@@ -13,8 +13,12 @@ matching ValidatingAdmissionPolicies. Semantics followed:
   ``failurePolicy: Fail`` (Volcano's choice) the request is denied.
 - An expression the library cannot compile, or that calls a function not implemented here, is
   not evaluated: it becomes a note naming the rule, never a crash and never a silent pass.
+- The API server's CEL limits: expressions over its size and depth limits never reach this engine
+  (the loader refuses the policy or CRD, ``limits``); evaluation runs in a forked child with a CPU
+  time and memory budget (``worker``), and an expression that runs out of it fails as one that runs
+  out of cost budget fails in the API server. A ``messageExpression`` result over 5 KiB is not used.
 
-Each expression is compiled once per process (``compile_expr`` is cached).
+Each expression is compiled once per evaluating process (``compile_expr`` is cached).
 """
 from __future__ import annotations
 
@@ -22,6 +26,7 @@ import copy
 import functools
 import json
 import logging
+import os
 import re
 import threading
 from collections import OrderedDict
@@ -35,6 +40,7 @@ from modules.semantics.shapes import as_dict, labels, meta
 from .celrt import cel
 
 from . import k8s_functions as kf
+from . import limits, worker
 from .loader import Index
 
 # The CEL library logs each failing Python function at WARNING before raising; the error itself
@@ -53,6 +59,8 @@ BUILTINS = frozenset({
 })
 KNOWN = BUILTINS | set(FUNCTIONS)
 MEMO_SIZE = 4096
+ISOLATE = True    # evaluate in a forked child under a CPU and memory budget (worker.py)
+_WORKER: tuple[Any, worker.Worker] | None = None
 NO_OLD_SELF = cel.OptionalValue.none()   # what an optionalOldSelf rule sees on create
 NO_VARIABLES: dict = {}
 
@@ -135,11 +143,23 @@ def rewrite_jsonpatch(source: str) -> str:
         source = source[:match.start()] + "{" + ", ".join(fields) + "}" + source[close_at + 1:]
 
 
+def _native_panic(exc: BaseException) -> bool:
+    """A Rust panic surfacing through pyo3 (a BaseException, so ``except Exception`` misses it)."""
+    return type(exc).__name__ == "PanicException"
+
+
 @functools.lru_cache(maxsize=None)
 def compile_expr(source: str) -> Compiled:
+    if (why := worker.over_budget.get("C:" + source)) is not None:
+        return Compiled(source, None, f"does not compile: it {why}")
+    if (wrong := limits.problem(source)) is not None:   # the loader refuses these; composed rules too
+        return Compiled(source, None, f"does not compile: it {wrong}")
+    worker.note(worker.COMPILE, source)
     try:
         program = cel.compile(source)
-    except Exception as exc:   # the library's parse errors are ValueError, others are possible
+    except BaseException as exc:   # parse errors are ValueError; a panic is a BaseException
+        if not isinstance(exc, Exception) and not _native_panic(exc):
+            raise
         return Compiled(source, None, f"does not compile: {' '.join(str(exc).split())[:200]}")
     names = set(program.variables())
     if "authorizer" in names:
@@ -170,16 +190,26 @@ class Scope:
     def run(self, compiled: Compiled) -> Any:
         if compiled.program is None:
             raise NotEvaluable(compiled.problem)
+        if (why := worker.over_budget.get(compiled.source)) is not None:
+            raise EvalError(f"the expression {why}")
+        worker.note(worker.RUN, compiled.source)
+        if not worker.start_call():
+            raise EvalError(f"the runtime budget of the object ({limits.OBJECT_CPU_SECONDS:g} s of CPU time, the "
+                            "API server's per-object CEL cost limit) is spent")
         try:
             return compiled.program.execute(self.context)
         except KeyError as exc:
             raise EvalError(f"no such key: {exc.args[0] if exc.args else exc}") from None
-        except Exception as exc:
+        except BaseException as exc:
+            if not isinstance(exc, Exception) and not _native_panic(exc):
+                raise
             text = " ".join(str(exc).split())
             if "Undefined variable or function" in text:
                 raise NotEvaluable(text.split(". Check")[0]) from None
             text = re.sub(r"^Function '(\w+)' error: Python function call failed: \w+: ", r"\1: ", text)
             raise EvalError(text.split(". Check function arguments")[0]) from None
+        finally:
+            worker.end_call()
 
 
 # --- matching ---------------------------------------------------------------------------------
@@ -366,6 +396,13 @@ _CORE_PLURALS = {"Endpoints": "endpoints", "NetworkPolicy": "networkpolicies", "
                  "StorageClass": "storageclasses", "Ingress": "ingresses", "IngressClass": "ingressclasses"}
 
 
+def _memo_key(target: Target) -> str | None:
+    try:
+        return json.dumps([target.obj, target.namespace], sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return None
+
+
 def _plural(kind: str) -> str:
     if kind in _CORE_PLURALS:
         return _CORE_PLURALS[kind]
@@ -423,20 +460,62 @@ class RuleSet:
         target = self.target(plain(obj), namespaces or {})
         if target is None or not self._may_apply(target):
             return []
-        try:
-            key = json.dumps([target.obj, target.namespace], sort_keys=True, default=str)
-        except (TypeError, ValueError):
-            key = None
+        key = _memo_key(target)
         with self._lock:    # one CEL context per rule set; the pack's gRPC server has threads
             if key is not None and key in self._memo:
                 self._memo.move_to_end(key)
                 return self._memo[key]
-            out = list(self._evaluate(target))
-            if key is not None:
-                self._memo[key] = out
-                if len(self._memo) > MEMO_SIZE:
-                    self._memo.popitem(last=False)
+            out = self._isolated([target])[0]
+            self._remember(key, out)
             return out
+
+    def prefetch(self, objects: list[dict], namespaces: dict[str, dict] | None = None) -> None:
+        """Evaluate ``objects`` in one round trip to the evaluating child and remember the results,
+        so that ``evaluate`` answers each of them from memory (one round trip per check, not one
+        per object)."""
+        todo: dict[str, Target] = {}
+        for obj in objects:
+            target = self.target(plain(obj), namespaces or {})
+            if target is None or not self._may_apply(target):
+                continue
+            key = _memo_key(target)
+            if key is not None and key not in self._memo and len(todo) < MEMO_SIZE:
+                todo.setdefault(key, target)
+        if todo:
+            with self._lock:
+                for key, out in zip(todo, self._isolated(list(todo.values()))):
+                    self._remember(key, out)
+
+    def _remember(self, key: str | None, out: list) -> None:
+        if key is not None:
+            self._memo[key] = out
+            if len(self._memo) > MEMO_SIZE:
+                self._memo.popitem(last=False)
+
+    def _isolated(self, targets: list[Target]) -> list[list[Denial | SkippedRule]]:
+        """``_evaluate`` of each target in the rule set's child process, under the CPU and memory
+        budget."""
+        if not ISOLATE or not hasattr(os, "fork"):
+            return [list(self._evaluate(target)) for target in targets]
+        global _WORKER
+        if _WORKER is None or _WORKER[0] is not self:   # one child, for the rule set in use
+            if _WORKER is not None:
+                _WORKER[1].stop()
+            _WORKER = (self, worker.Worker(self._child_evaluate, self.index))
+        out = _WORKER[1].evaluate(targets)
+        if out is None:
+            return [[SkippedRule("upstream admission rules", "(every rule of this object)", "the evaluation stopped "
+                                 "the CEL library outside any one expression (over the memory budget or a crash)")]
+                    for _ in targets]
+        return out
+
+    def _child_evaluate(self, targets: list[Target]) -> list[list[Denial | SkippedRule]]:
+        out = []
+        for target in targets:
+            worker.start_object()
+            out.append(list(self._evaluate(target)))
+        worker.end_object()
+        return out
 
     def _may_apply(self, target: Target) -> bool:
         crd = self.crds.get((target.group, target.version, target.kind))
@@ -499,6 +578,8 @@ class RuleSet:
                 scope.bind({"variables": dict(values)})
                 stale = False
             try:
+                if failed_var := self._uses_failed(var["expression"], errors):
+                    raise failed_var
                 values[var["name"]] = scope.run(compile_expr(var["expression"]))
                 stale = True
             except (EvalError, NotEvaluable) as exc:
@@ -511,8 +592,9 @@ class RuleSet:
         """The error of the first failed variable ``source`` reads, of the same kind: a variable
         that could not be evaluated here makes the expression not evaluable, not denied."""
         for name in _variables_in(source) if errors else ():
-            if name in errors:
-                return type(errors[name])(f"variable {name!r}: {errors[name]}")
+            if name in errors:   # a variable that reads a failed one carries its error, not nested
+                text = str(errors[name])
+                return type(errors[name])(text if text.startswith("variable ") else f"variable {name!r}: {text}")
         return None
 
     def _validate(self, policy: dict, obj: dict, request: dict, target: Target, scope: Scope
@@ -554,7 +636,7 @@ class RuleSet:
         if validation.get("messageExpression"):
             try:
                 text = scope.run(compile_expr(validation["messageExpression"]))
-                if isinstance(text, str) and text.strip():
+                if _usable_message(text):
                     return " ".join(text.split())
             except (EvalError, NotEvaluable):
                 pass
@@ -645,13 +727,20 @@ class RuleSet:
         if not message and rule.get("messageExpression"):
             try:
                 text = scope.run(compile_expr(rule["messageExpression"]))
-                message = " ".join(text.split()) if isinstance(text, str) else ""
+                message = " ".join(text.split()) if _usable_message(text) else ""
             except (EvalError, NotEvaluable):
                 message = ""
         message = message or " ".join(str(rule.get("message", "")).split()) or f"failed rule: {_squash(rule['rule'])}"
         where = (path + (rule.get("fieldPath") or "")).lstrip(".")
         return Denial(label, where, f"{where or '<root>'}: Invalid value: {_kind_word(value)}: {message}",
                       _squash(rule["rule"]))
+
+
+def _usable_message(text: Any) -> bool:
+    """A messageExpression result the API server shows: a non-blank string within 5 KiB (a longer one
+    is an error, and the static message is used)."""
+    return isinstance(text, str) and bool(text.strip()) and len(text.encode("utf-8", "replace")) \
+        <= limits.MAX_MESSAGE_BYTES
 
 
 def _kind_word(value: Any) -> str:

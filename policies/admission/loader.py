@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import io
 import json
 import os
 import tarfile
@@ -31,14 +32,16 @@ from modules.core import yamlio
 from modules.core.cache import ENV_CACHE, cache_root  # noqa: F401 - ENV_CACHE: the admission commands read it here
 from modules.core.errors import InputError
 
+from . import limits
+
 HERE = Path(__file__).resolve().parent
 SOURCES = HERE / "sources.yaml"
 ENV_DIR = "TRAINSTACK_ADMISSION_DIR"
 ENV_CRDS = "TRAINSTACK_CRD_DIR"
 POLICY_KINDS = ("ValidatingAdmissionPolicy", "MutatingAdmissionPolicy")
 BINDING_KINDS = ("ValidatingAdmissionPolicyBinding", "MutatingAdmissionPolicyBinding")
-INDEX_VERSION = 4   # 2: the index carries the problems met while extracting; 3: malformed policies skipped;
-                    # 4: one entry per binding
+INDEX_VERSION = 5   # 2: the index carries the problems met while extracting; 3: malformed policies skipped;
+                    # 4: one entry per binding; 5: expressions over the API server's CEL limits skipped
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_BYTES = yamlio.MAX_FABRIC_FILE_BYTES   # the largest YAML yamlio parses (a CRD is at most a few MB)
 # A chart archive is read no further than this many uncompressed bytes or members (Volcano's chart:
@@ -122,8 +125,10 @@ def policy_documents(folder: Path, problems: list[str]) -> list[tuple[str, bytes
             if (data := _read(p, str(p.relative_to(folder)), problems)) is not None:
                 out.append((str(p.relative_to(folder)), data))
     for archive in sorted(folder.rglob("*.tgz")):
+        if (packed := _read(archive, archive.name, problems)) is None:   # a FIFO, a folder, too large
+            continue
         try:
-            with tarfile.open(archive, "r:gz") as tar:
+            with tarfile.open(fileobj=io.BytesIO(packed), mode="r:gz") as tar:
                 for number, member in enumerate(tar, 1):   # lazily: each member's end is checked first
                     if number > MAX_ARCHIVE_MEMBERS or member.offset_data + member.size > MAX_ARCHIVE_BYTES:
                         problems.append(f"{archive.name}: read only its first {number - 1} members (at most "
@@ -144,8 +149,8 @@ def _documents(label: str, data: bytes, problems: list[str]) -> list:
     try:
         text = data.decode("utf-8")
         yamlio.check_bounds(text, label)
-        return list(yaml.load_all(text, Loader=_Loader))
-    except (UnicodeDecodeError, yaml.YAMLError, InputError) as exc:
+        return list(yaml.load_all(text, Loader=yamlio.BoundedLoader))   # integers of at most 30 digits
+    except (UnicodeDecodeError, yaml.YAMLError, InputError, ValueError) as exc:
         problems.append(f"{label}: not read ({' '.join(str(exc).split())[:200]})")
         return []
 
@@ -201,7 +206,20 @@ def _spec_wrong(kind: str, spec: dict) -> str | None:
             patch = item.get("jsonPatch")
             if patch is not None and not (isinstance(patch, dict) and isinstance(patch.get("expression", ""), str)):
                 return f"spec.{key}[{i}].jsonPatch is not a mapping with a string expression"
+            for where, source in _expressions(item):
+                if (wrong := limits.problem(source)) is not None:
+                    return f"spec.{key}[{i}].{where} {wrong}"
     return _rules_wrong(spec.get("matchConstraints"), "spec.matchConstraints")
+
+
+def _expressions(item: dict) -> list[tuple[str, str]]:
+    """``(field, CEL source)`` of every expression in one matchCondition, variable, validation or
+    mutation (its types already checked)."""
+    out = [(part, item[part]) for part in ("expression", "messageExpression") if isinstance(item.get(part), str)]
+    for part in ("jsonPatch", "applyConfiguration"):
+        if isinstance(item.get(part), dict) and isinstance(item[part].get("expression"), str):
+            out.append((f"{part}.expression", item[part]["expression"]))
+    return out
 
 
 def _name(doc: dict) -> str | None:
@@ -314,12 +332,30 @@ def extract_crd_rules(folder: Path, pins: dict[str, dict], problems: list[str]) 
                 problems.append(f"{label}: document {number}: a CustomResourceDefinition without metadata.name, "
                                 "spec.group, spec.names.kind/plural or named versions, skipped")
                 continue
+            versions = []
             for version in doc["spec"]["versions"]:
                 rules: list = []
                 _walk((version.get("schema") or {}).get("openAPIV3Schema") or {}, [], rules)
+                versions.append((version, rules))
+            if (wrong := _crd_rules_wrong(versions)) is not None:
+                problems.append(f"{label}: document {number}: CustomResourceDefinition {crd['crd']!r} skipped: "
+                                f"{wrong} (the API server refuses it)")
+                continue
+            for version, rules in versions:
                 out.append({**crd, "source": label, "release": pin["release"] if pin else "unpinned",
                             "version": version["name"], "rules": rules})
     return out
+
+
+def _crd_rules_wrong(versions: list[tuple[dict, list[dict]]]) -> str | None:
+    """The first rule of a CRD over the API server's CEL limits, or None."""
+    for version, rules in versions:
+        for rule in rules:
+            for part in ("rule", "messageExpression"):
+                if isinstance(rule.get(part), str) and (wrong := limits.problem(rule[part])) is not None:
+                    where = ".".join(p if isinstance(p, str) else p[0] for p in rule["path"]) or "<root>"
+                    return f"version {version['name']}: the {part} at {where} {wrong}"
+    return None
 
 
 def _crd_names(doc: dict) -> dict | None:

@@ -45,6 +45,8 @@ def _build(root: Path, files: dict) -> None:
             os.mkfifo(path)
         elif isinstance(content, tuple):
             path.symlink_to(content[1])
+        elif isinstance(content, bytes):
+            path.write_bytes(content)
         else:
             path.write_text(content)
 

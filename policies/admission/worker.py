@@ -1,0 +1,349 @@
+"""Evaluate admission rules in a forked child with a CPU-time and a memory budget.
+
+The `cel` library is native code without cost tracking: an expression that loops for minutes or
+doubles a list in every variable cannot be interrupted from Python, and a native crash would take
+the whole process with it. So one child process per rule set does the evaluating: forked from the
+parent (no start-up cost: the rule set and the library are already loaded), it receives a list of
+objects over a pipe (a whole check at once, `RuleSet.prefetch`) and sends back their outcomes.
+
+- Each CEL call runs under a CPU-time timer (``ITIMER_PROF`` left at its default action, which
+  ends the process even inside native code) of at most ``limits.CALL_CPU_SECONDS`` and what is left
+  of ``limits.OBJECT_CPU_SECONDS`` for the object; a second timer (``ITIMER_VIRTUAL``) bounds the
+  whole object, converting values to CEL included; the address space may grow by at most
+  ``limits.EVAL_MEMORY_BYTES``. The child's stderr is /dev/null: a native panic prints nothing.
+- Before each compile and each call the child writes the expression into a shared page. When the
+  child dies, the parent reads which expression it was, remembers it as over budget (``over_budget``,
+  for the life of the process) and evaluates the object again in a fresh child, where that
+  expression fails at once with the reason: the API server's outcome for an expression that runs out
+  of cost budget (an error, denied under ``failurePolicy: Fail``), or, for one that crashed the
+  library's compiler, a rule not evaluated.
+"""
+from __future__ import annotations
+
+import gc
+import mmap
+import os
+import pickle
+import resource
+import select
+import signal
+import struct
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from . import limits
+
+ROOT = Path(__file__).resolve().parents[2]   # the folder holding the `policies` package
+PROGRESS_BYTES = 8 + 4 * limits.MAX_CODE_POINTS + 64
+MAX_DEATHS_PER_REQUEST = 8
+STUCK_SECONDS = 1.5    # a child asleep this long without using CPU time is deadlocked
+WALL_SECONDS = 60.0    # whatever the load, no object takes longer
+EXIT_MEMORY = 86
+COMPILE, RUN = b"C", b"R"
+
+over_budget: dict[str, str] = {}   # CEL source -> why it is not run again (compile crashes: "C:" prefixed)
+
+
+class _Child:
+    """What the engine needs to know inside the child (set only there)."""
+
+    progress: mmap.mmap | None = None
+    object_started = 0.0
+    last: str | None = None
+
+
+CHILD = _Child()
+
+
+def note(stage: bytes, source: str) -> None:
+    """Record the expression about to be compiled or run (in the child only)."""
+    if CHILD.progress is None or (CHILD.last is source and stage == RUN):
+        return
+    data = source.encode("utf-8", "replace")[:PROGRESS_BYTES - 8]
+    CHILD.progress[0:5 + len(data)] = stage + struct.pack("<I", len(data)) + data
+    CHILD.last = source if stage == RUN else None
+
+
+def start_object() -> None:
+    """One object's evaluation starts (in the child only): its CPU budget, and a timer over the
+    whole of it (converting values to CEL too, not only the calls)."""
+    if CHILD.progress is not None:
+        CHILD.object_started = time.process_time()
+        signal.setitimer(signal.ITIMER_VIRTUAL, limits.OBJECT_CPU_SECONDS + limits.CALL_CPU_SECONDS)
+
+
+def end_object() -> None:
+    if CHILD.progress is not None:
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+
+
+def start_call() -> float:
+    """Arm the CPU timer for one CEL call; the seconds it allows (0: the object's budget is spent)."""
+    if CHILD.progress is None:
+        return limits.CALL_CPU_SECONDS
+    left = limits.OBJECT_CPU_SECONDS - (time.process_time() - CHILD.object_started)
+    seconds = min(limits.CALL_CPU_SECONDS, left)
+    if seconds > 0:
+        signal.setitimer(signal.ITIMER_PROF, seconds)
+    return max(seconds, 0.0)
+
+
+def end_call() -> None:
+    if CHILD.progress is not None:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+
+
+def _send(fd: int, value: Any) -> None:
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    view = memoryview(struct.pack("<Q", len(data)) + data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _read_exactly(fd: int, size: int) -> bytes | None:
+    chunks, left = [], size
+    while left:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def _recv(fd: int) -> Any:
+    head = _read_exactly(fd, 8)
+    if head is None:
+        return None
+    body = _read_exactly(fd, struct.unpack("<Q", head)[0])
+    return None if body is None else pickle.loads(body)
+
+
+def _cpu_and_state(pid: int) -> tuple[int | None, str]:
+    """A child's CPU ticks so far and its state letter, from /proc; (None, "") once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None, ""
+    if fields[0] in "ZX":
+        return None, ""
+    return int(fields[11]) + int(fields[12]), fields[0]
+
+
+def _memory_limit() -> int:
+    """The child's address-space limit: what the process maps now plus the evaluation budget, never
+    above a limit already set."""
+    try:
+        with open("/proc/self/statm") as f:
+            mapped = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        mapped = 2**31
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    wanted = mapped + limits.EVAL_MEMORY_BYTES
+    return wanted if soft == resource.RLIM_INFINITY else min(soft, wanted)
+
+
+def _child_loop(evaluate: Callable[[Any], list], requests: int, replies: int, progress: mmap.mmap) -> None:
+    for sig in (signal.SIGINT, signal.SIGALRM, signal.SIGTERM, signal.SIGPIPE):
+        signal.signal(sig, signal.SIG_DFL if sig == signal.SIGTERM else signal.SIG_IGN)
+    signal.signal(signal.SIGPROF, signal.SIG_DFL)
+    signal.signal(signal.SIGVTALRM, signal.SIG_DFL)
+    quiet = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(quiet, 1)
+    os.dup2(quiet, 2)
+    limit = _memory_limit()
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    CHILD.progress = progress
+    while (request := _recv(requests)) is not None:
+        progress[0:1] = b"\0"
+        CHILD.last = None
+        try:
+            reply = ("ok", evaluate(request))
+        except MemoryError:
+            os._exit(EXIT_MEMORY)
+        except Exception as exc:   # a fault in our own code: the parent raises it as before
+            reply = ("error", f"{type(exc).__name__}: {exc}")
+        end_object()
+        _send(replies, reply)
+
+
+class Worker:
+    """One forked child evaluating ``evaluate(request)`` for the parent, restarted after it dies."""
+
+    def __init__(self, evaluate: Callable[[Any], list], setup: Any = None):
+        """``evaluate`` answers a request in a forked child; a spawned child first receives ``setup``
+        and answers with ``spawned_evaluator(setup)``."""
+        self._evaluate = evaluate
+        self._setup = setup
+        self._spawned_with: Any = None
+        self.stalled = False
+        self.pid = 0
+        self._requests = self._replies = -1
+        self._progress: mmap.mmap | None = None
+
+    def _start(self) -> None:
+        requests_r, requests_w = os.pipe()
+        replies_r, replies_w = os.pipe()
+        shared = os.memfd_create("trainstack-cel-progress")
+        os.ftruncate(shared, PROGRESS_BYTES)
+        progress = mmap.mmap(shared, PROGRESS_BYTES)
+        if threading.active_count() == 1:
+            pid, self._spawned_with = self._fork(requests_r, replies_w, progress), None
+        else:
+            pid, self._spawned_with = self._spawn(requests_r, replies_w, shared), self._setup
+        os.close(shared)
+        os.close(requests_r)
+        os.close(replies_w)
+        self.pid, self._requests, self._replies, self._progress = pid, requests_w, replies_r, progress
+
+    def _fork(self, requests: int, replies: int, progress: mmap.mmap) -> int:
+        gc.freeze()   # the child's collections then leave the parent's objects (and their pages) alone
+        pid = os.fork()
+        if pid == 0:   # the child: never returns into the caller's code
+            code = 0
+            try:
+                gc.disable()   # short-lived, and bounded by the memory budget
+                _child_loop(self._evaluate, requests, replies, progress)
+            except BaseException:   # noqa: BLE001 - the parent sees the exit status
+                code = 70
+            finally:
+                os._exit(code)
+        gc.unfreeze()
+        return pid
+
+    def _spawn(self, requests: int, replies: int, shared: int) -> int:
+        """A fresh interpreter: forking a process whose other threads run (the pack's gRPC server)
+        lets their libraries' fork handlers crash the child."""
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+        process = subprocess.Popen([sys.executable, "-m", "policies.admission.worker", str(requests), str(replies),
+                                    str(shared)], pass_fds=(requests, replies, shared), env=env, cwd=str(ROOT),
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process.returncode = 0   # reaped by _reap (os.waitpid), never by the Popen object
+        return process.pid
+
+    def stop(self) -> None:
+        if not self.pid:
+            return
+        for fd in (self._requests, self._replies):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self._reap()
+
+    def _reap(self) -> int:
+        try:
+            _, status = os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            status = 0
+        self.pid = 0
+        return status
+
+    def _answers(self) -> bool:
+        """Wait for the child's reply; False when it died, or sleeps without using CPU time for
+        ``STUCK_SECONDS`` (a native deadlock after a failed allocation: no CPU timer fires then) or
+        runs past ``WALL_SECONDS`` (it is then killed; ``_death`` says why)."""
+        started = last_change = time.monotonic()
+        last_cpu = -1
+        while True:
+            ready, _, _ = select.select([self._replies], [], [], 0.2)
+            if ready:
+                return True
+            now = time.monotonic()
+            cpu, state = _cpu_and_state(self.pid)
+            if cpu is None:
+                return False
+            if cpu != last_cpu:
+                last_cpu, last_change = cpu, now
+            if (state in "SD" and now - last_change > STUCK_SECONDS) or now - started > WALL_SECONDS:
+                self.stalled = True
+                os.kill(self.pid, signal.SIGKILL)
+                return False
+
+    def _death(self) -> tuple[bytes, str, str]:
+        """The stage and expression the child was in when it died, and why it died."""
+        for fd in (self._requests, self._replies):
+            os.close(fd)
+        status = self._reap()
+        progress = self._progress
+        stage, size = progress[0:1], struct.unpack("<I", progress[1:5])[0]
+        source = progress[5:5 + size].decode("utf-8", "replace") if stage in (COMPILE, RUN) else ""
+        progress.close()
+        signum = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
+        stalled, self.stalled = self.stalled, False
+        if stalled:
+            why = (f"ran out of the memory budget ({limits.EVAL_MEMORY_BYTES // 2**20} MiB per evaluation) and made "
+                   f"no progress for {STUCK_SECONDS:g} s (the library deadlocked), so it was stopped")
+        elif signum in (signal.SIGPROF, signal.SIGVTALRM):
+            why = (f"ran out of the runtime budget ({limits.CALL_CPU_SECONDS:g} s of CPU time per expression, "
+                   f"{limits.OBJECT_CPU_SECONDS:g} s per object: the API server's per-call and per-object CEL cost "
+                   f"limits) and was stopped")
+        elif signum in (signal.SIGABRT, signal.SIGKILL, signal.SIGBUS) or os.WIFEXITED(status) and \
+                os.WEXITSTATUS(status) == EXIT_MEMORY:
+            why = (f"ran out of the memory budget ({limits.EVAL_MEMORY_BYTES // 2**20} MiB per evaluation; the "
+                   "API server's cost limits stop such an expression) and was stopped")
+        else:
+            code = f"signal {signum}" if signum else f"exit status {os.WEXITSTATUS(status)}"
+            why = f"crashed the CEL library ({code}) and was stopped"
+        return stage, source, why
+
+    def evaluate(self, request: Any) -> list | None:
+        """The child's answer for ``request``; None when it died on something not an expression."""
+        for _ in range(MAX_DEATHS_PER_REQUEST):
+            try:
+                if not self.pid:
+                    self._start()
+                    if self._spawned_with is not None:
+                        _send(self._requests, (self._spawned_with, dict(over_budget)))
+                _send(self._requests, request)
+                reply = _recv(self._replies) if self._answers() else None
+            except BrokenPipeError:
+                reply = None
+            except BaseException:
+                self.stop()   # interrupted mid-request: the child's state is unknown
+                raise
+            if reply is not None:
+                if reply[0] == "error":
+                    raise RuntimeError(reply[1])
+                return reply[1]
+            stage, source, why = self._death()
+            key = ("C:" if stage == COMPILE else "") + source
+            if not source or key in over_budget:
+                return None
+            over_budget[key] = why
+        return None
+
+
+def _spawned_main(argv: list[str]) -> None:
+    """A spawned child: read the rule set's index, then answer requests as a forked child does."""
+    requests, replies, shared = (int(a) for a in argv)
+    progress = mmap.mmap(shared, PROGRESS_BYTES)
+    setup = _recv(requests)
+    if setup is None:
+        return
+    index, known = setup
+    over_budget.update(known)
+    from .engine import RuleSet   # the engine imports this module
+
+    _child_loop(RuleSet(index)._child_evaluate, requests, replies, progress)
+
+
+if __name__ == "__main__":
+    code = 0
+    try:   # the package's module, not this __main__ copy: the engine records progress there
+        from policies.admission import worker as package_worker
+
+        package_worker._spawned_main(sys.argv[1:])
+    except BaseException:   # noqa: BLE001 - the parent sees the exit status
+        code = 70
+    os._exit(code)
