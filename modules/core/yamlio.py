@@ -276,7 +276,15 @@ def read_bytes(path: Path, shown_as: str, limit: int = MAX_FILE_BYTES) -> bytes:
         if info.st_size > limit:
             raise InputError(shown_as, "", f"file is {info.st_size} bytes; at most {limit} are read")
         with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(limit + 1)
+            # In pieces: read(limit + 1) would allocate the whole limit (256 MiB for a snapshot) up front.
+            chunks, total = [], 0
+            while total <= limit:
+                chunk = handle.read(min(1 << 20, limit + 1 - total))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                total += len(chunk)
+            data = b"".join(chunks)
     except OSError as exc:
         raise InputError(shown_as, "", f"cannot read file: {exc.strerror or exc.__class__.__name__}") from None
     finally:
