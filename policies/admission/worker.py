@@ -173,6 +173,10 @@ def _child_loop(evaluate: Callable[[Any], list], requests: int, replies: int, pr
         _send(replies, reply)
 
 
+# The parent's ends of every live worker's pipes: a forked child closes them all (see _fork).
+_PARENT_ENDS: set[int] = set()
+
+
 class Worker:
     """One forked child evaluating ``evaluate(request)`` for the parent, restarted after it dies."""
 
@@ -194,20 +198,29 @@ class Worker:
         os.ftruncate(shared, PROGRESS_BYTES)
         progress = mmap.mmap(shared, PROGRESS_BYTES)
         if threading.active_count() == 1:
-            pid, self._spawned_with = self._fork(requests_r, replies_w, progress), None
+            pid, self._spawned_with = self._fork(requests_r, replies_w, progress, (requests_w, replies_r)), None
         else:
             pid, self._spawned_with = self._spawn(requests_r, replies_w, shared), self._setup
         os.close(shared)
         os.close(requests_r)
         os.close(replies_w)
         self.pid, self._requests, self._replies, self._progress = pid, requests_w, replies_r, progress
+        _PARENT_ENDS.update((requests_w, replies_r))
 
-    def _fork(self, requests: int, replies: int, progress: mmap.mmap) -> int:
+    def _fork(self, requests: int, replies: int, progress: mmap.mmap, parent_ends: tuple[int, int]) -> int:
         gc.freeze()   # the child's collections then leave the parent's objects (and their pages) alone
         pid = os.fork()
         if pid == 0:   # the child: never returns into the caller's code
             code = 0
             try:
+                # Keep no write end of any request pipe (its own parent's, or another worker's): when
+                # the parent exits the child then reads EOF and ends, instead of waiting forever (and
+                # keeping a stdin it inherited, or another worker's child, alive).
+                for fd in (*parent_ends, *_PARENT_ENDS):
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
                 gc.disable()   # short-lived, and bounded by the memory budget
                 _child_loop(self._evaluate, requests, replies, progress)
             except BaseException:   # noqa: BLE001 - the parent sees the exit status
@@ -231,6 +244,7 @@ class Worker:
         if not self.pid:
             return
         for fd in (self._requests, self._replies):
+            _PARENT_ENDS.discard(fd)
             try:
                 os.close(fd)
             except OSError:
@@ -273,6 +287,7 @@ class Worker:
     def _death(self) -> tuple[bytes, str, str]:
         """The stage and expression the child was in when it died, and why it died."""
         for fd in (self._requests, self._replies):
+            _PARENT_ENDS.discard(fd)
             os.close(fd)
         status = self._reap()
         progress = self._progress
