@@ -15,7 +15,7 @@ RE2's default memory budget, as in Go.
 from __future__ import annotations
 
 import functools
-from typing import Callable, Protocol
+from typing import Callable, Iterable, Protocol
 
 import re2
 
@@ -147,6 +147,25 @@ def compile_go(pattern: str) -> GoPattern:
             if marker in reason:
                 raise PatternError(f"uses {what}, which Go's regexp (RE2) does not support", go_error) from None
         raise PatternError(f"does not compile as a Go regexp (RE2): {reason}", go_error) from None
+
+
+def matches_by_pattern(patterns: list[str], texts: Iterable[str]) -> list[list[str]] | None:
+    """For each pattern (each one :func:`compile_go` accepts), the texts it matches anywhere (Go's
+    ``MatchString``), from one RE2 set: every text is read once, whatever the number of patterns
+    (512 leaf patterns over 16,384 node names: 16,384 set matches instead of hundreds of
+    thousands). None when RE2 cannot build the set within its memory budget."""
+    found = re2.Set.SearchSet(options=_OPTIONS)
+    try:
+        for pattern in patterns:
+            found.Add(pattern)
+        found.Compile()
+    except re2.error:
+        return None
+    out: list[list[str]] = [[] for _ in patterns]
+    for text in texts:
+        for index in found.Match(text) or ():
+            out[index].append(text)
+    return out
 
 
 def go_error(pattern: str) -> str | None:

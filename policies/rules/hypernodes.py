@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import weakref
-from typing import Iterator
+from typing import Iterable, Iterator
 
-from modules.core.patterns import compile_go, go_error, go_problem
+from modules.core.patterns import compile_go, go_error, go_problem, matches_by_pattern
 from modules.core.selectors import selector_matches
 from modules.fabric import hostlist
 from modules.semantics import hypernodes as tree
@@ -67,6 +67,17 @@ class Inventory(dict):
             found = self.regex_matches[pattern] = frozenset(n for n in self.candidates(pattern)
                                                             if compiled.found_in(n))
         return found
+
+    def prime(self, patterns: Iterable[object]) -> None:
+        """Resolve many regexMatch members at once (one RE2 set over the node names) instead of one
+        pattern at a time: a generated fabric has a pattern per leaf."""
+        new = [p for p in dict.fromkeys(p for p in patterns if isinstance(p, str) and p)
+               if p not in self.regex_matches and go_problem(p) is None]
+        if len(new) < 2:
+            return
+        found = matches_by_pattern(new, self.sorted_names)
+        for pattern, names in zip(new, found or ()):
+            self.regex_matches[pattern] = frozenset(names)
 
     def candidates(self, pattern: str) -> list[str]:
         """Nodes a regex could match: for an anchored pattern, those sharing its literal prefix."""
@@ -189,6 +200,9 @@ def manifest_graph(every: list[dict], inventory: dict[str, dict]) -> tree.Graph:
     """The HyperNode graph of manifests (``modules/semantics/hypernodes.py``); Node members resolve
     against the stack's node inventory, when there is one."""
     graph = tree.Graph(noun="HyperNode", inventory=list(inventory) if inventory else None, compress=hostlist.compress)
+    if isinstance(inventory, Inventory):
+        inventory.prime(as_dict(_selector(m).get("regexMatch")).get("pattern")
+                        for obj in every for _, m in _members(obj) if str(m.get("type")) == "Node")
     for obj in every:
         members = []
         for _, m in _members(obj):
