@@ -107,6 +107,8 @@ def read_objects(path: Path, shown: str) -> list[tuple[str, dict]]:
     out: list[tuple[str, dict]] = []
     for file in files:
         name = str(file) if file != path else shown
+        # in a directory, each object's place names its file
+        at = f"{file.relative_to(path).as_posix()}: " if file != path else ""
         size = file.stat().st_size
         total += size
         if size > MAX_BYTES or total > MAX_BYTES:
@@ -116,9 +118,9 @@ def read_objects(path: Path, shown: str) -> list[tuple[str, dict]]:
             if items is not None:
                 if not isinstance(items, list):
                     raise InputError(name, f"document {i}: items", f"expected a list of objects, got {show(items)}")
-                out.extend((f"document {i}: items[{k}]", item) for k, item in enumerate(items))
+                out.extend((f"{at}document {i}: items[{k}]", item) for k, item in enumerate(items))
             else:
-                out.append((f"document {i}", doc))
+                out.append((f"{at}document {i}", doc))
             if len(out) > MAX_OBJECTS:
                 raise InputError(name, "", f"more than {MAX_OBJECTS} objects in the snapshot")
     for where, obj in out:

@@ -39,7 +39,8 @@ def on_snapshot(args: argparse.Namespace, shown: str) -> int:
     new, groups = whatif.submitted(Path(args.submit), args.submit, args.queue)
     text = read_text(Path(args.scheduler_conf), args.scheduler_conf) if args.scheduler_conf else None
     conf, _ = whatif.scheduler_conf([o for _, o in objects], text, args.scheduler_conf or shown)
-    return _print(whatif.what_if(objects, new, groups, conf, f"snapshot {shown}", args.submit), args.format)
+    return _print(whatif.what_if(objects, new, groups, conf, f"snapshot {shown}", args.submit, shown),
+                  args.format)
 
 
 def on_stack(args: argparse.Namespace, stack) -> int:
