@@ -18,8 +18,9 @@ decided once for every reader of a live cluster (``simulate --snapshot``, ``drif
 - **Priority**: a job's priority is the value of the PriorityClass its PodGroup's
   ``priorityClassName`` names, else the value of the ``globalDefault`` PriorityClass, else 0
   (``PriorityClasses``).
-- **Job order** (``job_order_key``): the job-order functions of the conf's plugins, tier by tier in
-  the conf's order, the first that tells two jobs apart decides: ``priority`` (higher first),
+- **Job order** (``job_order_key``): the job-order functions of the conf's plugins (those without
+  ``enableJobOrder: false``), tier by tier in the conf's order, the first that tells two jobs apart
+  decides: ``priority`` (higher first),
   ``gang`` (a job that is not ready, fewer running tasks than ``minMember``, first); then the
   creation timestamp (older first), then the job's UID (``namespace/name`` of its PodGroup). Other
   plugins' job orders (``drf``'s share, ``sla``'s waiting time) are not modelled.
@@ -107,9 +108,11 @@ def creation_time(obj: dict) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
 
 
-def job_order_plugins(plugins: Iterable[str]) -> tuple[str, ...]:
-    """The modelled job-order plugins among the conf's plugins, in the conf's tier order."""
-    return tuple(p for p in dict.fromkeys(plugins) if p in JOB_ORDER_PLUGINS)
+def job_order_plugins(plugins: Iterable[dict]) -> tuple[str, ...]:
+    """The modelled job-order plugins among the conf's plugin entries, in the conf's tier order;
+    an entry with ``enableJobOrder: false`` takes no part (``JobOrderFn`` skips it)."""
+    names = (str(p.get("name")) for p in plugins if isinstance(p, dict) and p.get("enableJobOrder") is not False)
+    return tuple(n for n in dict.fromkeys(names) if n in JOB_ORDER_PLUGINS)
 
 
 def job_order_key(plugins: Sequence[str], priority: int, ready: bool, created: datetime, uid: str) -> tuple:

@@ -344,6 +344,10 @@ def test_jobs_are_taken_in_volcanos_job_order():
     conf = "actions: allocate\ntiers:\n- plugins:\n  - name: gang\n  - name: network-topology-aware\n"
     plain = snapshot_from_objects(list(enumerate(objects)), "snap", conf)
     assert [j.name for j in plain.jobs] == ["team/a-low", "team/c-old", "team/b-new", "team/z-high"]
+    # nor with the plugin listed but its job order switched off (JobOrderFn skips enableJobOrder: false)
+    off = conf.replace("  - name: gang\n", "  - name: priority\n    enableJobOrder: false\n  - name: gang\n")
+    assert [j.name for j in snapshot_from_objects(list(enumerate(objects)), "snap", off).jobs] == \
+        ["team/a-low", "team/c-old", "team/b-new", "team/z-high"]
 
 
 def test_gang_orders_jobs_that_are_not_ready_first():
