@@ -5,7 +5,9 @@ decided once for every reader of a live cluster (``simulate --snapshot``, ``drif
 
 - **A job exists only through its PodGroup.** A pod joins the job its
   ``scheduling.k8s.io/group-name`` annotation names; a pod without the annotation belongs to no job
-  (``getOrCreateJob`` returns none), and a job whose PodGroup is absent is skipped when the
+  (``getOrCreateJob`` returns none) until Volcano's PodGroup controller
+  (``pkg/controllers/podgroup``) creates a one-member PodGroup for it and annotates the pod; a job
+  whose PodGroup is absent is skipped when the
   session's snapshot is taken ("the scheduling spec of Job ... is nil, ignore it"). Either way its
   pending pods are not scheduled (``unscheduled_reason``).
 - **Usage**: every pod bound to a node (``spec.nodeName``) and not Succeeded or Failed holds its
@@ -72,7 +74,9 @@ def unscheduled_reason(group: str | None, namespace: str, group_exists: bool) ->
     """Why Volcano schedules no pending pod of this job, or None when it does."""
     if group is None:
         return ("no scheduling.k8s.io/group-name annotation: the pod belongs to no PodGroup, and Volcano's "
-                "scheduler ignores a pod without one")
+                "scheduler ignores a pod without one until Volcano's PodGroup controller creates one for it "
+                "(podgroup-<pod UID>, minMember 1) and annotates the pod; a pod left so in a snapshot usually "
+                "means that controller is not running")
     if not group_exists:
         return (f"PodGroup {namespace}/{group} is not in the snapshot: Volcano ignores a job whose PodGroup is "
                 "nil, so its pods are not scheduled")
