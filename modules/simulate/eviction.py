@@ -174,16 +174,20 @@ def r_share(allocated: Res, deserved: Res) -> float:
     return share
 
 
-def show_res(r: Res) -> str:
+def show_res(r: Res, only: Iterable[str] | None = None) -> str:
+    """``r`` for a message (``only``: just these resources)."""
     parts = []
+    keep = None if only is None else set(only)
     for name in sorted(r):
         v = r[name]
-        if abs(v) < MIN or v == INF:
+        if abs(v) < MIN or v == INF or (keep is not None and name not in keep):
             continue
         if name == CPU:
             parts.append(f"cpu {v / 1000:g}")
         elif name == MEMORY:
             parts.append(f"memory {v / 2**30:g}Gi")
+        elif name == "ephemeral-storage" or name.startswith("hugepages-"):   # bytes, in thousandths
+            parts.append(f"{name} {v / 1000 / 2**30:g}Gi")
         elif name != PODS:
             parts.append(f"{name} {v / 1000:g}")
     return ", ".join(parts) or "nothing"
@@ -439,6 +443,7 @@ class Session:
         self.tiers = walk_model.tiers_of(cluster.conf)
         self.names = {str(p.get("name")) for tier in self.tiers for p in tier}
         self.evictions: list[Eviction] = []
+        self.refusals: dict[str, str] = {}          # job -> which enqueue gate refused it, with its figures
         self.pipelined: dict[str, str] = {}
         total: Res = {}
         for node in self.nodes.values():
@@ -802,7 +807,9 @@ class Session:
         """proportion's and capacity's enqueue gate: a closed queue refuses; the job's minResources,
         with what the queue uses and holds Inqueue, within the queue's real capability."""
         queue = self.queues[job.queue]
+        plugin = "proportion" if attrs is self.prop else "capacity"
         if queue.state != "Open":
+            self.refusals[job.uid] = f"{plugin}: queue {queue.name} is {queue.state}, not Open"
             return -1
         if job.min_resources is None or job.queue not in attrs:
             return 1
@@ -811,6 +818,10 @@ class Session:
         if r_le_dims(need, attr.real_capability, job.min_resources)[0]:
             attr.inqueue = r_add(attr.inqueue, job.min_resources)
             return 1
+        asked = job.min_resources
+        self.refusals[job.uid] = (f"{plugin}: queue {queue.name} may hold {show_res(attr.real_capability, asked)}; it "
+                                  f"uses {show_res(attr.allocated, asked)} and its Inqueue jobs hold "
+                                  f"{show_res(attr.inqueue, asked)}")
         return -1
 
     # ---- capacity (flat queues)
@@ -892,6 +903,7 @@ class Session:
             for t in node.tasks:
                 if t.status != PIPELINED:
                     used = r_add(used, t.resreq)
+        self.oc_factor = factor
         self.oc_idle = r_sub({k: v * factor for k, v in self.total.items()}, used)
         self.oc_inqueue: Res = {}
         for job in self.jobs.values():
@@ -908,6 +920,9 @@ class Session:
         if r_le_dims(r_add(self.oc_inqueue, job.min_resources), self.oc_idle, job.min_resources)[0]:
             self.oc_inqueue = r_add(self.oc_inqueue, job.min_resources)   # JobEnqueued
             return 1
+        self.refusals[job.uid] = (f"overcommit: the cluster's allocatable times {self.oc_factor:g}, less what pods "
+                                  f"use, leaves {show_res(self.oc_idle, job.min_resources)}, of which Inqueue jobs "
+                                  f"hold {show_res(self.oc_inqueue, job.min_resources)}")
         return -1
 
     # ---- statements

@@ -174,13 +174,10 @@ def what_if(objects: list[tuple[str, dict]], new: list[tuple[str, dict]], groups
     if "enqueue" in actions:
         cycle.enqueue(ssn)
         if job.is_pending:
-            attr = ssn.cap.get(queue) or ssn.prop.get(queue)
-            cap = (f" (queue capability {show_res(attr.real_capability)}, in use {show_res(attr.allocated)})"
-                   if attr else "")
+            refused = ssn.refusals.get(job.uid, "a gate of the conf's enqueue plugins")
             result.outcome = "enqueue-refused"
             result.reason = (f"enqueue keeps the PodGroup Pending: its minResources "
-                             f"{show_res(job.min_resources or {})} do not pass the enqueue gate of "
-                             f"{', '.join(p for p in ('overcommit', 'capacity', 'proportion') if p in ssn.names)}{cap}")
+                             f"{show_res(job.min_resources or {})} do not pass {refused}")
             return result
     else:
         job.phase = "Inqueue"

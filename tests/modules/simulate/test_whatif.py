@@ -237,3 +237,22 @@ def test_a_mistake_in_the_submission_names_the_submission(files, tmp_path):
     out = run("simulate", "--snapshot", snap, "--submit", str(bad))
     assert out.code == 2 and "Traceback" not in out.err
     assert out.err.startswith(f"error: {bad}: ") and "spec.minTaskMember.worker" in out.err
+
+
+def test_enqueue_refusal_names_the_gate_that_refused_with_its_figures(files, tmp_path):
+    _, job = files(NEW_CONF)
+    objects = snapshot(NEW_CONF)
+    objects[3]["spec"]["capability"] = {"nvidia.com/gpu": 8}      # production may hold one node's GPUs
+    snap = tmp_path / "capped.yaml"
+    snap.write_text(yaml.safe_dump_all(objects))
+    report = json.loads(run("simulate", "--snapshot", str(snap), "--submit", job, "--format", "json").out)
+    assert report["outcome"] == "enqueue-refused"
+    # overcommit's slack (16 GPUs) admits the 16 GPUs; the queue's capability does not
+    assert "do not pass capacity: queue production may hold" in report["reason"]
+    assert "nvidia.com/gpu 8;" in report["reason"] and "overcommit" not in report["reason"]
+    big = json.loads(json.dumps(SUBMIT))
+    big["spec"]["tasks"][0]["replicas"] = big["spec"]["minAvailable"] = 4
+    snap, job = files(NEW_CONF, big)
+    reason = json.loads(run("simulate", "--snapshot", snap, "--submit", job, "--format", "json").out)["reason"]
+    assert "do not pass overcommit: the cluster's allocatable times 1.2, less what pods use, leaves" in reason
+    assert "ephemeral" not in reason and "capacity" not in reason
