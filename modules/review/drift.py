@@ -14,7 +14,8 @@ per finding, each naming the node or HyperNode and its category:
   HyperNode" when it is under none);
 * ``label``: a node of a label-selected leaf whose labels no longer match the leaf's selector;
 * ``hypernode``: a HyperNode in both whose tier, tierName or members (as written) differ from what
-  render writes;
+  render writes; a node (HyperNode) that the cluster's HyperNodes put under two leaves (parents),
+  which Volcano cannot use (the first keeps it for the other comparisons);
 * ``capacity``: a node whose allocatable GPUs, CPU or memory differ from its node pool's.
 
 Exit 1 when there is drift, 0 when there is none, 2 on bad input. Every comparison is a dict look-up
@@ -126,9 +127,12 @@ def _hypernode_diff(name: str, rendered: dict, live: dict) -> Finding | None:
     return Finding("hypernode", "HyperNode", name, "; ".join(parts), declared, have)
 
 
-def compare(stack: Fabric, rendered: Iterable[dict], cluster: Fabric, live: Iterable[dict]) -> list[Finding]:
-    """Every difference between the stack's fabric and rendered HyperNodes and a cluster's."""
-    findings: list[Finding] = []
+def compare(stack: Fabric, rendered: Iterable[dict], cluster: Fabric, live: Iterable[dict],
+            conflicts: Iterable[tuple[str, str, str]] = ()) -> list[Finding]:
+    """Every difference between the stack's fabric and rendered HyperNodes and a cluster's
+    (``conflicts``: a node or HyperNode the cluster puts under two parents, from ``load_cluster``)."""
+    findings: list[Finding] = [Finding("hypernode", kind, name, f"in the cluster {why}", None, why)
+                               for kind, name, why in conflicts]
     for name, node in stack.nodes.items():
         here = cluster.nodes.get(name)
         declared_leaf = _leaf_name(stack, node)
@@ -192,14 +196,15 @@ def cmd_drift(args: argparse.Namespace, project: Project) -> int:
     stack = load_stack(project, args.stack)
     bundle = render(stack)
     fabric = bundle.fabric
-    cluster, live = load_cluster(Path(args.snapshot), args.snapshot)
+    conflicts: list[tuple[str, str, str]] = []
+    cluster, live = load_cluster(Path(args.snapshot), args.snapshot, conflicts)
     if fabric is None or fabric.label_defined:
         print(f"warning: stack {stack.name}: the fabric is label-defined: Volcano's discoverer writes its "
               "HyperNodes, and the stack declares no nodes to compare", file=sys.stderr)
         findings: list[Finding] = []
     else:
         rendered = [r.obj for r in bundle.resources if r.obj.get("kind") == "HyperNode"]
-        findings = compare(fabric, rendered, cluster, (obj for _, obj in live))
+        findings = compare(fabric, rendered, cluster, (obj for _, obj in live), conflicts)
     write = report_json if args.format == "json" else report_text
     sys.stdout.write(write(stack.name, args.snapshot, findings))
     return 1 if findings else 0

@@ -195,8 +195,12 @@ def _regex_members(pattern: GoPattern, in_order: list[str], position: dict[str, 
 
 
 def build_fabric(shown: str, nodes: list[tuple[Reader, dict]], hypernodes: list[tuple[Reader, dict]],
-                 extra: Mapping[str, Mapping[str, Decimal]]) -> Fabric:
-    """Nodes and HyperNodes as a ``Fabric``; ``extra`` adds synthetic resources per node (selectors)."""
+                 extra: Mapping[str, Mapping[str, Decimal]],
+                 conflicts: list[tuple[str, str, str]] | None = None) -> Fabric:
+    """Nodes and HyperNodes as a ``Fabric``; ``extra`` adds synthetic resources per node (selectors).
+    A node under two leaves, or a HyperNode under two parents, is an input error; with ``conflicts``
+    given (``drift``, which reports the cluster as it is) it is recorded there instead, as
+    ``(kind, name, why)``, and the first HyperNode keeps it."""
     pools: dict[tuple, NodePool] = {}
     by_name: dict[str, Node] = {}
     labels_of: dict[str, dict] = {}
@@ -248,8 +252,11 @@ def build_fabric(shown: str, nodes: list[tuple[Reader, dict]], hypernodes: list[
                     chosen = [n for n in node_names if selector_matches(what, labels_of[n])]
                 for n in chosen:
                     if by_name[n].leaf is not None and by_name[n].leaf != name:
-                        raise doc.error("spec.members", f"node {n!r} is a member of HyperNodes "
-                                        f"{by_name[n].leaf!r} and {name!r}; Volcano needs one leaf per node")
+                        why = f"a member of HyperNodes {by_name[n].leaf} and {name}; Volcano needs one leaf per node"
+                        if conflicts is None:
+                            raise doc.error("spec.members", f"node {n!r} is {why}")
+                        conflicts.append(("Node", n, why))
+                        continue
                     if by_name[n].leaf is None:
                         by_name[n].leaf = name
                         sw.nodes.append(n)
@@ -259,8 +266,11 @@ def build_fabric(shown: str, nodes: list[tuple[Reader, dict]], hypernodes: list[
                 for child in children:
                     cs = switches[child]
                     if cs.parent is not None and cs.parent != name:
-                        raise doc.error("spec.members", f"HyperNode {child!r} is a member of {cs.parent!r} and "
-                                        f"{name!r}; a HyperNode has one parent")
+                        why = f"a member of HyperNodes {cs.parent} and {name}; a HyperNode has one parent"
+                        if conflicts is None:
+                            raise doc.error("spec.members", f"HyperNode {child!r} is {why}")
+                        conflicts.append(("HyperNode", child, why))
+                        continue
                     if specs[child][1] >= tier:
                         raise doc.error("spec.members", f"member HyperNode {child!r} (tier {specs[child][1]}) is "
                                         f"not below {name!r} (tier {tier})")
@@ -425,12 +435,15 @@ def load_snapshot(path: Path, shown: str, conf_text: str | None = None) -> Snaps
     return snapshot_from_objects(read_objects(path, shown), shown, conf_text)
 
 
-def load_cluster(path: Path, shown: str) -> tuple[Fabric, list[tuple[Reader, dict]]]:
+def load_cluster(path: Path, shown: str, conflicts: list[tuple[str, str, str]] | None = None
+                 ) -> tuple[Fabric, list[tuple[Reader, dict]]]:
     """A snapshot's Nodes and HyperNodes only (``drift``): its fabric, built by the same reader and
-    builder as ``load_snapshot``, and the HyperNode objects as written."""
+    builder as ``load_snapshot``, and the HyperNode objects as written (``conflicts``: see
+    ``build_fabric``)."""
     by_kind = _by_kind(read_objects(path, shown), shown)
     _require_nodes(by_kind, shown)
-    return build_fabric(shown, by_kind["Node"], by_kind.get("HyperNode", []), {}), by_kind.get("HyperNode", [])
+    return (build_fabric(shown, by_kind["Node"], by_kind.get("HyperNode", []), {}, conflicts),
+            by_kind.get("HyperNode", []))
 
 
 def _require_nodes(by_kind: dict, shown: str) -> None:

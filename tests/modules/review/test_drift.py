@@ -105,6 +105,28 @@ def test_capacity_and_hypernode_differences(dev, tmp_path):
     assert "moved: Node gpu-0013: declared under leaf leaf-004, in the cluster under no HyperNode" in lines
 
 
+def test_a_node_or_hypernode_under_two_parents_is_drift_not_bad_input(dev, tmp_path):
+    # a hand edit adds gpu-0005 to leaf-001 without removing it from leaf-002 (whose regexMatch
+    # still selects it), and lists leaf-001 under a second spine
+    hypernodes, nodes = copy.deepcopy(dev)
+    by_name = {h["metadata"]["name"]: h for h in hypernodes}
+    by_name["leaf-001"]["spec"]["members"].append({"type": "Node", "selector": {"exactMatch": {"name": "gpu-0005"}}})
+    second = copy.deepcopy(by_name["spine-01"])
+    second["metadata"]["name"] = "spine-99"
+    second["spec"]["members"] = [{"type": "HyperNode", "selector": {"exactMatch": {"name": "leaf-001"}}}]
+    res = run("drift", "dev", "--snapshot", write(tmp_path, hypernodes + [second], nodes))
+    assert res.code == 1, res.err
+    lines = res.out.splitlines()
+    assert ("hypernode: Node gpu-0005: in the cluster a member of HyperNodes leaf-001 and leaf-002; Volcano needs "
+            "one leaf per node") in lines
+    assert ("hypernode: HyperNode leaf-001: in the cluster a member of HyperNodes spine-01 and spine-99; a "
+            "HyperNode has one parent") in lines
+    assert "extra: HyperNode spine-99: in the cluster (tier 2), the stack does not render it" in lines
+    # the simulator, which must place on the tree, still refuses it
+    bad = run("simulate", "--snapshot", str(tmp_path / "snap.yaml"))
+    assert bad.code == 2 and "Volcano needs one leaf per node" in bad.err
+
+
 @pytest.mark.parametrize("content, message", [
     (None, "file not found"),
     ("items: [1", "invalid YAML"),
