@@ -186,3 +186,31 @@ def test_a_node_whose_labels_left_its_label_selected_leaf_is_a_label_finding():
     [finding] = compare(stack, [], cluster, [])
     assert finding.line() == ('label: Node n2: its labels do not match the selector of leaf rack-a '
                               '({"matchLabels": {"rack": "a"}}); in the cluster under no HyperNode')
+
+
+def test_a_label_defined_fabric_is_checked_for_the_level_labels(tmp_path):
+    (tmp_path / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "stacks" / "Pulumi.lbl.yaml").write_text(yaml.safe_dump({"config": {
+        "kubernetes:context": "lbl", "trainstack:environment": "dev",
+        "trainstack:fabric": {"source": "labels", "labels": {"levels": ["example.com/spine", "example.com/leaf"]}}}}))
+
+    def gpu_node(name, **labels):
+        return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
+                "status": {"allocatable": {"cpu": "96", "memory": "1000Gi", "nvidia.com/gpu": "8"}}}
+    both = {"example.com/leaf": "l1", "example.com/spine": "s1"}
+    nodes = [gpu_node("ok", **both), gpu_node("no-leaf", **{"example.com/spine": "s1"}),
+             gpu_node("no-spine", **{"example.com/leaf": "l1"}),
+             {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "cpu"}, "status": {"allocatable": {"cpu": "8"}}}]
+    res = run("drift", "lbl", "--project", str(tmp_path), "--snapshot", write(tmp_path, [], nodes))
+    assert res.code == 1, res.err
+    assert "drift checks only that every GPU node carries the level labels" in res.err
+    lines = res.out.splitlines()
+    assert lines[:2] == [
+        "label: Node no-leaf: a GPU node without the level label(s) example.com/leaf: Volcano's label discoverer "
+        "puts it under no HyperNode",
+        "label: Node no-spine: a GPU node without the level label(s) example.com/spine: Volcano's label discoverer "
+        "stops at tier 1, so its HyperNodes reach no higher"]
+    assert len(lines) == 3 and "(2 label)" in lines[2]
+    clean = run("drift", "lbl", "--project", str(tmp_path), "--snapshot", write(tmp_path, [], nodes[:1], "ok.yaml"))
+    assert clean.code == 0 and clean.out.startswith("no drift")
