@@ -480,6 +480,7 @@ def snapshot_from_objects(objects: Iterable[tuple[str, dict]], shown: str, conf_
         _warn_uncovered(fabric, shown, warnings)
     _cap_usage(fabric, usage, shown, warnings)
     jobs, runtimes = _snapshot_jobs(by_kind, groups, fabric, gpu_resources, selector_resources, shown, settings)
+    _warn_unknown_classes(by_kind, groups, shown, warnings)
     return Snapshot(fabric, jobs, usage, settings, warnings, runtimes, releasing)
 
 
@@ -631,6 +632,19 @@ def _cap_usage(fabric: Fabric, usage: dict, shown: str, warnings: list[str]) -> 
 
 
 UNCOVERED_NAMED = 20     # nodes named in the warning about nodes under no HyperNode
+
+
+def _warn_unknown_classes(by_kind: dict, groups: dict, shown: str, warnings: list[str]) -> None:
+    # A pending job's PriorityClass missing from the snapshot: its priority falls to the default,
+    # which reorders the jobs (kubectl get ... without priorityclasses).
+    known = {str((o.get("metadata") or {}).get("name")) for _, o in by_kind.get("PriorityClass", [])}
+    named = {spec.get("priorityClassName") for g in groups.values() if g.pending and g.obj
+             for spec in [g.obj.get("spec") if isinstance(g.obj.get("spec"), dict) else {}]}
+    unknown = sorted(n for n in named if isinstance(n, str) and n and n not in known)
+    if unknown:
+        warnings.append(f"{shown}: pending PodGroups name PriorityClass(es) not in the snapshot "
+                        f"({', '.join(unknown[:UNCOVERED_NAMED])}): their jobs take the default priority; add "
+                        "priorityclasses to the kubectl get for Volcano's job order")
 
 
 def _warn_uncovered(fabric: Fabric, shown: str, warnings: list[str]) -> None:
