@@ -256,3 +256,12 @@ def test_enqueue_refusal_names_the_gate_that_refused_with_its_figures(files, tmp
     reason = json.loads(run("simulate", "--snapshot", snap, "--submit", job, "--format", "json").out)["reason"]
     assert "do not pass overcommit: the cluster's allocatable times 1.2, less what pods use, leaves" in reason
     assert "ephemeral" not in reason and "capacity" not in reason
+
+
+def test_a_snapshot_without_queues_is_bad_input(files, tmp_path):
+    _, job = files(NEW_CONF)
+    snap = tmp_path / "no-queues.yaml"
+    snap.write_text(yaml.safe_dump_all([o for o in snapshot(NEW_CONF) if o["kind"] != "Queue"]))
+    out = run("simulate", "--snapshot", str(snap), "--submit", job)
+    assert out.code == 2 and "Traceback" not in out.err and len(out.err.strip().splitlines()) == 1
+    assert f"{snap}: no Queue in the snapshot" in out.err
