@@ -47,8 +47,8 @@ class Pattern(Protocol):
 
 
 class GoPattern:
-    """A compiled input pattern: ``search``/``fullmatch``/``finditer`` as RE2's (match objects), and
-    the yes/no questions the hot loops ask (a regexMatch member over every node, a node pool over every node)
+    """A compiled input pattern: ``search``/``fullmatch`` as RE2's (match objects), and the yes/no
+    questions the hot loops ask (a regexMatch member over every node, a node pool over every node)
     answered through a one-pattern RE2 set, which builds no match object: about 1 µs a name
     instead of 5."""
 
@@ -62,10 +62,6 @@ class GoPattern:
 
     def fullmatch(self, text: str, *args):
         return self.regex.fullmatch(text, *args)
-
-    def finditer(self, text: str, *args):
-        """Every non-overlapping match, left to right (CEL's ``findAll``)."""
-        return self.regex.finditer(text, *args)
 
     def _set(self, kind: str):
         found = self._sets.get(kind)
