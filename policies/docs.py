@@ -95,7 +95,9 @@ yours) and reports a target whose manifest sets the scaled field: `spec.replicas
 StatefulSets, ReplicaSets and ReplicationControllers, a custom resource's scale subresource path
 (a PyTorchJob's `spec.pytorchReplicaSpecs.Worker.replicas`). The field may stay where the engine
 in use leaves it to the HPA: Flux's `kustomize.toolkit.fluxcd.io/ssa: IfNotPresent` (or `Ignore`)
-on the object, an Argo CD Application among the objects with `ignoreDifferences` on the field and
+on the object, an Argo CD Application among the objects with `ignoreDifferences` on the field
+(`jsonPointers` or a plain `jqPathExpressions` path such as `.spec.replicas`, or a parent of it;
+group and kind as globs, an empty name or namespace matching any, as Argo CD reads them) and
 the sync option `RespectIgnoreDifferences=true`, or, for objects trainstack renders, the
 `trainstack.io/controller-owned` annotation from which the Pulumi program registers `ignoreChanges`
 and the GitOps output writes the engine's mechanism. With engine `none` (your manifests are applied by

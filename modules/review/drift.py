@@ -12,9 +12,12 @@ per finding, each naming the node or HyperNode and its category:
   cluster that render does not write;
 * ``moved``: a node under a different leaf HyperNode than the stack declares (both names; "no
   HyperNode" when it is under none);
-* ``label``: a node of a label-selected leaf whose labels no longer match the leaf's selector;
+* ``label``: a node of a label-selected leaf whose labels no longer match the leaf's selector; on a
+  label-defined fabric (``source: labels``, the stack declares no nodes), a GPU node without one of
+  the level labels the discoverer climbs (the only comparison there);
 * ``hypernode``: a HyperNode in both whose tier, tierName or members (as written) differ from what
-  render writes;
+  render writes; a node (HyperNode) that the cluster's HyperNodes put under two leaves (parents),
+  which Volcano cannot use (the first keeps it for the other comparisons);
 * ``capacity``: a node whose allocatable GPUs, CPU or memory differ from its node pool's.
 
 Exit 1 when there is drift, 0 when there is none, 2 on bad input. Every comparison is a dict look-up
@@ -126,9 +129,12 @@ def _hypernode_diff(name: str, rendered: dict, live: dict) -> Finding | None:
     return Finding("hypernode", "HyperNode", name, "; ".join(parts), declared, have)
 
 
-def compare(stack: Fabric, rendered: Iterable[dict], cluster: Fabric, live: Iterable[dict]) -> list[Finding]:
-    """Every difference between the stack's fabric and rendered HyperNodes and a cluster's."""
-    findings: list[Finding] = []
+def compare(stack: Fabric, rendered: Iterable[dict], cluster: Fabric, live: Iterable[dict],
+            conflicts: Iterable[tuple[str, str, str]] = ()) -> list[Finding]:
+    """Every difference between the stack's fabric and rendered HyperNodes and a cluster's
+    (``conflicts``: a node or HyperNode the cluster puts under two parents, from ``load_cluster``)."""
+    findings: list[Finding] = [Finding("hypernode", kind, name, f"in the cluster {why}", None, why)
+                               for kind, name, why in conflicts]
     for name, node in stack.nodes.items():
         here = cluster.nodes.get(name)
         declared_leaf = _leaf_name(stack, node)
@@ -171,6 +177,26 @@ def compare(stack: Fabric, rendered: Iterable[dict], cluster: Fabric, live: Iter
     return findings
 
 
+def label_findings(stack: Fabric, cluster: Fabric) -> list[Finding]:
+    """A label-defined fabric: GPU nodes of the cluster that lack a level label. Volcano's label
+    discoverer climbs a node's level labels from tier 1 up and stops at the first one missing, so
+    such a node sits under no HyperNode (tier 1 missing) or its chain ends below the top."""
+    levels = sorted(stack.tier_names.items())      # tier -> label key, tier 1 first
+    findings = []
+    for name, node in sorted(cluster.nodes.items()):
+        if not node.pool.gpus:
+            continue
+        missing = [key for _, key in levels if key not in node.labels]
+        if not missing:
+            continue
+        first = next(t for t, key in levels if key not in node.labels)
+        effect = ("Volcano's label discoverer puts it under no HyperNode" if first == 1 else
+                  f"Volcano's label discoverer stops at tier {first - 1}, so its HyperNodes reach no higher")
+        findings.append(Finding("label", "Node", name, f"a GPU node without the level label(s) "
+                                f"{', '.join(missing)}: {effect}", [k for _, k in levels], missing))
+    return findings
+
+
 def report_json(stack: str, snapshot: str, findings: list[Finding]) -> str:
     counts = {c: sum(f.category == c for f in findings) for c in CATEGORIES}
     data = {"stack": stack, "snapshot": snapshot, "drift": bool(findings), "counts": counts,
@@ -192,14 +218,19 @@ def cmd_drift(args: argparse.Namespace, project: Project) -> int:
     stack = load_stack(project, args.stack)
     bundle = render(stack)
     fabric = bundle.fabric
-    cluster, live = load_cluster(Path(args.snapshot), args.snapshot)
-    if fabric is None or fabric.label_defined:
-        print(f"warning: stack {stack.name}: the fabric is label-defined: Volcano's discoverer writes its "
-              "HyperNodes, and the stack declares no nodes to compare", file=sys.stderr)
+    conflicts: list[tuple[str, str, str]] = []
+    cluster, live = load_cluster(Path(args.snapshot), args.snapshot, conflicts)
+    if fabric is None:
+        print(f"warning: stack {stack.name}: no fabric to compare", file=sys.stderr)
         findings: list[Finding] = []
+    elif fabric.label_defined:
+        print(f"warning: stack {stack.name}: the fabric is label-defined: Volcano's discoverer writes its "
+              "HyperNodes from node labels and the stack declares no nodes, so drift checks only that every "
+              "GPU node carries the level labels", file=sys.stderr)
+        findings = label_findings(fabric, cluster)
     else:
         rendered = [r.obj for r in bundle.resources if r.obj.get("kind") == "HyperNode"]
-        findings = compare(fabric, rendered, cluster, (obj for _, obj in live))
+        findings = compare(fabric, rendered, cluster, (obj for _, obj in live), conflicts)
     write = report_json if args.format == "json" else report_text
     sys.stdout.write(write(stack.name, args.snapshot, findings))
     return 1 if findings else 0

@@ -34,6 +34,7 @@ rule ``controller-owned-fields`` read it there.
 from __future__ import annotations
 
 import copy
+import fnmatch
 import hashlib
 import sys
 from dataclasses import dataclass
@@ -277,15 +278,25 @@ def argocd_ignores(obj: dict, field: OwnedField, objects: Iterable[dict]) -> boo
         if ARGOCD_RESPECT not in as_list(as_dict(spec.get("syncPolicy")).get("syncOptions")):
             continue
         for entry in map(as_dict, as_list(spec.get("ignoreDifferences"))):
-            if entry.get("kind") != obj.get("kind") or (entry.get("group") or "") != api_group(obj):
+            # Argo CD's ignore normalizer: group and kind are globs, an empty name or namespace is any
+            if not (_glob(entry.get("kind"), obj.get("kind")) and _glob(entry.get("group") or "", api_group(obj))):
                 continue
-            if entry.get("name") not in (None, m.get("name")) or \
-                    entry.get("namespace") not in (None, m.get("namespace")):
+            if entry.get("name") not in (None, "", m.get("name")) or \
+                    entry.get("namespace") not in (None, "", m.get("namespace")):
                 continue
             if any(field.pointer == p or field.pointer.startswith(str(p).rstrip("/") + "/")
                    for p in as_list(entry.get("jsonPointers"))):
                 return True
+            # a jq path expression deletes what it selects: a plain path (.spec.replicas) or a parent
+            dotted = "." + field.path
+            jq = ["".join(e.split()) for e in as_list(entry.get("jqPathExpressions")) if isinstance(e, str)]
+            if any(dotted == e or dotted.startswith(e + ".") for e in jq):
+                return True
     return False
+
+
+def _glob(pattern: object, value: object) -> bool:
+    return isinstance(pattern, str) and isinstance(value, str) and fnmatch.fnmatchcase(value, pattern)
 
 
 def delivered_without_fight(obj: dict, field: OwnedField, objects: Iterable[dict], engine: str | None = None) -> bool:

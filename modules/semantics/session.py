@@ -5,7 +5,9 @@ decided once for every reader of a live cluster (``simulate --snapshot``, ``drif
 
 - **A job exists only through its PodGroup.** A pod joins the job its
   ``scheduling.k8s.io/group-name`` annotation names; a pod without the annotation belongs to no job
-  (``getOrCreateJob`` returns none), and a job whose PodGroup is absent is skipped when the
+  (``getOrCreateJob`` returns none) until Volcano's PodGroup controller
+  (``pkg/controllers/podgroup``) creates a one-member PodGroup for it and annotates the pod; a job
+  whose PodGroup is absent is skipped when the
   session's snapshot is taken ("the scheduling spec of Job ... is nil, ignore it"). Either way its
   pending pods are not scheduled (``unscheduled_reason``).
 - **Usage**: every pod bound to a node (``spec.nodeName``) and not Succeeded or Failed holds its
@@ -18,8 +20,9 @@ decided once for every reader of a live cluster (``simulate --snapshot``, ``drif
 - **Priority**: a job's priority is the value of the PriorityClass its PodGroup's
   ``priorityClassName`` names, else the value of the ``globalDefault`` PriorityClass, else 0
   (``PriorityClasses``).
-- **Job order** (``job_order_key``): the job-order functions of the conf's plugins, tier by tier in
-  the conf's order, the first that tells two jobs apart decides: ``priority`` (higher first),
+- **Job order** (``job_order_key``): the job-order functions of the conf's plugins (those without
+  ``enableJobOrder: false``), tier by tier in the conf's order, the first that tells two jobs apart
+  decides: ``priority`` (higher first),
   ``gang`` (a job that is not ready, fewer running tasks than ``minMember``, first); then the
   creation timestamp (older first), then the job's UID (``namespace/name`` of its PodGroup). Other
   plugins' job orders (``drf``'s share, ``sla``'s waiting time) are not modelled.
@@ -71,7 +74,9 @@ def unscheduled_reason(group: str | None, namespace: str, group_exists: bool) ->
     """Why Volcano schedules no pending pod of this job, or None when it does."""
     if group is None:
         return ("no scheduling.k8s.io/group-name annotation: the pod belongs to no PodGroup, and Volcano's "
-                "scheduler ignores a pod without one")
+                "scheduler ignores a pod without one until Volcano's PodGroup controller creates one for it "
+                "(podgroup-<pod UID>, minMember 1) and annotates the pod; a pod left so in a snapshot usually "
+                "means that controller is not running")
     if not group_exists:
         return (f"PodGroup {namespace}/{group} is not in the snapshot: Volcano ignores a job whose PodGroup is "
                 "nil, so its pods are not scheduled")
@@ -107,9 +112,11 @@ def creation_time(obj: dict) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
 
 
-def job_order_plugins(plugins: Iterable[str]) -> tuple[str, ...]:
-    """The modelled job-order plugins among the conf's plugins, in the conf's tier order."""
-    return tuple(p for p in dict.fromkeys(plugins) if p in JOB_ORDER_PLUGINS)
+def job_order_plugins(plugins: Iterable[dict]) -> tuple[str, ...]:
+    """The modelled job-order plugins among the conf's plugin entries, in the conf's tier order;
+    an entry with ``enableJobOrder: false`` takes no part (``JobOrderFn`` skips it)."""
+    names = (str(p.get("name")) for p in plugins if isinstance(p, dict) and p.get("enableJobOrder") is not False)
+    return tuple(n for n in dict.fromkeys(names) if n in JOB_ORDER_PLUGINS)
 
 
 def job_order_key(plugins: Sequence[str], priority: int, ready: bool, created: datetime, uid: str) -> tuple:

@@ -10,7 +10,9 @@ What is modelled, as Volcano does it:
   in thousandths, every pod one ``pods``; comparisons with its 0.1 tolerance, a missing dimension
   as zero (``Zero``) or unbounded (``Infinity``).
 * **Jobs** are PodGroups (pods without one are ignored, as Volcano's cache does); a job's priority
-  is its PodGroup's PriorityClass value (0 when none); a task's priority is the pod's
+  is its PodGroup's PriorityClass value (unnamed or unknown: the ``globalDefault`` class's, else 0),
+  and jobs the job-order plugins do not tell apart go by creation time, then UID
+  (``modules/semantics/session.py``); a task's priority is the pod's
   ``spec.priority`` (1 when unset); a pod is preemptable unless ``volcano.sh/preemptable`` says
   false (annotation, then label); ``preemptionPolicy: Never`` never evicts anything; critical pods
   (``system-cluster-critical``, ``system-node-critical``, namespace ``kube-system``) are never
@@ -38,6 +40,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, field
+from datetime import datetime
 from decimal import Decimal
 from typing import Any, Callable, Iterable, Mapping
 
@@ -47,6 +50,7 @@ from modules.semantics.minresources import scheduler_view
 from modules.semantics.podspec import Reader, amounts, pod_requests
 from modules.semantics.workloads import pod_group
 from modules.semantics.scheduler_conf import parse_conf
+from modules.semantics.session import EPOCH, creation_time, priority_classes
 from modules.semantics.shapes import annotations, as_dict, is_kind, labels, meta
 
 CPU, MEMORY, PODS = "cpu", "memory", "pods"
@@ -60,6 +64,7 @@ RUNNING, PENDING, PIPELINED, RELEASING, BOUND, SUCCEEDED, FAILED = (
     "Running", "Pending", "Pipelined", "Releasing", "Bound", "Succeeded", "Failed")
 ALLOCATED = (BOUND, "Binding", RUNNING, "Allocated")
 OVERCOMMIT_FACTOR = 1.2
+INT32_MIN = -(2**31)
 TEST_PLUGINS = ("test-preempt", "test-reclaim")   # plugins upstream's gang-eviction unit tests register
 
 Res = dict   # resource name -> float, Volcano's units
@@ -169,16 +174,20 @@ def r_share(allocated: Res, deserved: Res) -> float:
     return share
 
 
-def show_res(r: Res) -> str:
+def show_res(r: Res, only: Iterable[str] | None = None) -> str:
+    """``r`` for a message (``only``: just these resources)."""
     parts = []
+    keep = None if only is None else set(only)
     for name in sorted(r):
         v = r[name]
-        if abs(v) < MIN or v == INF:
+        if abs(v) < MIN or v == INF or (keep is not None and name not in keep):
             continue
         if name == CPU:
             parts.append(f"cpu {v / 1000:g}")
         elif name == MEMORY:
             parts.append(f"memory {v / 2**30:g}Gi")
+        elif name == "ephemeral-storage" or name.startswith("hugepages-"):   # bytes, in thousandths
+            parts.append(f"{name} {v / 1000 / 2**30:g}Gi")
         elif name != PODS:
             parts.append(f"{name} {v / 1000:g}")
     return ", ".join(parts) or "nothing"
@@ -218,6 +227,7 @@ class Job:
     min_resources: Res | None
     preemptable: bool | None  # the PodGroup's volcano.sh/preemptable; None: unset
     order: int
+    created: datetime = EPOCH  # the PodGroup's creationTimestamp (Go's zero time when absent)
     tasks: list[Task] = field(default_factory=list)
 
     def count(self, *statuses: str) -> int:
@@ -341,6 +351,7 @@ def read_cluster(objects: Iterable[tuple[str, dict]], shown: str, conf: dict) ->
     classes: dict[str, tuple[int, str | None]] = {}
     groups: list[tuple[str, dict]] = []
     pods: list[tuple[str, dict]] = []
+    class_objects: list[dict] = []
     for where, obj in objects:
         if not isinstance(obj, dict):
             continue
@@ -354,30 +365,37 @@ def read_cluster(objects: Iterable[tuple[str, dict]], shown: str, conf: dict) ->
             spec = as_dict(obj.get("spec"))
             cap = spec.get("capability")
             queues[name] = Queue(
-                name, int(spec.get("weight") or 1),
+                name, reader.integer(spec, "weight", "spec", 1, "an integer >= 1", 1),
                 res_of(amounts(reader, cap, "spec.capability")) if cap else None,
                 res_of(amounts(reader, spec.get("deserved"), "spec.deserved")),
                 res_of(amounts(reader, as_dict(spec.get("guarantee")).get("resource"), "spec.guarantee.resource")),
-                int(spec.get("priority") or 0), str(as_dict(obj.get("status")).get("state") or "Open"),
+                reader.integer(spec, "priority", "spec", INT32_MIN, "an integer", 0),
+                str(as_dict(obj.get("status")).get("state") or "Open"),
                 spec.get("reclaimable") is not False, len(queues))
         elif is_kind(obj, "PriorityClass", "scheduling.k8s.io"):
-            classes[name] = (int(obj.get("value") or 0), obj.get("preemptionPolicy"))
+            classes[name] = (reader.integer(obj, "value", "", INT32_MIN, "an integer", 0), obj.get("preemptionPolicy"))
+            class_objects.append(obj)
         elif is_kind(obj, "PodGroup", "scheduling.volcano.sh"):
             groups.append((where, obj))
         elif is_kind(obj, "Pod", ""):
             pods.append((where, obj))
     jobs: dict[str, Job] = {}
+    priorities = priority_classes(class_objects)     # a job's priority as Volcano's cache sets it
     for i, (where, obj) in enumerate(groups):
-        group = pod_group(Reader(shown, where), obj)
+        reader = Reader(shown, where)
+        group = pod_group(reader, obj)
         ns = str(meta(obj).get("namespace") or "default")
-        pc = group.priority_class
         minimum = scheduler_view(group.explicit_min_resources or {})
+        task_min = as_dict(as_dict(obj.get("spec")).get("minTaskMember"))
+        created = creation_time(obj)
+        if created is None:
+            raise reader.expected("metadata.creationTimestamp", "an RFC 3339 time", meta(obj).get("creationTimestamp"))
         jobs[f"{ns}/{group.name}"] = Job(
             f"{ns}/{group.name}", group.name, ns, group.queue or "default", group.min_member,
-            {str(k): int(v) for k, v in as_dict(as_dict(obj.get("spec")).get("minTaskMember")).items()},
-            classes.get(pc, (0, None))[0] if pc else 0,
+            {str(k): reader.integer(task_min, k, "spec.minTaskMember", 0, "an integer >= 0") for k in task_min},
+            priorities.of(group.priority_class),
             str(as_dict(obj.get("status")).get("phase") or "Pending"),
-            res_of(minimum) if minimum else None, _preemptable(obj), i)
+            res_of(minimum) if minimum else None, _preemptable(obj), i, created)
     ignored: list[str] = []
     for i, (where, obj) in enumerate(pods):
         reader = Reader(shown, where)
@@ -425,6 +443,7 @@ class Session:
         self.tiers = walk_model.tiers_of(cluster.conf)
         self.names = {str(p.get("name")) for tier in self.tiers for p in tier}
         self.evictions: list[Eviction] = []
+        self.refusals: dict[str, str] = {}          # job -> which enqueue gate refused it, with its figures
         self.pipelined: dict[str, str] = {}
         total: Res = {}
         for node in self.nodes.values():
@@ -559,7 +578,9 @@ class Session:
             c = self.job_cmp(a, b)
             if c:
                 return c
-            return -1 if a.uid < b.uid else (1 if a.uid > b.uid else 0)
+            # JobOrderFn's fallback: the older job first, then the smaller UID
+            ka, kb = (a.created, a.uid), (b.created, b.uid)
+            return -1 if ka < kb else (1 if ka > kb else 0)
         return functools.cmp_to_key(cmp)
 
     def queue_cmp(self, a: Queue, b: Queue) -> int:
@@ -786,7 +807,9 @@ class Session:
         """proportion's and capacity's enqueue gate: a closed queue refuses; the job's minResources,
         with what the queue uses and holds Inqueue, within the queue's real capability."""
         queue = self.queues[job.queue]
+        plugin = "proportion" if attrs is self.prop else "capacity"
         if queue.state != "Open":
+            self.refusals[job.uid] = f"{plugin}: queue {queue.name} is {queue.state}, not Open"
             return -1
         if job.min_resources is None or job.queue not in attrs:
             return 1
@@ -795,6 +818,10 @@ class Session:
         if r_le_dims(need, attr.real_capability, job.min_resources)[0]:
             attr.inqueue = r_add(attr.inqueue, job.min_resources)
             return 1
+        asked = job.min_resources
+        self.refusals[job.uid] = (f"{plugin}: queue {queue.name} may hold {show_res(attr.real_capability, asked)}; it "
+                                  f"uses {show_res(attr.allocated, asked)} and its Inqueue jobs hold "
+                                  f"{show_res(attr.inqueue, asked)}")
         return -1
 
     # ---- capacity (flat queues)
@@ -876,6 +903,7 @@ class Session:
             for t in node.tasks:
                 if t.status != PIPELINED:
                     used = r_add(used, t.resreq)
+        self.oc_factor = factor
         self.oc_idle = r_sub({k: v * factor for k, v in self.total.items()}, used)
         self.oc_inqueue: Res = {}
         for job in self.jobs.values():
@@ -892,6 +920,9 @@ class Session:
         if r_le_dims(r_add(self.oc_inqueue, job.min_resources), self.oc_idle, job.min_resources)[0]:
             self.oc_inqueue = r_add(self.oc_inqueue, job.min_resources)   # JobEnqueued
             return 1
+        self.refusals[job.uid] = (f"overcommit: the cluster's allocatable times {self.oc_factor:g}, less what pods "
+                                  f"use, leaves {show_res(self.oc_idle, job.min_resources)}, of which Inqueue jobs "
+                                  f"hold {show_res(self.oc_inqueue, job.min_resources)}")
         return -1
 
     # ---- statements

@@ -584,7 +584,7 @@ def settings_from_conf(text: str, source: str) -> SchedulerSettings:
         return SchedulerSettings(source=f"{source} does not parse; baseline weights assumed")
     plugin = next((p for _, p in conf_plugins(conf or {}) if p.get("name") == PLUGIN), None)
     actions = conf_actions(conf or {}) or DEFAULT_ACTIONS
-    job_order = job_order_plugins(str(p.get("name")) for _, p in conf_plugins(conf or {}))
+    job_order = job_order_plugins(p for _, p in conf_plugins(conf or {}))
     if plugin is None:
         return SchedulerSettings(enforce_topology=False, actions=actions, job_order=job_order,
                         source=f"{source} lacks {PLUGIN}: hard topology constraints are not enforced")

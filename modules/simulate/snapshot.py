@@ -107,6 +107,8 @@ def read_objects(path: Path, shown: str) -> list[tuple[str, dict]]:
     out: list[tuple[str, dict]] = []
     for file in files:
         name = str(file) if file != path else shown
+        # in a directory, each object's place names its file
+        at = f"{file.relative_to(path).as_posix()}: " if file != path else ""
         size = file.stat().st_size
         total += size
         if size > MAX_BYTES or total > MAX_BYTES:
@@ -116,9 +118,9 @@ def read_objects(path: Path, shown: str) -> list[tuple[str, dict]]:
             if items is not None:
                 if not isinstance(items, list):
                     raise InputError(name, f"document {i}: items", f"expected a list of objects, got {show(items)}")
-                out.extend((f"document {i}: items[{k}]", item) for k, item in enumerate(items))
+                out.extend((f"{at}document {i}: items[{k}]", item) for k, item in enumerate(items))
             else:
-                out.append((f"document {i}", doc))
+                out.append((f"{at}document {i}", doc))
             if len(out) > MAX_OBJECTS:
                 raise InputError(name, "", f"more than {MAX_OBJECTS} objects in the snapshot")
     for where, obj in out:
@@ -196,8 +198,12 @@ def _regex_members(pattern: GoPattern, in_order: list[str], position: dict[str, 
 
 
 def build_fabric(shown: str, nodes: list[tuple[Reader, dict]], hypernodes: list[tuple[Reader, dict]],
-                 extra: Mapping[str, Mapping[str, Decimal]]) -> Fabric:
-    """Nodes and HyperNodes as a ``Fabric``; ``extra`` adds synthetic resources per node (selectors)."""
+                 extra: Mapping[str, Mapping[str, Decimal]],
+                 conflicts: list[tuple[str, str, str]] | None = None) -> Fabric:
+    """Nodes and HyperNodes as a ``Fabric``; ``extra`` adds synthetic resources per node (selectors).
+    A node under two leaves, or a HyperNode under two parents, is an input error; with ``conflicts``
+    given (``drift``, which reports the cluster as it is) it is recorded there instead, as
+    ``(kind, name, why)``, and the first HyperNode keeps it."""
     pools: dict[tuple, NodePool] = {}
     by_name: dict[str, Node] = {}
     labels_of: dict[str, dict] = {}
@@ -249,8 +255,11 @@ def build_fabric(shown: str, nodes: list[tuple[Reader, dict]], hypernodes: list[
                     chosen = [n for n in node_names if selector_matches(what, labels_of[n])]
                 for n in chosen:
                     if by_name[n].leaf is not None and by_name[n].leaf != name:
-                        raise doc.error("spec.members", f"node {n!r} is a member of HyperNodes "
-                                        f"{by_name[n].leaf!r} and {name!r}; Volcano needs one leaf per node")
+                        why = f"a member of HyperNodes {by_name[n].leaf} and {name}; Volcano needs one leaf per node"
+                        if conflicts is None:
+                            raise doc.error("spec.members", f"node {n!r} is {why}")
+                        conflicts.append(("Node", n, why))
+                        continue
                     if by_name[n].leaf is None:
                         by_name[n].leaf = name
                         sw.nodes.append(n)
@@ -260,8 +269,11 @@ def build_fabric(shown: str, nodes: list[tuple[Reader, dict]], hypernodes: list[
                 for child in children:
                     cs = switches[child]
                     if cs.parent is not None and cs.parent != name:
-                        raise doc.error("spec.members", f"HyperNode {child!r} is a member of {cs.parent!r} and "
-                                        f"{name!r}; a HyperNode has one parent")
+                        why = f"a member of HyperNodes {cs.parent} and {name}; a HyperNode has one parent"
+                        if conflicts is None:
+                            raise doc.error("spec.members", f"HyperNode {child!r} is {why}")
+                        conflicts.append(("HyperNode", child, why))
+                        continue
                     if specs[child][1] >= tier:
                         raise doc.error("spec.members", f"member HyperNode {child!r} (tier {specs[child][1]}) is "
                                         f"not below {name!r} (tier {tier})")
@@ -426,12 +438,15 @@ def load_snapshot(path: Path, shown: str, conf_text: str | None = None) -> Snaps
     return snapshot_from_objects(read_objects(path, shown), shown, conf_text)
 
 
-def load_cluster(path: Path, shown: str) -> tuple[Fabric, list[tuple[Reader, dict]]]:
+def load_cluster(path: Path, shown: str, conflicts: list[tuple[str, str, str]] | None = None
+                 ) -> tuple[Fabric, list[tuple[Reader, dict]]]:
     """A snapshot's Nodes and HyperNodes only (``drift``): its fabric, built by the same reader and
-    builder as ``load_snapshot``, and the HyperNode objects as written."""
+    builder as ``load_snapshot``, and the HyperNode objects as written (``conflicts``: see
+    ``build_fabric``)."""
     by_kind = _by_kind(read_objects(path, shown), shown)
     _require_nodes(by_kind, shown)
-    return build_fabric(shown, by_kind["Node"], by_kind.get("HyperNode", []), {}), by_kind.get("HyperNode", [])
+    return (build_fabric(shown, by_kind["Node"], by_kind.get("HyperNode", []), {}, conflicts),
+            by_kind.get("HyperNode", []))
 
 
 def _require_nodes(by_kind: dict, shown: str) -> None:
@@ -468,6 +483,7 @@ def snapshot_from_objects(objects: Iterable[tuple[str, dict]], shown: str, conf_
         _warn_uncovered(fabric, shown, warnings)
     _cap_usage(fabric, usage, shown, warnings)
     jobs, runtimes = _snapshot_jobs(by_kind, groups, fabric, gpu_resources, selector_resources, shown, settings)
+    _warn_unknown_classes(by_kind, groups, shown, warnings)
     return Snapshot(fabric, jobs, usage, settings, warnings, runtimes, releasing)
 
 
@@ -619,6 +635,19 @@ def _cap_usage(fabric: Fabric, usage: dict, shown: str, warnings: list[str]) -> 
 
 
 UNCOVERED_NAMED = 20     # nodes named in the warning about nodes under no HyperNode
+
+
+def _warn_unknown_classes(by_kind: dict, groups: dict, shown: str, warnings: list[str]) -> None:
+    # A pending job's PriorityClass missing from the snapshot: its priority falls to the default,
+    # which reorders the jobs (kubectl get ... without priorityclasses).
+    known = {str((o.get("metadata") or {}).get("name")) for _, o in by_kind.get("PriorityClass", [])}
+    named = {spec.get("priorityClassName") for g in groups.values() if g.pending and g.obj
+             for spec in [g.obj.get("spec") if isinstance(g.obj.get("spec"), dict) else {}]}
+    unknown = sorted(n for n in named if isinstance(n, str) and n and n not in known)
+    if unknown:
+        warnings.append(f"{shown}: pending PodGroups name PriorityClass(es) not in the snapshot "
+                        f"({', '.join(unknown[:UNCOVERED_NAMED])}): their jobs take the default priority; add "
+                        "priorityclasses to the kubectl get for Volcano's job order")
 
 
 def _warn_uncovered(fabric: Fabric, shown: str, warnings: list[str]) -> None:

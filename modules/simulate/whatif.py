@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from modules.core.errors import InputError
 from modules.semantics import eviction as walk_model
 from modules.semantics.podspec import Reader
 from modules.semantics.scheduler_conf import conf_in_effect, parse_conf
+from modules.semantics.session import EPOCH
 from modules.semantics.shapes import is_kind, meta
 from modules.semantics.workloads import Unknown, Workload, volcano_job
 
@@ -144,9 +146,18 @@ def _fits_idle(ssn: Session, tasks: list, chosen: dict) -> dict[str, str] | None
 
 
 def what_if(objects: list[tuple[str, dict]], new: list[tuple[str, dict]], groups: list[str], conf: dict,
-            shown: str, job_shown: str) -> WhatIf:
+            shown: str, job_shown: str, source: str | None = None) -> WhatIf:
+    """``shown`` names the cluster in the report; ``source`` is the file a mistake in ``objects`` is
+    reported against (default ``shown``), ``job_shown`` the file of the submission ``new``."""
     everything = objects + new
-    cluster = read_cluster(everything, shown, conf)
+    read_cluster(new, job_shown, conf)     # a mistake in the submission names its own file
+    cluster = read_cluster(everything, source or shown, conf)
+    # A submission without a creationTimestamp is the newest job (Volcano's job order's tie-break).
+    latest = max((j.created for j in cluster.jobs.values()), default=EPOCH)
+    for n, (_, obj) in enumerate(o for o in new if is_kind(o[1], "PodGroup", "scheduling.volcano.sh")):
+        job = cluster.jobs.get(f"{meta(obj).get('namespace') or 'default'}/{meta(obj).get('name')}")
+        if job is not None and meta(obj).get("creationTimestamp") is None:
+            job.created = latest + timedelta(seconds=n + 1)
     actions = walk_model.actions_of(conf)
     first = groups[0]
     if first not in cluster.jobs:
@@ -163,13 +174,10 @@ def what_if(objects: list[tuple[str, dict]], new: list[tuple[str, dict]], groups
     if "enqueue" in actions:
         cycle.enqueue(ssn)
         if job.is_pending:
-            attr = ssn.cap.get(queue) or ssn.prop.get(queue)
-            cap = (f" (queue capability {show_res(attr.real_capability)}, in use {show_res(attr.allocated)})"
-                   if attr else "")
+            refused = ssn.refusals.get(job.uid, "a gate of the conf's enqueue plugins")
             result.outcome = "enqueue-refused"
             result.reason = (f"enqueue keeps the PodGroup Pending: its minResources "
-                             f"{show_res(job.min_resources or {})} do not pass the enqueue gate of "
-                             f"{', '.join(p for p in ('overcommit', 'capacity', 'proportion') if p in ssn.names)}{cap}")
+                             f"{show_res(job.min_resources or {})} do not pass {refused}")
             return result
     else:
         job.phase = "Inqueue"

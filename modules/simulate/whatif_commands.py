@@ -8,6 +8,7 @@ from pathlib import Path
 from modules.core.errors import InputError
 from modules.core.render import render
 from modules.core.yamlio import read_text
+from modules.semantics.shapes import is_kind
 
 from . import whatif
 from .engine import simulate
@@ -36,10 +37,14 @@ def on_snapshot(args: argparse.Namespace, shown: str) -> int:
         raise InputError("trainstack simulate", "--workloads", "with a snapshot and --submit, the snapshot's pods are "
                           "the running jobs; --workloads is for stacks")
     objects = read_objects(Path(shown), shown)
+    if not any(is_kind(o, "Queue", "scheduling.volcano.sh") for _, o in objects):
+        raise InputError(shown, "", "no Queue in the snapshot (add kubectl get queues.scheduling.volcano.sh -o yaml): "
+                         "Volcano drops every job whose queue is missing, so no eviction can be judged")
     new, groups = whatif.submitted(Path(args.submit), args.submit, args.queue)
     text = read_text(Path(args.scheduler_conf), args.scheduler_conf) if args.scheduler_conf else None
     conf, _ = whatif.scheduler_conf([o for _, o in objects], text, args.scheduler_conf or shown)
-    return _print(whatif.what_if(objects, new, groups, conf, f"snapshot {shown}", args.submit), args.format)
+    return _print(whatif.what_if(objects, new, groups, conf, f"snapshot {shown}", args.submit, shown),
+                  args.format)
 
 
 def on_stack(args: argparse.Namespace, stack) -> int:

@@ -105,6 +105,28 @@ def test_capacity_and_hypernode_differences(dev, tmp_path):
     assert "moved: Node gpu-0013: declared under leaf leaf-004, in the cluster under no HyperNode" in lines
 
 
+def test_a_node_or_hypernode_under_two_parents_is_drift_not_bad_input(dev, tmp_path):
+    # a hand edit adds gpu-0005 to leaf-001 without removing it from leaf-002 (whose regexMatch
+    # still selects it), and lists leaf-001 under a second spine
+    hypernodes, nodes = copy.deepcopy(dev)
+    by_name = {h["metadata"]["name"]: h for h in hypernodes}
+    by_name["leaf-001"]["spec"]["members"].append({"type": "Node", "selector": {"exactMatch": {"name": "gpu-0005"}}})
+    second = copy.deepcopy(by_name["spine-01"])
+    second["metadata"]["name"] = "spine-99"
+    second["spec"]["members"] = [{"type": "HyperNode", "selector": {"exactMatch": {"name": "leaf-001"}}}]
+    res = run("drift", "dev", "--snapshot", write(tmp_path, hypernodes + [second], nodes))
+    assert res.code == 1, res.err
+    lines = res.out.splitlines()
+    assert ("hypernode: Node gpu-0005: in the cluster a member of HyperNodes leaf-001 and leaf-002; Volcano needs "
+            "one leaf per node") in lines
+    assert ("hypernode: HyperNode leaf-001: in the cluster a member of HyperNodes spine-01 and spine-99; a "
+            "HyperNode has one parent") in lines
+    assert "extra: HyperNode spine-99: in the cluster (tier 2), the stack does not render it" in lines
+    # the simulator, which must place on the tree, still refuses it
+    bad = run("simulate", "--snapshot", str(tmp_path / "snap.yaml"))
+    assert bad.code == 2 and "Volcano needs one leaf per node" in bad.err
+
+
 @pytest.mark.parametrize("content, message", [
     (None, "file not found"),
     ("items: [1", "invalid YAML"),
@@ -164,3 +186,31 @@ def test_a_node_whose_labels_left_its_label_selected_leaf_is_a_label_finding():
     [finding] = compare(stack, [], cluster, [])
     assert finding.line() == ('label: Node n2: its labels do not match the selector of leaf rack-a '
                               '({"matchLabels": {"rack": "a"}}); in the cluster under no HyperNode')
+
+
+def test_a_label_defined_fabric_is_checked_for_the_level_labels(tmp_path):
+    (tmp_path / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "stacks" / "Pulumi.lbl.yaml").write_text(yaml.safe_dump({"config": {
+        "kubernetes:context": "lbl", "trainstack:environment": "dev",
+        "trainstack:fabric": {"source": "labels", "labels": {"levels": ["example.com/spine", "example.com/leaf"]}}}}))
+
+    def gpu_node(name, **labels):
+        return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
+                "status": {"allocatable": {"cpu": "96", "memory": "1000Gi", "nvidia.com/gpu": "8"}}}
+    both = {"example.com/leaf": "l1", "example.com/spine": "s1"}
+    nodes = [gpu_node("ok", **both), gpu_node("no-leaf", **{"example.com/spine": "s1"}),
+             gpu_node("no-spine", **{"example.com/leaf": "l1"}),
+             {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "cpu"}, "status": {"allocatable": {"cpu": "8"}}}]
+    res = run("drift", "lbl", "--project", str(tmp_path), "--snapshot", write(tmp_path, [], nodes))
+    assert res.code == 1, res.err
+    assert "drift checks only that every GPU node carries the level labels" in res.err
+    lines = res.out.splitlines()
+    assert lines[:2] == [
+        "label: Node no-leaf: a GPU node without the level label(s) example.com/leaf: Volcano's label discoverer "
+        "puts it under no HyperNode",
+        "label: Node no-spine: a GPU node without the level label(s) example.com/spine: Volcano's label discoverer "
+        "stops at tier 1, so its HyperNodes reach no higher"]
+    assert len(lines) == 3 and "(2 label)" in lines[2]
+    clean = run("drift", "lbl", "--project", str(tmp_path), "--snapshot", write(tmp_path, [], nodes[:1], "ok.yaml"))
+    assert clean.code == 0 and clean.out.startswith("no drift")

@@ -136,6 +136,31 @@ def test_mechanisms():
     assert not owned.argocd_ignores(job, field, [app])
 
 
+def test_argocd_ignore_entries_as_its_normalizer_reads_them():
+    # util/argo/normalizers/diff_normalizer.go: group and kind are globs, an empty name or namespace
+    # matches any, and jqPathExpressions delete what they select just as jsonPointers do
+    objects = _objects()
+    job, field = objects[1], owned.scale_fields()[("kubeflow.org", "PyTorchJob")]
+
+    def app(**entry):
+        return {"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", "metadata": {"name": "a"},
+                "spec": {"ignoreDifferences": [entry], "syncPolicy": {"syncOptions": [owned.ARGOCD_RESPECT]}}}
+    path = ["/spec/pytorchReplicaSpecs/Worker/replicas"]
+    assert owned.argocd_ignores(job, field, [app(group="*", kind="PyTorchJob", jsonPointers=path)])
+    assert owned.argocd_ignores(job, field, [app(group="kubeflow.org", kind="*Job", name="", namespace="",
+                                                 jsonPointers=path)])
+    assert not owned.argocd_ignores(job, field, [app(group="apps", kind="*", jsonPointers=path)])
+    for jq in (".spec.pytorchReplicaSpecs.Worker.replicas", " .spec.pytorchReplicaSpecs ", ".spec"):
+        assert owned.argocd_ignores(job, field, [app(group="kubeflow.org", kind="PyTorchJob", jqPathExpressions=[jq])])
+    for jq in (".spec.pytorchReplicaSpecs.Worker.template", ".spec.pytorchReplicaSpecs.Work", ".metadata"):
+        assert not owned.argocd_ignores(job, field, [app(group="kubeflow.org", kind="PyTorchJob",
+                                                         jqPathExpressions=[jq])])
+    deployment = objects[0]
+    replicas = owned.scale_fields()[("apps", "Deployment")]
+    assert owned.argocd_ignores(deployment, replicas, [app(group="apps", kind="Deployment",
+                                                           jqPathExpressions=[".spec.replicas"])])
+
+
 def test_legacy_bundle_keeps_the_worker_replicas_recorded():
     bundle = shipped_bundle("legacy")
     job = next(r.obj for r in bundle.resources if r.kind == "PyTorchJob")

@@ -344,6 +344,22 @@ def test_jobs_are_taken_in_volcanos_job_order():
     conf = "actions: allocate\ntiers:\n- plugins:\n  - name: gang\n  - name: network-topology-aware\n"
     plain = snapshot_from_objects(list(enumerate(objects)), "snap", conf)
     assert [j.name for j in plain.jobs] == ["team/a-low", "team/c-old", "team/b-new", "team/z-high"]
+    # nor with the plugin listed but its job order switched off (JobOrderFn skips enableJobOrder: false)
+    off = conf.replace("  - name: gang\n", "  - name: priority\n    enableJobOrder: false\n  - name: gang\n")
+    assert [j.name for j in snapshot_from_objects(list(enumerate(objects)), "snap", off).jobs] == \
+        ["team/a-low", "team/c-old", "team/b-new", "team/z-high"]
+
+
+def test_a_pending_jobs_priority_class_missing_from_the_snapshot_is_a_warning():
+    group = podgroup("urgent", 1)
+    group["spec"]["priorityClassName"] = "high"
+    objects = HYPERNODES + NODES + [group, pod("u-0", "urgent", gpu=8)]
+    warned = [w for w in snapshot_from_objects(list(enumerate(objects)), "snap").warnings if "PriorityClass" in w]
+    assert warned == ["snap: pending PodGroups name PriorityClass(es) not in the snapshot (high): their jobs take "
+                      "the default priority; add priorityclasses to the kubectl get for Volcano's job order"]
+    high = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"}, "value": 9}
+    assert not [w for w in snapshot_from_objects(list(enumerate(objects + [high])), "snap").warnings
+                if "PriorityClass" in w]
 
 
 def test_gang_orders_jobs_that_are_not_ready_first():

@@ -7,6 +7,7 @@ import json
 import pytest
 import yaml
 
+from modules.simulate import eviction
 from tests.support.cli import run
 
 NEW_CONF = """actions: "enqueue, allocate, gangpreempt, gangreclaim, backfill"
@@ -165,3 +166,102 @@ def test_bad_submissions_are_one_line_errors(files, tmp_path, doc, message):
     out = run("simulate", "--snapshot", snap, "--submit", str(bad))
     assert out.code == 2 and message in out.err and "Traceback" not in out.err
     assert len(out.err.strip().splitlines()) == 1
+
+
+# --- the session reads a snapshot's jobs as Volcano's cache does ---------------------------------
+
+def _group(name, created=None, priority=None, queue_name="research"):
+    obj = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+           "metadata": {"name": name, "namespace": "research"},
+           "spec": {"queue": queue_name, "minMember": 1}, "status": {"phase": "Inqueue"}}
+    if created:
+        obj["metadata"]["creationTimestamp"] = created
+    if priority:
+        obj["spec"]["priorityClassName"] = priority
+    return obj
+
+
+def test_job_priority_falls_back_to_the_global_default_class_and_order_to_creation_time():
+    from modules.simulate.eviction import Session, read_cluster
+    from modules.simulate.whatif import DEFAULT_CONF
+
+    objects = [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "normal"},
+                "value": 500, "globalDefault": True},
+               {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "low"},
+                "value": 10},
+               queue("research", 8), node("n0"),
+               # UIDs in the opposite order of creation: the older job still goes first
+               _group("a-newer", "2026-03-01T00:00:00Z"), _group("b-older", "2026-01-01T00:00:00Z"),
+               _group("c-unknown-class", "2026-02-01T00:00:00Z", priority="gone"),
+               _group("d-low", "2025-01-01T00:00:00Z", priority="low")]
+    cluster = read_cluster([(f"document {i}", o) for i, o in enumerate(objects)], "snap.yaml", DEFAULT_CONF)
+    assert {k: j.priority for k, j in cluster.jobs.items()} == {
+        "research/a-newer": 500, "research/b-older": 500, "research/c-unknown-class": 500, "research/d-low": 10}
+    ssn = Session(cluster)
+    order = [j.uid for j in sorted(ssn.jobs.values(), key=ssn.job_key())]
+    assert order == ["research/b-older", "research/c-unknown-class", "research/a-newer", "research/d-low"]
+
+
+def test_a_submission_without_a_creation_time_is_the_newest_job(files, tmp_path, monkeypatch):
+    from modules.simulate import whatif
+
+    _, job = files(NEW_CONF)
+    objects = [(f"document {i}", o) for i, o in enumerate(snapshot(NEW_CONF))]
+    objects[-1][1]["metadata"]["creationTimestamp"] = "2026-05-01T00:00:00Z"
+    new, groups = whatif.submitted(tmp_path / "job.yaml", job, None)
+    read = []
+    monkeypatch.setattr(whatif, "read_cluster", lambda *a: read.append(eviction.read_cluster(*a)) or read[-1])
+    whatif.what_if(objects, new, groups, yaml.safe_load(NEW_CONF), "snapshot", job)
+    jobs = read[-1].jobs
+    assert jobs["production/urgent"].created > max(j.created for k, j in jobs.items() if k != "production/urgent")
+
+
+def test_bad_numbers_in_a_snapshot_folder_name_the_file(tmp_path, files):
+    _, job = files(NEW_CONF)
+    folder = tmp_path / "snap"
+    folder.mkdir()
+    objects = snapshot(NEW_CONF)
+    objects[3]["spec"]["weight"] = "heavy"          # Queue production
+    folder.joinpath("cluster.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": objects}))
+    out = run("simulate", "--snapshot", str(folder), "--submit", job)
+    assert out.code == 2 and "Traceback" not in out.err and len(out.err.strip().splitlines()) == 1
+    assert "cluster.yaml: document 1: items[3]" in out.err and "spec.weight: expected an integer >= 1" in out.err
+
+
+def test_a_mistake_in_the_submission_names_the_submission(files, tmp_path):
+    snap, _ = files(NEW_CONF)
+    group = _group("urgent")
+    group["spec"]["minTaskMember"] = {"worker": "two"}
+    bad = tmp_path / "group.yaml"
+    bad.write_text(yaml.safe_dump(group))
+    out = run("simulate", "--snapshot", snap, "--submit", str(bad))
+    assert out.code == 2 and "Traceback" not in out.err
+    assert out.err.startswith(f"error: {bad}: ") and "spec.minTaskMember.worker" in out.err
+
+
+def test_enqueue_refusal_names_the_gate_that_refused_with_its_figures(files, tmp_path):
+    _, job = files(NEW_CONF)
+    objects = snapshot(NEW_CONF)
+    objects[3]["spec"]["capability"] = {"nvidia.com/gpu": 8}      # production may hold one node's GPUs
+    snap = tmp_path / "capped.yaml"
+    snap.write_text(yaml.safe_dump_all(objects))
+    report = json.loads(run("simulate", "--snapshot", str(snap), "--submit", job, "--format", "json").out)
+    assert report["outcome"] == "enqueue-refused"
+    # overcommit's slack (16 GPUs) admits the 16 GPUs; the queue's capability does not
+    assert "do not pass capacity: queue production may hold" in report["reason"]
+    assert "nvidia.com/gpu 8;" in report["reason"] and "overcommit" not in report["reason"]
+    big = json.loads(json.dumps(SUBMIT))
+    big["spec"]["tasks"][0]["replicas"] = big["spec"]["minAvailable"] = 4
+    snap, job = files(NEW_CONF, big)
+    reason = json.loads(run("simulate", "--snapshot", snap, "--submit", job, "--format", "json").out)["reason"]
+    assert "do not pass overcommit: the cluster's allocatable times 1.2, less what pods use, leaves" in reason
+    assert "ephemeral" not in reason and "capacity" not in reason
+
+
+def test_a_snapshot_without_queues_is_bad_input(files, tmp_path):
+    _, job = files(NEW_CONF)
+    snap = tmp_path / "no-queues.yaml"
+    snap.write_text(yaml.safe_dump_all([o for o in snapshot(NEW_CONF) if o["kind"] != "Queue"]))
+    out = run("simulate", "--snapshot", str(snap), "--submit", job)
+    assert out.code == 2 and "Traceback" not in out.err and len(out.err.strip().splitlines()) == 1
+    assert f"{snap}: no Queue in the snapshot" in out.err
