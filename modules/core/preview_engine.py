@@ -6,12 +6,15 @@ it too (registered inputs must equal the rendered manifests).
 """
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pulumi
 from pulumi.runtime.mocks import MockMonitor
 
+from .errors import InputError
 from .wire import plain
 
 STACK_PREFIX = "pulumi:pulumi:Stack$"
@@ -87,6 +90,21 @@ class _Monitor(MockMonitor):
         return response
 
 
+def _check_environment_config() -> None:
+    """``PULUMI_CONFIG`` in the environment fills keys the stack file leaves unset (Pulumi's SDK reads
+    it): it must be a JSON object, as the Pulumi CLI writes it."""
+    text = os.environ.get("PULUMI_CONFIG")
+    if text is None:
+        return
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        raise InputError("PULUMI_CONFIG (environment)", "", "expected a JSON object of configuration keys and "
+                         "values, as the Pulumi CLI sets it; unset it to preview the stack file alone")
+
+
 def run_program(project_root: Path, stack: str, config: dict[str, str],
                 secret_keys: list[str] | None = None, outputs: dict | None = None) -> list[Registration]:
     """Run ``modules.core.program.run`` for one stack under mocks; return its registrations in order.
@@ -100,7 +118,11 @@ def run_program(project_root: Path, stack: str, config: dict[str, str],
     mocks = _Mocks()
     monitor = _Monitor(mocks)
     pulumi.runtime.set_mocks(mocks, project="trainstack", stack=stack, preview=True, monitor=monitor)
-    pulumi.runtime.test(lambda: run(Path(project_root)))()
+    _check_environment_config()
+    try:
+        pulumi.runtime.test(lambda: run(Path(project_root)))()
+    except pulumi.RunError as err:   # the program's input error (a value from PULUMI_CONFIG in the environment too)
+        raise getattr(err, "input_error", None) or InputError("the Pulumi program", "", str(err)) from None
     for record in monitor.records:
         record.inputs = mocks.inputs.get((record.type, record.name), {})
         record.outputs = monitor.outputs.get(record.urn, {})
