@@ -19,6 +19,7 @@ SECRET_PAIRS = {("api", "key"), ("private", "key"), ("access", "key"), ("secret"
 # Credentials recognised by their shape alone. URLs: any scheme in any case, userinfo with or
 # without a password (`https://TOKEN@host`; `ssh://git@host`, the usual SSH user, is no secret),
 # and `user:password@host.domain` written without a scheme (chart repositories, registries).
+ASSIGNMENT = "a credential in a variable assignment"   # `TOKEN=get()` in code is none: a call follows
 VALUE_PATTERNS = [
     (re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"), "a PEM private key"),
     (re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|A3T[A-Z0-9])[0-9A-Z]{16}\b"), "an AWS access key id"),
@@ -44,7 +45,7 @@ VALUE_PATTERNS = [
                 re.I), "a credential in a URL query"),
     # `DB_PASSWORD=...`, `export HF_TOKEN=...` in a shell line: the variable's name ends in the word
     (re.compile(r"(?<![\w.-])[A-Za-z0-9_]*(?:password|passwd|secret|token|api_?key|access_?key|secret_?key)"
-                r"=(?![$<{/\"'])[^\s\"';&|]{4,}", re.I), "a credential in a variable assignment"),
+                r"=(?![$<{/\"'])[^\s\"';&|()\[\]]{4,}(?![^\s;&|\"'])", re.I), ASSIGNMENT),
     (re.compile(r"(?<![^\s\"'])(?:-u|--user)(?:=|\s+)[^\s:\"'$<{-][^\s:\"']*:(?![$<{])[^\s\"']+"),
      "a user and password option"),
     (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+"), "a JSON Web Token"),
