@@ -9,7 +9,8 @@ import traceback
 from pathlib import Path
 
 from modules.core.commands import project_for
-from modules.core.errors import InputError
+from modules.core.errors import InputError, one_line
+from modules.core.secrets import redact, redact_shapes
 
 # Modules that define `register(subparsers, common_parser)`; their parsers set `run(args, project)`.
 # Each with the commands it registers, so that a command imports only its own module (`check` needs
@@ -88,11 +89,52 @@ def command_modules(argv: list[str] | None = None) -> list[str]:
     return owners or list(COMMANDS)
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, whose usage errors are one line (the usage is under ``--help``) that
+    never shows a credential typed on the command line (``--format https://user:pw@host``)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {redact(message)} (see {self.prog} --help)\n")
+
+
+class RedactingOutput:
+    """Standard output with every credential-looking part of each line replaced by <redacted>:
+    reports echo names, patterns and values from user files (a job named like a GitHub token, a
+    HyperNode pattern holding a URL with a password). Lines are redacted whole; the rest of the
+    stream's interface is the wrapped stream's."""
+
+    def __init__(self, stream) -> None:
+        self.stream, self.pending = stream, []
+
+    def write(self, text: str) -> int:
+        cut = text.rfind("\n")
+        if cut < 0:
+            self.pending.append(text)
+        else:
+            self.pending.append(text[:cut + 1])
+            self.stream.write(redact_shapes("".join(self.pending)))
+            self.pending = [text[cut + 1:]] if cut + 1 < len(text) else []
+        return len(text)
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        if self.pending:
+            text, self.pending = "".join(self.pending), []
+            self.stream.write(redact_shapes(text))
+        self.stream.flush()
+
+    def __getattr__(self, name: str):
+        return getattr(self.stream, name)
+
+
 def parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+    common = Parser(add_help=False)
     common.add_argument("--project", metavar="DIR", help="project folder (default: the nearest folder "
                         "at or above the current one that holds Pulumi.yaml)")
-    top = argparse.ArgumentParser(prog="trainstack", description="Render, check and explore trainstack stacks.",
+    top = Parser(prog="trainstack", description="Render, check and explore trainstack stacks.",
                                   epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     top.add_argument("--version", action=VersionAction)
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -128,14 +170,68 @@ def _silence_stdout() -> None:
         pass
 
 
+# Environment variables trainstack reads as paths or configuration.
+ENVIRONMENT = ("HOME", "XDG_CACHE_HOME", "TRAINSTACK_ADMISSION_DIR", "TRAINSTACK_CRD_DIR", "PULUMI_CONFIG")
+
+
+def _not_utf8(argv: list[str]) -> str | None:
+    """What on the command line or in the environment is not UTF-8 (Python holds such bytes as lone
+    surrogates, which no file name, YAML or JSON written later can encode), or None."""
+    def bad(text: str) -> bool:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+
+    for i, arg in enumerate(argv, 1):
+        if bad(arg):
+            return f"argument {i} ({arg.encode('utf-8', 'backslashreplace').decode()})"
+    for name in ENVIRONMENT + tuple(k for k in os.environ if k.startswith("PULUMI_CONFIG_")):
+        if bad(os.environ.get(name, "")):
+            return f"${name}"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     _safe_streams()
     debug = "--debug" in argv   # accepted anywhere on the line, for every command
     argv = [a for a in argv if a != "--debug"]
-    args = parser(argv).parse_args(argv)
+    unreadable = _not_utf8(argv)
+    if unreadable:
+        print(f"error: {unreadable} is not UTF-8 text; trainstack reads names, paths and values as UTF-8",
+              file=sys.stderr)
+        return 2
     try:
-        return args.run(args, project_for(args))   # None for commands that need no project (probe)
+        args = parser(argv).parse_args(argv)
+    except SystemExit:   # --help, --version, a usage error: what they printed must not fail at exit
+        try:
+            sys.stdout.flush()
+        except (OSError, ValueError):   # a full or closed stdout (>/dev/full)
+            _silence_stdout()
+        raise
+    except OSError as err:   # --help or --version printed into a full or broken stdout
+        _silence_stdout()
+        print(f"error: standard output: {err.strerror or err.__class__.__name__}", file=sys.stderr)
+        return 2
+    stdout = sys.stdout
+    sys.stdout = RedactingOutput(stdout)
+    try:
+        return _run(args, debug)
+    finally:
+        try:
+            sys.stdout.flush()
+        except (OSError, ValueError):   # closed or broken: what is left goes nowhere
+            pass
+        sys.stdout = stdout
+
+
+def _run(args: argparse.Namespace, debug: bool) -> int:
+    try:
+        code = args.run(args, project_for(args))   # None for commands that need no project (probe)
+        sys.stdout.flush()   # inside the guard: a reader that left is a broken pipe, below
+        return code
     except InputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -157,14 +253,23 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as err:   # the environment: read-only or full file system, permissions, long names
         where = err.filename if err.filename is not None else "trainstack"
         reason = err.strerror or err.__class__.__name__
-        print(f"error: {where}: {reason}", file=sys.stderr)
+        print(f"error: {redact(one_line(str(where)))}: {reason}", file=sys.stderr)
+        return 2
+    except ValueError as err:
+        if "null byte" not in str(err):   # a NUL in a path from a file (`stackConfigDir: "a\0"`)
+            return _internal(err, debug)
+        print("error: a file or folder name holds a NUL character, which no file system accepts", file=sys.stderr)
         return 2
     except Exception as err:   # noqa: BLE001 - the one place that turns a bug into one line
-        if debug:
-            traceback.print_exc()
-        print(f"error: internal error ({err.__class__.__name__}); please report it with the command "
-              "you ran{}".format("" if debug else " (add --debug for the traceback)"), file=sys.stderr)
-        return EXIT_INTERNAL
+        return _internal(err, debug)
+
+
+def _internal(err: Exception, debug: bool) -> int:
+    if debug:
+        traceback.print_exc()
+    print(f"error: internal error ({err.__class__.__name__}); please report it with the command "
+          "you ran{}".format("" if debug else " (add --debug for the traceback)"), file=sys.stderr)
+    return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

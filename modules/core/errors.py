@@ -7,6 +7,11 @@ from pathlib import Path
 from .secrets import redact, redact_value
 
 
+def one_line(text: str) -> str:
+    """``text`` with line breaks written as escapes (``a\\nb``): a name may hold them."""
+    return text.replace("\r", "\\r").replace("\n", "\\n") if "\n" in text or "\r" in text else text
+
+
 class InputError(Exception):
     """A mistake in user input (a stack file, a fabric, manifests, workloads, probe results, a CLI
     argument): names the file, the path inside it and what was expected.
@@ -15,8 +20,8 @@ class InputError(Exception):
     """
 
     def __init__(self, file: str | Path, path: str, message: str, rule: str | None = None):
-        self.file = redact(str(file))
-        self.path = redact(path)   # a key path can hold a credential too (a key named like a URL)
+        self.file = redact(one_line(str(file)))   # a folder named with a newline is still one line
+        self.path = redact(one_line(path))   # a key path can hold a credential too (a key named like a URL)
         self.message = redact(" ".join(str(message).split()))  # always one line, never a credential
         # The policy rule that catches the same mistake in manifests: `trainstack check` and
         # `preview` report the error as a violation of it (exit 1); render and validate exit 2.

@@ -84,21 +84,29 @@ class GoPattern:
         return getattr(self.regex, name)
 
     def _set(self, kind: str):
+        """The one-pattern set, or False where RE2 cannot build it within its memory budget (a
+        set's program is larger than the pattern's own: ``(\\w{1000})`` sixty times compiles alone
+        but not as a set); the match object path answers then."""
         found = self._sets.get(kind)
         if found is None:
             found = getattr(re2.Set, kind)(options=_OPTIONS)
-            found.Add(self.pattern)
-            found.Compile()
+            try:
+                found.Add(self.pattern)
+                found.Compile()
+            except re2.error:
+                found = False
             self._sets[kind] = found
         return found
 
     def found_in(self, text: str) -> bool:
         """Go's ``MatchString``: a match anywhere in ``text``."""
-        return self._set("SearchSet").Match(text) is not None
+        found = self._set("SearchSet")
+        return found.Match(text) is not None if found else self.regex.search(text) is not None
 
     def whole(self, text: str) -> bool:
         """A match of all of ``text``."""
-        return self._set("FullMatchSet").Match(text) is not None
+        found = self._set("FullMatchSet")
+        return found.Match(text) is not None if found else self.regex.fullmatch(text) is not None
 
 
 def whole_matcher(pattern) -> "Callable[[str], bool]":

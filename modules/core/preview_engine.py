@@ -14,6 +14,7 @@ from pathlib import Path
 import pulumi
 from pulumi.runtime.mocks import MockMonitor
 
+from .errors import InputError
 from .wire import plain
 
 STACK_PREFIX = "pulumi:pulumi:Stack$"
@@ -106,7 +107,10 @@ def run_program(project_root: Path, stack: str, config: dict[str, str],
     mocks = _Mocks()
     monitor = _Monitor(mocks)
     pulumi.runtime.set_mocks(mocks, project="trainstack", stack=stack, preview=True, monitor=monitor)
-    pulumi.runtime.test(lambda: run(Path(project_root)))()
+    try:
+        pulumi.runtime.test(lambda: run(Path(project_root)))()
+    except pulumi.RunError as err:   # the program's input error (a value from PULUMI_CONFIG in the environment too)
+        raise getattr(err, "input_error", None) or InputError("the Pulumi program", "", str(err)) from None
     for record in monitor.records:
         record.inputs = mocks.inputs.get((record.type, record.name), {})
         record.outputs = monitor.outputs.get(record.urn, {})

@@ -16,7 +16,9 @@ def run(project_root: Path) -> None:
         stack = load_stack_from_pulumi(load_project(Path(project_root)))
         bundle = render(stack)
     except InputError as err:
-        raise pulumi.RunError(str(err)) from None  # shown without a traceback
+        failure = pulumi.RunError(str(err))   # shown without a traceback
+        failure.input_error = err   # preview (the program under mocks) reports it as itself
+        raise failure from None
     for warning in bundle.warnings:
         pulumi.log.warn(warning)
     register(bundle, stack.kube_context, stack.secrets)

@@ -19,6 +19,7 @@ SECRET_PAIRS = {("api", "key"), ("private", "key"), ("access", "key"), ("secret"
 # Credentials recognised by their shape alone. URLs: any scheme in any case, userinfo with or
 # without a password (`https://TOKEN@host`; `ssh://git@host`, the usual SSH user, is no secret),
 # and `user:password@host.domain` written without a scheme (chart repositories, registries).
+ASSIGNMENT = "a credential in a variable assignment"   # `TOKEN=get()` in code is none: a call follows
 VALUE_PATTERNS = [
     (re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"), "a PEM private key"),
     (re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|A3T[A-Z0-9])[0-9A-Z]{16}\b"), "an AWS access key id"),
@@ -33,9 +34,20 @@ VALUE_PATTERNS = [
                 r"|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32})"), "an API token"),
     (re.compile(r"\bAccountKey=[A-Za-z0-9+/=]{20,}|\bSharedAccessSignature=|[?&]sig=[A-Za-z0-9%+/=]{20,}", re.I),
      "an Azure key or signature"),
-    (re.compile(r"\b[a-z][a-z0-9+.-]*://(?!git@)[^/\s@?#\"'<>]+@", re.I), "credentials in a URL"),
-    (re.compile(r"(?<![\w.:/@%+-])(?!mailto:)[A-Za-z0-9._~%+-]+:[^\s/@:\"'<>]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"),
+    (re.compile(r"\b[a-z][a-z0-9+.-]*:(?:\\?/){2}(?!git@)[^/\\\s@?#\"'<>]+@", re.I), "credentials in a URL"),
+    # scheme-relative (`//user:pw@host`) and a path that swallowed a slash (`https:/user:pw@host`)
+    (re.compile(r"(?:(?<![\w:/])//|\b[a-z][a-z0-9+.-]*:/)[^/\s@?#\"'<>:]+:[^/\s@?#\"'<>]+@", re.I),
+     "credentials in a URL"),
+    (re.compile(r"(?<![\w.:/@%+-])(?!mailto:)[A-Za-z0-9._~%+-]+:[^\s/@:\"'<>]+@"
+                r"(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|localhost\b)"),
      "credentials in an address"),
+    (re.compile(r"[?&][A-Za-z0-9_.-]*(?:password|passwd|secret|token|api[_-]?key|access[_-]?key)=(?![$<{])[^&\s#\"'<>]+",
+                re.I), "a credential in a URL query"),
+    # `DB_PASSWORD=...`, `export HF_TOKEN=...` in a shell line: the variable's name ends in the word
+    (re.compile(r"(?<![\w.-])[A-Za-z0-9_]*(?:password|passwd|secret|token|api_?key|access_?key|secret_?key)"
+                r"=(?![$<{/\"'])[^\s\"';&|()\[\]]{4,}(?![^\s;&|\"'])", re.I), ASSIGNMENT),
+    (re.compile(r"(?<![^\s\"'])(?:-u|--user)(?:=|\s+)[^\s:\"'$<{-][^\s:\"']*:(?![$<{])[^\s\"']+"),
+     "a user and password option"),
     (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+"), "a JSON Web Token"),
     (re.compile(r"\b(?:proxy-)?authorization\s*[:=]\s*\"?(?:(?:bearer|basic|token|digest|apikey)\s+"
                 r"(?![$<{])[A-Za-z0-9._~+/=-]{8,}|(?![$<{])[A-Za-z0-9._~+/=-]{24,})"
@@ -48,7 +60,7 @@ _POINTER_WORDS = {"name", "names", "ref", "refs", "file", "files", "path", "path
                   "selector", "enabled", "type", "mode", "id", "key", "keys", "provider", "store"}
 REFERENCE = re.compile(r"^\s*(?:$|[{$/<]|\"?\$\{|.*(?:secretRef|secretKeyRef|SecretName|valueFrom))")
 
-_URL_USERINFO = re.compile(r"\b([a-z][a-z0-9+.-]*://)(?!git@)[^/\s@?#\"'<>]+@", re.I)
+_URL_USERINFO = re.compile(r"\b([a-z][a-z0-9+.-]*:(?:\\?/){2})(?!git@)[^/\\\s@?#\"'<>]+@", re.I)
 # `password=...` on a command line and `"password": "..."` in JSON; not `path.password: message`,
 # the shape of our own messages.
 _KEY_VALUE = re.compile(r"\b([A-Za-z0-9_.-]*(?:password|passwd|secret|token|apikey|api_key|credential)"
@@ -72,7 +84,9 @@ def holds_secret(key: str) -> bool:
     """A key whose value is the secret itself (``password``, ``apiKey``), not its name
     (``secretName``, ``passwordFile``, ``tokenSecretRef``)."""
     parts = words(key)
-    return secret_like_key(key) and bool(parts) and parts[-1] not in _POINTER_WORDS
+    # `apiKey`, `--secret-key`, `OPENAI_API_KEY` hold the secret; `tokenKey` names a Secret's key
+    return secret_like_key(key) and bool(parts) and (parts[-1] not in _POINTER_WORDS
+                                                       or tuple(parts[-2:]) in SECRET_PAIRS)
 
 
 # One linear-time RE2 pass first (about 40 ms for 10 MB of output, where re takes seconds): the
@@ -94,6 +108,17 @@ def credential_in(value: str) -> str | None:
         if pattern.search(value):
             return what
     return None
+
+
+def redact_shapes(text: str) -> str:
+    """The text with every part that looks like a credential by its shape alone replaced by
+    <redacted> (not ``"password": "..."``: a report may show a key's name beside its value)."""
+    if not text or _ANY_SET.Match(text) is None:
+        return text
+    text = _URL_USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", text)
+    for pattern, _ in VALUE_PATTERNS:
+        text = pattern.sub(REDACTED, text)
+    return text
 
 
 def redact(text: str) -> str:
@@ -152,7 +177,11 @@ def find_credentials(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
                 yield (f"{where}.value" if where else "value"), f"a literal value for {name!r}"
                 continue
             for k, v in current.items():
-                stack.append((f"{where}.{k}" if where else str(k), str(k), v))
+                inner = f"{where}.{k}" if where else str(k)
+                what = credential_in(k) if isinstance(k, str) else None
+                if what:   # a key is written out too (a StorageClass parameter, a switch's name); the path
+                    yield where or "(top level)", f"{what} in a key"   # stops above it: never shown
+                stack.append((inner, str(k), v))
         elif isinstance(current, list):
             flagged = _flag_values(current)
             for i in flagged:

@@ -21,6 +21,7 @@ from modules.core import yamlio
 from modules.core.config import module_schema
 from modules.core.patterns import whole_matcher
 from modules.core.errors import InputError
+from modules.core.secrets import find_credentials
 from modules.semantics import hypernodes as hn
 
 from . import hostlist
@@ -403,6 +404,9 @@ def _must_be_mapping(data: object, shown: str, what: str) -> None:
     if not isinstance(data, dict):
         kind = "nothing" if data is None else f"a {type(data).__name__}"
         raise InputError(shown, "(document)", f"expected {what}, got {kind}")
+    for where, found in find_credentials(data):   # names become HyperNode names, labels, annotations
+        raise InputError(shown, where, f"looks like a credential ({found}; not shown); a fabric file names "
+                         "switches and nodes, never a secret")
 
 
 def load_file(ctx: "RenderContext", section: dict) -> Fabric:

@@ -15,16 +15,24 @@ from modules.core.context import RenderContext
 from modules.core.errors import InputError
 
 from . import measure, recommend, results
+from .results import RANGES
 
 MEASURE_SCRIPT = Path(measure.__file__).resolve()
 INSTALL_HINT = "pip install 'trainstack[probe]' (or pip install torch)"
 
 
 def _sizes(text: str) -> str:
+    """``--sizes`` checked here, before any rank starts: each size at most the largest ``bytes`` a
+    probe record may hold (1 EiB), and no number longer than 30 digits."""
+    if re.search(r"[0-9]{31}", text):
+        raise argparse.ArgumentTypeError(f"expected sizes such as 1MiB or 1MiB-1GiB, got a number of more than "
+                                         f"30 digits in {text[:60]!r}")
     try:
-        measure.parse_sizes(text)
+        sizes = measure.parse_sizes(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+    if sizes and sizes[-1] > RANGES["bytes"]:
+        raise argparse.ArgumentTypeError(f"expected sizes of at most 1EiB, got {text!r}")
     return text
 
 

@@ -109,7 +109,7 @@ def member_nodes(member: dict, inventory: dict[str, dict]) -> set[str] | None:
     sel = _selector(member)
     if "exactMatch" in sel:
         name = as_dict(sel["exactMatch"]).get("name")
-        return {name} if name in inventory else set()
+        return {name} if isinstance(name, str) and name in inventory else set()
     if "regexMatch" in sel:
         pattern = as_dict(sel["regexMatch"]).get("pattern")
         if not isinstance(pattern, str) or not pattern or re2_problem(pattern) is not None:

@@ -6,7 +6,7 @@ import fnmatch
 import re
 from typing import Any, Iterator
 
-from modules.core.secrets import REFERENCE, credential_in, find_credentials, secret_like_key
+from modules.core.secrets import ASSIGNMENT, REFERENCE, credential_in, find_credentials, secret_like_key
 
 from ..framework import (MANDATORY, CheckContext, Finding, Rule, annotations, as_dict, as_list, meta,
                          pod_templates, where)
@@ -113,8 +113,8 @@ _NOT_SECRET = re.compile(r"""^["']?(|null|~|true|false|True|False|-?[0-9]+(\.[0-
 
 def _secret_in(key: str, value: str) -> str | None:
     what = credential_in(value)   # the RE2 pre-check first: a shipped script is tens of KB
-    if what:
-        return what
+    if what and what != ASSIGNMENT:
+        return what   # an assignment is named by the line scan below where it can
     if secret_like_key(key) and value.strip() and not REFERENCE.match(value) and "\n" not in value.strip():
         return f"a literal value for {key!r}"
     source = key.endswith(_SOURCE_SUFFIXES)
@@ -123,7 +123,7 @@ def _secret_in(key: str, value: str) -> str | None:
             continue
         if secret_like_key(name) and not REFERENCE.match(inner) and not _NOT_SECRET.match(inner):
             return f"a literal {name!r} inside it"
-    return None
+    return what
 
 
 def _no_secrets(obj: dict, ctx: CheckContext) -> Iterator[Finding]:

@@ -81,3 +81,19 @@ def test_diff_with_symbolic_links_in_the_base_commit(project):
     proc = _shell("$TS diff HEAD t", project)
     _one_line_at_most(proc, {0, 1, 2})
     assert snapshot(project) == before
+
+
+@pytest.mark.parametrize("command, env", [
+    ("$TS --version >/dev/full", {}),
+    ("$TS preview t", {"PULUMI_CONFIG": "[1]"}),
+    ("$TS check t", {"HOME": "\udcff\udcfe"}),
+], ids=["version-into-a-full-stdout", "pulumi-config-not-an-object", "home-not-utf8"])
+def test_the_environment_and_a_full_stdout(project, command, env):
+    """A full stdout under --version, PULUMI_CONFIG that is not a JSON object, a HOME of non-UTF-8
+    bytes (written by the shell as they are): one line, exit 2, nothing created in the project."""
+    before = snapshot(project)
+    shell_env = {k: v.encode("utf-8", "surrogateescape") for k, v in env.items()}
+    proc = _shell(command, project, env=shell_env)
+    _one_line_at_most(proc, {2})
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert snapshot(project) == before
