@@ -157,9 +157,11 @@ MANIFESTS = "manifests"   # the report's name for a run over manifests without a
 
 # --- preview: the program under mocks, the pack over gRPC ---------------------------------------
 
-def program_resources(project: Project, stack_name: str, config: dict[str, str], quiet: frozenset[str] = frozenset()):
+def program_resources(project: Project, stack_name: str, config: dict[str, str], quiet: frozenset[str] = frozenset(),
+                      rendered: tuple | None = None):
     """The program's registrations as the engine would describe them to an analyzer. ``quiet``:
-    warnings the program logs that the caller has already printed (the render's)."""
+    warnings the program logs that the caller has already printed (the render's). ``rendered``:
+    the caller's ``(StackConfig, Bundle)``, reused by the program when its stack is the same."""
     from modules.core.preview_engine import run_program
 
     from .driver import EngineResource, stack_urn
@@ -169,7 +171,7 @@ def program_resources(project: Project, stack_name: str, config: dict[str, str],
                     custom=False)]
     by_urn: dict[str, EngineResource] = {}
     with _without_logged(quiet):
-        registrations = run_program(project.root, stack_name, config)
+        registrations = run_program(project.root, stack_name, config, rendered=rendered)
     for reg in registrations:
         if reg.read:   # prerequisites the program only reads (an existing CRD): nothing to analyze
             continue
@@ -261,8 +263,8 @@ class OverGrpc(Collector):
                 self.pack = Pack(stack.name, project.name, config, project_root=root)
             except PackError as err:
                 raise PackError(f"{stack.name}: {err}") from None
-        resources = in_bundle_order(program_resources(project, stack.name, config, frozenset(bundle.warnings)),
-                                    rendered)
+        resources = in_bundle_order(program_resources(project, stack.name, config, frozenset(bundle.warnings),
+                                                      rendered=(stack, bundle)), rendered)
         self.plans[stack.name] = plan_of(resources)
         resources += manifest_resources(mine, stack.name, project.name, stack_urn(stack.name, project.name),
                                         user.sources, taken=[r.urn for r in resources])

@@ -1,7 +1,8 @@
 """Drive the real policy pack over the Analyzer gRPC protocol, as the Pulumi engine does
 (Pulumi's analyzer plugin protocol): start it as a subprocess, read its port from stdout,
-ConfigureStack, GetAnalyzerInfo, Configure with every policy's level, Remediate + Analyze each
-custom resource, AnalyzeStack once with all of them. Used by ``trainstack preview`` and the tests.
+ConfigureStack, GetAnalyzerInfo, Configure with every policy's level, Remediate (when a policy is
+configured to remediate) + Analyze each custom resource, AnalyzeStack once with all of them. Used
+by ``trainstack preview`` and the tests.
 """
 from __future__ import annotations
 
@@ -50,11 +51,16 @@ class EngineResource:
     dependencies: list[str] = field(default_factory=list)
     provider: "EngineResource | None" = None
     source: str | None = None     # the user's file, for reports
+    _struct: struct_pb2.Struct | None = field(default=None, init=False, repr=False, compare=False)
 
     def struct(self) -> struct_pb2.Struct:
-        out = struct_pb2.Struct()
-        out.update(json.loads(json.dumps(self.properties, default=str)))
-        return out
+        """The properties on the wire, built once (Analyze, AnalyzeStack and every resource naming
+        this one as its provider send the same bytes)."""
+        if self._struct is None:
+            out = struct_pb2.Struct()
+            out.update(json.loads(json.dumps(self.properties, default=str)))
+            self._struct = out
+        return self._struct
 
     def provider_message(self) -> apb.AnalyzerProviderResource | None:
         if self.provider is None:
@@ -88,6 +94,7 @@ class Pack:
         self.channel = None
         self._stub = None
         self._timeout = timeout
+        self.remediating = True   # whether any policy is configured at the remediate level
 
     @property
     def stub(self) -> analyzer_pb2_grpc.AnalyzerStub:
@@ -163,6 +170,7 @@ class Pack:
                 config.properties.update(properties)
             request.policyConfig[name].CopyFrom(config)
         self.stub.Configure(request)
+        self.remediating = any(level == "remediate" for level, _ in policy_config.values())
 
     def _request(self, resource: EngineResource) -> apb.AnalyzeRequest:
         request = apb.AnalyzeRequest(type=resource.type, name=resource.name, urn=resource.urn,
@@ -175,7 +183,8 @@ class Pack:
 
     def analyze(self, resource: EngineResource) -> apb.AnalyzeResponse:
         request = self._request(resource)
-        self.stub.Remediate(request)   # acts only on remediate-level policies; ours never are
+        if self.remediating:   # the SDK's Remediate runs only remediate-level policies: none, nothing to ask
+            self.stub.Remediate(request)
         return self.stub.Analyze(request)
 
 

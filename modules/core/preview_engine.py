@@ -88,10 +88,15 @@ class _Monitor(MockMonitor):
 
 
 def run_program(project_root: Path, stack: str, config: dict[str, str],
-                secret_keys: list[str] | None = None, outputs: dict | None = None) -> list[Registration]:
+                secret_keys: list[str] | None = None, outputs: dict | None = None,
+                rendered: tuple | None = None) -> list[Registration]:
     """Run ``modules.core.program.run`` for one stack under mocks; return its registrations in order.
-    ``outputs``, when given, receives every registered output by URN (the Stack's exports included)."""
-    from .program import run
+    ``outputs``, when given, receives every registered output by URN (the Stack's exports included).
+    ``rendered``: ``(StackConfig, Bundle)`` the caller already rendered; the program reuses the
+    bundle when the stack it loads from ``config`` is the same (``program.rendered``)."""
+    from contextlib import nullcontext
+
+    from .program import rendered as given_render, run
 
     from pulumi.runtime import settings
 
@@ -100,7 +105,8 @@ def run_program(project_root: Path, stack: str, config: dict[str, str],
     mocks = _Mocks()
     monitor = _Monitor(mocks)
     pulumi.runtime.set_mocks(mocks, project="trainstack", stack=stack, preview=True, monitor=monitor)
-    pulumi.runtime.test(lambda: run(Path(project_root)))()
+    with given_render(*rendered) if rendered is not None else nullcontext():
+        pulumi.runtime.test(lambda: run(Path(project_root)))()
     for record in monitor.records:
         record.inputs = mocks.inputs.get((record.type, record.name), {})
         record.outputs = monitor.outputs.get(record.urn, {})

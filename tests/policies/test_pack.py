@@ -211,3 +211,20 @@ def test_one_pack_process_serves_independent_runs_without_leftovers(pack):
         names = {d.policyName for d in pack.analyze_stack([resource(obj)]).diagnostics}
         # run 1: discovery next to the stack's HyperNodes; run 2 must not still see run 1's ConfigMap
         assert ("topology-source-exclusive" in names) == (run == 1), (run, names)
+
+
+def test_one_call_decodes_each_properties_message_once():
+    """The SDK decodes a resource's properties for every policy; within one Analyze/AnalyzeStack
+    call the pack hands each policy the same decoded bag, and outside a call nothing is shared."""
+    from policies import pack as pack_module
+
+    calls = []
+    decode = pack_module._decoded_once(lambda value, *args: calls.append((value, args)) or {"of": value})
+    message, other = object(), object()
+    assert decode(message) is not decode(message)   # outside a call: decoded each time
+    handler = pack_module._one_call(lambda self, request, context: (
+        decode(request), decode(request), decode(request, True), decode(other)))
+    first, again, flagged, different = handler(None, message, None)
+    assert first is again and flagged is not first and different["of"] is other
+    assert calls == [(message, ()), (message, ()), (message, ()), (message, (True,)), (other, ())]
+    assert decode(message) is not first   # the call's cache is gone with the call
