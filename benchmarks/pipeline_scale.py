@@ -3,7 +3,8 @@
 Each size runs in a fresh subprocess (clean peak RSS). The stack is stacks/Pulumi.prod.yaml with
 its fabric replaced by a generated three-tier fat-tree of the given size (32 nodes per leaf), so
 every module renders what it renders for prod. The serialization floor is dumping the same
-objects with PyYAML's C dumper, measured in the same process.
+objects with PyYAML's C dumper, measured in the same process. With --preview, the SDK floor is
+the bare Pulumi SDK under mocks registering the same objects (``sdk_floor``), after the preview.
 
     python benchmarks/pipeline_scale.py                # 1k, 4k, 16k, 64k nodes
     python benchmarks/pipeline_scale.py --nodes 16384 --preview
@@ -40,6 +41,33 @@ def make_project(folder: Path, nodes: int) -> None:
                                                   "leavesPerPod": leaves // pods, "nodesPerLeaf": 32})
     data["config"]["trainstack:fabric"] = fabric
     (folder / "stacks" / "Pulumi.bench.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def sdk_floor(objects: list[dict]) -> float:
+    """Seconds the bare Pulumi SDK takes under mocks to register the same objects with the same
+    inputs: one ``CustomResource`` each (its type token and the manifest as its properties), a mock
+    that echoes the inputs back, no components, provider, dependencies or policy pack."""
+    import pulumi
+    from pulumi.runtime import settings
+
+    from modules.core.wire import object_key, resource_type
+
+    class Echo(pulumi.runtime.Mocks):
+        def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+            return f"{args.name}-id", args.inputs
+
+        def call(self, args: pulumi.runtime.MockCallArgs):
+            return {}
+
+    def program() -> None:
+        for obj in objects:
+            pulumi.CustomResource(resource_type(obj), object_key(obj), props=dict(obj))
+
+    settings.ROOT.set(None)
+    pulumi.runtime.set_mocks(Echo(), project="floor", stack="floor", preview=True)
+    start = time.perf_counter()
+    pulumi.runtime.test(program)()
+    return time.perf_counter() - start
 
 
 def measure(nodes: int, preview: bool) -> dict:
@@ -86,6 +114,7 @@ def measure(nodes: int, preview: bool) -> dict:
             t5 = time.perf_counter()
             preview_stack(load_project(folder), "bench")
             out["preview_s"] = time.perf_counter() - t5
+            out["sdk_floor_s"] = sdk_floor(objects)   # after preview: the SDK's imports are paid
     out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
 
@@ -108,7 +137,7 @@ def main() -> int:
           f"{time.strftime('%Y-%m-%d')}")
     head = ("| nodes | objects | first render+write s | render s | serialize s | write s | render+write s "
             "| C-dump floor s | ratio | check s |")
-    head += " preview s |" if args.preview else ""
+    head += " preview s | preview ms/object | preview/check | sdk floor s |" if args.preview else ""
     head += " peak RSS MiB |"
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
@@ -117,7 +146,8 @@ def main() -> int:
                 f"{r['serialize_s']:.3f} | {r['write_s']:.3f} | {r['render_write_s']:.3f} | {r['floor_s']:.3f} | "
                 f"{r['ratio_to_floor']:.2f} | {r['check_s']:.3f} |")
         if args.preview:
-            line += f" {r.get('preview_s', float('nan')):.2f} |"
+            line += (f" {r['preview_s']:.2f} | {1000 * r['preview_s'] / r['objects']:.1f} | "
+                     f"{r['preview_s'] / r['check_s']:.1f} | {r['sdk_floor_s']:.2f} |")
         line += f" {r['peak_rss_mib']:.0f} |"
         print(line)
     return 0
