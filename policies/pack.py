@@ -132,6 +132,9 @@ def load_context(stack_name: str, config: Mapping[str, str], root: Path | None =
         try:
             bundle = render(stack)
             ctx.fabric, ctx.bundle = bundle.fabric, bundle_objects(bundle)
+            from .rules.hypernodes import resolve_members
+
+            resolve_members(ctx.bundle, ctx.fabric)   # the fabric's regex members, before any call waits on them
         except InputError as err:   # the program fails the same way; keep what can be had
             ctx.problem = str(err)
             from modules.fabric.model import build_fabric
