@@ -228,3 +228,40 @@ def test_one_call_decodes_each_properties_message_once():
     assert first is again and flagged is not first and different["of"] is other
     assert calls == [(message, ()), (message, ()), (message, ()), (message, (True,)), (other, ())]
     assert decode(message) is not first   # the call's cache is gone with the call
+
+
+def _config_map(name: str) -> EngineResource:
+    obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "ml"}, "data": {}}
+    return EngineResource(type="kubernetes:core/v1:ConfigMap", name=f"ConfigMap/ml/{name}",
+                          urn=urn("dev", "trainstack", "kubernetes:core/v1:ConfigMap", name), properties=obj)
+
+
+@pytest.mark.parametrize("again", [False, True], ids=["each-once", "registered-twice"])
+def test_analysis_ahead_of_the_program_sends_the_bundle_order(again):
+    """preview analyzes while the program registers (in its own order): the Analyze requests are
+    still the sequence of in_bundle_order; when the program registers an object twice, the run
+    starts over rather than send them out of order."""
+    from policies.commands import AheadOfTheProgram, in_bundle_order
+
+    a, b, c = (_config_map(n) for n in "abc")
+    stack = EngineResource(type="pulumi:pulumi:Stack", name="trainstack-dev", urn=stack_urn("dev", "trainstack"),
+                           properties={}, custom=False)
+    provider = EngineResource(type="pulumi:providers:kubernetes", name="kubernetes",
+                              urn=urn("dev", "trainstack", "pulumi:providers:kubernetes", "kubernetes"), properties={})
+    registered = [stack, c, provider, a, b] + ([_config_map("a")] if again else [])
+    runs: list[list[str]] = []
+
+    class Recorder:
+        def __init__(self):
+            runs.append([])
+
+        def analyze(self, resource):
+            runs[-1].append(resource.urn)
+
+    ahead = AheadOfTheProgram(Recorder, [r.properties for r in (a, b, c)])
+    for resource in registered:
+        ahead.offer(resource)
+    ordered = in_bundle_order(registered, [r.properties for r in (a, b, c)])
+    ahead.finish(ordered)
+    assert runs[-1] == [r.urn for r in ordered]
+    assert len(runs) == (2 if again else 1)
