@@ -209,7 +209,6 @@ def bundle_rank(rendered: list[dict]):
     """Where a resource goes in the order `check` judges the objects (the bundle's): -1 for the
     Stack, the index of its object in ``rendered``, after them when it has none."""
     from .framework import resource_id
-    from .pack import manifest
 
     rank: dict[str, int] = {}
     for i, obj in enumerate(rendered):
@@ -218,7 +217,7 @@ def bundle_rank(rendered: list[dict]):
     def rank_of(resource) -> int:
         if resource.type == "pulumi:pulumi:Stack":
             return -1
-        obj = manifest(resource.type, resource.properties, resource.name)
+        obj = resource.manifest()
         return len(rank) if obj is None else rank.get(resource_id(obj), len(rank))
 
     rank_of.ranks = rank   # resource id -> its index

@@ -52,6 +52,13 @@ class EngineResource:
     provider: "EngineResource | None" = None
     source: str | None = None     # the user's file, for reports
     _struct: struct_pb2.Struct | None = field(default=None, init=False, repr=False, compare=False)
+    _manifest: tuple[dict | None] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def manifest(self) -> dict | None:
+        """The Kubernetes object it stands for (``pack.manifest``), built once."""
+        if self._manifest is None:
+            self._manifest = (manifest(self.type, self.properties, self.name),)
+        return self._manifest[0]
 
     def struct(self) -> struct_pb2.Struct:
         """The properties on the wire, built once (Analyze, AnalyzeStack and every resource naming
@@ -282,7 +289,7 @@ class Analysis:
         info = self.info
         severity = {p.name: _SEVERITY.get(p.severity, "medium") for p in info.policies}
         by_urn = {r.urn: r for r in resources}
-        objects = {r.urn: manifest(r.type, r.properties, r.name) for r in resources}
+        objects = {r.urn: r.manifest() for r in resources}
         order = {r.urn: i for i, r in enumerate(resources)}
         rule_order = {r.id: i for i, r in enumerate(RULES)}
         by_id: dict[str, EngineResource] = {}
