@@ -157,27 +157,36 @@ MANIFESTS = "manifests"   # the report's name for a run over manifests without a
 
 # --- preview: the program under mocks, the pack over gRPC ---------------------------------------
 
-def program_resources(project: Project, stack_name: str, config: dict[str, str], quiet: frozenset[str] = frozenset()):
+def program_resources(project: Project, stack_name: str, config: dict[str, str], quiet: frozenset[str] = frozenset(),
+                      rendered: tuple | None = None, on_resource=None):
     """The program's registrations as the engine would describe them to an analyzer. ``quiet``:
-    warnings the program logs that the caller has already printed (the render's)."""
+    warnings the program logs that the caller has already printed (the render's). ``rendered``:
+    the caller's ``(StackConfig, Bundle)``, reused by the program when its stack is the same.
+    ``on_resource``: called with each resource as the program registers it, in the returned order."""
     from modules.core.preview_engine import run_program
 
     from .driver import EngineResource, stack_urn
 
     root = stack_urn(stack_name, project.name)
     out = [EngineResource(type="pulumi:pulumi:Stack", name=f"{project.name}-{stack_name}", urn=root, properties={},
-                    custom=False)]
+                          custom=False)]
     by_urn: dict[str, EngineResource] = {}
-    with _without_logged(quiet):
-        registrations = run_program(project.root, stack_name, config)
-    for reg in registrations:
+
+    def add(reg) -> None:
         if reg.read:   # prerequisites the program only reads (an existing CRD): nothing to analyze
-            continue
+            return
         resource = EngineResource(type=reg.type, name=reg.name, urn=reg.urn, properties=reg.inputs, custom=reg.custom,
-                            parent=reg.parent or root, dependencies=list(reg.dependencies),
-                            provider=by_urn.get(reg.provider))
+                                  parent=reg.parent or root, dependencies=list(reg.dependencies),
+                                  provider=by_urn.get(reg.provider))
         by_urn[reg.urn] = resource
         out.append(resource)
+        if on_resource is not None:
+            on_resource(resource)
+
+    if on_resource is not None:
+        on_resource(out[0])
+    with _without_logged(quiet):
+        run_program(project.root, stack_name, config, rendered=rendered, on_record=add)
     return out
 
 
@@ -196,25 +205,94 @@ def _without_logged(messages: frozenset[str]):
         root.removeFilter(keep)
 
 
-def in_bundle_order(resources: list, rendered: list[dict]) -> list:
-    """The program's registrations in the order `check` judges the objects (the bundle's). Under
-    mocks the program registers as its outputs resolve, in an order that changes from run to run;
-    the pack's findings come back in registration order, so without this the report would too."""
+def bundle_rank(rendered: list[dict]):
+    """Where a resource goes in the order `check` judges the objects (the bundle's): -1 for the
+    Stack, the index of its object in ``rendered``, after them when it has none."""
     from .framework import resource_id
-    from .pack import manifest
 
     rank: dict[str, int] = {}
     for i, obj in enumerate(rendered):
         rank.setdefault(resource_id(obj), i)
 
-    def key(item: tuple[int, object]) -> tuple[int, int]:
-        index, resource = item
+    def rank_of(resource) -> int:
         if resource.type == "pulumi:pulumi:Stack":
-            return -1, index
-        obj = manifest(resource.type, resource.properties, resource.name)
-        return (len(rank) if obj is None else rank.get(resource_id(obj), len(rank))), index
+            return -1
+        obj = resource.manifest()
+        return len(rank) if obj is None else rank.get(resource_id(obj), len(rank))
 
-    return [r for _, r in sorted(enumerate(resources), key=key)]
+    rank_of.ranks = rank   # resource id -> its index
+    return rank_of
+
+
+def in_bundle_order(resources: list, rendered: list[dict]) -> list:
+    """The program's registrations in the order `check` judges the objects (the bundle's). Under
+    mocks the program registers as its outputs resolve, in an order that changes from run to run;
+    the pack's findings come back in registration order, so without this the report would too."""
+    rank_of = bundle_rank(rendered)
+    return [r for _, r in sorted(enumerate(resources), key=lambda item: (rank_of(item[1]), item[0]))]
+
+
+class AheadOfTheProgram:
+    """Analyze requests sent while the program still registers, from one thread, one at a time and
+    in the order of ``in_bundle_order``: a resource goes as soon as it and every resource before it
+    in bundle order are registered (the objects of ``rendered``, each once). What the program
+    registers outside the bundle waits for its end. If the program's order turns out otherwise
+    (an object registered twice), the run starts over from ConfigureStack, in order."""
+
+    def __init__(self, start, rendered: list[dict]) -> None:
+        import queue
+        import threading
+        from collections import Counter
+
+        from .framework import resource_id
+
+        self.start, self.rank_of = start, bundle_rank(rendered)
+        ids = Counter(resource_id(obj) for obj in rendered)
+        self.expected = {-1: 1, **{index: ids[key] for key, index in self.rank_of.ranks.items()}}
+        self.analysis = None
+        self.sent: list = []
+        self.error: BaseException | None = None
+        self.queue: queue.SimpleQueue = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._run, name="trainstack-analyze", daemon=True)
+        self.thread.start()
+
+    def offer(self, resource) -> None:
+        """A resource the program registered (called from the program's threads, in order)."""
+        self.queue.put(resource)
+
+    def _run(self) -> None:
+        try:
+            self.analysis = self.start()
+            arrived: dict[int, list] = {}
+            ranks = iter(sorted(self.expected))
+            current = next(ranks, None)
+            while (resource := self.queue.get()) is not None:
+                rank = self.rank_of(resource)
+                if rank not in self.expected:
+                    continue
+                arrived.setdefault(rank, []).append(resource)
+                while current is not None and len(arrived.get(current, ())) >= self.expected[current]:
+                    for ready in arrived.pop(current):
+                        self.analysis.analyze(ready)
+                        self.sent.append(ready)
+                    current = next(ranks, None)
+        except BaseException as err:   # noqa: BLE001 (raised again in finish, on the caller's thread)
+            self.error = err
+
+    def stop(self) -> None:
+        self.queue.put(None)
+        self.thread.join()
+
+    def finish(self, ordered: list):
+        """Analyze the rest of ``ordered`` (the program's resources in bundle order); the Analysis."""
+        self.stop()
+        if self.error is not None:
+            raise self.error
+        if len(self.sent) > len(ordered) or any(a is not b for a, b in zip(self.sent, ordered)):
+            self.analysis, self.sent = self.start(), []
+        for resource in ordered[len(self.sent):]:
+            self.analysis.analyze(resource)
+        return self.analysis
 
 
 class OverGrpc(Collector):
@@ -248,7 +326,7 @@ class OverGrpc(Collector):
         import grpc
 
         from .checking import locate_violations, stack_locator, without_copies
-        from .driver import Pack, PackError, analyze, manifest_resources, stack_urn
+        from .driver import Analysis, Pack, PackError, manifest_resources, stack_urn
         from .pack import PACK_DIR
         from .plan import plan_of
 
@@ -261,15 +339,22 @@ class OverGrpc(Collector):
                 self.pack = Pack(stack.name, project.name, config, project_root=root)
             except PackError as err:
                 raise PackError(f"{stack.name}: {err}") from None
-        resources = in_bundle_order(program_resources(project, stack.name, config, frozenset(bundle.warnings)),
-                                    rendered)
-        self.plans[stack.name] = plan_of(resources)
-        resources += manifest_resources(mine, stack.name, project.name, stack_urn(stack.name, project.name),
-                                        user.sources, taken=[r.urn for r in resources])
         data, shown = read_settings_file(stack.name)
+        self.pack.stack, self.pack.config = stack.name, dict(config)   # Analysis() sends ConfigureStack
+        ahead = AheadOfTheProgram(lambda: Analysis(self.pack, data, shown), rendered)
         try:
-            self.pack.stack, self.pack.config = stack.name, dict(config)   # analyze() sends ConfigureStack
-            outcome = analyze(self.pack, resources, data, shown)
+            program = program_resources(project, stack.name, config, frozenset(bundle.warnings),
+                                        rendered=(stack, bundle), on_resource=ahead.offer)
+        except BaseException:
+            ahead.stop()
+            raise
+        resources = in_bundle_order(program, rendered)
+        self.plans[stack.name] = plan_of(resources)
+        user_resources = manifest_resources(mine, stack.name, project.name, stack_urn(stack.name, project.name),
+                                            user.sources, taken=[r.urn for r in resources])
+        try:
+            analysis = ahead.finish(resources + user_resources)
+            outcome = analysis.finish(resources + user_resources)
         except (PackError, grpc.RpcError) as err:   # the pack died or answered badly: not the user's mistake
             raise PackError(f"{stack.name}: {err}") from None
         return locate_violations(outcome.violations, locate, rendered, user), outcome.objects

@@ -1,7 +1,8 @@
 """Drive the real policy pack over the Analyzer gRPC protocol, as the Pulumi engine does
 (Pulumi's analyzer plugin protocol): start it as a subprocess, read its port from stdout,
-ConfigureStack, GetAnalyzerInfo, Configure with every policy's level, Remediate + Analyze each
-custom resource, AnalyzeStack once with all of them. Used by ``trainstack preview`` and the tests.
+ConfigureStack, GetAnalyzerInfo, Configure with every policy's level, Remediate (when a policy is
+configured to remediate) + Analyze each custom resource, AnalyzeStack once with all of them. Used
+by ``trainstack preview`` and the tests.
 """
 from __future__ import annotations
 
@@ -51,11 +52,23 @@ class EngineResource:
     dependencies: list[str] = field(default_factory=list)
     provider: "EngineResource | None" = None
     source: str | None = None     # the user's file, for reports
+    _struct: struct_pb2.Struct | None = field(default=None, init=False, repr=False, compare=False)
+    _manifest: tuple[dict | None] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def manifest(self) -> dict | None:
+        """The Kubernetes object it stands for (``pack.manifest``), built once."""
+        if self._manifest is None:
+            self._manifest = (manifest(self.type, self.properties, self.name),)
+        return self._manifest[0]
 
     def struct(self) -> struct_pb2.Struct:
-        out = struct_pb2.Struct()
-        out.update(json.loads(json.dumps(self.properties, default=str)))
-        return out
+        """The properties on the wire, built once (Analyze, AnalyzeStack and every resource naming
+        this one as its provider send the same bytes)."""
+        if self._struct is None:
+            out = struct_pb2.Struct()
+            out.update(json.loads(json.dumps(self.properties, default=str)))
+            self._struct = out
+        return self._struct
 
     def provider_message(self) -> apb.AnalyzerProviderResource | None:
         if self.provider is None:
@@ -96,6 +109,7 @@ class Pack:
         self.channel = None
         self._stub = None
         self._timeout = timeout
+        self.remediating = True   # whether any policy is configured at the remediate level
 
     @property
     def stub(self) -> analyzer_pb2_grpc.AnalyzerStub:
@@ -188,6 +202,7 @@ class Pack:
                 config.properties.update(properties)
             request.policyConfig[name].CopyFrom(config)
         self._call("Configure", request)
+        self.remediating = any(level == "remediate" for level, _ in policy_config.values())
 
     def _request(self, resource: EngineResource) -> apb.AnalyzeRequest:
         request = apb.AnalyzeRequest(type=resource.type, name=resource.name, urn=resource.urn,
@@ -200,7 +215,8 @@ class Pack:
 
     def analyze(self, resource: EngineResource) -> apb.AnalyzeResponse:
         request = self._request(resource)
-        self._call("Remediate", request)   # acts only on remediate-level policies; ours never are
+        if self.remediating:   # the SDK's Remediate runs only remediate-level policies: none, nothing to ask
+            self._call("Remediate", request)
         return self._call("Analyze", request)
 
 
@@ -274,54 +290,78 @@ class AnalyzeOutcome:
     objects: int                 # Kubernetes objects analyzed
 
 
+class Analysis:
+    """One run of the engine's sequence: ConfigureStack, GetAnalyzerInfo and Configure when it
+    starts, then Analyze resource by resource as the caller hands them over (one at a time, in
+    order: a TrainJob analyzed after its runtime finds it), AnalyzeStack at ``finish``. A caller
+    may start analyzing before it knows every resource (``trainstack preview`` does while the
+    program still registers)."""
+
+    def __init__(self, pack: Pack, policy_file_data: Any = None, policy_file: str = "policy config"):
+        self.pack = pack
+        pack.configure_stack()
+        self.info = pack.info()
+        pack.configure(policy_config(self.info, policy_file_data, policy_file))
+        self.answers: list[tuple[EngineResource, apb.AnalyzeResponse]] = []
+
+    def analyze(self, resource: EngineResource) -> None:
+        if resource.custom:
+            self.answers.append((resource, self.pack.analyze(resource)))
+
+    def finish(self, resources: list[EngineResource]) -> AnalyzeOutcome:
+        """AnalyzeStack over ``resources`` (every one handed to ``analyze``, in that order); returns
+        violations in rule order, then resource order, like ``trainstack check``."""
+        info = self.info
+        severity = {p.name: _SEVERITY.get(p.severity, "medium") for p in info.policies}
+        by_urn = {r.urn: r for r in resources}
+        objects = {r.urn: r.manifest() for r in resources}
+        order = {r.urn: i for i, r in enumerate(resources)}
+        rule_order = {r.id: i for i, r in enumerate(RULES)}
+        by_id: dict[str, EngineResource] = {}
+        for r in resources:
+            if objects.get(r.urn) is not None:
+                by_id.setdefault(resource_id(objects[r.urn]), r)
+        found: list[tuple[tuple, Violation]] = []
+
+        def collect(response: apb.AnalyzeResponse, subject: EngineResource | None) -> None:
+            for d in response.diagnostics:
+                target = subject if subject is not None else by_urn.get(d.urn)
+                obj = objects.get(target.urn) if target is not None else None
+                message = _message(d.description, d.message)
+                v = Violation(rule=d.policyName, level=_LEVEL.get(d.enforcementLevel, ADVISORY),
+                              severity=severity.get(d.policyName, "medium"),
+                              resource=resource_id(obj) if obj else "stack", path=_path_of(message), message=message,
+                              source=target.source if target is not None else None)
+                found.append(((rule_order.get(v.rule, 99), order.get(target.urn, -1) if target else -1, len(found)),
+                              v))
+            for na in response.not_applicable:
+                if na.reason.startswith("Policy does not implement"):
+                    continue
+                for reason in na.reason.split(NOTE_SEPARATOR):
+                    target, path = _note_subject(reason, subject, by_id)
+                    v = Violation(rule=na.policy_name, level=NOTE, severity=severity.get(na.policy_name, "medium"),
+                                  resource=resource_id(objects[target.urn]) if target is not None and objects.get(
+                                      target.urn) else "stack", path=path, message=reason,
+                                  source=target.source if target is not None else None)
+                    found.append(((rule_order.get(v.rule, 99), order.get(target.urn, -1) if target else -1,
+                                   len(found)), v))
+
+        for resource, response in self.answers:
+            collect(response, resource)
+        collect(self.pack.analyze_stack(resources), None)
+        found.sort(key=lambda item: item[0])
+        return AnalyzeOutcome([v for _, v in found], [p.name for p in info.policies],
+                              sum(1 for o in objects.values() if o is not None))
+
+
 def analyze(pack: Pack, resources: list[EngineResource], policy_file_data: Any = None,
             policy_file: str = "policy config") -> AnalyzeOutcome:
     """The engine's sequence over ``resources`` (in order); returns violations in rule order,
     then resource order, like ``trainstack check``."""
-    pack.configure_stack()
-    info = pack.info()
-    config = policy_config(info, policy_file_data, policy_file)
-    pack.configure(config)
-    severity = {p.name: _SEVERITY.get(p.severity, "medium") for p in info.policies}
-    by_urn = {r.urn: r for r in resources}
-    objects = {r.urn: manifest(r.type, r.properties, r.name) for r in resources}
-    order = {r.urn: i for i, r in enumerate(resources)}
-    rule_order = {r.id: i for i, r in enumerate(RULES)}
-    by_id: dict[str, EngineResource] = {}
-    for r in resources:
-        if objects.get(r.urn) is not None:
-            by_id.setdefault(resource_id(objects[r.urn]), r)
-    found: list[tuple[tuple, Violation]] = []
-
-    def collect(response: apb.AnalyzeResponse, subject: EngineResource | None) -> None:
-        for d in response.diagnostics:
-            target = subject if subject is not None else by_urn.get(d.urn)
-            obj = objects.get(target.urn) if target is not None else None
-            message = _message(d.description, d.message)
-            v = Violation(rule=d.policyName, level=_LEVEL.get(d.enforcementLevel, ADVISORY),
-                          severity=severity.get(d.policyName, "medium"),
-                          resource=resource_id(obj) if obj else "stack", path=_path_of(message), message=message,
-                          source=target.source if target is not None else None)
-            found.append(((rule_order.get(v.rule, 99), order.get(target.urn, -1) if target else -1, len(found)), v))
-        for na in response.not_applicable:
-            if na.reason.startswith("Policy does not implement"):
-                continue
-            for reason in na.reason.split(NOTE_SEPARATOR):
-                target, path = _note_subject(reason, subject, by_id)
-                v = Violation(rule=na.policy_name, level=NOTE, severity=severity.get(na.policy_name, "medium"),
-                              resource=resource_id(objects[target.urn]) if target is not None and objects.get(
-                                  target.urn) else "stack", path=path, message=reason,
-                              source=target.source if target is not None else None)
-                found.append(((rule_order.get(v.rule, 99), order.get(target.urn, -1) if target else -1,
-                               len(found)), v))
-
-    for resource in resources:   # one at a time, in order: a TrainJob analyzed after its runtime finds it
-        if resource.custom:
-            collect(pack.analyze(resource), resource)
-    collect(pack.analyze_stack(resources), None)
-    found.sort(key=lambda item: item[0])
-    return AnalyzeOutcome([v for _, v in found], [p.name for p in info.policies],
-                   sum(1 for o in objects.values() if o is not None))
+    analysis = Analysis(pack, policy_file_data, policy_file)
+    for resource in resources:
+        analysis.analyze(resource)
+    return analysis.finish(resources)
 
 
 def manifest_resources(objects: list[dict], stack: str, project: str, parent: str = "",

@@ -134,6 +134,9 @@ def load_context(stack_name: str, config: Mapping[str, str], root: Path | None =
         try:
             bundle = render(stack)
             ctx.fabric, ctx.bundle = bundle.fabric, bundle_objects(bundle)
+            from .rules.hypernodes import resolve_members
+
+            resolve_members(ctx.bundle, ctx.fabric)   # the fabric's regex members, before any call waits on them
         except InputError as err:   # the program fails the same way; keep what can be had
             ctx.problem = str(err)
             from modules.fabric.model import build_fabric
@@ -231,14 +234,31 @@ def _manifest_once(resource_type: str, props: Any, name: str, urn: str) -> dict 
 
 
 def _one_call(handler):
-    """Wrap a servicer method: manifests are remembered for the length of the call, then dropped."""
+    """Wrap a servicer method: manifests and decoded property bags are remembered for the length
+    of the call, then dropped."""
     def call(self, request, context):
-        _CALL.manifests = {}
+        _CALL.manifests, _CALL.decoded = {}, {}
         try:
             return handler(self, request, context)
         finally:
-            _CALL.manifests = None
+            _CALL.manifests = _CALL.decoded = None
     return call
+
+
+def _decoded_once(decode):
+    """``decode`` (one of the SDK's steps from a properties message to the proxy a policy reads)
+    run once per input within a call, instead of once per policy. Every policy of the call then
+    reads the same read-only proxy; outside a call (Remediate, Configure) nothing is shared."""
+    def once(value, *args):
+        cache = getattr(_CALL, "decoded", None)
+        if cache is None:
+            return decode(value, *args)
+        key = (decode, id(value), args)
+        hit = cache.get(key)
+        if hit is None:   # the input is kept with its result, so its id cannot be reused during the call
+            hit = cache[key] = (value, decode(value, *args))
+        return hit[1]
+    return once
 
 
 def resource_validation(rule: Rule):
@@ -308,13 +328,21 @@ def _hook_servicer() -> None:
     And one run is ``Configure``, ``Analyze`` per resource, then ``AnalyzeStack`` once: the objects
     remembered during a run (a TrainJob finds a runtime analyzed before it) are dropped at both
     ends, so a driver that reuses one pack process for independent runs sees no leftovers.
-    And each call turns a resource into a manifest once, not once per policy (``_one_call``).
+    And each call turns a resource into a manifest once, not once per policy (``_one_call``), and
+    decodes its properties once: the SDK's servicer runs MessageToDict, deserialize_properties and
+    unknown_checking_proxy on the same message for every policy (``_decoded_once``).
     """
+    from types import SimpleNamespace
+
     from pulumi_policy import policy as sdk
 
     servicer = getattr(sdk, "_PolicyAnalyzerServicer", None)
     if servicer is None:
         return
+    if all(hasattr(sdk, name) for name in ("json_format", "deserialize_properties", "unknown_checking_proxy")):
+        sdk.json_format = SimpleNamespace(MessageToDict=_decoded_once(sdk.json_format.MessageToDict))
+        sdk.deserialize_properties = _decoded_once(sdk.deserialize_properties)
+        sdk.unknown_checking_proxy = _decoded_once(sdk.unknown_checking_proxy)
     configure_stack, configure = servicer.ConfigureStack, servicer.Configure
     analyze, analyze_stack = _one_call(servicer.Analyze), _one_call(servicer.AnalyzeStack)
 

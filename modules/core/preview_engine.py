@@ -7,7 +7,7 @@ it too (registered inputs must equal the rendered manifests).
 from __future__ import annotations
 
 import os
-
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,10 +55,19 @@ class _Mocks(pulumi.runtime.Mocks):
 
 
 class _Monitor(MockMonitor):
-    def __init__(self, mocks: _Mocks) -> None:
+    def __init__(self, mocks: _Mocks, on_record=None) -> None:
         super().__init__(mocks)
         self.records: list[Registration] = []
         self.outputs: dict[str, dict] = {}   # URN -> registered outputs (components, the Stack's exports)
+        self.on_record = on_record   # called with each record as it is made, in the order of ``records``
+        self._lock = threading.Lock()   # the SDK calls the monitor from its executor's threads
+
+    def _add(self, record: Registration) -> None:
+        with self._lock:
+            record.inputs = self.mocks.inputs.get((record.type, record.name), {})
+            self.records.append(record)
+            if self.on_record is not None:
+                self.on_record(record)
 
     def RegisterResourceOutputs(self, request):  # noqa: N802 (gRPC name)
         from google.protobuf import json_format
@@ -68,7 +77,7 @@ class _Monitor(MockMonitor):
 
     def ReadResource(self, request):  # noqa: N802 (gRPC name)
         response = super().ReadResource(request)
-        self.records.append(Registration(
+        self._add(Registration(
             type=request.type, name=request.name, urn=engine_urn(response.urn), custom=True,
             dependencies=[engine_urn(d) for d in request.dependencies],
             provider=engine_urn(request.provider.rsplit("::", 1)[0]) if request.provider else "",
@@ -80,7 +89,7 @@ class _Monitor(MockMonitor):
 
         response = super().RegisterResource(request)
         if request.type != "pulumi:pulumi:Stack":
-            self.records.append(Registration(
+            self._add(Registration(
                 type=request.type, name=request.name, urn=engine_urn(response.urn), custom=request.custom,
                 dependencies=[engine_urn(d) for d in request.dependencies],
                 provider=engine_urn(request.provider.rsplit("::", 1)[0]) if request.provider else "",
@@ -91,10 +100,16 @@ class _Monitor(MockMonitor):
 
 
 def run_program(project_root: Path, stack: str, config: dict[str, str],
-                secret_keys: list[str] | None = None, outputs: dict | None = None) -> list[Registration]:
+                secret_keys: list[str] | None = None, outputs: dict | None = None,
+                rendered: tuple | None = None, on_record=None) -> list[Registration]:
     """Run ``modules.core.program.run`` for one stack under mocks; return its registrations in order.
-    ``outputs``, when given, receives every registered output by URN (the Stack's exports included)."""
-    from .program import run
+    ``outputs``, when given, receives every registered output by URN (the Stack's exports included).
+    ``rendered``: ``(StackConfig, Bundle)`` the caller already rendered; the program reuses the
+    bundle when the stack it loads from ``config`` is the same (``program.rendered``).
+    ``on_record``: called with each registration (inputs set) as the program makes it, in order."""
+    from contextlib import nullcontext
+
+    from .program import rendered as given_render, run
 
     from pulumi.runtime import settings
 
@@ -105,14 +120,14 @@ def run_program(project_root: Path, stack: str, config: dict[str, str],
         os.environ.pop(key, None)
     settings.ROOT.set(None)   # a fresh root Stack per run, or URN parents leak between stacks
     mocks = _Mocks()
-    monitor = _Monitor(mocks)
+    monitor = _Monitor(mocks, on_record)
     pulumi.runtime.set_mocks(mocks, project="trainstack", stack=stack, preview=True, monitor=monitor)
     try:
-        pulumi.runtime.test(lambda: run(Path(project_root)))()
+        with given_render(*rendered) if rendered is not None else nullcontext():
+            pulumi.runtime.test(lambda: run(Path(project_root)))()
     except pulumi.RunError as err:   # the program's input error (a value from PULUMI_CONFIG in the environment too)
         raise getattr(err, "input_error", None) or InputError("the Pulumi program", "", str(err)) from None
     for record in monitor.records:
-        record.inputs = mocks.inputs.get((record.type, record.name), {})
         record.outputs = monitor.outputs.get(record.urn, {})
     if outputs is not None:
         outputs.update(monitor.outputs)

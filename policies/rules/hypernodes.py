@@ -196,6 +196,19 @@ _FIX = {"duplicate": "Rename one or drop the duplicate.", "unknown-child": "Fix 
 _FIELD = {"name": "metadata.name", "tier": "spec.tier", "tierName": "spec.tierName", "members": "spec.members"}
 
 
+def resolve_members(objects: list[dict], fabric) -> None:
+    """Resolve the Node members of ``objects``' HyperNodes against ``fabric``'s inventory ahead of
+    the first evaluation (the inventory keeps regex members per fabric): the policy pack does it
+    when it builds the stack, while the engine runs the program, not during the stack's analysis."""
+    inventory = _node_labels(fabric)
+    if not inventory:
+        return
+    for obj in hypernodes(objects):
+        for _, member in _members(obj):
+            if str(member.get("type")) == "Node":
+                member_nodes(member, inventory)
+
+
 def manifest_graph(every: list[dict], inventory: dict[str, dict]) -> tree.Graph:
     """The HyperNode graph of manifests (``modules/semantics/hypernodes.py``); Node members resolve
     against the stack's node inventory, when there is one."""

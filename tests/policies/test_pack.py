@@ -211,3 +211,57 @@ def test_one_pack_process_serves_independent_runs_without_leftovers(pack):
         names = {d.policyName for d in pack.analyze_stack([resource(obj)]).diagnostics}
         # run 1: discovery next to the stack's HyperNodes; run 2 must not still see run 1's ConfigMap
         assert ("topology-source-exclusive" in names) == (run == 1), (run, names)
+
+
+def test_one_call_decodes_each_properties_message_once():
+    """The SDK decodes a resource's properties for every policy; within one Analyze/AnalyzeStack
+    call the pack hands each policy the same decoded bag, and outside a call nothing is shared."""
+    from policies import pack as pack_module
+
+    calls = []
+    decode = pack_module._decoded_once(lambda value, *args: calls.append((value, args)) or {"of": value})
+    message, other = object(), object()
+    assert decode(message) is not decode(message)   # outside a call: decoded each time
+    handler = pack_module._one_call(lambda self, request, context: (
+        decode(request), decode(request), decode(request, True), decode(other)))
+    first, again, flagged, different = handler(None, message, None)
+    assert first is again and flagged is not first and different["of"] is other
+    assert calls == [(message, ()), (message, ()), (message, ()), (message, (True,)), (other, ())]
+    assert decode(message) is not first   # the call's cache is gone with the call
+
+
+def _config_map(name: str) -> EngineResource:
+    obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "ml"}, "data": {}}
+    return EngineResource(type="kubernetes:core/v1:ConfigMap", name=f"ConfigMap/ml/{name}",
+                          urn=urn("dev", "trainstack", "kubernetes:core/v1:ConfigMap", name), properties=obj)
+
+
+@pytest.mark.parametrize("again", [False, True], ids=["each-once", "registered-twice"])
+def test_analysis_ahead_of_the_program_sends_the_bundle_order(again):
+    """preview analyzes while the program registers (in its own order): the Analyze requests are
+    still the sequence of in_bundle_order; when the program registers an object twice, the run
+    starts over rather than send them out of order."""
+    from policies.commands import AheadOfTheProgram, in_bundle_order
+
+    a, b, c = (_config_map(n) for n in "abc")
+    stack = EngineResource(type="pulumi:pulumi:Stack", name="trainstack-dev", urn=stack_urn("dev", "trainstack"),
+                           properties={}, custom=False)
+    provider = EngineResource(type="pulumi:providers:kubernetes", name="kubernetes",
+                              urn=urn("dev", "trainstack", "pulumi:providers:kubernetes", "kubernetes"), properties={})
+    registered = [stack, c, provider, a, b] + ([_config_map("a")] if again else [])
+    runs: list[list[str]] = []
+
+    class Recorder:
+        def __init__(self):
+            runs.append([])
+
+        def analyze(self, resource):
+            runs[-1].append(resource.urn)
+
+    ahead = AheadOfTheProgram(Recorder, [r.properties for r in (a, b, c)])
+    for resource in registered:
+        ahead.offer(resource)
+    ordered = in_bundle_order(registered, [r.properties for r in (a, b, c)])
+    ahead.finish(ordered)
+    assert runs[-1] == [r.urn for r in ordered]
+    assert len(runs) == (2 if again else 1)

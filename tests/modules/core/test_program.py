@@ -184,3 +184,31 @@ def test_the_policy_pack_takes_the_decrypted_secrets_the_engine_hands_it(east):
     context = load_context("east", config, root)
     assert not context.problem and context.stack.production
     assert PLAINTEXT not in json.dumps(context.bundle)
+
+
+def _registered(regs) -> list[tuple]:
+    """What the program registered (under mocks the order changes from run to run)."""
+    return sorted((r.urn, r.type, r.name, json.dumps([r.inputs, r.outputs], sort_keys=True), sorted(r.dependencies),
+                   r.parent) for r in regs)
+
+
+def test_the_program_reuses_a_render_of_the_same_stack_and_only_that(east, monkeypatch):
+    """`trainstack preview` has rendered the stack already: the program takes that bundle when its
+    own stack is the same (render is pure) and registers exactly what a fresh render registers."""
+    from modules.core import program
+
+    stack = load_stack(load_project(ROOT), "dev")
+    config = pulumi_config_map(stack)
+    fresh = _registered(run_program(ROOT, "dev", config))
+    renders = []
+    monkeypatch.setattr(program, "render", lambda s: renders.append(s.name) or render(s))
+    assert _registered(run_program(ROOT, "dev", config, rendered=(stack, render(stack)))) == fresh
+    assert renders == []
+    # the program's stack differs from the caller's (the CLI hands the decrypted secret): render again
+    root, east_stack, east_bundle = east
+    config = pulumi_config_map(east_stack)
+    secrets = json.loads(config["trainstack:secrets"])
+    secrets[0]["data"]["apiKey"] = PLAINTEXT
+    config["trainstack:secrets"] = json.dumps(secrets)
+    run_program(root, "east", config, secret_keys=["trainstack:secrets"], rendered=(east_stack, east_bundle))
+    assert renders == ["east"]
