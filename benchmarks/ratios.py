@@ -42,23 +42,13 @@ def pipeline(nodes: int = 1024) -> dict[str, float]:
 
 def placement(pods: int = 4, leaves: int = 8, nodes_per_leaf: int = 32, jobs: int = 300, repeat: int = 3
               ) -> dict[str, float]:
-    from modules.simulate.engine import build_cluster, resource_names
-    from modules.simulate.scheduler import Oblivious, SchedulerSettings, TopologyAware
-    from simulate_throughput import fabric_of, time_strategy, workload
+    from modules.simulate.engine import resource_names
+    from modules.simulate.scheduler import SchedulerSettings
+    from simulate_throughput import fabric_of, makers, time_strategy, workload
 
     fabric, _ = fabric_of(pods, leaves, nodes_per_leaf)
     work = workload(1, jobs, nodes_per_leaf)
-    settings = SchedulerSettings()
-    resources = resource_names(fabric, work, {})
-
-    def aware():
-        cluster = build_cluster(fabric, resources, settings)
-        return TopologyAware(cluster, settings), cluster
-
-    def oblivious():
-        cluster = build_cluster(fabric, resources, settings)
-        return Oblivious(cluster), cluster
-
+    aware, oblivious, _ = makers(fabric, resource_names(fabric, work, {}), SchedulerSettings())
     best_aware = min(time_strategy(aware, work)[0] for _ in range(repeat))
     best_oblivious = min(time_strategy(oblivious, work)[0] for _ in range(repeat))
     return {"aware_over_oblivious": best_oblivious / best_aware}   # jobs/s ratio = inverse time ratio

@@ -71,6 +71,23 @@ def time_strategy(make, jobs: list[Job]) -> tuple[float, int]:
     return time.perf_counter() - start, placed
 
 
+def makers(fabric, resources, settings: SchedulerSettings):
+    """Each strategy on a fresh cluster state: topology-aware, oblivious, lower bound."""
+    def aware():
+        c = build_cluster(fabric, resources, settings)
+        return TopologyAware(c, settings), c
+
+    def oblivious():
+        c = build_cluster(fabric, resources, settings)
+        return Oblivious(c), c
+
+    def bound():
+        c = build_cluster(fabric, resources, settings)
+        return TopologyAware(c, settings, lower_bound=True), c
+
+    return aware, oblivious, bound
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pods", type=int, default=16, help="tier-2 switches")
@@ -90,18 +107,7 @@ def main() -> int:
     build_cluster(fabric, resources, settings)
     cluster_s = time.perf_counter() - start
 
-    def aware():
-        c = build_cluster(fabric, resources, settings)
-        return TopologyAware(c, settings), c
-
-    def oblivious():
-        c = build_cluster(fabric, resources, settings)
-        return Oblivious(c), c
-
-    def bound():
-        c = build_cluster(fabric, resources, settings)
-        return TopologyAware(c, settings, lower_bound=True), c
-
+    aware, oblivious, bound = makers(fabric, resources, settings)
     print(f"fabric: {len(fabric.nodes):,} nodes, {len(fabric.switches):,} switches, {fabric.total_gpus:,} GPUs "
           f"(rendered in {render_s:.2f} s); cluster state built in {cluster_s:.2f} s")
     print(f"jobs: {len(jobs):,} (seed {args.seed}) asking {demand:,} GPUs; best of {args.repeat} runs")
