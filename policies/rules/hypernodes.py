@@ -74,6 +74,8 @@ class Inventory(dict):
         new = [p for p in dict.fromkeys(p for p in patterns if isinstance(p, str) and p)
                if p not in self.regex_matches and go_problem(p) is None]
         if len(new) < 2:
+            for pattern in new:
+                self.matching(pattern)
             return
         found = matches_by_pattern(new, self.sorted_names)
         for pattern, names in zip(new, found or ()):
@@ -201,12 +203,14 @@ def resolve_members(objects: list[dict], fabric) -> None:
     the first evaluation (the inventory keeps regex members per fabric): the policy pack does it
     when it builds the stack, while the engine runs the program, not during the stack's analysis."""
     inventory = _node_labels(fabric)
-    if not inventory:
-        return
-    for obj in hypernodes(objects):
-        for _, member in _members(obj):
-            if str(member.get("type")) == "Node":
-                member_nodes(member, inventory)
+    if isinstance(inventory, Inventory) and inventory:
+        inventory.prime(_regex_patterns(hypernodes(objects)))
+
+
+def _regex_patterns(every: list[dict]) -> Iterator[object]:
+    """The regexMatch patterns of the HyperNodes' Node members, as written."""
+    return (as_dict(_selector(m).get("regexMatch")).get("pattern")
+            for obj in every for _, m in _members(obj) if str(m.get("type")) == "Node")
 
 
 def manifest_graph(every: list[dict], inventory: dict[str, dict]) -> tree.Graph:
@@ -214,8 +218,7 @@ def manifest_graph(every: list[dict], inventory: dict[str, dict]) -> tree.Graph:
     against the stack's node inventory, when there is one."""
     graph = tree.Graph(noun="HyperNode", inventory=list(inventory) if inventory else None, compress=hostlist.compress)
     if isinstance(inventory, Inventory):
-        inventory.prime(as_dict(_selector(m).get("regexMatch")).get("pattern")
-                        for obj in every for _, m in _members(obj) if str(m.get("type")) == "Node")
+        inventory.prime(_regex_patterns(every))
     for obj in every:
         members = []
         for _, m in _members(obj):
