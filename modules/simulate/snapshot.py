@@ -505,8 +505,8 @@ def _scheduler_settings(by_kind: dict, shown: str, conf_text: str | None) -> Sch
     # Scheduler conf: the caller's text, else a ConfigMap holding volcano-scheduler.conf.
     source = "the given scheduler conf"
     if conf_text is not None:                  # a ConfigMap (kubectl get configmap -o yaml) works too
-        try:
-            parsed = yaml.safe_load(conf_text)
+        try:   # the bounded loader: depth, aliases and integers as every YAML input here
+            parsed = yamlio.safe_load(conf_text, shown)
         except yaml.YAMLError:
             parsed = None
         if isinstance(parsed, dict) and parsed.get("kind") == "ConfigMap":

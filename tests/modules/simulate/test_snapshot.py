@@ -300,6 +300,15 @@ def test_scheduler_conf_file_or_configmap_and_extra_workloads(snapshot_dir, tmp_
     assert run("simulate", str(snapshot_dir), "--usage", str(extra / "conf")).code == 2
 
 
+def test_a_scheduler_conf_alias_bomb_is_one_line(snapshot_dir, tmp_path_factory):
+    """--scheduler-conf is read with the bounded loader: aliases that expand without end are refused."""
+    conf = tmp_path_factory.mktemp("bomb") / "conf"
+    conf.write_text("a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8)))
+    res = run("simulate", str(snapshot_dir), "--scheduler-conf", str(conf))
+    assert res.code == 2 and "alias" in res.err and len(res.err.strip().splitlines()) == 1, res.err
+
+
 # --- read as Volcano's scheduler cache reads it (modules/semantics/session.py) ---------------------
 
 def test_pending_pods_without_podgroups_are_not_scheduled_and_each_job_says_why(tmp_path):
