@@ -92,11 +92,10 @@ def holds_secret(key: str) -> bool:
 # One linear-time RE2 pass first (about 40 ms for 10 MB of output, where re takes seconds): the
 # patterns without their lookarounds (which RE2 lacks) find a superset; re then decides.
 _LOOKAROUND = re.compile(r"\(\?<?!(?:\[[^\]]*\]|[^()\[])*\)")
-_ANY_PATTERN = re2.compile("|".join(f"(?i:{_LOOKAROUND.sub('', p.pattern)})" if p.flags & re.I
-                                    else f"(?:{_LOOKAROUND.sub('', p.pattern)})" for p, _ in VALUE_PATTERNS))
 # Asked as a one-pattern set, which builds no match object: about 1 µs a string instead of 5.
 _ANY_SET = re2.Set.SearchSet()
-_ANY_SET.Add(_ANY_PATTERN.pattern)
+_ANY_SET.Add("|".join(f"(?i:{_LOOKAROUND.sub('', p.pattern)})" if p.flags & re.I
+                      else f"(?:{_LOOKAROUND.sub('', p.pattern)})" for p, _ in VALUE_PATTERNS))
 _ANY_SET.Compile()
 
 
