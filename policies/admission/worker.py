@@ -35,7 +35,6 @@ import resource
 import select
 import signal
 import struct
-import subprocess
 import sys
 import threading
 import time
@@ -295,6 +294,8 @@ class Worker:
     def _spawn(self, requests: int, replies: int, shared: int) -> int:
         """A fresh interpreter: forking a process whose other threads run (the pack's gRPC server)
         lets their libraries' fork handlers crash the child."""
+        import subprocess   # only a process with threads spawns
+
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
         process = subprocess.Popen([sys.executable, "-m", "policies.admission.worker", str(requests), str(replies),
                                     str(shared)], pass_fds=(requests, replies, shared), env=env, cwd=str(ROOT),
