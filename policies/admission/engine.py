@@ -463,26 +463,41 @@ class RuleSet:
         target = self.target(plain(obj), namespaces or {})
         if target is None or not self._may_apply(target):
             return []
-        key = _memo_key(target)
         with self._lock:    # one CEL context per rule set; the pack's gRPC server has threads
             self._collect()
-            if key is not None and key in self._memo:
-                self._memo.move_to_end(key)
-                return self._memo[key]
-            out = self._isolated([target])[0]
-            self._remember(key, out)
-            return out
+            return self._answer(_memo_key(target), target)
 
-    def prefetch(self, objects: list[dict], namespaces: dict[str, dict] | None = None) -> None:
-        """Evaluate ``objects`` in one round trip to the evaluating child and remember the results,
-        so that ``evaluate`` answers each of them from memory (one round trip per check, not one
-        per object)."""
+    def evaluate_all(self, objects: list[dict], namespaces: dict[str, dict] | None = None
+                     ) -> list[list[Denial | SkippedRule]]:
+        """``evaluate`` of each object, those not remembered in one round trip to the evaluating
+        child (one per check, not one per object), the objects handed over with ``send`` read back
+        first."""
         with self._lock:
             self._collect()
-            todo = self._todo(objects, namespaces)
+            targets: list[tuple[str | None, Target] | None] = []
+            todo: dict[str, Target] = {}
+            for obj in objects:
+                target = self.target(plain(obj), namespaces or {})
+                if target is None or not self._may_apply(target):
+                    targets.append(None)
+                    continue
+                key = _memo_key(target)
+                targets.append((key, target))
+                if key is not None and key not in self._memo and len(todo) < MEMO_SIZE:
+                    todo.setdefault(key, target)
             if todo:
                 for key, out in zip(todo, self._isolated(list(todo.values()))):
                     self._remember(key, out)
+            return [[] if item is None else self._answer(*item) for item in targets]
+
+    def _answer(self, key: str | None, target: Target) -> list[Denial | SkippedRule]:
+        """The remembered outcome for ``target``, or its evaluation now."""
+        if key is not None and key in self._memo:
+            self._memo.move_to_end(key)
+            return self._memo[key]
+        out = self._isolated([target])[0]
+        self._remember(key, out)
+        return out
 
     def _todo(self, objects: list[dict], namespaces: dict[str, dict] | None) -> dict[str, Target]:
         """The targets among ``objects`` that rules apply to and whose outcome is not remembered."""
@@ -504,8 +519,8 @@ class RuleSet:
                 self._worker(prime=True).start()
 
     def send(self, objects: list[dict], namespaces: dict[str, dict] | None = None) -> None:
-        """``prefetch`` without waiting: the child evaluates ``objects`` while the caller goes on;
-        the next ``prefetch`` or ``evaluate`` reads the outcomes (first, whatever it asks)."""
+        """``evaluate_all`` without waiting: the child evaluates ``objects`` while the caller goes on;
+        the next ``evaluate_all`` or ``evaluate`` reads the outcomes (first, whatever it asks)."""
         if not ISOLATE or not hasattr(os, "fork"):
             return
         with self._lock:

@@ -4,7 +4,7 @@ The `cel` library is native code without cost tracking: an expression that loops
 doubles a list in every variable cannot be interrupted from Python, and a native crash would take
 the whole process with it. So one child process per rule set does the evaluating: forked from the
 parent (no start-up cost: the rule set and the library are already loaded), it receives a list of
-objects over a pipe (a whole check at once, `RuleSet.prefetch`) and sends back their outcomes.
+objects over a pipe (a whole check at once, `RuleSet.evaluate_all`) and sends back their outcomes.
 
 - Each CEL call runs under a CPU-time timer (``ITIMER_PROF`` left at its default action, which
   ends the process even inside native code) of at most ``limits.CALL_CPU_SECONDS`` and what is left

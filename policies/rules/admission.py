@@ -42,14 +42,14 @@ def _upstream_admission(objects: list[dict], ctx: CheckContext) -> Iterator[Rule
             return
     namespaces = _namespaces(ctx)
     skipped: set[tuple[str, str]] = set()
-    try:   # all objects in one round trip to the evaluating process; evaluate() then answers from memory
-        ruleset.prefetch([as_created(obj) for obj in objects], namespaces)
+    try:   # all objects in one round trip to the evaluating process
+        # The API server drops .status of a status-subresource kind on CREATE before admission.
+        outcomes: list | None = ruleset.evaluate_all([as_created(obj) for obj in objects], namespaces)
     except Exception:   # noqa: BLE001 - each object is tried again below, and its failure said there
-        pass
-    for obj in objects:
+        outcomes = None
+    for number, obj in enumerate(objects):
         try:
-            # The API server drops .status of a status-subresource kind on CREATE before admission.
-            items = ruleset.evaluate(as_created(obj), namespaces)
+            items = outcomes[number] if outcomes is not None else ruleset.evaluate(as_created(obj), namespaces)
         except Exception as exc:   # never crash a run on an odd object; say what was not checked
             yield NotChecked(f"upstream admission rules not evaluated: {type(exc).__name__}: {exc}", obj)
             continue
