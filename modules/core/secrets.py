@@ -77,11 +77,16 @@ _KEY_VALUE = re.compile(r"\b([A-Za-z0-9_.-]*(?:password|passwd|secret|token|apik
 REDACTED = "<redacted>"
 
 
+_CAMEL = re.compile(r"([a-z0-9])([A-Z])")
+_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]+")
+
+
 def words(key: str) -> list[str]:
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", key)
-    return [w.lower() for w in re.split(r"[^A-Za-z0-9]+", spaced) if w]
+    spaced = _CAMEL.sub(lambda m: f"{m.group(1)} {m.group(2)}", key)
+    return [w.lower() for w in _NOT_ALNUM.split(spaced) if w]
 
 
+@functools.lru_cache(maxsize=4096)   # a stack repeats its keys (env names, ConfigMap keys) many times
 def secret_like_key(key: str) -> bool:
     parts = words(key)
     return bool(set(parts) & SECRET_WORDS) or any(pair in SECRET_PAIRS for pair in zip(parts, parts[1:])) \
