@@ -555,7 +555,7 @@ class RuleSet:
             if policy.get("paramKind"):
                 continue
             for item in (*policy["matchConditions"], *policy["variables"],
-                         *(policy["validations"] if "Deny" in policy["validationActions"] else ())):
+                         *(policy["validations"] if "Deny" in (policy.get("validationActions") or ()) else ())):
                 compile_expr(item["expression"])
                 yield
             for mutation in policy["mutations"]:

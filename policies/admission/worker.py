@@ -50,7 +50,7 @@ STUCK_SECONDS = 1.5    # a child asleep this long without using CPU time is dead
 WALL_SECONDS = 60.0    # whatever the load, no object takes longer
 EXIT_MEMORY = 86
 COMPILE, RUN = b"C", b"R"
-PRIMED_AT = PROGRESS_BYTES - 1   # a byte `note` never writes: 1 once the child is done priming
+PRIMING_AT = PROGRESS_BYTES - 1   # a byte `note` never writes: "P" while the child primes
 _NOTHING = object()              # no request sent ahead
 REQUEST_PIPE_BYTES = 1 << 20     # Linux's default most for an unprivileged process
 
@@ -210,8 +210,9 @@ def _child_loop(evaluate: Callable[[Any], list], requests: int, replies: int, pr
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
     CHILD.progress = progress
     if prime is not None:
+        progress[PRIMING_AT:PRIMING_AT + 1] = b"P"
         _prime(prime())
-    progress[PRIMED_AT:PRIMED_AT + 1] = b"\1"
+        progress[PRIMING_AT:PRIMING_AT + 1] = b"\0"
     while (request := _recv(requests)) is not None:
         progress[0:1] = b"\0"
         CHILD.last = None
@@ -378,7 +379,7 @@ class Worker:
         progress = self._progress
         stage, size = progress[0:1], struct.unpack("<I", progress[1:5])[0]
         source = progress[5:5 + size].decode("utf-8", "replace") if stage in (COMPILE, RUN) else ""
-        priming = progress[PRIMED_AT:PRIMED_AT + 1] != b"\1"
+        priming = progress[PRIMING_AT:PRIMING_AT + 1] == b"P"
         progress.close()
         signum = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
         stalled, self.stalled = self.stalled, False
