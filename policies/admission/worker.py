@@ -242,6 +242,7 @@ class Worker:
         self._setup = setup
         self._prime = prime
         self._ahead: Any = _NOTHING   # the request sent with ``send`` whose answer is unread
+        self._room = 0                # what the request pipe holds
         self._spawned_with: Any = None
         self.stalled = False
         self.pid = 0
@@ -252,8 +253,12 @@ class Worker:
         requests_r, requests_w = os.pipe()
         try:   # room for a whole check's objects, so that ``send`` never waits on a busy child
             fcntl.fcntl(requests_w, fcntl.F_SETPIPE_SZ, REQUEST_PIPE_BYTES)
-        except OSError:
+        except OSError:   # over the user's pipe allowance: the default size
             pass
+        try:
+            self._room = fcntl.fcntl(requests_w, fcntl.F_GETPIPE_SZ)
+        except OSError:
+            self._room = 0
         replies_r, replies_w = os.pipe()
         shared = os.memfd_create("trainstack-cel-progress")
         os.ftruncate(shared, PROGRESS_BYTES)
@@ -316,9 +321,12 @@ class Worker:
         reads its answer. A failure to send is left to ``evaluate``, which sends again."""
         if self._ahead is not _NOTHING:
             return   # one request ahead at a time
+        data = _frame(request)
         try:
             self.start()
-            sent = _send_now(self._requests, _frame(request))
+            if len(data) > self._room:   # it would wait for the child: ``evaluate`` sends it, watching
+                return
+            sent = _send_now(self._requests, data)
         except OSError:   # the child is gone, or part of the request is in its pipe: start afresh
             self.stop()
             return
