@@ -14,12 +14,13 @@ from pathlib import Path
 # (here, then in main), and restored after.
 _COLLECTING = gc.isenabled()
 gc.disable()
-from modules.core.commands import project_for  # noqa: E402
-from modules.core.errors import InputError, one_line  # noqa: E402
-from modules.core.secrets import redact, redact_shapes  # noqa: E402
-
-if _COLLECTING:
-    gc.enable()
+try:
+    from modules.core.commands import project_for
+    from modules.core.errors import InputError, one_line
+    from modules.core.secrets import redact, redact_shapes
+finally:
+    if _COLLECTING:
+        gc.enable()
 
 # Modules that define `register(subparsers, common_parser)`; their parsers set `run(args, project)`.
 # Each with the commands it registers, so that a command imports only its own module (`check` needs
