@@ -98,6 +98,12 @@ def _report(args: argparse.Namespace, project: Project, collector: Collector) ->
 # --- check: the rules in-process ----------------------------------------------------------------
 
 class InProcess(Collector):
+    def __enter__(self) -> "InProcess":
+        from .admission import start
+
+        start()   # upstream's admission rules compile in their own process while the stack renders
+        return self
+
     def collect(self, project, stack, bundle, user, settings):
         from .checking import stack_locator, without_copies
 

@@ -83,6 +83,10 @@ class Rule:
     kinds: frozenset[str] | None = None       # kinds a resource rule looks at (None: all)
     config_schema: dict = field(default_factory=dict)   # JSON Schema properties of its settings
     config_defaults: dict = field(default_factory=dict)
+    # Work a stack rule may begin before the rules run, with the objects and context it will judge
+    # (upstream-admission hands them to its evaluating process, which works while the other rules
+    # run); reports nothing: what it finds, the rule finds again or reads back when it runs.
+    prepare: Callable[[list[dict], CheckContext], None] | None = None
 
     @property
     def is_stack_rule(self) -> bool:

@@ -10,7 +10,6 @@ import hashlib
 import json
 import re
 import urllib.parse
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from .framework import ADVISORY, MANDATORY, NOTE, Violation, kind_of_id
@@ -163,6 +162,8 @@ def failure(fmt: str, stacks: list[str], message: str, code: int = 2) -> str:
     if fmt == "json":
         return json.dumps({"error": message, "exitCode": code, "stacks": {}}, indent=2, sort_keys=True) + "\n"
     if fmt == "junit":
+        import xml.etree.ElementTree as ET   # only JUnit reports need it
+
         root = ET.Element("testsuites", name="trainstack policies", tests="1", failures="0", errors="1")
         for name in stacks:
             suite = ET.SubElement(root, "testsuite", name=name, tests="1", failures="0", errors="1", skipped="0")
@@ -178,6 +179,8 @@ def failure(fmt: str, stacks: list[str], message: str, code: int = 2) -> str:
 def as_junit(results: Results) -> str:
     """One testsuite per stack, one testcase per rule, one <failure> per violation; notes go to the
     testcase's system-out."""
+    import xml.etree.ElementTree as ET   # only JUnit reports need it
+
     root = ET.Element("testsuites", name="trainstack policies")
     total = failed = 0
     for name, (violations, count) in results.items():

@@ -145,6 +145,27 @@ class LazyObjects(Sequence):
         return bool(self._get())
 
 
+def _rule_context(ctx: CheckContext, objects: list[dict],
+                  context: "list[dict] | Callable[[], list[dict]]") -> CheckContext:
+    build = context if callable(context) else (lambda: list(context))
+    return replace(ctx, manifests=LazyObjects(lambda: list(objects) + build()), memo={})
+
+
+def _stack_objects(objects: list[dict]) -> list[dict]:
+    return [o for o in objects if isinstance(o, dict) and o.get("kind")]
+
+
+def prepare(rule: Rule, objects: list[dict], ctx: CheckContext,
+            context: "list[dict] | Callable[[], list[dict]]" = ()) -> None:
+    """Let a stack rule begin its work (``Rule.prepare``) with what ``evaluate`` will hand it. Never
+    fails: the rule meets and reports any problem when it runs."""
+    if rule.prepare is not None and rule.is_stack_rule:
+        try:
+            rule.prepare(_stack_objects(objects), _rule_context(ctx, objects, context))
+        except Exception:   # noqa: BLE001 - the rule itself runs next and says what went wrong
+            pass
+
+
 def evaluate(rule: Rule, objects: list[dict], ctx: CheckContext,
              context: "list[dict] | Callable[[], list[dict]]" = ()
              ) -> list[tuple[dict | None, Finding | NotChecked]]:
@@ -152,13 +173,11 @@ def evaluate(rule: Rule, objects: list[dict], ctx: CheckContext,
     pack checks a user's manifests; a callable to build them only if a rule asks) are only
     consulted, and findings on them are dropped.
     Returns ``(object or None, finding or note)`` in the order the rule produced them."""
-    build = context if callable(context) else (lambda: list(context))
-    every = LazyObjects(lambda: list(objects) + build())
-    rctx = replace(ctx, manifests=every, memo={})
+    rctx = _rule_context(ctx, objects, context)
     out: list[tuple[dict | None, Finding | NotChecked]] = []
     if rule.is_stack_rule:
         judged = {id(o) for o in objects}
-        for item in rule.check_stack([o for o in objects if isinstance(o, dict) and o.get("kind")], rctx):
+        for item in rule.check_stack(_stack_objects(objects), rctx):
             if item.obj is None or id(item.obj) in judged:
                 out.append((item.obj, item))
     else:
@@ -187,10 +206,10 @@ def run_rules(objects: list[dict], ctx: CheckContext, settings: PolicySettings, 
     """Every violation (and note), in rule order then object order."""
     sources = sources or {}
     out: list[Violation] = []
-    for rule in rules:
-        level = settings.level(rule)
-        if level == DISABLED:
-            continue
+    enabled = [(rule, settings.level(rule)) for rule in rules if settings.level(rule) != DISABLED]
+    for rule, _ in enabled:   # work some rules hand elsewhere starts first, and overlaps the others
+        prepare(rule, objects, replace(ctx, config=settings.config(rule)), context)
+    for rule, level in enabled:
         rctx = replace(ctx, config=settings.config(rule))
         for obj, item in evaluate(rule, objects, rctx, context):
             where = locate(obj, item.path) if locate is not None else None

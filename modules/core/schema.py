@@ -7,7 +7,6 @@ fills defaults from it and turns jsonschema errors into InputError messages of t
 from __future__ import annotations
 
 import copy
-import difflib
 import functools
 import re
 from pathlib import Path
@@ -146,6 +145,8 @@ def _expected_text(error: jsonschema.ValidationError) -> str:
 
 
 def _did_you_mean(word: str, options: list[str]) -> str:
+    import difflib   # only a mistake needs it
+
     close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
     if close:
         return f"did you mean {close[0]!r}?"

@@ -20,41 +20,50 @@ SECRET_PAIRS = {("api", "key"), ("private", "key"), ("access", "key"), ("secret"
 # without a password (`https://TOKEN@host`; `ssh://git@host`, the usual SSH user, is no secret),
 # and `user:password@host.domain` written without a scheme (chart repositories, registries).
 ASSIGNMENT = "a credential in a variable assignment"   # `TOKEN=get()` in code is none: a call follows
-VALUE_PATTERNS = [
-    (re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"), "a PEM private key"),
-    (re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|A3T[A-Z0-9])[0-9A-Z]{16}\b"), "an AWS access key id"),
-    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{22,}"), "a GitHub token"),
-    (re.compile(r"\bgl(?:pat|dt|rt|ptt|cbt|oas|imt|agent|ft|soat)-[A-Za-z0-9_-]{16,}"), "a GitLab token"),
-    (re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}"
-                r"|hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{16,}", re.I), "a Slack token"),
-    (re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"), "a Google API key"),
-    (re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|\bsk-(?:proj-|ant-|svcacct-)?[A-Za-z0-9_-]{20,}"),
+VALUE_PATTERNS: list[tuple[str, int, str]] = [   # (pattern, re flags, what it is)
+    (r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----", 0, "a PEM private key"),
+    (r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|A3T[A-Z0-9])[0-9A-Z]{16}\b", 0, "an AWS access key id"),
+    (r"\bgh[pousr]_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{22,}", 0, "a GitHub token"),
+    (r"\bgl(?:pat|dt|rt|ptt|cbt|oas|imt|agent|ft|soat)-[A-Za-z0-9_-]{16,}", 0, "a GitLab token"),
+    (r"\bxox[abposre]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}"
+     r"|hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{16,}", re.I, "a Slack token"),
+    (r"\bAIza[0-9A-Za-z_-]{35}\b", 0, "a Google API key"),
+    (r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|\bsk-(?:proj-|ant-|svcacct-)?[A-Za-z0-9_-]{20,}", 0,
      "an API secret key"),
-    (re.compile(r"\b(?:npm_[A-Za-z0-9]{36}|hf_[A-Za-z0-9]{30,}|pypi-AgE[A-Za-z0-9_-]{50,}|dop_v1_[a-f0-9]{64}"
-                r"|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32})"), "an API token"),
-    (re.compile(r"\bAccountKey=[A-Za-z0-9+/=]{20,}|\bSharedAccessSignature=|[?&]sig=[A-Za-z0-9%+/=]{20,}", re.I),
+    (r"\b(?:npm_[A-Za-z0-9]{36}|hf_[A-Za-z0-9]{30,}|pypi-AgE[A-Za-z0-9_-]{50,}|dop_v1_[a-f0-9]{64}"
+     r"|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32})", 0, "an API token"),
+    (r"\bAccountKey=[A-Za-z0-9+/=]{20,}|\bSharedAccessSignature=|[?&]sig=[A-Za-z0-9%+/=]{20,}", re.I,
      "an Azure key or signature"),
-    (re.compile(r"\b[a-z][a-z0-9+.-]*:(?:\\?/){2}(?!git@)[^/\\\s@?#\"'<>]+@", re.I), "credentials in a URL"),
+    (r"\b[a-z][a-z0-9+.-]*:(?:\\?/){2}(?!git@)[^/\\\s@?#\"'<>]+@", re.I, "credentials in a URL"),
     # scheme-relative (`//user:pw@host`) and a path that swallowed a slash (`https:/user:pw@host`)
-    (re.compile(r"(?:(?<![\w:/])//|\b[a-z][a-z0-9+.-]*:/)[^/\s@?#\"'<>:]+:[^/\s@?#\"'<>]+@", re.I),
+    (r"(?:(?<![\w:/])//|\b[a-z][a-z0-9+.-]*:/)[^/\s@?#\"'<>:]+:[^/\s@?#\"'<>]+@", re.I,
      "credentials in a URL"),
-    (re.compile(r"(?<![\w.:/@%+-])(?!mailto:)[A-Za-z0-9._~%+-]+:[^\s/@:\"'<>]+@"
-                r"(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|localhost\b)"),
+    (r"(?<![\w.:/@%+-])(?!mailto:)[A-Za-z0-9._~%+-]+:[^\s/@:\"'<>]+@"
+     r"(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|localhost\b)", 0,
      "credentials in an address"),
-    (re.compile(r"[?&][A-Za-z0-9_.-]*(?:password|passwd|secret|token|api[_-]?key|access[_-]?key)=(?![$<{])[^&\s#\"'<>]+",
-                re.I), "a credential in a URL query"),
+    (r"[?&][A-Za-z0-9_.-]*(?:password|passwd|secret|token|api[_-]?key|access[_-]?key)=(?![$<{])[^&\s#\"'<>]+",
+     re.I, "a credential in a URL query"),
     # `DB_PASSWORD=...`, `export HF_TOKEN=...` in a shell line: the variable's name ends in the word
-    (re.compile(r"(?<![\w.-])[A-Za-z0-9_]*(?:password|passwd|secret|token|api_?key|access_?key|secret_?key)"
-                r"=(?![$<{/\"'])[^\s\"';&|()\[\]]{4,}(?![^\s;&|\"'])", re.I), ASSIGNMENT),
-    (re.compile(r"(?<![^\s\"'])(?:-u|--user)(?:=|\s+)[^\s:\"'$<{-][^\s:\"']*:(?![$<{])[^\s\"']+"),
+    (r"(?<![\w.-])[A-Za-z0-9_]*(?:password|passwd|secret|token|api_?key|access_?key|secret_?key)"
+     r"=(?![$<{/\"'])[^\s\"';&|()\[\]]{4,}(?![^\s;&|\"'])", re.I, ASSIGNMENT),
+    (r"(?<![^\s\"'])(?:-u|--user)(?:=|\s+)[^\s:\"'$<{-][^\s:\"']*:(?![$<{])[^\s\"']+", 0,
      "a user and password option"),
-    (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+"), "a JSON Web Token"),
-    (re.compile(r"\b(?:proxy-)?authorization\s*[:=]\s*\"?(?:(?:bearer|basic|token|digest|apikey)\s+"
-                r"(?![$<{])[A-Za-z0-9._~+/=-]{8,}|(?![$<{])[A-Za-z0-9._~+/=-]{24,})"
-                r"|\bbearer\s+(?![$<{])[A-Za-z0-9._~+/=-]{16,}", re.I), "an Authorization header"),
-    (re.compile(r"(?<![^\s\"'])--?[a-z0-9_.-]*(?:password|passwd|secret|token|api-?key|access-?key)"
-                r"(?:=|\s+)(?![$<{-])[^\s\"']+", re.I), "a password option"),
+    (r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+", 0, "a JSON Web Token"),
+    (r"\b(?:proxy-)?authorization\s*[:=]\s*\"?(?:(?:bearer|basic|token|digest|apikey)\s+"
+     r"(?![$<{])[A-Za-z0-9._~+/=-]{8,}|(?![$<{])[A-Za-z0-9._~+/=-]{24,})"
+     r"|\bbearer\s+(?![$<{])[A-Za-z0-9._~+/=-]{16,}", re.I, "an Authorization header"),
+    (r"(?<![^\s\"'])--?[a-z0-9_.-]*(?:password|passwd|secret|token|api-?key|access-?key)"
+     r"(?:=|\s+)(?![$<{-])[^\s\"']+", re.I, "a password option"),
 ]
+
+
+@functools.lru_cache(maxsize=None)
+def _value_patterns() -> list[tuple[re.Pattern, str]]:
+    """VALUE_PATTERNS compiled, on first use: the RE2 pre-check below is built from their text, so a
+    run that meets nothing credential-like (the usual `check`) never compiles them."""
+    return [(re.compile(pattern, flags), what) for pattern, flags, what in VALUE_PATTERNS]
+
+
 # A secret-like key whose last word says the value names or points at the secret, not holds it.
 _POINTER_WORDS = {"name", "names", "ref", "refs", "file", "files", "path", "paths", "dir", "namespace", "mount",
                   "selector", "enabled", "type", "mode", "id", "key", "keys", "provider", "store"}
@@ -68,11 +77,16 @@ _KEY_VALUE = re.compile(r"\b([A-Za-z0-9_.-]*(?:password|passwd|secret|token|apik
 REDACTED = "<redacted>"
 
 
+_CAMEL = re.compile(r"([a-z0-9])([A-Z])")
+_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]+")
+
+
 def words(key: str) -> list[str]:
-    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", key)
-    return [w.lower() for w in re.split(r"[^A-Za-z0-9]+", spaced) if w]
+    spaced = _CAMEL.sub(lambda m: f"{m.group(1)} {m.group(2)}", key)
+    return [w.lower() for w in _NOT_ALNUM.split(spaced) if w]
 
 
+@functools.lru_cache(maxsize=4096)   # a stack repeats its keys (env names, ConfigMap keys) many times
 def secret_like_key(key: str) -> bool:
     parts = words(key)
     return bool(set(parts) & SECRET_WORDS) or any(pair in SECRET_PAIRS for pair in zip(parts, parts[1:])) \
@@ -94,8 +108,8 @@ def holds_secret(key: str) -> bool:
 _LOOKAROUND = re.compile(r"\(\?<?!(?:\[[^\]]*\]|[^()\[])*\)")
 # Asked as a one-pattern set, which builds no match object: about 1 µs a string instead of 5.
 _ANY_SET = re2.Set.SearchSet()
-_ANY_SET.Add("|".join(f"(?i:{_LOOKAROUND.sub('', p.pattern)})" if p.flags & re.I
-                      else f"(?:{_LOOKAROUND.sub('', p.pattern)})" for p, _ in VALUE_PATTERNS))
+_ANY_SET.Add("|".join(f"(?i:{_LOOKAROUND.sub('', p)})" if flags & re.I else f"(?:{_LOOKAROUND.sub('', p)})"
+                      for p, flags, _ in VALUE_PATTERNS))
 _ANY_SET.Compile()
 
 
@@ -109,7 +123,7 @@ def credential_in(value: str) -> str | None:
 def _credential_in(value: str) -> str | None:
     if _ANY_SET.Match(value) is None:   # one pass for the usual string (thousands of node names)
         return None
-    for pattern, what in VALUE_PATTERNS:
+    for pattern, what in _value_patterns():
         if pattern.search(value):
             return what
     return None
@@ -121,7 +135,7 @@ def redact_shapes(text: str) -> str:
     if not text or _ANY_SET.Match(text) is None:
         return text
     text = _URL_USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", text)
-    for pattern, _ in VALUE_PATTERNS:
+    for pattern, _ in _value_patterns():
         text = pattern.sub(REDACTED, text)
     return text
 
@@ -135,7 +149,7 @@ def redact(text: str) -> str:
         return text
     text = _URL_USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", text)
     text = _KEY_VALUE.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
-    for pattern, _ in VALUE_PATTERNS:
+    for pattern, _ in _value_patterns():
         text = pattern.sub(REDACTED, text)
     return text
 

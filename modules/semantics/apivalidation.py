@@ -43,7 +43,7 @@ _LOWER_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyz")
 
 def _edged(value: str, inner: frozenset[str], edge: frozenset[str]) -> bool:
     """Non-empty, every character in ``inner``, first and last in ``edge``."""
-    return bool(value) and value[0] in edge and value[-1] in edge and all(c in inner for c in value)
+    return bool(value) and value[0] in edge and value[-1] in edge and inner.issuperset(value)
 
 
 _LABEL_CHARS = _LOWER_ALNUM | {"-"}

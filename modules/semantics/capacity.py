@@ -83,10 +83,18 @@ def reachable_pool_counts(fabric: "Fabric", switch: str) -> dict[str, int]:
 
 
 def pods_fitting(fabric: "Fabric", switch: str, per_pod: Mapping[str, Decimal], *,
-                 reachable_only: bool = False) -> int:
-    """Pods with these requests that the empty nodes below ``switch`` can hold."""
+                 reachable_only: bool = False, per_node: dict[str, int] | None = None) -> int:
+    """Pods with these requests that the empty nodes below ``switch`` can hold. ``per_node``: pods
+    one node of each pool holds with these requests, filled as pools are met (a caller asking about
+    many switches for the same requests passes one, so that each pool is worked out once)."""
     counts = reachable_pool_counts(fabric, switch) if reachable_only else fabric.pool_counts(switch)
-    return sum(count * pods_per_node(fabric.pools[pool], per_pod) for pool, count in counts.items())
+    per_node = {} if per_node is None else per_node
+    total = 0
+    for pool, count in counts.items():
+        if pool not in per_node:
+            per_node[pool] = pods_per_node(fabric.pools[pool], per_pod)
+        total += count * per_node[pool]
+    return total
 
 
 def smallest_fitting_domain(fabric: "Fabric", pods: int, per_pod: Mapping[str, Decimal],
@@ -97,11 +105,12 @@ def smallest_fitting_domain(fabric: "Fabric", pods: int, per_pod: Mapping[str, D
     GPUs, then the name. None means a hard-mode job with this tier stays Pending forever.
     ``reachable_only`` counts only nodes Volcano reaches through the lowest tier (mixed-depth trees).
     """
+    per_node: dict[str, int] = {}
     for tier in fabric.tiers:
         if tier > highest_tier:
             break
         fits = [s for s in fabric.at_tier(tier) if fabric.node_count(s.name)
-                and pods_fitting(fabric, s.name, per_pod, reachable_only=reachable_only) >= pods]
+                and pods_fitting(fabric, s.name, per_pod, reachable_only=reachable_only, per_node=per_node) >= pods]
         if fits:
             best = min(fits, key=lambda s: (fabric.gpu_count(s.name), s.name))
             return Domain(best.name, tier, fabric.node_count(best.name), fabric.gpu_count(best.name))

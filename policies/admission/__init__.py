@@ -18,4 +18,16 @@ def rules() -> RuleSet:
     return _CACHE[key]
 
 
-__all__ = ["Denial", "RuleSet", "SkippedRule", "rules", "load_index", "locate"]
+def start() -> None:
+    """Start the current rule set's evaluating process ahead of use (`check`: before the stack
+    renders, so that it compiles upstream's rules meanwhile). Costs nothing when no rules load;
+    a failure to load them is left to the rule, which reports it."""
+    try:
+        ruleset = rules()
+    except Exception:   # noqa: BLE001 - upstream-admission loads them again and says what failed
+        return
+    if ruleset.policies or ruleset.crds:
+        ruleset.start()
+
+
+__all__ = ["Denial", "RuleSet", "SkippedRule", "rules", "start", "load_index", "locate"]

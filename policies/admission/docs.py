@@ -67,6 +67,10 @@ Resource quantities are what the object holds: an int-or-string field written as
 CEL as an int, and `quantity()` has no int overload, so Volcano's queue policy denies a Queue whose
 `capability`/`deserved`/`guarantee` amounts are bare integers (write `"16"`, not `16`). Each
 expression is compiled once per evaluating process; results are remembered per object content.
+`check` starts that process before the stack renders, so that it compiles the rules meanwhile, and
+hands it the stack's objects before the rules run, so that it evaluates them while the other rules
+run; `upstream-admission` then reads the outcomes back (what the process answers, and the budgets
+below, are the same as when it starts on first use).
 
 **Bounded as the API server bounds CEL.** An expression longer than 100,000 characters or nested
 deeper than 250 levels (cel-go's parser limits, which the API server keeps) makes its policy or CRD

@@ -18,7 +18,9 @@ matching ValidatingAdmissionPolicies. Semantics followed:
   time and memory budget (``worker``), and an expression that runs out of it fails as one that runs
   out of cost budget fails in the API server. A ``messageExpression`` result over 5 KiB is not used.
 
-Each expression is compiled once per evaluating process (``compile_expr`` is cached).
+Each expression is compiled once per evaluating process (``compile_expr`` is cached). `check` starts
+that process before the stack renders (``start``): it compiles the rule set's expressions meanwhile,
+and receives the objects before the other rules run (``send``), so that its work overlaps theirs.
 """
 from __future__ import annotations
 
@@ -425,6 +427,7 @@ class RuleSet:
         self._memo: OrderedDict[str, list] = OrderedDict()
         self._by_resource: dict[tuple[str, str, str], list[dict]] = {}
         self._lock = threading.RLock()
+        self._ahead: tuple[list[str], list[Target]] | None = None   # sent with `send`, answer unread
 
     @property
     def missing(self) -> list[str]:
@@ -460,19 +463,44 @@ class RuleSet:
         target = self.target(plain(obj), namespaces or {})
         if target is None or not self._may_apply(target):
             return []
-        key = _memo_key(target)
         with self._lock:    # one CEL context per rule set; the pack's gRPC server has threads
-            if key is not None and key in self._memo:
-                self._memo.move_to_end(key)
-                return self._memo[key]
-            out = self._isolated([target])[0]
-            self._remember(key, out)
-            return out
+            self._collect()
+            return self._answer(_memo_key(target), target)
 
-    def prefetch(self, objects: list[dict], namespaces: dict[str, dict] | None = None) -> None:
-        """Evaluate ``objects`` in one round trip to the evaluating child and remember the results,
-        so that ``evaluate`` answers each of them from memory (one round trip per check, not one
-        per object)."""
+    def evaluate_all(self, objects: list[dict], namespaces: dict[str, dict] | None = None
+                     ) -> list[list[Denial | SkippedRule]]:
+        """``evaluate`` of each object, those not remembered in one round trip to the evaluating
+        child (one per check, not one per object), the objects handed over with ``send`` read back
+        first."""
+        with self._lock:
+            self._collect()
+            targets: list[tuple[str | None, Target] | None] = []
+            todo: dict[str, Target] = {}
+            for obj in objects:
+                target = self.target(plain(obj), namespaces or {})
+                if target is None or not self._may_apply(target):
+                    targets.append(None)
+                    continue
+                key = _memo_key(target)
+                targets.append((key, target))
+                if key is not None and key not in self._memo and len(todo) < MEMO_SIZE:
+                    todo.setdefault(key, target)
+            if todo:
+                for key, out in zip(todo, self._isolated(list(todo.values()))):
+                    self._remember(key, out)
+            return [[] if item is None else self._answer(*item) for item in targets]
+
+    def _answer(self, key: str | None, target: Target) -> list[Denial | SkippedRule]:
+        """The remembered outcome for ``target``, or its evaluation now."""
+        if key is not None and key in self._memo:
+            self._memo.move_to_end(key)
+            return self._memo[key]
+        out = self._isolated([target])[0]
+        self._remember(key, out)
+        return out
+
+    def _todo(self, objects: list[dict], namespaces: dict[str, dict] | None) -> dict[str, Target]:
+        """The targets among ``objects`` that rules apply to and whose outcome is not remembered."""
         todo: dict[str, Target] = {}
         for obj in objects:
             target = self.target(plain(obj), namespaces or {})
@@ -481,10 +509,70 @@ class RuleSet:
             key = _memo_key(target)
             if key is not None and key not in self._memo and len(todo) < MEMO_SIZE:
                 todo.setdefault(key, target)
-        if todo:
+        return todo
+
+    def start(self) -> None:
+        """Start the evaluating child now: it compiles the rule set's expressions while the caller
+        goes on (`check` forks it before the stack renders; the other rules run meanwhile)."""
+        if ISOLATE and hasattr(os, "fork"):
             with self._lock:
-                for key, out in zip(todo, self._isolated(list(todo.values()))):
-                    self._remember(key, out)
+                self._worker(prime=True).start()
+
+    def send(self, objects: list[dict], namespaces: dict[str, dict] | None = None) -> None:
+        """``evaluate_all`` without waiting: the child evaluates ``objects`` while the caller goes on;
+        the next ``evaluate_all`` or ``evaluate`` reads the outcomes (first, whatever it asks)."""
+        if not ISOLATE or not hasattr(os, "fork"):
+            return
+        with self._lock:
+            self._collect()
+            todo = self._todo(objects, namespaces)
+            if todo:
+                targets = list(todo.values())
+                self._worker().send(targets)
+                self._ahead = (list(todo), targets)
+
+    def _collect(self) -> None:
+        """Remember the outcomes of the objects handed over with ``send`` (waiting for them)."""
+        if self._ahead is not None:
+            keys, targets = self._ahead
+            self._ahead = None
+            for key, out in zip(keys, self._isolated(targets)):
+                self._remember(key, out)
+
+    def _worker(self, prime: bool = False) -> worker.Worker:
+        """This rule set's evaluating child (one at a time in a process: another rule set's stops)."""
+        global _WORKER
+        if _WORKER is None or _WORKER[0] is not self:
+            if _WORKER is not None:
+                _WORKER[1].stop()
+            _WORKER = (self, worker.Worker(self._child_evaluate, self.index, self._prime if prime else None))
+        return _WORKER[1]
+
+    def _prime(self) -> Iterator[None]:
+        """Compile the expressions an evaluation of any object compiles first (not the messages, which
+        only a failing rule needs), one per step; in the child, before its first request."""
+        for policy in self.policies:
+            if policy.get("paramKind"):
+                continue
+            for item in (*policy["matchConditions"], *policy["variables"],
+                         *(policy["validations"] if "Deny" in (policy.get("validationActions") or ()) else ())):
+                compile_expr(item["expression"])
+                yield
+            for mutation in policy["mutations"]:
+                if mutation.get("patchType") == "JSONPatch":
+                    try:
+                        compile_expr(rewrite_jsonpatch((mutation.get("jsonPatch") or {}).get("expression", "")))
+                    except ValueError:
+                        pass
+                    yield
+        for crd in self.crds.values():
+            for rule in crd["rules"]:
+                compiled = compile_expr(rule["rule"])
+                yield
+                if compiled.program is not None and not compiled.reads_old and \
+                        any(not isinstance(step, str) for step in rule["path"]):
+                    compile_expr(f"__values.all(self, ({rule['rule']}))")
+                    yield
 
     def _remember(self, key: str | None, out: list) -> None:
         if key is not None:
@@ -497,12 +585,7 @@ class RuleSet:
         budget."""
         if not ISOLATE or not hasattr(os, "fork"):
             return [list(self._evaluate(target)) for target in targets]
-        global _WORKER
-        if _WORKER is None or _WORKER[0] is not self:   # one child, for the rule set in use
-            if _WORKER is not None:
-                _WORKER[1].stop()
-            _WORKER = (self, worker.Worker(self._child_evaluate, self.index))
-        out = _WORKER[1].evaluate(targets)
+        out = self._worker().evaluate(targets)
         if out is None:
             return [[SkippedRule("upstream admission rules", "(every rule of this object)", "the evaluation stopped "
                                  "the CEL library outside any one expression (over the memory budget or a crash)")]

@@ -22,7 +22,6 @@ import hashlib
 import io
 import json
 import os
-import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -127,6 +126,8 @@ def policy_documents(folder: Path, problems: list[str]) -> list[tuple[str, bytes
     for archive in sorted(folder.rglob("*.tgz")):
         if (packed := _read(archive, archive.name, problems)) is None:   # a FIFO, a folder, too large
             continue
+        import tarfile   # only chart archives need it
+
         try:
             with tarfile.open(fileobj=io.BytesIO(packed), mode="r:gz") as tar:
                 for number, member in enumerate(tar, 1):   # lazily: each member's end is checked first

@@ -4,7 +4,7 @@ The `cel` library is native code without cost tracking: an expression that loops
 doubles a list in every variable cannot be interrupted from Python, and a native crash would take
 the whole process with it. So one child process per rule set does the evaluating: forked from the
 parent (no start-up cost: the rule set and the library are already loaded), it receives a list of
-objects over a pipe (a whole check at once, `RuleSet.prefetch`) and sends back their outcomes.
+objects over a pipe (a whole check at once, `RuleSet.evaluate_all`) and sends back their outcomes.
 
 - Each CEL call runs under a CPU-time timer (``ITIMER_PROF`` left at its default action, which
   ends the process even inside native code) of at most ``limits.CALL_CPU_SECONDS`` and what is left
@@ -17,9 +17,16 @@ objects over a pipe (a whole check at once, `RuleSet.prefetch`) and sends back t
   expression fails at once with the reason: the API server's outcome for an expression that runs out
   of cost budget (an error, denied under ``failurePolicy: Fail``), or, for one that crashed the
   library's compiler, a rule not evaluated.
+- A worker may be started ahead of its first request (``start``) with a ``prime`` step list: the
+  child then compiles the rule set's expressions right after the fork, each compile under the same
+  CPU timer an object's evaluation has, while the parent goes on (`check` loads and renders the
+  stack meanwhile). A child that dies while priming is restarted without priming, and the
+  expression it was compiling is remembered as any other. ``send`` hands the child a request
+  without waiting; ``evaluate`` of the same request object then only reads the answer.
 """
 from __future__ import annotations
 
+import fcntl
 import gc
 import mmap
 import os
@@ -28,12 +35,11 @@ import resource
 import select
 import signal
 import struct
-import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from . import limits
 
@@ -44,6 +50,9 @@ STUCK_SECONDS = 1.5    # a child asleep this long without using CPU time is dead
 WALL_SECONDS = 60.0    # whatever the load, no object takes longer
 EXIT_MEMORY = 86
 COMPILE, RUN = b"C", b"R"
+PRIMING_AT = PROGRESS_BYTES - 1   # a byte `note` never writes: "P" while the child primes
+_NOTHING = object()              # no request sent ahead
+REQUEST_PIPE_BYTES = 1 << 20     # Linux's default most for an unprivileged process
 
 over_budget: dict[str, str] = {}   # CEL source -> why it is not run again (compile crashes: "C:" prefixed)
 
@@ -97,11 +106,30 @@ def end_call() -> None:
         signal.setitimer(signal.ITIMER_PROF, 0)
 
 
-def _send(fd: int, value: Any) -> None:
+def _frame(value: Any) -> bytes:
     data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    view = memoryview(struct.pack("<Q", len(data)) + data)
+    return struct.pack("<Q", len(data)) + data
+
+
+def _send(fd: int, value: Any) -> None:
+    view = memoryview(_frame(value))
     while view:
         view = view[os.write(fd, view):]
+
+
+def _send_now(fd: int, data: bytes) -> bool:
+    """Write ``data`` whole without waiting (the pipe holds it while the child is busy); False when
+    it did not fit. Then nothing was written, or a part (the caller stops that child)."""
+    os.set_blocking(fd, False)
+    try:
+        written = os.write(fd, data)
+    except BlockingIOError:
+        return False
+    finally:
+        os.set_blocking(fd, True)
+    if written != len(data):
+        raise BlockingIOError("partly written")
+    return True
 
 
 def _read_exactly(fd: int, size: int) -> bytes | None:
@@ -148,7 +176,28 @@ def _memory_limit() -> int:
     return wanted if soft == resource.RLIM_INFINITY else min(soft, wanted)
 
 
-def _child_loop(evaluate: Callable[[Any], list], requests: int, replies: int, progress: mmap.mmap) -> None:
+def _prime(steps: Iterator[Any]) -> None:
+    """Run the priming steps (each compiles one expression), each under the CPU timer an object's
+    evaluation has; stop early after ``limits.OBJECT_CPU_SECONDS`` in all (the rest compiles when
+    used). A fault in our own code only ends the priming."""
+    started = time.process_time()
+    try:
+        while time.process_time() - started < limits.OBJECT_CPU_SECONDS:
+            signal.setitimer(signal.ITIMER_VIRTUAL, limits.OBJECT_CPU_SECONDS + limits.CALL_CPU_SECONDS)
+            try:
+                next(steps)
+            except StopIteration:
+                break
+    except MemoryError:
+        os._exit(EXIT_MEMORY)
+    except Exception:   # noqa: BLE001 - best effort: what is not compiled now is compiled when used
+        pass
+    finally:
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+
+
+def _child_loop(evaluate: Callable[[Any], list], requests: int, replies: int, progress: mmap.mmap,
+                prime: Callable[[], Iterator[Any]] | None = None) -> None:
     for sig in (signal.SIGINT, signal.SIGALRM, signal.SIGTERM, signal.SIGPIPE):
         signal.signal(sig, signal.SIG_DFL if sig == signal.SIGTERM else signal.SIG_IGN)
     signal.signal(signal.SIGPROF, signal.SIG_DFL)
@@ -160,6 +209,10 @@ def _child_loop(evaluate: Callable[[Any], list], requests: int, replies: int, pr
     _, hard = resource.getrlimit(resource.RLIMIT_AS)
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
     CHILD.progress = progress
+    if prime is not None:
+        progress[PRIMING_AT:PRIMING_AT + 1] = b"P"
+        _prime(prime())
+        progress[PRIMING_AT:PRIMING_AT + 1] = b"\0"
     while (request := _recv(requests)) is not None:
         progress[0:1] = b"\0"
         CHILD.last = None
@@ -180,11 +233,16 @@ _PARENT_ENDS: set[int] = set()
 class Worker:
     """One forked child evaluating ``evaluate(request)`` for the parent, restarted after it dies."""
 
-    def __init__(self, evaluate: Callable[[Any], list], setup: Any = None):
+    def __init__(self, evaluate: Callable[[Any], list], setup: Any = None,
+                 prime: Callable[[], Iterator[Any]] | None = None):
         """``evaluate`` answers a request in a forked child; a spawned child first receives ``setup``
-        and answers with ``spawned_evaluator(setup)``."""
+        and answers with ``spawned_evaluator(setup)``. ``prime``: steps a forked child runs before
+        its first request (a spawned one does not prime)."""
         self._evaluate = evaluate
         self._setup = setup
+        self._prime = prime
+        self._ahead: Any = _NOTHING   # the request sent with ``send`` whose answer is unread
+        self._room = 0                # what the request pipe holds
         self._spawned_with: Any = None
         self.stalled = False
         self.pid = 0
@@ -193,10 +251,19 @@ class Worker:
 
     def _start(self) -> None:
         requests_r, requests_w = os.pipe()
+        try:   # room for a whole check's objects, so that ``send`` never waits on a busy child
+            fcntl.fcntl(requests_w, fcntl.F_SETPIPE_SZ, REQUEST_PIPE_BYTES)
+        except OSError:   # over the user's pipe allowance: the default size
+            pass
+        try:
+            self._room = fcntl.fcntl(requests_w, fcntl.F_GETPIPE_SZ)
+        except OSError:
+            self._room = 0
         replies_r, replies_w = os.pipe()
         shared = os.memfd_create("trainstack-cel-progress")
         os.ftruncate(shared, PROGRESS_BYTES)
         progress = mmap.mmap(shared, PROGRESS_BYTES)
+        self._ahead = _NOTHING
         if threading.active_count() == 1:
             pid, self._spawned_with = self._fork(requests_r, replies_w, progress, (requests_w, replies_r)), None
         else:
@@ -222,7 +289,7 @@ class Worker:
                     except OSError:
                         pass
                 gc.disable()   # short-lived, and bounded by the memory budget
-                _child_loop(self._evaluate, requests, replies, progress)
+                _child_loop(self._evaluate, requests, replies, progress, self._prime)
             except BaseException:   # noqa: BLE001 - the parent sees the exit status
                 code = 70
             finally:
@@ -233,12 +300,38 @@ class Worker:
     def _spawn(self, requests: int, replies: int, shared: int) -> int:
         """A fresh interpreter: forking a process whose other threads run (the pack's gRPC server)
         lets their libraries' fork handlers crash the child."""
+        import subprocess   # only a process with threads spawns
+
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
         process = subprocess.Popen([sys.executable, "-m", "policies.admission.worker", str(requests), str(replies),
                                     str(shared)], pass_fds=(requests, replies, shared), env=env, cwd=str(ROOT),
                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         process.returncode = 0   # reaped by _reap (os.waitpid), never by the Popen object
         return process.pid
+
+    def start(self) -> None:
+        """Start the child now (it primes meanwhile), not at the first request."""
+        if not self.pid:
+            self._start()
+            if self._spawned_with is not None:
+                _send(self._requests, (self._spawned_with, dict(over_budget)))
+
+    def send(self, request: Any) -> None:
+        """Hand ``request`` to the child and return at once; ``evaluate(request)`` (the same object)
+        reads its answer. A failure to send is left to ``evaluate``, which sends again."""
+        if self._ahead is not _NOTHING:
+            return   # one request ahead at a time
+        data = _frame(request)
+        try:
+            self.start()
+            if len(data) > self._room:   # it would wait for the child: ``evaluate`` sends it, watching
+                return
+            sent = _send_now(self._requests, data)
+        except OSError:   # the child is gone, or part of the request is in its pipe: start afresh
+            self.stop()
+            return
+        if sent:
+            self._ahead = request
 
     def stop(self) -> None:
         if not self.pid:
@@ -284,8 +377,9 @@ class Worker:
                 os.kill(self.pid, signal.SIGKILL)
                 return False
 
-    def _death(self) -> tuple[bytes, str, str]:
-        """The stage and expression the child was in when it died, and why it died."""
+    def _death(self) -> tuple[bytes, str, str, bool]:
+        """The stage and expression the child was in when it died, why it died, and whether it was
+        still priming (then no request of the parent's was running)."""
         for fd in (self._requests, self._replies):
             _PARENT_ENDS.discard(fd)
             os.close(fd)
@@ -293,6 +387,7 @@ class Worker:
         progress = self._progress
         stage, size = progress[0:1], struct.unpack("<I", progress[1:5])[0]
         source = progress[5:5 + size].decode("utf-8", "replace") if stage in (COMPILE, RUN) else ""
+        priming = progress[PRIMING_AT:PRIMING_AT + 1] == b"P"
         progress.close()
         signum = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
         stalled, self.stalled = self.stalled, False
@@ -310,17 +405,22 @@ class Worker:
         else:
             code = f"signal {signum}" if signum else f"exit status {os.WEXITSTATUS(status)}"
             why = f"crashed the CEL library ({code}) and was stopped"
-        return stage, source, why
+        return stage, source, why, priming
 
     def evaluate(self, request: Any) -> list | None:
         """The child's answer for ``request``; None when it died on something not an expression."""
         for _ in range(MAX_DEATHS_PER_REQUEST):
+            other = False   # reading the answer to another request sent ahead, no longer wanted
             try:
-                if not self.pid:
-                    self._start()
-                    if self._spawned_with is not None:
-                        _send(self._requests, (self._spawned_with, dict(over_budget)))
-                _send(self._requests, request)
+                self.start()
+                if self._ahead is not _NOTHING and self._ahead is not request:
+                    other = True
+                    if not self._answers() or _recv(self._replies) is None:
+                        raise BrokenPipeError
+                    other, self._ahead = False, _NOTHING
+                if self._ahead is not request:
+                    _send(self._requests, request)
+                self._ahead = _NOTHING
                 reply = _recv(self._replies) if self._answers() else None
             except BrokenPipeError:
                 reply = None
@@ -331,8 +431,14 @@ class Worker:
                 if reply[0] == "error":
                     raise RuntimeError(reply[1])
                 return reply[1]
-            stage, source, why = self._death()
+            stage, source, why, priming = self._death()
             key = ("C:" if stage == COMPILE else "") + source
+            if priming or other:   # not this request's death: remember the expression, start again
+                if priming:
+                    self._prime = None
+                if source:
+                    over_budget.setdefault(key, why)
+                continue
             if not source or key in over_budget:
                 return None
             over_budget[key] = why

@@ -40,16 +40,16 @@ def _upstream_admission(objects: list[dict], ctx: CheckContext) -> Iterator[Rule
             yield NotChecked(missing)
         if not ruleset.policies and not ruleset.crds:
             return
-    namespaces = {meta(o).get("name"): o for o in ctx.manifests if is_kind(o, "Namespace", "")}
+    namespaces = _namespaces(ctx)
     skipped: set[tuple[str, str]] = set()
-    try:   # all objects in one round trip to the evaluating process; evaluate() then answers from memory
-        ruleset.prefetch(objects, namespaces)
+    try:   # all objects in one round trip to the evaluating process
+        # The API server drops .status of a status-subresource kind on CREATE before admission.
+        outcomes: list | None = ruleset.evaluate_all([as_created(obj) for obj in objects], namespaces)
     except Exception:   # noqa: BLE001 - each object is tried again below, and its failure said there
-        pass
-    for obj in objects:
+        outcomes = None
+    for number, obj in enumerate(objects):
         try:
-            # The API server drops .status of a status-subresource kind on CREATE before admission.
-            items = ruleset.evaluate(as_created(obj), namespaces)
+            items = outcomes[number] if outcomes is not None else ruleset.evaluate(as_created(obj), namespaces)
         except Exception as exc:   # never crash a run on an odd object; say what was not checked
             yield NotChecked(f"upstream admission rules not evaluated: {type(exc).__name__}: {exc}", obj)
             continue
@@ -63,6 +63,20 @@ def _upstream_admission(objects: list[dict], ctx: CheckContext) -> Iterator[Rule
             elif (item.source, item.rule) not in skipped:
                 skipped.add((item.source, item.rule))
                 yield NotChecked(f"{item.source}: rule `{item.rule}` not evaluated: {item.reason}")
+
+
+def _namespaces(ctx: CheckContext) -> dict[str, dict]:
+    return {meta(o).get("name"): o for o in ctx.manifests if is_kind(o, "Namespace", "")}
+
+
+def _hand_over(objects: list[dict], ctx: CheckContext) -> None:
+    """Before the rules run: the objects go to the evaluating process, which judges them while the
+    other rules run; the rule then reads the outcomes (``RuleSet.send``)."""
+    from ..admission import rules
+
+    ruleset = rules()
+    if ruleset.policies or ruleset.crds:
+        ruleset.send([as_created(obj) for obj in objects], _namespaces(ctx))
 
 
 def _go_webhooks(objects: list[dict], ctx: CheckContext) -> Iterator[RuleOutcome]:
@@ -119,5 +133,5 @@ RULES = (
             "webhook finding names the fix). When the rules cannot be loaded the rule says so once: a note, on a "
             "production stack a violation; see 'Upstream admission rules' and 'Volcano's Go-only admission "
             "webhooks' below.",
-        severity="high", enforcement=MANDATORY, check_stack=_upstream_admission),
+        severity="high", enforcement=MANDATORY, check_stack=_upstream_admission, prepare=_hand_over),
 )
