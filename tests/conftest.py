@@ -12,6 +12,8 @@ import shutil
 import sys
 import tempfile
 
+import pytest
+
 # Evaluate upstream's admission rules in every test (all runners, every table case, every shipped
 # stack) when ../shared/admission and ../shared/crds (or the env vars) are there.
 UPSTREAM_RULES_EVERYWHERE = True
@@ -64,6 +66,16 @@ def _early_modules(session) -> list:
         if module is not None and hasattr(module, "start_early") and module not in modules:
             modules.append(module)
     return modules
+
+
+@pytest.hookimpl(optionalhook=True)   # pytest-xdist's: `make test` runs the suite on one worker per core
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile`` (as `make test` asks) with the slow modules first (tests/support/parallel.py)."""
+    if config.getvalue("dist") == "loadfile":
+        from tests.support.parallel import ByModule
+
+        return ByModule(config, log)
+    return None
 
 
 def pytest_collection_finish(session):
