@@ -79,11 +79,21 @@ def validate_cr(obj: dict) -> None:
     jsonschema.Draft7Validator(schemas[key]).validate(obj)
 
 
+@functools.lru_cache(maxsize=None)
+def _kubernetes_validate():
+    """kubernetes-validate, reading each of its schema files once per test process: it parsed its
+    definitions file (about 1 MB of JSON) again for every object validated. The parsed schemas are
+    only read (jsonschema's registry does not change them)."""
+    import kubernetes_validate
+    from kubernetes_validate import utils
+
+    utils.schema_contents = functools.lru_cache(maxsize=None)(utils.schema_contents)
+    return kubernetes_validate
+
+
 def validate_core(obj: dict) -> None:
     """Raise kubernetes_validate.ValidationError if a built-in kind is malformed (strict: no unknown fields)."""
-    import kubernetes_validate
-
-    kubernetes_validate.validate(obj, KUBERNETES_VERSION, strict=True)
+    _kubernetes_validate().validate(obj, KUBERNETES_VERSION, strict=True)
 
 
 def validate_any(obj: dict) -> None:
