@@ -1,4 +1,6 @@
-"""Suite-wide settings for upstream's admission rules (rule `upstream-admission`).
+"""Suite-wide settings for upstream's admission rules (rule `upstream-admission`), bytecode, the
+modules' early processes (one pytest process) and the sharing of modules among pytest-xdist workers
+(`make test`, tests/support/parallel.py).
 
 The tests never read or write the user's cache (~/.cache/trainstack): every session gets its own.
 Upstream's admission rules are read from ../shared/admission and ../shared/crds (or
