@@ -48,8 +48,10 @@ endif
 	@echo "(every option), docs/architecture.md. Tests and the probe: make test (installs the dev and probe extras)."
 
 # lint first: a style or pyflakes error fails `make test` (and CI) before pytest starts.
+# One pytest-xdist worker per core; whole test modules go to a worker, the slow ones first
+# (tests/support/parallel.py). `pytest -n 0` (or plain `pytest`) runs the suite in one process.
 test: $(FULL) promtool lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist loadfile
 
 # Re-render the committed golden output (deploy/<stack>/) after an intended change; commit it on
 # its own ("golden: <why>") so reviewers see the rendered diff apart from the code.

@@ -14,6 +14,7 @@ from modules.core.config import load_project, load_stack, pulumi_config_map
 from modules.core.render import render
 from policies.driver import Pack, analyze, manifest_resources, stack_urn
 from policies.framework import Violation
+from policies.admission.upstream_tables import load_fixture
 from policies.runner import bundle_objects, config_path
 from tests.support.cli import ROOT, run
 
@@ -38,7 +39,7 @@ class Case:
 
 @functools.lru_cache(maxsize=None)
 def table() -> tuple[dict, tuple[Case, ...]]:
-    data = yaml.safe_load(TABLE.read_text())
+    data = load_fixture(TABLE)   # our own data: the C loader, 10x faster than yaml.safe_load
     cases = tuple(Case(**{k: v for k, v in c.items()}) for c in data["cases"])
     return data.get("stacks") or {}, cases
 

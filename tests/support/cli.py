@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -60,15 +61,27 @@ def _lower_priority() -> None:
 
 class Started:
     """A process started now and read later: output goes to files, so a run started early never
-    blocks on a full pipe while nobody reads it."""
+    blocks on a full pipe while nobody reads it. It runs in a process group of its own (with the
+    processes it starts, e.g. torchrun's ranks), niced until a test waits for it."""
 
     def __init__(self, args: list[str], cwd: Path | None = None, env: dict | None = None):
         self.files = (tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+"))
         # Niced: started early, it should take the core pytest leaves idle, not slow pytest down.
         self.proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=self.files[0], stderr=self.files[1], text=True,
-                                     preexec_fn=_lower_priority if hasattr(os, "nice") else None)
+                                     preexec_fn=_lower_priority if hasattr(os, "nice") else None, process_group=0)
+
+    def _raise_priority(self) -> None:
+        """Back to pytest's own priority once a test waits for it: on a busy machine a niced process
+        gets a sliver of a core while pytest sits idle waiting. Lowering a nice value needs root
+        (CAP_SYS_NICE); without it the process stays niced."""
+        try:
+            os.setpriority(os.PRIO_PGRP, self.proc.pid, os.getpriority(os.PRIO_PROCESS, 0))
+        except OSError:   # not permitted, or the group is gone (the process ended)
+            pass
 
     def result(self, timeout: float) -> Result:
+        if self.proc.poll() is None:
+            self._raise_priority()
         try:
             self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -78,8 +91,11 @@ class Started:
         return Result(self.proc.returncode, out, err)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
+        if self.proc.returncode is None:   # not reaped yet, so the group id is still this one's
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)   # the whole group: torchrun's ranks too
+            except OSError:   # the group is gone
+                pass
         self.proc.wait()
         for f in self.files:
             f.close()

@@ -30,12 +30,10 @@ def autoscaling_stack(api: str = "v1", **overrides):
 def crd_scale_subresources() -> dict[tuple[str, str], bool]:
     """(apiVersion, kind) -> whether the upstream CRD declares a scale subresource."""
     out = {}
-    for file in sorted(crds.require_crds().rglob("*.yaml")):
-        for doc in yaml.load_all(file.read_text(), Loader=yaml.CSafeLoader):
-            if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
-                for v in doc["spec"]["versions"]:
-                    out[(f"{doc['spec']['group']}/{v['name']}", doc["spec"]["names"]["kind"])] = \
-                        "scale" in (v.get("subresources") or {})
+    for doc in crds.crd_documents():
+        for v in doc["spec"]["versions"]:
+            out[(f"{doc['spec']['group']}/{v['name']}", doc["spec"]["names"]["kind"])] = \
+                "scale" in (v.get("subresources") or {})
     return out
 
 

@@ -5,6 +5,7 @@ not)."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 from modules.core.registry import MODULES
@@ -20,7 +21,8 @@ def _type_checking_only(node: ast.AST) -> bool:
         or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"))
 
 
-def imported_modules(path: Path) -> set[str]:
+@functools.lru_cache(maxsize=None)   # read by several tests: never modified
+def imported_modules(path: Path) -> frozenset[str]:
     """Dotted names ``path`` imports at run time (relative imports resolved)."""
     package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
     out: set[str] = set()
@@ -44,9 +46,10 @@ def imported_modules(path: Path) -> set[str]:
             visit(child)
 
     visit(ast.parse(path.read_text(), str(path)))
-    return out
+    return frozenset(out)
 
 
+@functools.lru_cache(maxsize=None)   # three tests read the same graph: never modified
 def package_graph() -> dict[str, set[str]]:
     """modules package -> the other modules packages it imports."""
     graph: dict[str, set[str]] = {p: set() for p in PACKAGES}

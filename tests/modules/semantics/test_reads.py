@@ -11,6 +11,7 @@ name is allowed through ``ALLOWED``, one entry per (file, function, field) with 
 from __future__ import annotations
 
 import ast
+import functools
 
 from tests.support.cli import ROOT
 
@@ -64,7 +65,8 @@ def reads(tree: ast.AST) -> list[tuple[str, str, int]]:
     return out
 
 
-def _scan() -> list[tuple[str, str, str, int]]:
+@functools.lru_cache(maxsize=None)   # two tests read the same scan of every module
+def _scan() -> tuple[tuple[str, str, str, int], ...]:
     found = []
     for top in ("modules", "policies"):
         for path in sorted((ROOT / top).rglob("*.py")):
@@ -72,7 +74,7 @@ def _scan() -> list[tuple[str, str, str, int]]:
                 continue
             rel = path.relative_to(ROOT).as_posix()
             found.extend((rel, function, name, line) for function, name, line in reads(ast.parse(path.read_text())))
-    return found
+    return tuple(found)
 
 
 def test_only_semantics_reads_the_workload_fields_it_owns():

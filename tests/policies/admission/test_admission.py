@@ -20,13 +20,14 @@ from modules.core.config import load_project, load_stack, pulumi_config_map
 from modules.core.render import render
 from policies.admission.engine import Denial, RuleSet, SkippedRule, apply_patch, compile_expr, rewrite_jsonpatch
 from policies.admission.loader import Index, RuleSources, load_index, locate
+from policies.admission.upstream_tables import load_fixture
 from policies.framework import CheckContext
 from policies.runner import PolicySettings, bundle_objects, run_rules
 from policies.rules import BY_ID
 from tests.support.admission import admission_env, require_shared_dirs
 from tests.support.cli import ROOT, run
 
-CASES = yaml.safe_load((Path(__file__).parent / "cases.yaml").read_text())["cases"]
+CASES = load_fixture(Path(__file__).parent / "cases.yaml")["cases"]
 ISSUE = [c for c in CASES if c.get("issue")]
 RULE = BY_ID["upstream-admission"]
 

@@ -8,8 +8,8 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
 
+from policies.admission.upstream_tables import load_fixture
 from policies.admission.webhooks import VALIDATE, Request, webhooks
 
 FOLDER = Path(__file__).resolve().parent / "upstream"
@@ -17,7 +17,7 @@ SOURCES = ("kubernetes", "training-operator")
 
 
 def _files(source: str) -> list[tuple[Path, dict]]:
-    return [(p, yaml.safe_load(p.read_text())) for p in sorted((FOLDER / source).glob("*.yaml"))]
+    return [(p, load_fixture(p)) for p in sorted((FOLDER / source).glob("*.yaml"))]
 
 
 FILES = {source: _files(source) for source in SOURCES}

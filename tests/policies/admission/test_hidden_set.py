@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from policies.admission.upstream_tables import load_fixture
 from tests.support.admission import admission_env, require_shared_dirs
 from tests.support.cli import ROOT, run, run_process
 
 HERE = Path(__file__).parent / "hidden_set"
-FAMILIES = {p.stem: yaml.safe_load(p.read_text()) for p in sorted(HERE.glob("*.yaml"))}
+FAMILIES = {p.stem: load_fixture(p) for p in sorted(HERE.glob("*.yaml"))}
 CASES = [dict(case, family=data["family"]) for data in FAMILIES.values() for case in data["cases"]]
 ADMISSION_RULES = ("upstream-admission", "volcano-job-admission", "trainer-admission", "training-operator-admission",
                    "kubernetes-api-validation")

@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
 
+from policies.admission.upstream_tables import load_fixture
 from policies.framework import CheckContext, Finding, NotChecked
 from policies.rules import BY_ID
 from policies.rules.trainer_admission import RULE_ID
@@ -18,7 +18,7 @@ RULE = BY_ID[RULE_ID]
 
 
 def _files() -> list[tuple[Path, dict]]:
-    return [(path, yaml.safe_load(path.read_text())) for path in sorted(FOLDER.glob("*.yaml"))]
+    return [(path, load_fixture(path)) for path in sorted(FOLDER.glob("*.yaml"))]
 
 
 FILES = _files()
