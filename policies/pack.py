@@ -137,6 +137,9 @@ def load_context(stack_name: str, config: Mapping[str, str], root: Path | None =
             from .rules.hypernodes import resolve_members
 
             resolve_members(ctx.bundle, ctx.fabric)   # the fabric's regex members, before any call waits on them
+            from .rules.admission import prime
+
+            prime(ctx.bundle)   # upstream's admission rules for its objects, before the server's threads start
         except InputError as err:   # the program fails the same way; keep what can be had
             ctx.problem = str(err)
             from modules.fabric.model import build_fabric

@@ -121,3 +121,23 @@ RULES = (
             "webhooks' below.",
         severity="high", enforcement=MANDATORY, check_stack=_upstream_admission),
 )
+
+
+def prime(objects: list[dict]) -> None:
+    """Evaluate upstream's rules for a whole stack's ``objects`` now and remember the outcomes by
+    content (``RuleSet.prefetch``), the namespaces taken from ``objects`` as the rule takes them from
+    its manifests. The pack does this when it builds the stack: before its gRPC server starts (the
+    evaluating child is then forked, not a fresh interpreter) and while the program still runs; at
+    AnalyzeStack the rule finds every object that arrives unchanged already evaluated. Best effort:
+    an object not remembered, or one whose namespace differs, is evaluated by the rule as before."""
+    from ..admission import rules
+
+    try:
+        ruleset = rules()
+        if not ruleset.policies and not ruleset.crds:
+            return
+        namespaces = {meta(o).get("name"): o for o in objects if is_kind(o, "Namespace", "")}
+        created = [as_created(o) for o in objects]   # what evaluate() is handed; the rule prefetches both
+        ruleset.prefetch(objects + [c for c, o in zip(created, objects) if c is not o], namespaces)
+    except Exception:   # noqa: BLE001 - the rule evaluates what is not remembered, and says why it could not
+        pass
