@@ -230,6 +230,39 @@ def test_one_call_decodes_each_properties_message_once():
     assert decode(message) is not first   # the call's cache is gone with the call
 
 
+def test_a_run_decodes_each_properties_message_once():
+    """A resource's properties come in its Analyze and again in AnalyzeStack (another message
+    object, the same bytes): decoded once per run, and made a manifest once. Other bytes are
+    decoded anew; when the run ends (or a new one starts) nothing is shared any more."""
+    from google.protobuf import struct_pb2
+
+    from policies import pack as pack_module
+
+    def struct(**fields) -> struct_pb2.Struct:
+        out = struct_pb2.Struct()
+        out.update(fields)
+        return out
+
+    calls = []
+    decode = pack_module._decoded_once(lambda value, *args: calls.append(value) or {"n": len(calls)})
+    options = pack_module._per_request(lambda self, request: calls.append(request) or {"of": request})
+    call = pack_module._one_call(lambda self, requests, context: [
+        (decode(m), options(None, m), pack_module._manifest_once("kubernetes:core/v1:ConfigMap", decode(m), "c", "u"))
+        for m in requests])
+    pack_module.STATE.forget()
+    try:
+        (first, opts, obj), = call(None, [struct(a=1)], None)
+        (again, opts_again, obj_again), (other, _, _) = call(None, [struct(a=1), struct(a=2)], None)
+        assert again is first and obj_again is obj and other is not first
+        assert opts_again is not opts   # a request's own reading is shared within its call only
+        assert len([c for c in calls if isinstance(c, struct_pb2.Struct)]) == 5   # 2 decodes, 3 readings
+        pack_module.STATE.forget()   # the run is over
+        (after, _, obj_after), = call(None, [struct(a=1)], None)
+        assert after is not first and obj_after is not obj
+    finally:
+        pack_module.STATE.forget()
+
+
 def _config_map(name: str) -> EngineResource:
     obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "ml"}, "data": {}}
     return EngineResource(type="kubernetes:core/v1:ConfigMap", name=f"ConfigMap/ml/{name}",
