@@ -1,14 +1,15 @@
 """The program under mocks registers exactly what the SDK would send, at less cost: the source
 positions are the SDK's own, and every registration request is byte for byte the one the SDK
-sends without trainstack's lighter path."""
+sends without trainstack's lighter path, and with pulumi_kubernetes' own CustomResource class."""
 from __future__ import annotations
 
 from contextlib import nullcontext
 
+import pulumi_kubernetes as k8s
 import pytest
 from pulumi.runtime import resource as sdk_resource
 
-from modules.core import preview_engine
+from modules.core import preview_engine, pulumi_adapter
 from modules.core.config import pulumi_config_map
 from modules.core.preview_engine import run_program, stack_trace
 from tests.support.cli import ROOT
@@ -59,7 +60,7 @@ def _normalized(request) -> bytes:
     return copy.SerializeToString(deterministic=True)
 
 
-def _requests(monkeypatch, stack_name: str, lighter: bool) -> list[bytes]:
+def _requests(monkeypatch, stack_name: str, lighter: bool, custom=pulumi_adapter.CustomObject) -> list[bytes]:
     sent: list[bytes] = []
     register = preview_engine._Monitor.RegisterResource
 
@@ -70,6 +71,7 @@ def _requests(monkeypatch, stack_name: str, lighter: bool) -> list[bytes]:
     monkeypatch.setattr(preview_engine._Monitor, "RegisterResource", record)
     if not lighter:
         monkeypatch.setattr(preview_engine, "_lighter_sdk", nullcontext)
+    monkeypatch.setattr(pulumi_adapter, "CUSTOM_RESOURCE", custom)
     run_program(ROOT, stack_name, pulumi_config_map(shipped(stack_name)))   # one call site for both runs
     monkeypatch.undo()
     return sent
@@ -81,3 +83,12 @@ def test_registrations_are_the_sdks_byte_for_byte(monkeypatch, stack_name):
     assert len(lighter) > 20
     assert sorted(lighter) == sorted(plain)   # type, name, inputs, options, source position and stack
     assert sdk_resource._get_stack_trace is SDK_STACK_TRACE   # put back after the run
+
+
+@pytest.mark.parametrize("stack_name", ["dev", "prod"])
+def test_custom_objects_are_registered_as_the_kubernetes_sdk_registers_them(monkeypatch, stack_name):
+    kubernetes = k8s.apiextensions.CustomResource
+    ours, theirs = (_requests(monkeypatch, stack_name, True, custom=cls) for cls in (pulumi_adapter.CustomObject,
+                                                                                     kubernetes))   # one call site
+    assert any(b"kubernetes:scheduling.volcano.sh/" in request for request in ours)   # Queues: custom objects
+    assert sorted(ours) == sorted(theirs)
