@@ -298,3 +298,19 @@ def test_analysis_ahead_of_the_program_sends_the_bundle_order(again):
     ahead.finish(ordered)
     assert runs[-1] == [r.urn for r in ordered]
     assert len(runs) == (2 if again else 1)
+
+
+def test_the_program_runs_with_a_short_switch_interval_and_gives_it_back():
+    """While the program runs, the analyzing thread gets the GIL back quickly; afterwards (also
+    when the program fails) the interpreter's own interval is back."""
+    import sys
+
+    from policies.commands import ANALYSIS_SWITCH_INTERVAL_S, _switching_often
+
+    before = sys.getswitchinterval()
+    with _switching_often():
+        assert sys.getswitchinterval() <= ANALYSIS_SWITCH_INTERVAL_S < before
+    assert sys.getswitchinterval() == before
+    with pytest.raises(RuntimeError), _switching_often():
+        raise RuntimeError("the program failed")
+    assert sys.getswitchinterval() == before
