@@ -334,6 +334,19 @@ def resource_validation(rule: Rule):
     return validate
 
 
+def _context_once(judged: list[dict]) -> list[dict]:
+    """``STATE.context_for(judged)``, once per call for the same objects (every stack policy of an
+    AnalyzeStack judges the same manifests; nothing is remembered or forgotten during the call)."""
+    local = getattr(_CALL, "decoded", None)
+    if local is None:
+        return STATE.context_for(judged)
+    key = ("context_for", tuple(map(id, judged)))
+    hit = local.get(key)
+    if hit is None:   # the judged objects are kept with the answer, so their ids cannot be reused
+        hit = local[key] = (judged, STATE.context_for(judged))
+    return hit[1]
+
+
 def stack_validation(rule: Rule):
     def validate(args, report_violation) -> None:
         objects, urns = [], {}
@@ -342,7 +355,7 @@ def stack_validation(rule: Rule):
             if obj is not None:
                 objects.append(obj)
                 urns[id(obj)] = resource.urn
-        items = evaluate(rule, objects, STATE.check_context(rule, args.get_config()), STATE.context_for(objects))
+        items = evaluate(rule, objects, STATE.check_context(rule, args.get_config()), _context_once(objects))
         notes = []
         for obj, item in items:
             if isinstance(item, NotChecked):

@@ -263,6 +263,20 @@ def test_a_run_decodes_each_properties_message_once():
         pack_module.STATE.forget()
 
 
+def test_stack_policies_of_one_call_share_the_context():
+    """Every stack policy of an AnalyzeStack judges the same manifests: the objects they may consult
+    besides them are gathered once per call (and anew in the next call)."""
+    from policies import pack as pack_module
+
+    judged = [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "ml"}}]
+    call = pack_module._one_call(lambda self, objects, context: (pack_module._context_once(objects),
+                                                                  pack_module._context_once(objects)))
+    first, again = call(None, judged, None)
+    assert first is again and first == pack_module.STATE.context_for(judged)
+    assert call(None, judged, None)[0] is not first
+    assert pack_module._context_once(judged) is not pack_module._context_once(judged)   # outside a call
+
+
 def _config_map(name: str) -> EngineResource:
     obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "ml"}, "data": {}}
     return EngineResource(type="kubernetes:core/v1:ConfigMap", name=f"ConfigMap/ml/{name}",
