@@ -118,7 +118,7 @@ def stack_trace():
     the same message built without its costs: ``traceback.extract_stack`` reads every frame's source
     line (and stats every file) and ``pathlib`` builds a URI per frame, for every resource; here the
     frames are walked directly and a file's URI is made once. Falls back to the SDK's own when
-    ``sys.tracebacklimit`` would cut the stack. tests/modules/test_preview_engine.py compares the two."""
+    ``sys.tracebacklimit`` would cut the stack. tests/modules/core/test_preview_engine.py compares the two."""
     from pulumi.runtime.proto import source_pb2
 
     if hasattr(sys, "tracebacklimit"):
