@@ -328,3 +328,44 @@ def test_the_program_runs_with_a_short_switch_interval_and_gives_it_back():
     with pytest.raises(RuntimeError), _switching_often():
         raise RuntimeError("the program failed")
     assert sys.getswitchinterval() == before
+
+
+def test_the_pack_evaluates_upstream_admission_for_its_stack_when_it_boots(monkeypatch):
+    """`prime` (what the pack runs when it builds the stack) remembers upstream's verdicts for the
+    stack's objects: the rule then answers them without a trip to the evaluating child, with the same
+    findings; past its time budget it leaves the rest to the rule."""
+    from policies.admission import rules
+    from policies.framework import CheckContext
+    from policies.rules import BY_ID
+    from policies.rules import admission as rule_module
+    from policies.runner import bundle_objects, evaluate
+    from tests.support.admission import admission_env, require_shared_dirs
+    from tests.support.stacks import shipped, shipped_bundle
+
+    admission, crds = require_shared_dirs()
+    with admission_env(admission, crds):
+        ruleset = rules()
+        trips = []
+        isolated = ruleset._isolated
+        monkeypatch.setattr(ruleset, "_isolated", lambda targets: trips.append(len(targets)) or isolated(targets))
+        bundle = shipped_bundle("prod")
+        objects = bundle_objects(bundle)
+
+        def findings():
+            ctx = CheckContext(stack=shipped("prod"), fabric=bundle.fabric)
+            outcome = evaluate(BY_ID["upstream-admission"], objects, ctx)
+            return [(obj and obj.get("kind"), item) for obj, item in outcome]
+
+        ruleset._memo.clear()
+        monkeypatch.setattr(rule_module, "PRIME_SECONDS", -1.0)
+        rule_module.prime(objects)
+        assert not trips and not ruleset._memo   # no time: nothing evaluated ahead
+        expected = findings()
+        assert trips   # the rule went to the child itself
+        ruleset._memo.clear()
+        trips.clear()
+        monkeypatch.setattr(rule_module, "PRIME_SECONDS", 5.0)
+        rule_module.prime(objects)
+        assert trips and ruleset._memo
+        trips.clear()
+        assert findings() == expected and not trips
