@@ -137,6 +137,9 @@ def load_context(stack_name: str, config: Mapping[str, str], root: Path | None =
             from .rules.hypernodes import resolve_members
 
             resolve_members(ctx.bundle, ctx.fabric)   # the fabric's regex members, before any call waits on them
+            from .rules.admission import prime
+
+            prime(ctx.bundle)   # upstream's admission rules for its objects, before the server's threads start
         except InputError as err:   # the program fails the same way; keep what can be had
             ctx.problem = str(err)
             from modules.fabric.model import build_fabric
@@ -183,9 +186,11 @@ class PackState:
             self.seen = {}
 
     def forget(self) -> None:
-        """A run is over (or starts): objects of one preview never leak into the next."""
+        """A run is over (or starts): objects of one preview never leak into the next, nor what
+        was decoded for it."""
         with self.lock:
             self.seen = {}
+            _RUN.clear()
 
     def remember(self, obj: dict) -> None:
         with self.lock:
@@ -220,43 +225,90 @@ def _not_checked(args: Any, notes: list[str]) -> None:
 
 
 # One Analyze or AnalyzeStack call hands every policy the same resources (the SDK deserializes them
-# for each policy anew): each resource becomes a manifest once per call, on the call's own thread.
+# for each policy anew), and one run (Configure, Analyze per resource, AnalyzeStack) hands every
+# resource over twice: in its Analyze and again in AnalyzeStack. Each properties message is decoded,
+# and each resource made a manifest, once per run: within a call by the message object, across the
+# calls of a run by the message's bytes (a resource sent again with other properties is decoded
+# anew). ``_CALL`` holds the call's own cache, on the call's thread; ``_RUN`` the run's, dropped when
+# a run starts or ends (``PackState.forget``).
 _CALL = threading.local()
+RUN_CACHE_LIMIT = 100_000   # entries per cache: a driver that never ends its runs does not grow the pack
+
+
+class _RunCache:
+    def __init__(self) -> None:
+        self.decoded: dict[tuple, tuple] = {}
+        self.manifests: dict[tuple, tuple] = {}
+
+    def clear(self) -> None:
+        self.decoded, self.manifests = {}, {}
+
+    def bounded(self, cache: dict) -> dict:
+        if len(cache) >= RUN_CACHE_LIMIT:
+            cache.clear()
+        return cache
+
+
+_RUN = _RunCache()
 
 
 def _manifest_once(resource_type: str, props: Any, name: str, urn: str) -> dict | None:
-    cache = getattr(_CALL, "manifests", None)
-    if cache is None:
+    if getattr(_CALL, "decoded", None) is None:   # outside a call: nothing shared
         return manifest(resource_type, props, name)
-    if urn not in cache:
-        cache[urn] = manifest(resource_type, props, name)
-    return cache[urn]
+    key = (urn, resource_type, name, id(props))
+    hit = _RUN.manifests.get(key)
+    if hit is None:   # the bag is kept with its manifest, so its id cannot be reused during the run
+        hit = _RUN.bounded(_RUN.manifests)[key] = (props, manifest(resource_type, props, name))
+    return hit[1]
 
 
 def _one_call(handler):
-    """Wrap a servicer method: manifests and decoded property bags are remembered for the length
-    of the call, then dropped."""
+    """Wrap a servicer method: decoded property bags (and manifests) are shared by the policies of
+    the call, and with the other calls of the run."""
     def call(self, request, context):
-        _CALL.manifests, _CALL.decoded = {}, {}
+        _CALL.decoded = {}
         try:
             return handler(self, request, context)
         finally:
-            _CALL.manifests = _CALL.decoded = None
+            _CALL.decoded = None
     return call
 
 
 def _decoded_once(decode):
     """``decode`` (one of the SDK's steps from a properties message to the proxy a policy reads)
-    run once per input within a call, instead of once per policy. Every policy of the call then
-    reads the same read-only proxy; outside a call (Remediate, Configure) nothing is shared."""
+    run once per input in a run, instead of once per policy of every call. Every policy then reads
+    the same read-only proxy; outside a call (Remediate, Configure) nothing is shared. A message is
+    known again by its bytes (deterministic serialization), any other input by identity."""
+    from google.protobuf.message import Message
+
     def once(value, *args):
-        cache = getattr(_CALL, "decoded", None)
-        if cache is None:
+        local = getattr(_CALL, "decoded", None)
+        if local is None:
             return decode(value, *args)
         key = (decode, id(value), args)
-        hit = cache.get(key)
-        if hit is None:   # the input is kept with its result, so its id cannot be reused during the call
-            hit = cache[key] = (value, decode(value, *args))
+        hit = local.get(key)
+        if hit is None:   # inputs are kept with their results, so an id cannot be reused while cached
+            shared = (decode, value.SerializeToString(deterministic=True), args) if isinstance(value, Message) \
+                else key
+            found = _RUN.decoded.get(shared)
+            if found is None:
+                found = _RUN.bounded(_RUN.decoded)[shared] = (value, decode(value, *args))
+            hit = local[key] = (value, found[1])
+        return hit[1]
+    return once
+
+
+def _per_request(method):
+    """``method(self, request)`` (the SDK's reading of a request's options or provider, which it
+    repeats for every policy) answered once per request message within a call."""
+    def once(self, request):
+        local = getattr(_CALL, "decoded", None)
+        if local is None:
+            return method(self, request)
+        key = (method, id(request))
+        hit = local.get(key)
+        if hit is None:   # the request is kept with its answer, so its id cannot be reused during the call
+            hit = local[key] = (request, method(self, request))
         return hit[1]
     return once
 
@@ -282,6 +334,19 @@ def resource_validation(rule: Rule):
     return validate
 
 
+def _context_once(judged: list[dict]) -> list[dict]:
+    """``STATE.context_for(judged)``, once per call for the same objects (every stack policy of an
+    AnalyzeStack judges the same manifests; nothing is remembered or forgotten during the call)."""
+    local = getattr(_CALL, "decoded", None)
+    if local is None:
+        return STATE.context_for(judged)
+    key = ("context_for", tuple(map(id, judged)))
+    hit = local.get(key)
+    if hit is None:   # the judged objects are kept with the answer, so their ids cannot be reused
+        hit = local[key] = (judged, STATE.context_for(judged))
+    return hit[1]
+
+
 def stack_validation(rule: Rule):
     def validate(args, report_violation) -> None:
         objects, urns = [], {}
@@ -290,7 +355,7 @@ def stack_validation(rule: Rule):
             if obj is not None:
                 objects.append(obj)
                 urns[id(obj)] = resource.urn
-        items = evaluate(rule, objects, STATE.check_context(rule, args.get_config()), STATE.context_for(objects))
+        items = evaluate(rule, objects, STATE.check_context(rule, args.get_config()), _context_once(objects))
         notes = []
         for obj, item in items:
             if isinstance(item, NotChecked):
@@ -328,9 +393,11 @@ def _hook_servicer() -> None:
     And one run is ``Configure``, ``Analyze`` per resource, then ``AnalyzeStack`` once: the objects
     remembered during a run (a TrainJob finds a runtime analyzed before it) are dropped at both
     ends, so a driver that reuses one pack process for independent runs sees no leftovers.
-    And each call turns a resource into a manifest once, not once per policy (``_one_call``), and
+    And each run turns a resource into a manifest once, not once per policy of each call, and
     decodes its properties once: the SDK's servicer runs MessageToDict, deserialize_properties and
-    unknown_checking_proxy on the same message for every policy (``_decoded_once``).
+    unknown_checking_proxy on the same message for every policy (``_decoded_once``), in Analyze
+    and again in AnalyzeStack; it reads each request's options and provider once per call, not once
+    per policy (``_per_request``).
     """
     from types import SimpleNamespace
 
@@ -343,6 +410,9 @@ def _hook_servicer() -> None:
         sdk.json_format = SimpleNamespace(MessageToDict=_decoded_once(sdk.json_format.MessageToDict))
         sdk.deserialize_properties = _decoded_once(sdk.deserialize_properties)
         sdk.unknown_checking_proxy = _decoded_once(sdk.unknown_checking_proxy)
+    for name in ("_get_resource_options", "_get_provider_resource"):
+        if hasattr(servicer, name):
+            setattr(servicer, name, _per_request(getattr(servicer, name)))
     configure_stack, configure = servicer.ConfigureStack, servicer.Configure
     analyze, analyze_stack = _one_call(servicer.Analyze), _one_call(servicer.AnalyzeStack)
 
@@ -373,10 +443,14 @@ MAX_MESSAGE_DEPTH = 400   # protobuf nesting: three levels per object level (Str
                           # objects nest at most 100 deep (yamlio); the parser crashes near 5,000
 
 
-def message_depth(data: bytes, descriptor: Any, limit: int = MAX_MESSAGE_DEPTH) -> int:
+def message_depth(data: bytes, descriptor: Any, limit: int = MAX_MESSAGE_DEPTH, prune: bool = False) -> int:
     """How deep the submessages of an encoded message nest, read from the wire format with the
     message's descriptor (no recursion; stops past ``limit``). Malformed data counts 0: the real
-    parser then reports it."""
+    parser then reports it. ``prune``: only whether ``limit`` is passed matters, so a submessage
+    too short to nest past it is not read (each level takes at least two bytes of its parent: a
+    tag and a length); the depth returned is then exact only above ``limit``."""
+    if prune and 1 + len(data) // 2 <= limit:
+        return 1
     stack, deepest = [(0, len(data), descriptor, 1)], 1
     try:
         while stack:
@@ -396,7 +470,9 @@ def message_depth(data: bytes, descriptor: Any, limit: int = MAX_MESSAGE_DEPTH) 
                         if depth + 1 > limit:
                             return depth + 1
                         deepest = max(deepest, depth + 1)
-                        stack.append((pos, min(pos + size, end), field_.message_type, depth + 1))
+                        inner = min(pos + size, end)
+                        if not prune or depth + 1 + (inner - pos) // 2 > limit:
+                            stack.append((pos, inner, field_.message_type, depth + 1))
                     pos += size
                 else:
                     return 0
@@ -428,7 +504,7 @@ def _bounded(deserialize: Any) -> Any:
         return deserialize
 
     def checked(data: bytes) -> Any:
-        if message_depth(data, descriptor) > MAX_MESSAGE_DEPTH:
+        if message_depth(data, descriptor, prune=True) > MAX_MESSAGE_DEPTH:
             log(f"refused a {descriptor.name} nested more than {MAX_MESSAGE_DEPTH} messages deep")
             raise RequestTooDeep(f"{descriptor.name} nested more than {MAX_MESSAGE_DEPTH} messages deep")
         return deserialize(data)

@@ -6,8 +6,14 @@ it too (registered inputs must equal the rendered manifests).
 """
 from __future__ import annotations
 
+import asyncio
+import functools
 import os
+import pathlib
+import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -99,6 +105,75 @@ class _Monitor(MockMonitor):
         return response
 
 
+@functools.lru_cache(maxsize=None)
+def _file_uri(filename: str) -> str | None:
+    try:
+        return pathlib.Path(filename).as_uri()
+    except BaseException:   # noqa: BLE001 - as the SDK: a frame without a file URI has no position
+        return None
+
+
+def stack_trace():
+    """The SDK's ``_get_stack_trace`` (the source position and stack sent with every registration),
+    the same message built without its costs: ``traceback.extract_stack`` reads every frame's source
+    line (and stats every file) and ``pathlib`` builds a URI per frame, for every resource; here the
+    frames are walked directly and a file's URI is made once. Falls back to the SDK's own when
+    ``sys.tracebacklimit`` would cut the stack. tests/modules/core/test_preview_engine.py compares the two."""
+    from pulumi.runtime.proto import source_pb2
+
+    if hasattr(sys, "tracebacklimit"):
+        return _SDK_STACK_TRACE[0]()
+    frames = []
+    frame = sys._getframe()
+    while frame is not None:   # innermost first
+        frames.append(frame)
+        frame = frame.f_back
+    # As the SDK: user code starts below the third __init__ from the top (Resource, then
+    # CustomResource/ComponentResource, then the concrete class); without one, no stack.
+    inits = [i for i, f in enumerate(frames) if f.f_code.co_name == "__init__"][2:3]
+    if not inits or inits[0] >= len(frames) - 1:
+        return source_pb2.StackTrace()
+    out = []
+    for frame in frames[inits[0] + 1:]:
+        filename, line = frame.f_code.co_filename, frame.f_lineno
+        uri = _file_uri(filename) if filename and line is not None else None
+        out.append(source_pb2.StackFrame(pc=source_pb2.SourcePosition(uri=uri, line=line) if uri else None))
+    return source_pb2.StackTrace(frames=out)
+
+
+_SDK_STACK_TRACE: list = []
+
+
+@contextmanager
+def _lighter_sdk():
+    """What the SDK does under mocks, with the same requests, at less cost: its stack walk for the
+    source position of each resource (``stack_trace``), and its calls to the (mock) monitor, one
+    at a time on one thread instead of a pool growing to 32 threads that contend for the GIL (the
+    mock monitor answers each call at once and none waits for another)."""
+    from pulumi.runtime import resource as sdk
+
+    original = getattr(sdk, "_get_stack_trace", None)
+    if original is not None and not _SDK_STACK_TRACE:
+        _SDK_STACK_TRACE.append(original)
+    try:
+        loop = asyncio.get_event_loop()   # the loop the SDK's test() runs on (it makes one the same way)
+    except RuntimeError:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+    previous = getattr(loop, "_default_executor", None)
+    monitor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trainstack-monitor")
+    loop.set_default_executor(monitor)
+    if original is not None:
+        sdk._get_stack_trace = stack_trace
+    try:
+        yield
+    finally:
+        if original is not None:
+            sdk._get_stack_trace = original
+        loop._default_executor = previous   # as before: the loop's own pool, made when first needed
+        monitor.shutdown(wait=False)
+
+
 def run_program(project_root: Path, stack: str, config: dict[str, str],
                 secret_keys: list[str] | None = None, outputs: dict | None = None,
                 rendered: tuple | None = None, on_record=None) -> list[Registration]:
@@ -123,7 +198,7 @@ def run_program(project_root: Path, stack: str, config: dict[str, str],
     monitor = _Monitor(mocks, on_record)
     pulumi.runtime.set_mocks(mocks, project="trainstack", stack=stack, preview=True, monitor=monitor)
     try:
-        with given_render(*rendered) if rendered is not None else nullcontext():
+        with given_render(*rendered) if rendered is not None else nullcontext(), _lighter_sdk():
             pulumi.runtime.test(lambda: run(Path(project_root)))()
     except pulumi.RunError as err:   # the program's input error (a value from PULUMI_CONFIG in the environment too)
         raise getattr(err, "input_error", None) or InputError("the Pulumi program", "", str(err)) from None

@@ -1,8 +1,9 @@
 """Register a Bundle with Pulumi: one pulumi_kubernetes resource per object, one Release per chart.
 
 Typed classes are used where pulumi_kubernetes has one (their nested inputs take the manifest's
-camelCase dicts as they are); custom resources use ``apiextensions.CustomResource``. Every object
-goes through one explicit Provider, so the target cluster is part of the stack's config.
+camelCase dicts as they are); custom resources are ``CustomObject``s, registered exactly as
+``apiextensions.CustomResource`` registers them. Every object goes through one explicit Provider,
+so the target cluster is part of the stack's config.
 
 Each module is one ``ComponentResource`` (``trainstack:index:Volcano``, ...) and every object,
 release, overlay and prerequisite of the module is its child, so ``pulumi preview`` shows a tree of
@@ -53,6 +54,27 @@ def typed_class(api_version: str, kind: str) -> Any:
     return cls if inspect.isclass(cls) and issubclass(cls, pulumi.CustomResource) else None
 
 
+class CustomObject(pulumi.CustomResource):
+    """A Kubernetes object of a kind pulumi_kubernetes has no typed class for (a custom resource):
+    registered as ``k8s.apiextensions.CustomResource`` registers it (type token
+    ``kubernetes:<apiVersion>:<kind>``, the object's apiVersion, kind, metadata and spec as its
+    inputs, the provider package's version in its options), the same request byte for byte, without
+    that class's typed input and output machinery (a tenth of the program's time at fabric scale,
+    where HyperNodes are most of the objects). tests/modules/core/test_preview_engine.py compares
+    the requests of both classes."""
+
+    def __init__(self, resource_name: str, api_version: str, kind: str, metadata: Any = None, spec: Any = None,
+                 opts: pulumi.ResourceOptions | None = None) -> None:
+        from pulumi_kubernetes import _utilities
+
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(version=_utilities.get_version()))
+        super().__init__(f"kubernetes:{api_version}:{kind}", resource_name,
+                         {"apiVersion": api_version, "kind": kind, "metadata": metadata, "spec": spec}, opts)
+
+
+CUSTOM_RESOURCE: Any = CustomObject   # the class custom resources are registered with
+
+
 def register_resource(resource: Resource, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
     obj = resource.obj
     cls = typed_class(obj["apiVersion"], obj["kind"])
@@ -62,8 +84,8 @@ def register_resource(resource: Resource, opts: pulumi.ResourceOptions) -> pulum
     extra = set(obj) - {"apiVersion", "kind", "metadata", "spec"}
     if extra:  # CustomResource would drop them silently
         raise RuntimeError(f"{resource.key}: custom resource with top-level fields {sorted(extra)}")
-    return k8s.apiextensions.CustomResource(resource.key, api_version=obj["apiVersion"], kind=obj["kind"],
-                                            metadata=obj.get("metadata"), spec=obj.get("spec"), opts=opts)
+    return CUSTOM_RESOURCE(resource.key, api_version=obj["apiVersion"], kind=obj["kind"],
+                           metadata=obj.get("metadata"), spec=obj.get("spec"), opts=opts)
 
 
 def register_release(release: ChartRelease, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:

@@ -230,6 +230,53 @@ def test_one_call_decodes_each_properties_message_once():
     assert decode(message) is not first   # the call's cache is gone with the call
 
 
+def test_a_run_decodes_each_properties_message_once():
+    """A resource's properties come in its Analyze and again in AnalyzeStack (another message
+    object, the same bytes): decoded once per run, and made a manifest once. Other bytes are
+    decoded anew; when the run ends (or a new one starts) nothing is shared any more."""
+    from google.protobuf import struct_pb2
+
+    from policies import pack as pack_module
+
+    def struct(**fields) -> struct_pb2.Struct:
+        out = struct_pb2.Struct()
+        out.update(fields)
+        return out
+
+    calls = []
+    decode = pack_module._decoded_once(lambda value, *args: calls.append(value) or {"n": len(calls)})
+    options = pack_module._per_request(lambda self, request: calls.append(request) or {"of": request})
+    call = pack_module._one_call(lambda self, requests, context: [
+        (decode(m), options(None, m), pack_module._manifest_once("kubernetes:core/v1:ConfigMap", decode(m), "c", "u"))
+        for m in requests])
+    pack_module.STATE.forget()
+    try:
+        (first, opts, obj), = call(None, [struct(a=1)], None)
+        (again, opts_again, obj_again), (other, _, _) = call(None, [struct(a=1), struct(a=2)], None)
+        assert again is first and obj_again is obj and other is not first
+        assert opts_again is not opts   # a request's own reading is shared within its call only
+        assert len([c for c in calls if isinstance(c, struct_pb2.Struct)]) == 5   # 2 decodes, 3 readings
+        pack_module.STATE.forget()   # the run is over
+        (after, _, obj_after), = call(None, [struct(a=1)], None)
+        assert after is not first and obj_after is not obj
+    finally:
+        pack_module.STATE.forget()
+
+
+def test_stack_policies_of_one_call_share_the_context():
+    """Every stack policy of an AnalyzeStack judges the same manifests: the objects they may consult
+    besides them are gathered once per call (and anew in the next call)."""
+    from policies import pack as pack_module
+
+    judged = [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "ml"}}]
+    call = pack_module._one_call(lambda self, objects, context: (pack_module._context_once(objects),
+                                                                  pack_module._context_once(objects)))
+    first, again = call(None, judged, None)
+    assert first is again and first == pack_module.STATE.context_for(judged)
+    assert call(None, judged, None)[0] is not first
+    assert pack_module._context_once(judged) is not pack_module._context_once(judged)   # outside a call
+
+
 def _config_map(name: str) -> EngineResource:
     obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "ml"}, "data": {}}
     return EngineResource(type="kubernetes:core/v1:ConfigMap", name=f"ConfigMap/ml/{name}",
@@ -265,3 +312,60 @@ def test_analysis_ahead_of_the_program_sends_the_bundle_order(again):
     ahead.finish(ordered)
     assert runs[-1] == [r.urn for r in ordered]
     assert len(runs) == (2 if again else 1)
+
+
+def test_the_program_runs_with_a_short_switch_interval_and_gives_it_back():
+    """While the program runs, the analyzing thread gets the GIL back quickly; afterwards (also
+    when the program fails) the interpreter's own interval is back."""
+    import sys
+
+    from policies.commands import ANALYSIS_SWITCH_INTERVAL_S, _switching_often
+
+    before = sys.getswitchinterval()
+    with _switching_often():
+        assert sys.getswitchinterval() <= ANALYSIS_SWITCH_INTERVAL_S < before
+    assert sys.getswitchinterval() == before
+    with pytest.raises(RuntimeError), _switching_often():
+        raise RuntimeError("the program failed")
+    assert sys.getswitchinterval() == before
+
+
+def test_the_pack_evaluates_upstream_admission_for_its_stack_when_it_boots(monkeypatch):
+    """`prime` (what the pack runs when it builds the stack) remembers upstream's verdicts for the
+    stack's objects: the rule then answers them without a trip to the evaluating child, with the same
+    findings; past its time budget it leaves the rest to the rule."""
+    from policies.admission import rules
+    from policies.framework import CheckContext
+    from policies.rules import BY_ID
+    from policies.rules import admission as rule_module
+    from policies.runner import bundle_objects, evaluate
+    from tests.support.admission import admission_env, require_shared_dirs
+    from tests.support.stacks import shipped, shipped_bundle
+
+    admission, crds = require_shared_dirs()
+    with admission_env(admission, crds):
+        ruleset = rules()
+        trips = []
+        isolated = ruleset._isolated
+        monkeypatch.setattr(ruleset, "_isolated", lambda targets: trips.append(len(targets)) or isolated(targets))
+        bundle = shipped_bundle("prod")
+        objects = bundle_objects(bundle)
+
+        def findings():
+            ctx = CheckContext(stack=shipped("prod"), fabric=bundle.fabric)
+            outcome = evaluate(BY_ID["upstream-admission"], objects, ctx)
+            return [(obj and obj.get("kind"), item) for obj, item in outcome]
+
+        ruleset._memo.clear()
+        monkeypatch.setattr(rule_module, "PRIME_SECONDS", -1.0)
+        rule_module.prime(objects)
+        assert not trips and not ruleset._memo   # no time: nothing evaluated ahead
+        expected = findings()
+        assert trips   # the rule went to the child itself
+        ruleset._memo.clear()
+        trips.clear()
+        monkeypatch.setattr(rule_module, "PRIME_SECONDS", 5.0)
+        rule_module.prime(objects)
+        assert trips and ruleset._memo
+        trips.clear()
+        assert findings() == expected and not trips

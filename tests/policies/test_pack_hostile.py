@@ -40,6 +40,11 @@ def test_message_depth_reads_the_wire_format():
     assert pack_module.message_depth(deep_request(10), descriptor) == 2 + 3 * 10   # request, Struct, 3 a level
     assert pack_module.message_depth(deep_request(5000), descriptor) == pack_module.MAX_MESSAGE_DEPTH + 1
     assert pack_module.message_depth(b"\xff\xff", descriptor) == 0   # malformed: the parser says so
+    # pruned (as requests are checked): short subtrees are skipped, a request past the limit still is
+    assert pack_module.message_depth(deep_request(10), descriptor, prune=True) <= pack_module.MAX_MESSAGE_DEPTH
+    assert pack_module.message_depth(deep_request(5000), descriptor, prune=True) == pack_module.MAX_MESSAGE_DEPTH + 1
+    wide = b"".join(deep_request(3) for _ in range(300)) + deep_request(5000)   # concatenated messages merge
+    assert pack_module.message_depth(wide, descriptor, prune=True) == pack_module.MAX_MESSAGE_DEPTH + 1
 
 
 @pytest.fixture(scope="module")
