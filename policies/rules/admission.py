@@ -143,7 +143,7 @@ PRIME_CHUNK = 64
 
 def prime(objects: list[dict]) -> None:
     """Evaluate upstream's rules for a whole stack's ``objects`` now and remember the outcomes by
-    content (``RuleSet.prefetch``), the namespaces taken from ``objects`` as the rule takes them from
+    content (``RuleSet.evaluate_all``), the namespaces taken from ``objects`` as the rule takes them from
     its manifests. The pack does this when it builds the stack: before its gRPC server starts (the
     evaluating child is then forked, not a fresh interpreter) and while the program still runs; at
     AnalyzeStack the rule finds every object that arrives unchanged already evaluated. Best effort:
@@ -158,12 +158,11 @@ def prime(objects: list[dict]) -> None:
         if not ruleset.policies and not ruleset.crds:
             return
         namespaces = {meta(o).get("name"): o for o in objects if is_kind(o, "Namespace", "")}
-        created = [as_created(o) for o in objects]   # what evaluate() is handed; the rule prefetches both
-        todo = objects + [c for c, o in zip(created, objects) if c is not o]
+        todo = [as_created(o) for o in objects]   # what the rule hands the rule set
         deadline = time.monotonic() + PRIME_SECONDS
         for start in range(0, len(todo), PRIME_CHUNK):
             if time.monotonic() > deadline:
                 return
-            ruleset.prefetch(todo[start:start + PRIME_CHUNK], namespaces)
+            ruleset.evaluate_all(todo[start:start + PRIME_CHUNK], namespaces)
     except Exception:   # noqa: BLE001 - the rule evaluates what is not remembered, and says why it could not
         pass
