@@ -571,10 +571,141 @@ def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
 _Dumper.add_representer(str, _represent_str)
 
 
-def dump(obj: Any) -> str:
-    """One YAML document, keys in the order the renderer built them (deterministic)."""
+def c_dump(obj: Any) -> str:
+    """One YAML document by PyYAML's C dumper: the reference that ``dump`` reproduces byte for byte
+    (and the floor benchmarks/pipeline_scale.py measures against)."""
     return yaml.dump(obj, Dumper=_Dumper, sort_keys=False, default_flow_style=False,
                      allow_unicode=True, width=4096)
+
+
+def dump(obj: Any) -> str:
+    """One YAML document, keys in the order the renderer built them (deterministic).
+
+    The usual rendered object (block mappings and sequences of short one-line ASCII strings, ints,
+    booleans and nulls) is written directly, byte-identical to ``c_dump``; anything else (a
+    multi-line or non-ASCII string, a float, a long key, a container met twice, which PyYAML writes
+    as an anchor) goes to ``c_dump`` whole. tests/modules/core/test_yaml_emitter.py compares them.
+    """
+    if type(obj) is dict or type(obj) is list:
+        out: list[str] = []
+        try:
+            if not obj:
+                return "{}\n" if type(obj) is dict else "[]\n"
+            if type(obj) is dict:
+                _emit_mapping(obj, "", "", out, set())
+            else:
+                _emit_sequence(obj, "", "", out, set())
+        except _Unusual:
+            return c_dump(obj)
+        return "".join(out)
+    return c_dump(obj)
+
+
+class _Unusual(Exception):
+    """A value outside what ``dump`` writes itself: ``c_dump`` writes the whole document."""
+
+
+# libyaml's choice for a one-line printable-ASCII string in block context, exactly: plain unless the
+# text starts with an indicator, holds ": " or " #", ends in ":", has a leading or trailing space,
+# or would read back as another type (``true``, ``12``, ``~``, ``2024-01-01``); then single-quoted.
+_ONE_LINE_ASCII = re.compile(r"[\x20-\x7e]*")
+_NOT_BLOCK_PLAIN = re.compile(r"""[#,\[\]{}&*!|>'"%@`]|[-?:](?: |$)|---|\.\.\.| |.*(?:: | #|:$| $)""", re.S)
+_MAX_SCALAR = 1024      # far below the width (4096) at which libyaml would fold a line
+_MAX_SIMPLE_KEY = 128   # libyaml writes a longer key as `? key`
+_MAX_NESTING = 100
+_RESOLVER = yaml.resolver.Resolver()
+_STR_TAG = "tag:yaml.org,2002:str"
+_SCALAR_TEXT: dict[str, str | None] = {}   # each distinct string analysed once
+
+
+def _string_text(value: str) -> str | None:
+    """``value`` as libyaml writes it in block context, or None where ``dump`` leaves it to ``c_dump``."""
+    if len(value) > _MAX_SCALAR or not _ONE_LINE_ASCII.fullmatch(value):
+        return None
+    if value and not _NOT_BLOCK_PLAIN.match(value) \
+            and _RESOLVER.resolve(yaml.ScalarNode, value, (True, False)) == _STR_TAG:
+        return value
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _string(value: str) -> str:
+    text = _SCALAR_TEXT.get(value, _MISSING)
+    if text is _MISSING:
+        if len(_SCALAR_TEXT) >= 65536:
+            _SCALAR_TEXT.clear()
+        text = _SCALAR_TEXT[value] = _string_text(value)
+    if text is None:
+        raise _Unusual
+    return text
+
+
+_MISSING: Any = object()
+
+
+def _scalar(value: Any) -> str:
+    kind = type(value)
+    if kind is str:
+        return _string(value)
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is int:
+        return str(value)
+    if value is None:
+        return "null"
+    raise _Unusual   # floats, dates, bytes, subclasses: PyYAML's representers decide
+
+
+def _emit_mapping(data: dict, indent: str, first: str, out: list[str], seen: set[int]) -> None:
+    """``first`` goes before the first key (its indentation and any ``- `` of enclosing items),
+    ``indent`` before the others."""
+    if id(data) in seen or len(indent) > 2 * _MAX_NESTING:
+        raise _Unusual
+    seen.add(id(data))
+    lead = first
+    for key, value in data.items():
+        if type(key) is not str:
+            raise _Unusual
+        name = _string(key)
+        if len(key) > _MAX_SIMPLE_KEY:
+            raise _Unusual
+        kind = type(value)
+        if kind is dict:
+            if value:
+                out.append(f"{lead}{name}:\n")
+                _emit_mapping(value, indent + "  ", indent + "  ", out, seen)
+            else:
+                out.append(f"{lead}{name}: {{}}\n")
+        elif kind is list:
+            if value:   # libyaml indents no sequence that is a mapping's value
+                out.append(f"{lead}{name}:\n")
+                _emit_sequence(value, indent, indent, out, seen)
+            else:
+                out.append(f"{lead}{name}: []\n")
+        else:
+            out.append(f"{lead}{name}: {_scalar(value)}\n")
+        lead = indent
+
+
+def _emit_sequence(data: list, indent: str, first: str, out: list[str], seen: set[int]) -> None:
+    if id(data) in seen or len(indent) > 2 * _MAX_NESTING:
+        raise _Unusual
+    seen.add(id(data))
+    lead = first
+    for value in data:
+        kind = type(value)
+        if kind is dict:
+            if value:
+                _emit_mapping(value, indent + "  ", lead + "- ", out, seen)
+            else:
+                out.append(f"{lead}- {{}}\n")
+        elif kind is list:
+            if value:
+                _emit_sequence(value, indent + "  ", lead + "- ", out, seen)
+            else:
+                out.append(f"{lead}- []\n")
+        else:
+            out.append(f"{lead}- {_scalar(value)}\n")
+        lead = indent
 
 
 def dump_all(objs: Iterable[Any]) -> str:
