@@ -6,6 +6,7 @@ width of ``lo``. Several groups in one expression expand as a cartesian product,
 from __future__ import annotations
 
 import contextvars
+import string
 import re
 from dataclasses import dataclass
 from typing import Iterator
@@ -111,8 +112,8 @@ class NumberedRange:
         return self.hi - self.lo + 1
 
     def names(self) -> Iterator[str]:
-        for number in range(self.lo, self.hi + 1):
-            yield f"{self.prefix}{number:0{self.width}d}{self.suffix}"
+        prefix, suffix, digits = self.prefix, self.suffix, f"0{self.width}d"
+        return (f"{prefix}{number:{digits}}{suffix}" for number in range(self.lo, self.hi + 1))
 
     def regex(self) -> str:
         """An anchored RE2/Python pattern that matches exactly ``names()``."""
@@ -154,6 +155,39 @@ def numbered_range(names: list[str]) -> NumberedRange | None:
     if hi - lo + 1 != len(names):
         return None
     return NumberedRange(prefix, len(digits), suffix, lo, hi)
+
+
+_PLAIN_DECIMAL = re.compile(r"0?[0-9]{0,2}d?")   # `{n}`, `{n:04d}`, `{n:5}`: digits, maybe padded
+
+
+def number_pattern(pattern: str) -> tuple[str, str, str] | None:
+    """``(prefix, spec, suffix)`` when a ``str.format`` name pattern is literal text around one
+    ``{n}`` written as a plain decimal (``gpu-{n:04d}``), else None."""
+    try:
+        parts = list(string.Formatter().parse(pattern))
+    except ValueError:
+        return None
+    fields = [i for i, (_, name, _, _) in enumerate(parts) if name is not None]
+    if len(fields) != 1:
+        return None
+    _, name, spec, conversion = parts[fields[0]]
+    if name != "n" or conversion is not None or not _PLAIN_DECIMAL.fullmatch(spec or ""):
+        return None
+    prefix = "".join(text for text, _, _, _ in parts[:fields[0] + 1])
+    suffix = "".join(text for text, _, _, _ in parts[fields[0] + 1:])
+    return prefix, spec or "", suffix
+
+
+def pattern_range(prefix: str, spec: str, suffix: str, lo: int, hi: int) -> NumberedRange | None:
+    """The range that the names ``prefix + format(n, spec) + suffix`` for n in lo..hi are, exactly
+    as ``numbered_range`` finds it from the names (all of one width, the number the last run of
+    digits), without building them; None where the numbers change width, the prefix or suffix holds
+    digits, or the padding is not zeros (then the caller builds the names and looks at them)."""
+    first, last = format(lo, spec), format(hi, spec)
+    if not (first.isascii() and first.isdigit() and last.isdigit() and len(first) == len(last)) \
+            or _split(prefix + first + suffix) != (prefix, first, suffix):
+        return None
+    return NumberedRange(prefix, len(first), suffix, lo, hi)
 
 
 _SINGLE = re.compile(r"([^\[\]]*)\[(\d+)-(\d+)\]([^\[\]]*)")

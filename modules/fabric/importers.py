@@ -455,6 +455,7 @@ def load_generated(ctx: "RenderContext", section: dict) -> Fabric:
     except hostlist.HostlistError as exc:
         raise ctx.error(where, str(exc)) from None
     node_pattern = gen["nodeName"]
+    numbers = hostlist.number_pattern(node_pattern)   # `gpu-{n:04d}`: each leaf one numbered range
     raws: list[RawSwitch] = []
     spine_names = []
     leaf_index = 0
@@ -463,11 +464,18 @@ def load_generated(ctx: "RenderContext", section: dict) -> Fabric:
         for _ in range(leaves_per_pod):
             leaf_index += 1
             first = (leaf_index - 1) * per_leaf
-            nodes = [node_pattern.format(n=first + i, leaf=leaf_index, pod=pod, i=i)
-                     for i in range(1, per_leaf + 1)]
+            numbered = numbers and hostlist.pattern_range(*numbers, first + 1, first + per_leaf)
+            if numbered:   # the names differ in their digits only: two of them stand for all
+                nodes = list(numbered.names())
+                checked = is_k8s_name(nodes[0]) and is_k8s_name(nodes[-1])
+            else:
+                nodes = [node_pattern.format(n=first + i, leaf=leaf_index, pod=pod, i=i)
+                         for i in range(1, per_leaf + 1)]
+                checked = False
             leaf = fmt("leafName", leaf=leaf_index, pod=pod)
             leaf_names.append(leaf)
-            block = RawBlock(f"{where}.nodeName", nodes, domain=leaf if gen["nvlinkPerLeaf"] else None)
+            block = RawBlock(f"{where}.nodeName", nodes, domain=leaf if gen["nvlinkPerLeaf"] else None,
+                             checked=checked, numbered=numbered or None)
             raws.append(RawSwitch(name=leaf, where=f"{where}.leafName", tier=1, blocks=[block]))
         spine = fmt("spineName", pod=pod)
         spine_names.append(spine)
