@@ -631,7 +631,7 @@ def _string_text(value: str) -> str | None:
 def _string(value: str) -> str:
     text = _SCALAR_TEXT.get(value, _MISSING)
     if text is _MISSING:
-        if len(_SCALAR_TEXT) >= 65536:
+        if len(_SCALAR_TEXT) >= _CACHE_SIZE:
             _SCALAR_TEXT.clear()
         text = _SCALAR_TEXT[value] = _string_text(value)
     if text is None:
@@ -639,7 +639,18 @@ def _string(value: str) -> str:
     return text
 
 
+def _key(key: Any) -> str:
+    if type(key) is not str or len(key) > _MAX_SIMPLE_KEY:
+        raise _Unusual
+    if len(_KEY_TEXT) >= _CACHE_SIZE:
+        _KEY_TEXT.clear()
+    text = _KEY_TEXT[key] = _string(key)
+    return text
+
+
 _MISSING: Any = object()
+_CACHE_SIZE = 65536
+_KEY_TEXT: dict[str, str] = {}   # keys that libyaml writes as simple keys, and how
 
 
 def _scalar(value: Any) -> str:
@@ -661,15 +672,16 @@ def _emit_mapping(data: dict, indent: str, first: str, out: list[str], seen: set
     if id(data) in seen or len(indent) > 2 * _MAX_NESTING:
         raise _Unusual
     seen.add(id(data))
+    keys, texts = _KEY_TEXT, _SCALAR_TEXT
     lead = first
     for key, value in data.items():
-        if type(key) is not str:
-            raise _Unusual
-        name = _string(key)
-        if len(key) > _MAX_SIMPLE_KEY:
-            raise _Unusual
+        name = keys.get(key) if type(key) is str else None
+        if name is None:
+            name = _key(key)
         kind = type(value)
-        if kind is dict:
+        if kind is str:
+            out.append(f"{lead}{name}: {texts.get(value) or _string(value)}\n")
+        elif kind is dict:
             if value:
                 out.append(f"{lead}{name}:\n")
                 _emit_mapping(value, indent + "  ", indent + "  ", out, seen)
@@ -690,10 +702,13 @@ def _emit_sequence(data: list, indent: str, first: str, out: list[str], seen: se
     if id(data) in seen or len(indent) > 2 * _MAX_NESTING:
         raise _Unusual
     seen.add(id(data))
+    texts = _SCALAR_TEXT
     lead = first
     for value in data:
         kind = type(value)
-        if kind is dict:
+        if kind is str:
+            out.append(f"{lead}- {texts.get(value) or _string(value)}\n")
+        elif kind is dict:
             if value:
                 _emit_mapping(value, indent + "  ", lead + "- ", out, seen)
             else:
