@@ -581,10 +581,10 @@ def c_dump(obj: Any) -> str:
 def dump(obj: Any) -> str:
     """One YAML document, keys in the order the renderer built them (deterministic).
 
-    The usual rendered object (block mappings and sequences of short one-line ASCII strings, ints,
-    booleans and nulls) is written directly, byte-identical to ``c_dump``; anything else (a
-    multi-line or non-ASCII string, a float, a long key, a container met twice, which PyYAML writes
-    as an anchor) goes to ``c_dump`` whole. tests/modules/core/test_yaml_emitter.py compares them.
+    The usual rendered object (block mappings and sequences of ASCII strings, one-line or literal
+    blocks, ints, booleans and nulls) is written directly, byte-identical to ``c_dump``; anything
+    else (a non-ASCII string, a tab, a float, a long key, a container met twice, which PyYAML
+    writes as an anchor) goes to ``c_dump`` whole. tests/modules/core/test_yaml_emitter.py compares them.
     """
     if type(obj) is dict or type(obj) is list:
         out: list[str] = []
@@ -626,6 +626,20 @@ def _string_text(value: str) -> str | None:
             and _RESOLVER.resolve(yaml.ScalarNode, value, (True, False)) == _STR_TAG:
         return value
     return "'" + value.replace("'", "''") + "'"
+
+
+_LITERAL_TEXT = re.compile(r"[\x20-\x7e\n]*")
+
+
+def _literal(value: str, indent: str) -> str:
+    """A multi-line string as libyaml writes the literal block ``_represent_str`` asks for: ``|``,
+    ``|-`` without a final line break, each line at ``indent`` and empty lines empty. A text that
+    starts with a space or a line break (an indentation hint), ends in two line breaks (``|+``),
+    has a space before a line break or at the end (no block then) or other characters is unusual."""
+    if value[0] in " \n" or value.endswith(("\n\n", " ")) or " \n" in value or not _LITERAL_TEXT.fullmatch(value):
+        raise _Unusual
+    chomp, body = ("", value[:-1]) if value[-1] == "\n" else ("-", value)
+    return f"|{chomp}\n" + "".join(f"{indent}{line}\n" if line else "\n" for line in body.split("\n"))
 
 
 def _string(value: str) -> str:
@@ -680,7 +694,13 @@ def _emit_mapping(data: dict, indent: str, first: str, out: list[str], seen: set
             name = _key(key)
         kind = type(value)
         if kind is str:
-            out.append(f"{lead}{name}: {texts.get(value) or _string(value)}\n")
+            text = texts.get(value)
+            if text is not None:
+                out.append(f"{lead}{name}: {text}\n")
+            elif "\n" in value:
+                out.append(f"{lead}{name}: {_literal(value, indent + '  ')}")
+            else:
+                out.append(f"{lead}{name}: {_string(value)}\n")
         elif kind is dict:
             if value:
                 out.append(f"{lead}{name}:\n")
@@ -707,7 +727,13 @@ def _emit_sequence(data: list, indent: str, first: str, out: list[str], seen: se
     for value in data:
         kind = type(value)
         if kind is str:
-            out.append(f"{lead}- {texts.get(value) or _string(value)}\n")
+            text = texts.get(value)
+            if text is not None:
+                out.append(f"{lead}- {text}\n")
+            elif "\n" in value:
+                out.append(f"{lead}- {_literal(value, indent + '  ')}")
+            else:
+                out.append(f"{lead}- {_string(value)}\n")
         elif kind is dict:
             if value:
                 _emit_mapping(value, indent + "  ", lead + "- ", out, seen)

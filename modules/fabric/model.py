@@ -152,6 +152,7 @@ class Fabric:
         self._pool_counts: dict[str, dict[str, int]] = {}
         self._reachable_counts: dict[str, dict[str, int]] = {}
         self._reachable_tier: int | None | bool = False   # False: not computed yet
+        self._count_shapes: dict[int, list[dict[str, int]]] = {}
         self._compute_aggregates()
 
     def error(self, where: str, message: str) -> InputError:
@@ -293,6 +294,19 @@ class Fabric:
     def pool_counts(self, switch: str) -> dict[str, int]:
         """Nodes of each pool below a switch (capacity questions are asked per pool)."""
         return self._count_pools(switch, self._pool_counts, lambda s: True)
+
+    def pool_count_shapes(self, tier: int) -> list[dict[str, int]]:
+        """The distinct ``pool_counts`` of the switches at or below ``tier``: a largest domain is
+        found among these few (the 512 leaves of a 16,384-node fat-tree have one), not per switch."""
+        shapes = self._count_shapes.get(tier)
+        if shapes is None:
+            distinct: dict[tuple, dict[str, int]] = {}
+            for s in self.switches.values():
+                if s.tier <= tier:
+                    counts = self.pool_counts(s.name)
+                    distinct.setdefault(tuple(counts.items()), counts)
+            shapes = self._count_shapes[tier] = list(distinct.values())
+        return shapes
 
     def _count_pools(self, switch: str, cache: dict[str, dict[str, int]],
                      counts_own_nodes: Callable[["Switch"], bool]) -> dict[str, int]:

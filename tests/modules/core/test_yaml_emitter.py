@@ -22,6 +22,9 @@ TRICKY = [
     "$(VAR)", "${VAR}", "a\tb", "\ta", "a\nb", "a\n", "\n", "a\n\nb\n", " a\nb", "é", "naïve", "a\u2028b", "\x85",
     "\x00", "\x7f", "\ufeff", "😀", "a" * 127, "a" * 128, "a" * 129, "a " * 600, "x" * 1024, "x" * 1025,
     "x" * 5000, "a " * 3000,
+    # multi-line: literal blocks (with `-` without a final break), or the cases libyaml writes otherwise
+    "a\nb\n", "a\n b", "a\n\n\nb", "a \nb", "a\nb ", "a\n\n", "\na", "a\n\tb", "a\r\nb", "é\nb", "---\n...\n",
+    "#!/bin/sh\n- a\n: b\n'q' \"d\"\n", "key: value\n  nested: [1, 2]\n", "x\n" * 300, ("line " * 30 + "\n") * 20,
 ]
 SCALARS = (st.sampled_from(TRICKY) | st.text(max_size=12) | st.text("ab :#-'\"\n\t?{}[],&*!|>%@`.~=<0", max_size=10)
            | st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True))
