@@ -645,9 +645,11 @@ def _literal(value: str, indent: str) -> str:
 def _string(value: str) -> str:
     text = _SCALAR_TEXT.get(value, _MISSING)
     if text is _MISSING:
-        if len(_SCALAR_TEXT) >= _CACHE_SIZE:
-            _SCALAR_TEXT.clear()
-        text = _SCALAR_TEXT[value] = _string_text(value)
+        text = _string_text(value)
+        if len(value) <= _CACHED_LENGTH:   # names, labels, kinds repeat; long texts rarely do
+            if len(_SCALAR_TEXT) >= _CACHE_SIZE:
+                _SCALAR_TEXT.clear()
+            _SCALAR_TEXT[value] = text
     if text is None:
         raise _Unusual
     return text
@@ -663,7 +665,8 @@ def _key(key: Any) -> str:
 
 
 _MISSING: Any = object()
-_CACHE_SIZE = 65536
+_CACHE_SIZE = 16384      # entries in each cache (then it starts again): a few MiB at most
+_CACHED_LENGTH = 256
 _KEY_TEXT: dict[str, str] = {}   # keys that libyaml writes as simple keys, and how
 
 
