@@ -27,6 +27,7 @@ from . import yamlio
 from .registry import MODULES
 from .bundle import Bundle, Resource
 from .errors import InputError
+from .render import collector_paused
 from .secrets import credential_in
 
 # The file that marks a folder as trainstack's output; render replaces only folders that carry it.
@@ -77,6 +78,11 @@ def _output_hooks(name: str) -> list:
 
 def bundle_files(bundle: Bundle, stack_file: str) -> dict[str, bytes]:
     """Every output file, path -> bytes, in a fixed order."""
+    with collector_paused():   # thousands of objects annotated and dumped, none garbage
+        return _bundle_files(bundle, stack_file)
+
+
+def _bundle_files(bundle: Bundle, stack_file: str) -> dict[str, bytes]:
     head = header(bundle, stack_file)
     files: dict[str, bytes] = {}
     owners: dict[str, str] = {}

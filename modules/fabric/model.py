@@ -16,9 +16,7 @@ Two kinds of fabric:
 """
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 import hashlib
 import re
 from dataclasses import dataclass, field
@@ -367,25 +365,13 @@ def build_links(section: dict) -> dict[int, Link]:
     return out
 
 
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a big fabric is built. The model is a tree of
-    acyclic objects, but every collection would walk all the Node objects (and the YAML nodes of
-    a big model file) created so far: on 65k-node models that was a third of the build time."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def build_fabric(ctx: "RenderContext") -> Fabric:
     """Build the stack's fabric from its source (see importers.py) and validate it."""
+    from modules.core.render import collector_paused
+
     from . import importers, validate
 
-    with _collector_paused():
+    with collector_paused():   # a fabric is tens of thousands of acyclic objects
         fabric = importers.load(ctx)
         validate.check(ctx, fabric)
     return fabric
