@@ -670,6 +670,14 @@ _CACHED_LENGTH = 256
 _KEY_TEXT: dict[str, str] = {}   # keys that libyaml writes as simple keys, and how
 
 
+def _scalar_rest(value: Any, indent: str) -> str:
+    """The rest of the line a scalar starts, with its line break; a literal block's lines (at
+    ``indent`` plus two) with it."""
+    if type(value) is str and "\n" in value:
+        return _literal(value, indent + "  ")
+    return _scalar(value) + "\n"
+
+
 def _scalar(value: Any) -> str:
     kind = type(value)
     if kind is str:
@@ -696,14 +704,8 @@ def _emit_mapping(data: dict, indent: str, first: str, out: list[str], seen: set
         if name is None:
             name = _key(key)
         kind = type(value)
-        if kind is str:
-            text = texts.get(value)
-            if text is not None:
-                out.append(f"{lead}{name}: {text}\n")
-            elif "\n" in value:
-                out.append(f"{lead}{name}: {_literal(value, indent + '  ')}")
-            else:
-                out.append(f"{lead}{name}: {_string(value)}\n")
+        if kind is str and (text := texts.get(value)) is not None:   # the usual value: one lookup
+            out.append(f"{lead}{name}: {text}\n")
         elif kind is dict:
             if value:
                 out.append(f"{lead}{name}:\n")
@@ -717,7 +719,7 @@ def _emit_mapping(data: dict, indent: str, first: str, out: list[str], seen: set
             else:
                 out.append(f"{lead}{name}: []\n")
         else:
-            out.append(f"{lead}{name}: {_scalar(value)}\n")
+            out.append(f"{lead}{name}: {_scalar_rest(value, indent)}")
         lead = indent
 
 
@@ -729,14 +731,8 @@ def _emit_sequence(data: list, indent: str, first: str, out: list[str], seen: se
     lead = first
     for value in data:
         kind = type(value)
-        if kind is str:
-            text = texts.get(value)
-            if text is not None:
-                out.append(f"{lead}- {text}\n")
-            elif "\n" in value:
-                out.append(f"{lead}- {_literal(value, indent + '  ')}")
-            else:
-                out.append(f"{lead}- {_string(value)}\n")
+        if kind is str and (text := texts.get(value)) is not None:
+            out.append(f"{lead}- {text}\n")
         elif kind is dict:
             if value:
                 _emit_mapping(value, indent + "  ", lead + "- ", out, seen)
@@ -748,7 +744,7 @@ def _emit_sequence(data: list, indent: str, first: str, out: list[str], seen: se
             else:
                 out.append(f"{lead}- []\n")
         else:
-            out.append(f"{lead}- {_scalar(value)}\n")
+            out.append(f"{lead}- {_scalar_rest(value, indent)}")
         lead = indent
 
 
