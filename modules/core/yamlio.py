@@ -675,10 +675,10 @@ def _scalar_rest(value: Any, indent: str) -> str:
     ``indent`` plus two) with it."""
     if type(value) is str and "\n" in value:
         return _literal(value, indent + "  ")
-    return _scalar(value) + "\n"
+    return _scalar_text(value) + "\n"
 
 
-def _scalar(value: Any) -> str:
+def _scalar_text(value: Any) -> str:
     kind = type(value)
     if kind is str:
         return _string(value)
