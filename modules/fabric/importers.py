@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import operator
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
@@ -217,7 +218,7 @@ def _raise_first(graph: hn.Graph, checks, error_at: ErrorAt) -> None:
 def _check_coverage(ctx: "RenderContext", section: dict, graph: hn.Graph, owner_of: dict,
                     error_at: ErrorAt) -> None:
     """Nodes under no leaf: a warning, an error with fullCoverage (semantics/hypernodes.py)."""
-    if all(owner is not None for owner, _ in owner_of.values()):
+    if None not in map(_OWNER, owner_of.values()):   # in C: every node under a leaf
         return
     graph.inventory = list(owner_of)
     for problem in hn.uncovered(graph):
@@ -227,6 +228,9 @@ def _check_coverage(ctx: "RenderContext", section: dict, graph: hn.Graph, owner_
             err.rule = hn.RULE
             raise err
         ctx.warn(str(error_at(where, problem.message)))
+
+
+_OWNER = operator.itemgetter(0)
 
 
 def _twice_message(node: str, owner: str | None, other: str | None, other_block: RawBlock) -> str:
@@ -239,9 +243,13 @@ def _make_nodes(ctx: "RenderContext", pools, owner_of: dict) -> dict[str, Node]:
     # The hot loop of big fabrics: one pool matching everything needs no regular expression.
     only = pools[0] if len(pools) == 1 and pools[0].match.pattern in (".*", ".+") else None
     nodes: dict[str, Node] = {}
-    for name, (leaf, block) in owner_of.items():
-        pool = only or _pool_for(ctx, pools, name)
-        nodes[name] = Node(name, leaf, pool, block.domain, block.labels, block.subdomain)
+    entry = None
+    for name, owner in owner_of.items():
+        if owner is not entry:   # a block's nodes share one entry: read it once per block
+            entry = owner
+            leaf, block = owner
+            domain, labels, subdomain = block.domain, block.labels, block.subdomain
+        nodes[name] = Node(name, leaf, only or _pool_for(ctx, pools, name), domain, labels, subdomain)
     return nodes
 
 

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import operator
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Callable, Iterator
@@ -313,10 +315,8 @@ class Fabric:
         if cached is None:
             s = self.switches[switch]
             counts: dict[str, int] = {}
-            if counts_own_nodes(s):
-                for n in s.nodes:
-                    pool = self.nodes[n].pool.name
-                    counts[pool] = counts.get(pool, 0) + 1
+            if counts_own_nodes(s):   # in C: a leaf's nodes are counted without a Python loop
+                counts.update(Counter(map(_POOL_NAME, map(self.nodes.__getitem__, s.nodes))))
             for child in s.children:
                 for pool, k in self._count_pools(child, cache, counts_own_nodes).items():
                     counts[pool] = counts.get(pool, 0) + k
@@ -328,12 +328,16 @@ class Fabric:
         nodes_by_name = self.nodes
         for s in sorted(self.switches.values(), key=lambda s: s.tier):
             count = len(s.nodes)
-            gpus = sum(nodes_by_name[n].pool.gpus for n in s.nodes)
+            gpus = sum(map(_POOL_GPUS, map(nodes_by_name.__getitem__, s.nodes)))
             for c in s.children:
                 count += self._node_count[c]
                 gpus += self._gpu_count[c]
             self._node_count[s.name] = count
             self._gpu_count[s.name] = gpus
+
+
+_POOL_NAME = operator.attrgetter("pool.name")
+_POOL_GPUS = operator.attrgetter("pool.gpus")
 
 
 def build_pools(ctx: "RenderContext", section: dict) -> list[NodePool]:
