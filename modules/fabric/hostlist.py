@@ -6,6 +6,7 @@ width of ``lo``. Several groups in one expression expand as a cartesian product,
 from __future__ import annotations
 
 import contextvars
+import functools
 import string
 import re
 from dataclasses import dataclass
@@ -235,7 +236,7 @@ def _escape(text: str) -> str:
     return "".join("\\" + c if c in _REGEX_SPECIAL else c for c in text)
 
 
-def _group(alternatives: list[str]) -> str:
+def _group(alternatives: tuple[str, ...]) -> str:
     return alternatives[0] if len(alternatives) == 1 else "(" + "|".join(alternatives) + ")"
 
 
@@ -249,12 +250,13 @@ def _any_digits(count: int) -> str:
     return "" if count == 0 else "[0-9]" if count == 1 else f"[0-9]{{{count}}}"
 
 
-def _alternatives(lo: str, hi: str) -> list[str]:
+@functools.lru_cache(maxsize=4096)   # neighbouring leaves share most of their digit ranges
+def _alternatives(lo: str, hi: str) -> tuple[str, ...]:
     """Regex alternatives matching every digit string from lo to hi (same length) and no other."""
     if lo == hi:
-        return [lo]
+        return (lo,)
     if lo[0] == hi[0]:
-        return [lo[0] + _group(_alternatives(lo[1:], hi[1:]))]
+        return (lo[0] + _group(_alternatives(lo[1:], hi[1:])),)
     rest = len(lo) - 1
     first, last = int(lo[0]), int(hi[0])
     out = []
@@ -269,4 +271,4 @@ def _alternatives(lo: str, hi: str) -> list[str]:
         out.append(_digit_class(first, last) + _any_digits(rest))
     if tail is not None:
         out.append(tail)
-    return out
+    return tuple(out)
