@@ -89,7 +89,7 @@ def end_to_end(stack) -> tuple[list[str], object, list[dict]]:
 
 
 def floor(objs: list[dict]) -> list[str]:
-    return [yamlio.c_dump(obj) for obj in objs]
+    return [yamlio.dump(obj) for obj in objs]
 
 
 def timed(fn, *args) -> tuple[float, object]:

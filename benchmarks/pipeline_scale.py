@@ -110,7 +110,7 @@ def measure(nodes: int, preview: bool) -> dict:
             t4 = time.perf_counter()
             floor_start = time.perf_counter()
             for obj in objects:
-                yamlio.c_dump(obj)
+                yamlio.dump(obj)
             floor = time.perf_counter() - floor_start
             runs.append(dict(render_s=t1 - t0, serialize_s=t2 - t1, write_s=t3 - t2, check_s=t4 - t3,
                              render_write_s=t3 - t0, floor_s=floor))
