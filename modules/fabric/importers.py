@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import itertools
 import operator
 import re
 from dataclasses import dataclass, field
@@ -121,7 +122,8 @@ def assemble(ctx: "RenderContext", source: str, raws: list[RawSwitch], error_at:
     for raw in kept:
         out[raw.name] = Switch(name=raw.name, tier=tiers[raw.name], parent=parent.get(raw.name),
                                children=[c for c in raw.children if counts[c]],
-                               nodes=[n for b in raw.blocks for n in b.nodes], labels=dict(raw.labels),
+                               nodes=list(itertools.chain.from_iterable(b.nodes for b in raw.blocks)),   # in C
+                               labels=dict(raw.labels),
                                hypernode=k8s_name(raw.name), where=raw.where, selector=raw.selector,
                                numbered=raw.blocks[0].numbered if len(raw.blocks) == 1 else None)
 
