@@ -186,11 +186,11 @@ class Bundle:
         items = list(items)
         index: dict[str, Item] = {}
         for item in items:
-            if item.key in index:
-                other = index[item.key]
-                raise InputError(stack_file, "(bundle)", f"two objects are both {item.key} (from "
+            key = item.key   # a Resource's key is worked out from its object: once here
+            other = index.setdefault(key, item)
+            if other is not item:
+                raise InputError(stack_file, "(bundle)", f"two objects are both {key} (from "
                                   f"modules {other.module} and {item.module}); give one another name")
-            index[item.key] = item
         releases: dict[str, ChartRelease] = {}
         for item in items:   # one values file per release name (charts/<name>.values.yaml)
             if isinstance(item, ChartRelease):
@@ -200,31 +200,33 @@ class Bundle:
                                       f"(from modules {other.module} and {item.module}); give one another name")
         served = {group: i.key for i in items if isinstance(i, (ChartRelease, Overlay, Prerequisite))
                   for group in i.serves}
-        deps = {key: set(_implicit_deps(item, index, served)) | set(item.depends_on) for key, item in index.items()}
+        deps = {key: set(_implicit_deps(item, key, index, served)) | set(item.depends_on)
+                for key, item in index.items()}
         for key, wanted in deps.items():
             missing = sorted(d for d in wanted if d not in index)
             if missing:  # a renderer bug, not a user mistake
                 raise RuntimeError(f"{key} depends on {missing}, which the bundle does not contain")
         ordered = _toposort(index, deps, modules)
-        return cls(stack=stack, items=ordered, warnings=list(warnings),
-                   dependencies={i.key: tuple(sorted(deps[i.key])) for i in ordered})
+        return cls(stack=stack, items=[index[key] for key in ordered], warnings=list(warnings),
+                   dependencies={key: tuple(sorted(deps[key])) for key in ordered})
 
 
-def _implicit_deps(item: Item, index: dict[str, Item], served: dict[str, str]) -> Iterable[str]:
+def _implicit_deps(item: Item, key: str, index: dict[str, Item], served: dict[str, str]) -> Iterable[str]:
     """A namespaced item needs its Namespace; a custom resource needs the CRD or release serving it."""
     namespace = item.namespace
-    if namespace and namespace_key(namespace) in index and item.key != namespace_key(namespace) \
+    if namespace and namespace_key(namespace) in index and key != namespace_key(namespace) \
             and not isinstance(item, Overlay):
         yield namespace_key(namespace)
     if isinstance(item, Resource):
-        group = item.api_version.split("/")[0] if "/" in item.api_version else ""
+        api_version = item.api_version
+        group = api_version.split("/")[0] if "/" in api_version else ""
         crd = f"CustomResourceDefinition/{_plural_guess(item.kind)}.{group}"
         if group and crd in index:
             yield crd
         if group in served:
             yield served[group]
         for queue in sorted(queues_named(item.obj)):   # a Queue must exist (and be Open) before its users
-            if f"Queue/{queue}" in index and item.key != f"Queue/{queue}":
+            if f"Queue/{queue}" in index and key != f"Queue/{queue}":
                 yield f"Queue/{queue}"
 
 
@@ -253,8 +255,9 @@ def queues_named(value: Any) -> set[str]:
         node = stack.pop()
         if isinstance(node, dict):
             for key, sub in node.items():
-                if key in ("queue", QUEUE_ANNOTATION) and isinstance(sub, str) and sub:
-                    found.add(sub)
+                if isinstance(sub, str):   # most values: one test
+                    if sub and key in _QUEUE_KEYS:
+                        found.add(sub)
                 elif isinstance(sub, (dict, list)):
                     stack.append(sub)
         elif isinstance(node, list):
@@ -262,12 +265,15 @@ def queues_named(value: Any) -> set[str]:
     return found
 
 
+_QUEUE_KEYS = frozenset(("queue", QUEUE_ANNOTATION))
+
+
 def _plural_guess(kind: str) -> str:
     lower = kind.lower()
     return lower + ("es" if lower.endswith("s") else "s")
 
 
-def _sort_key(item: Item, modules: tuple[str, ...]) -> tuple:
+def _sort_key(item: Item, key: str, modules: tuple[str, ...]) -> tuple:
     if isinstance(item, Prerequisite):
         rank, kind = -1, "~prerequisite"   # checked before anything is applied
     elif isinstance(item, (ChartRelease, Overlay)):
@@ -277,26 +283,26 @@ def _sort_key(item: Item, modules: tuple[str, ...]) -> tuple:
         rank = _RANK.get(item.kind, _DEFAULT_RANK)
         kind = item.kind
     module_rank = modules.index(item.module) if item.module in modules else len(modules)
-    return (rank, module_rank, kind, item.namespace or "", item.key)
+    return (rank, module_rank, kind, item.namespace or "", key)
 
 
-def _toposort(index: dict[str, Item], deps: dict[str, set[str]], modules: tuple[str, ...]) -> list[Item]:
-    """Kahn's algorithm with a heap: among ready items the lowest sort key goes first."""
+def _toposort(index: dict[str, Item], deps: dict[str, set[str]], modules: tuple[str, ...]) -> list[str]:
+    """The keys in Kahn's order, with a heap: among ready items the lowest sort key goes first."""
     waiting = {key: len(d) for key, d in deps.items()}
     users: dict[str, list[str]] = {key: [] for key in index}
     for key, d in deps.items():
         for dep in d:
             users[dep].append(key)
-    heap = [(_sort_key(index[k], modules), k) for k, n in waiting.items() if n == 0]
+    heap = [(_sort_key(index[k], k, modules), k) for k, n in waiting.items() if n == 0]
     heapq.heapify(heap)
-    out: list[Item] = []
+    out: list[str] = []
     while heap:
         _, key = heapq.heappop(heap)
-        out.append(index[key])
+        out.append(key)
         for user in users[key]:
             waiting[user] -= 1
             if waiting[user] == 0:
-                heapq.heappush(heap, (_sort_key(index[user], modules), user))
+                heapq.heappush(heap, (_sort_key(index[user], user, modules), user))
     if len(out) != len(index):
         stuck = sorted(k for k, n in waiting.items() if n > 0)
         raise RuntimeError(f"dependency cycle among {stuck[:5]}")

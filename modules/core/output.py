@@ -27,6 +27,7 @@ from . import yamlio
 from .registry import MODULES
 from .bundle import Bundle, Resource
 from .errors import InputError
+from .render import collector_paused
 from .secrets import credential_in
 
 # The file that marks a folder as trainstack's output; render replaces only folders that carry it.
@@ -53,6 +54,8 @@ def _short_name(name: str) -> str:
 
 
 def short_path(path: str) -> str:
+    if len(path) <= NAME_MAX and path.isascii():   # no part can be longer than NAME_MAX bytes
+        return path
     return "/".join(_short_name(part) for part in path.split("/"))
 
 
@@ -75,6 +78,11 @@ def _output_hooks(name: str) -> list:
 
 def bundle_files(bundle: Bundle, stack_file: str) -> dict[str, bytes]:
     """Every output file, path -> bytes, in a fixed order."""
+    with collector_paused():   # thousands of objects annotated and dumped, none garbage
+        return _bundle_files(bundle, stack_file)
+
+
+def _bundle_files(bundle: Bundle, stack_file: str) -> dict[str, bytes]:
     head = header(bundle, stack_file)
     files: dict[str, bytes] = {}
     owners: dict[str, str] = {}
@@ -89,11 +97,13 @@ def bundle_files(bundle: Bundle, stack_file: str) -> dict[str, bytes]:
         owners[key] = owner
         return path
 
-    shown = {resource.key: resource.obj for resource in bundle.resources}
+    resources = bundle.resources
+    keys = [resource.key for resource in resources]
+    shown = dict(zip(keys, (resource.obj for resource in resources)))
     for module in _output_hooks("output_objects"):   # gitops annotates the objects it delivers
         shown = module.output_objects(bundle, shown)
-    for resource in bundle.resources:
-        files[claim(resource_path(resource), resource.key)] = (head + yamlio.dump(shown[resource.key])).encode()
+    for resource, key in zip(resources, keys):
+        files[claim(resource_path(resource), key)] = (head + yamlio.dump(shown[key])).encode()
     overlay_dirs = []
     for overlay in bundle.overlays:
         path = claim(f"overlays/{overlay.name}/kustomization.yaml", overlay.key)
@@ -111,7 +121,7 @@ def bundle_files(bundle: Bundle, stack_file: str) -> dict[str, bytes]:
         files[f"charts/{values_file}"] = (head + yamlio.dump(release.values)).encode()
     # The charts install into namespaces the kustomization creates: apply those first.
     wanted = {r.namespace for r in bundle.releases}
-    document: dict = {"namespaces": [resource_path(r) for r in bundle.resources
+    document: dict = {"namespaces": [resource_path(r) for r in resources
                                      if r.kind == "Namespace" and r.name in wanted],
                       "releases": releases}
     if bundle.prerequisites:   # served from outside the bundle: install them first

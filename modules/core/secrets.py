@@ -117,7 +117,24 @@ def credential_in(value: str) -> str | None:
     """What credential the text holds, by its shape alone, or None."""
     # A rendered stack repeats its short strings (keys, kinds, labels): 19,140 scans, 1,687 distinct
     # strings at 16,384 nodes. Short ones are remembered; long ones (scripts) are scanned each time.
-    return _short_credential_in(value) if len(value) <= 256 else _credential_in(value)
+    if len(value) > 256:
+        return _credential_in(value)
+    what = _short_credential_in(value)
+    if what is None:
+        _remember(_CLEAN, value)
+    return what
+
+
+def _remember(known: set[str], value: str) -> None:
+    if len(known) >= 16384:
+        known.clear()
+    known.add(value)
+
+
+# Short strings found clean, and keys that do not hold a secret by their name: ``find_credentials``
+# passes the usual key and value with a set lookup each (about 60,000 of them at 16,384 nodes).
+_CLEAN: set[str] = set()
+_PLAIN_KEYS: set[str] = set()
 
 
 def _credential_in(value: str) -> str | None:
@@ -188,6 +205,7 @@ def _flag_values(items: list) -> set[int]:
 def find_credentials(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
     """``(path, what)`` for each credential-looking value below ``value`` (iterative: any depth)."""
     stack = [(path, None, value)]
+    clean, plain_keys = _CLEAN, _PLAIN_KEYS
     while stack:
         where, key, current = stack.pop()
         if isinstance(current, dict):
@@ -199,16 +217,20 @@ def find_credentials(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
                 yield (f"{where}.value" if where else "value"), f"a literal value for {name!r}"
                 continue
             for k, v in current.items():
-                inner = f"{where}.{k}" if where else str(k)
-                what = credential_in(k) if isinstance(k, str) else None
-                if what:   # a key is written out too (a StorageClass parameter, a switch's name); the path
-                    yield where or "(top level)", f"{what} in a key"   # stops above it: never shown
-                stack.append((inner, str(k), v))
+                if k not in clean:
+                    what = credential_in(k) if isinstance(k, str) else None
+                    if what:   # a key is written out too (a StorageClass parameter, a switch's name); the
+                        yield where or "(top level)", f"{what} in a key"   # path stops above it: never shown
+                if isinstance(v, str) and v in clean and k in plain_keys:
+                    continue   # the usual value: clean, under a key that holds no secret
+                stack.append((f"{where}.{k}" if where else str(k), str(k), v))
         elif isinstance(current, list):
             flagged = _flag_values(current)
             for i in flagged:
                 yield f"{where}[{i}]", f"a literal value after {current[i - 1]!r}"
-            stack.extend((f"{where}[{i}]", key, v) for i, v in enumerate(current) if i not in flagged)
+            stack.extend((f"{where}[{i}]", key, v) for i, v in enumerate(current)
+                         if i not in flagged and not (isinstance(v, str) and v in clean and
+                                                      (key is None or key in plain_keys)))
         elif isinstance(current, str):
             what = credential_in(current)
             if what is None and key is not None and holds_secret(key) and current.strip() \
@@ -216,3 +238,5 @@ def find_credentials(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
                 what = f"a literal value for {key!r}"
             if what:
                 yield where, what
+            elif key is not None and len(key) <= 256 and not holds_secret(key):
+                _remember(plain_keys, key)

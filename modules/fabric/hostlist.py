@@ -6,6 +6,8 @@ width of ``lo``. Several groups in one expression expand as a cartesian product,
 from __future__ import annotations
 
 import contextvars
+import functools
+import string
 import re
 from dataclasses import dataclass
 from typing import Iterator
@@ -111,8 +113,8 @@ class NumberedRange:
         return self.hi - self.lo + 1
 
     def names(self) -> Iterator[str]:
-        for number in range(self.lo, self.hi + 1):
-            yield f"{self.prefix}{number:0{self.width}d}{self.suffix}"
+        prefix, suffix, width = self.prefix, self.suffix, self.width   # zfill: twice as fast as a format spec
+        return (prefix + str(number).zfill(width) + suffix for number in range(self.lo, self.hi + 1))
 
     def regex(self) -> str:
         """An anchored RE2/Python pattern that matches exactly ``names()``."""
@@ -154,6 +156,39 @@ def numbered_range(names: list[str]) -> NumberedRange | None:
     if hi - lo + 1 != len(names):
         return None
     return NumberedRange(prefix, len(digits), suffix, lo, hi)
+
+
+_PLAIN_DECIMAL = re.compile(r"0?[0-9]{0,2}d?")   # `{n}`, `{n:04d}`, `{n:5}`: digits, maybe padded
+
+
+def number_pattern(pattern: str) -> tuple[str, str, str] | None:
+    """``(prefix, spec, suffix)`` when a ``str.format`` name pattern is literal text around one
+    ``{n}`` written as a plain decimal (``gpu-{n:04d}``), else None."""
+    try:
+        parts = list(string.Formatter().parse(pattern))
+    except ValueError:
+        return None
+    fields = [i for i, (_, name, _, _) in enumerate(parts) if name is not None]
+    if len(fields) != 1:
+        return None
+    _, name, spec, conversion = parts[fields[0]]
+    if name != "n" or conversion is not None or not _PLAIN_DECIMAL.fullmatch(spec or ""):
+        return None
+    prefix = "".join(text for text, _, _, _ in parts[:fields[0] + 1])
+    suffix = "".join(text for text, _, _, _ in parts[fields[0] + 1:])
+    return prefix, spec or "", suffix
+
+
+def pattern_range(prefix: str, spec: str, suffix: str, lo: int, hi: int) -> NumberedRange | None:
+    """The range that the names ``prefix + format(n, spec) + suffix`` for n in lo..hi are, exactly
+    as ``numbered_range`` finds it from the names (all of one width, the number the last run of
+    digits), without building them; None where the numbers change width, the prefix or suffix holds
+    digits, or the padding is not zeros (then the caller builds the names and looks at them)."""
+    first, last = format(lo, spec), format(hi, spec)
+    if not (first.isascii() and first.isdigit() and last.isdigit() and len(first) == len(last)) \
+            or _split(prefix + first + suffix) != (prefix, first, suffix):
+        return None
+    return NumberedRange(prefix, len(first), suffix, lo, hi)
 
 
 _SINGLE = re.compile(r"([^\[\]]*)\[(\d+)-(\d+)\]([^\[\]]*)")
@@ -201,7 +236,7 @@ def _escape(text: str) -> str:
     return "".join("\\" + c if c in _REGEX_SPECIAL else c for c in text)
 
 
-def _group(alternatives: list[str]) -> str:
+def _group(alternatives: tuple[str, ...]) -> str:
     return alternatives[0] if len(alternatives) == 1 else "(" + "|".join(alternatives) + ")"
 
 
@@ -215,12 +250,13 @@ def _any_digits(count: int) -> str:
     return "" if count == 0 else "[0-9]" if count == 1 else f"[0-9]{{{count}}}"
 
 
-def _alternatives(lo: str, hi: str) -> list[str]:
+@functools.lru_cache(maxsize=4096)   # neighbouring leaves share most of their digit ranges
+def _alternatives(lo: str, hi: str) -> tuple[str, ...]:
     """Regex alternatives matching every digit string from lo to hi (same length) and no other."""
     if lo == hi:
-        return [lo]
+        return (lo,)
     if lo[0] == hi[0]:
-        return [lo[0] + _group(_alternatives(lo[1:], hi[1:]))]
+        return (lo[0] + _group(_alternatives(lo[1:], hi[1:])),)
     rest = len(lo) - 1
     first, last = int(lo[0]), int(hi[0])
     out = []
@@ -235,4 +271,4 @@ def _alternatives(lo: str, hi: str) -> list[str]:
         out.append(_digit_class(first, last) + _any_digits(rest))
     if tail is not None:
         out.append(tail)
-    return out
+    return tuple(out)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import copy
 import functools
+import itertools
+import operator
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
@@ -120,7 +122,8 @@ def assemble(ctx: "RenderContext", source: str, raws: list[RawSwitch], error_at:
     for raw in kept:
         out[raw.name] = Switch(name=raw.name, tier=tiers[raw.name], parent=parent.get(raw.name),
                                children=[c for c in raw.children if counts[c]],
-                               nodes=[n for b in raw.blocks for n in b.nodes], labels=dict(raw.labels),
+                               nodes=list(itertools.chain.from_iterable(b.nodes for b in raw.blocks)),   # in C
+                               labels=dict(raw.labels),
                                hypernode=k8s_name(raw.name), where=raw.where, selector=raw.selector,
                                numbered=raw.blocks[0].numbered if len(raw.blocks) == 1 else None)
 
@@ -217,7 +220,7 @@ def _raise_first(graph: hn.Graph, checks, error_at: ErrorAt) -> None:
 def _check_coverage(ctx: "RenderContext", section: dict, graph: hn.Graph, owner_of: dict,
                     error_at: ErrorAt) -> None:
     """Nodes under no leaf: a warning, an error with fullCoverage (semantics/hypernodes.py)."""
-    if all(owner is not None for owner, _ in owner_of.values()):
+    if None not in map(_OWNER, owner_of.values()):   # in C: every node under a leaf
         return
     graph.inventory = list(owner_of)
     for problem in hn.uncovered(graph):
@@ -227,6 +230,9 @@ def _check_coverage(ctx: "RenderContext", section: dict, graph: hn.Graph, owner_
             err.rule = hn.RULE
             raise err
         ctx.warn(str(error_at(where, problem.message)))
+
+
+_OWNER = operator.itemgetter(0)
 
 
 def _twice_message(node: str, owner: str | None, other: str | None, other_block: RawBlock) -> str:
@@ -239,9 +245,13 @@ def _make_nodes(ctx: "RenderContext", pools, owner_of: dict) -> dict[str, Node]:
     # The hot loop of big fabrics: one pool matching everything needs no regular expression.
     only = pools[0] if len(pools) == 1 and pools[0].match.pattern in (".*", ".+") else None
     nodes: dict[str, Node] = {}
-    for name, (leaf, block) in owner_of.items():
-        pool = only or _pool_for(ctx, pools, name)
-        nodes[name] = Node(name, leaf, pool, block.domain, block.labels, block.subdomain)
+    entry = None
+    for name, owner in owner_of.items():
+        if owner is not entry:   # a block's nodes share one entry: read it once per block
+            entry = owner
+            leaf, block = owner
+            domain, labels, subdomain = block.domain, block.labels, block.subdomain
+        nodes[name] = Node(name, leaf, only or _pool_for(ctx, pools, name), domain, labels, subdomain)
     return nodes
 
 
@@ -455,6 +465,7 @@ def load_generated(ctx: "RenderContext", section: dict) -> Fabric:
     except hostlist.HostlistError as exc:
         raise ctx.error(where, str(exc)) from None
     node_pattern = gen["nodeName"]
+    numbers = hostlist.number_pattern(node_pattern)   # `gpu-{n:04d}`: each leaf one numbered range
     raws: list[RawSwitch] = []
     spine_names = []
     leaf_index = 0
@@ -463,11 +474,18 @@ def load_generated(ctx: "RenderContext", section: dict) -> Fabric:
         for _ in range(leaves_per_pod):
             leaf_index += 1
             first = (leaf_index - 1) * per_leaf
-            nodes = [node_pattern.format(n=first + i, leaf=leaf_index, pod=pod, i=i)
-                     for i in range(1, per_leaf + 1)]
+            numbered = numbers and hostlist.pattern_range(*numbers, first + 1, first + per_leaf)
+            if numbered:   # the names differ in their digits only: two of them stand for all
+                nodes = list(numbered.names())
+                checked = is_k8s_name(nodes[0]) and is_k8s_name(nodes[-1])
+            else:
+                nodes = [node_pattern.format(n=first + i, leaf=leaf_index, pod=pod, i=i)
+                         for i in range(1, per_leaf + 1)]
+                checked = False
             leaf = fmt("leafName", leaf=leaf_index, pod=pod)
             leaf_names.append(leaf)
-            block = RawBlock(f"{where}.nodeName", nodes, domain=leaf if gen["nvlinkPerLeaf"] else None)
+            block = RawBlock(f"{where}.nodeName", nodes, domain=leaf if gen["nvlinkPerLeaf"] else None,
+                             checked=checked, numbered=numbered or None)
             raws.append(RawSwitch(name=leaf, where=f"{where}.leafName", tier=1, blocks=[block]))
         spine = fmt("spineName", pod=pod)
         spine_names.append(spine)

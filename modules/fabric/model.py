@@ -16,11 +16,11 @@ Two kinds of fabric:
 """
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 import hashlib
+import operator
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Callable, Iterator
@@ -152,6 +152,7 @@ class Fabric:
         self._pool_counts: dict[str, dict[str, int]] = {}
         self._reachable_counts: dict[str, dict[str, int]] = {}
         self._reachable_tier: int | None | bool = False   # False: not computed yet
+        self._count_shapes: dict[int, list[dict[str, int]]] = {}
         self._compute_aggregates()
 
     def error(self, where: str, message: str) -> InputError:
@@ -294,6 +295,19 @@ class Fabric:
         """Nodes of each pool below a switch (capacity questions are asked per pool)."""
         return self._count_pools(switch, self._pool_counts, lambda s: True)
 
+    def pool_count_shapes(self, tier: int) -> list[dict[str, int]]:
+        """The distinct ``pool_counts`` of the switches at or below ``tier``: a largest domain is
+        found among these few (the 512 leaves of a 16,384-node fat-tree have one), not per switch."""
+        shapes = self._count_shapes.get(tier)
+        if shapes is None:
+            distinct: dict[tuple, dict[str, int]] = {}
+            for s in self.switches.values():
+                if s.tier <= tier:
+                    counts = self.pool_counts(s.name)
+                    distinct.setdefault(tuple(counts.items()), counts)
+            shapes = self._count_shapes[tier] = list(distinct.values())
+        return shapes
+
     def _count_pools(self, switch: str, cache: dict[str, dict[str, int]],
                      counts_own_nodes: Callable[["Switch"], bool]) -> dict[str, int]:
         """Pool -> node count below ``switch``, bottom-up and cached (each switch is summed once)."""
@@ -301,10 +315,8 @@ class Fabric:
         if cached is None:
             s = self.switches[switch]
             counts: dict[str, int] = {}
-            if counts_own_nodes(s):
-                for n in s.nodes:
-                    pool = self.nodes[n].pool.name
-                    counts[pool] = counts.get(pool, 0) + 1
+            if counts_own_nodes(s):   # in C: a leaf's nodes are counted without a Python loop
+                counts.update(Counter(map(_POOL_NAME, map(self.nodes.__getitem__, s.nodes))))
             for child in s.children:
                 for pool, k in self._count_pools(child, cache, counts_own_nodes).items():
                     counts[pool] = counts.get(pool, 0) + k
@@ -316,12 +328,16 @@ class Fabric:
         nodes_by_name = self.nodes
         for s in sorted(self.switches.values(), key=lambda s: s.tier):
             count = len(s.nodes)
-            gpus = sum(nodes_by_name[n].pool.gpus for n in s.nodes)
+            gpus = sum(map(_POOL_GPUS, map(nodes_by_name.__getitem__, s.nodes)))
             for c in s.children:
                 count += self._node_count[c]
                 gpus += self._gpu_count[c]
             self._node_count[s.name] = count
             self._gpu_count[s.name] = gpus
+
+
+_POOL_NAME = operator.attrgetter("pool.name")
+_POOL_GPUS = operator.attrgetter("pool.gpus")
 
 
 def build_pools(ctx: "RenderContext", section: dict) -> list[NodePool]:
@@ -353,25 +369,13 @@ def build_links(section: dict) -> dict[int, Link]:
     return out
 
 
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a big fabric is built. The model is a tree of
-    acyclic objects, but every collection would walk all the Node objects (and the YAML nodes of
-    a big model file) created so far: on 65k-node models that was a third of the build time."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def build_fabric(ctx: "RenderContext") -> Fabric:
     """Build the stack's fabric from its source (see importers.py) and validate it."""
+    from modules.core.render import collector_paused
+
     from . import importers, validate
 
-    with _collector_paused():
+    with collector_paused():   # a fabric is tens of thousands of acyclic objects
         fabric = importers.load(ctx)
         validate.check(ctx, fabric)
     return fabric

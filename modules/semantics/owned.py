@@ -348,9 +348,12 @@ def settle_scaled(objects: list[dict]) -> list[Settled]:
 
 def owned_fields_of(obj: dict) -> list[OwnedField]:
     """The kept fields an object records, as table entries (for the engines' output)."""
+    paths = owned_paths(obj)
+    if not paths:   # nearly every object: no table to look at
+        return []
     fields = {f.path: f for f in scale_fields().values() if (f.group, f.kind) == (api_group(obj), obj.get("kind"))}
     return [fields.get(p) or OwnedField(api_group(obj), str(obj.get("kind")), p, "a controller", "scale", "")
-            for p in owned_paths(obj)]
+            for p in paths]
 
 
 def as_webhook_leaves(obj: dict) -> dict:

@@ -134,8 +134,8 @@ def max_pods(ctx: "RenderContext", per_pod: Mapping[str, Decimal], tier: int,
     per_node = {name: pods_per_node(pool, per_pod) for name, pool in fabric.pools.items()}
     if one_per_node:
         per_node = {name: min(1, k) for name, k in per_node.items()}
-    return max((sum(count * per_node[pool] for pool, count in fabric.pool_counts(s.name).items())
-                for s in fabric.switches.values() if s.tier <= tier), default=0)
+    return max((sum(count * per_node[pool] for pool, count in counts.items())
+                for counts in fabric.pool_count_shapes(tier)), default=0)
 
 
 def _domains_under(fabric: "Fabric", switch: str, tier: int) -> list[str]:

@@ -56,6 +56,29 @@ def test_a_flag_and_its_value_as_two_list_items():
     assert list(find_credentials({"args": ["--db-password", "$(DB_PASSWORD)"]})) == []
 
 
+def test_findings_are_the_same_with_the_remembered_clean_strings_warm():
+    """``find_credentials`` passes strings it found clean before (and keys that hold no secret by
+    their name) without a stack entry: the findings, their paths and their order do not change."""
+    from modules.core import secrets
+
+    warm_up = {"name": "x", "value": "hunter2pw", "password": "plain", "args": ["--port", "hunter2pw"],
+               "env": [{"name": "MODE", "value": "hunter2pw"}], "hunter2pw": {"token": "$(T)"}}
+    document = {"spec": {"password": "hunter2pw", "containers": [{"env": [
+        {"name": "DB_PASSWORD", "value": "hunter2pw"}, {"name": "MODE", "value": "hunter2pw"}],
+        "args": ["--db-password", "hunter2pw", "hunter2pw", "--token", "$(T)"]}]},
+        "data": {"url": "https://alice:hunter2pw@git.example.com/x.git", "plain": "hunter2pw",
+                 "apiKey": "hunter2pw", "tokens": ["hunter2pw", "x"], 7: "hunter2pw", "7": "hunter2pw"}}
+    secrets._CLEAN.clear()
+    secrets._PLAIN_KEYS.clear()
+    cold = list(find_credentials(document, "obj"))
+    list(find_credentials(warm_up))
+    list(find_credentials(document))
+    assert list(find_credentials(document, "obj")) == cold
+    assert {what for _, what in cold} >= {"a literal value for 'password'", "a literal value for 'DB_PASSWORD'",
+                                         "a literal value after '--db-password'", "credentials in a URL",
+                                         "a literal value for 'apiKey'"}
+
+
 @contextmanager
 def bounded(seconds: int = 10):
     """A hang guard like the hostile corpus' (not a timing assertion): backtracking never ends."""

@@ -54,3 +54,40 @@ def test_single_range_agrees_with_expand():
         assert list(single_range(expr).names()) == expand(expr)
     for expr in ("n[1-10]", "n[5-2]", "n[1,3]", "a[1-2]b[3-4]", "plain"):
         assert single_range(expr) is None
+
+
+PATTERNS = ["gpu-{n:04d}", "gpu-{n:05d}", "{n}", "node{n:d}", "gpu{n:3}", "gpu2{n:03d}", "n{n:04d}-x1", "a.{n:02d}.b",
+            "gpu-{n:04d}-{{x}}", "{pod}-{n:03d}", "{n}-{n}", "{i:02d}", "gpu-{n:+d}", "gpu-{n:x}", "gpu-{n!s}",
+            "gpu-{n:,}", "{leaf}", "gpu-{n:010d}", "gpu-{n", "gpu-}{n}"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(pattern=st.sampled_from(PATTERNS), lo=st.integers(1, 12000), size=st.integers(1, 40))
+def test_pattern_range_is_what_numbered_range_finds_in_the_names(pattern, lo, size):
+    """The generated source takes a leaf's range from its name pattern: the same range (and so the
+    same regexMatch) that ``numbered_range`` finds in the names the pattern makes."""
+    from modules.fabric.hostlist import number_pattern, pattern_range
+
+    parts = number_pattern(pattern)
+    if parts is None:
+        return
+    prefix, spec, suffix = parts
+    names = [pattern.format(n=n) for n in range(lo, lo + size)]
+    assert [prefix + format(n, spec) + suffix for n in range(lo, lo + size)] == names
+    found = pattern_range(prefix, spec, suffix, lo, lo + size - 1)
+    if found is not None:   # None: the source builds the names one by one and render looks at them
+        assert list(found.names()) == names
+        assert size == 1 or found == numbered_range(names)
+    elif spec in ("", "d", "04d") and prefix.isalpha() and not any(c.isdigit() for c in suffix) \
+            and lo >= 1000 and len(str(lo)) == len(str(lo + size - 1)):
+        raise AssertionError(f"{pattern} from {lo}: a plain range was not recognised")
+
+
+def test_number_pattern_takes_only_one_plain_decimal_n():
+    from modules.fabric.hostlist import number_pattern
+
+    assert number_pattern("gpu-{n:04d}") == ("gpu-", "04d", "")
+    assert number_pattern("a{{b}}{n}c") == ("a{b}", "", "c")
+    for pattern in ("{pod}-{n:03d}", "{n}-{n}", "{i:02d}", "gpu-{n:+d}", "gpu-{n:x}", "gpu-{n!s}", "gpu-{n:,}",
+                    "gpu-{n", "gpu-}{n}", "plain"):
+        assert number_pattern(pattern) is None, pattern
