@@ -73,10 +73,15 @@ def topograph_stack(nodes: int, folder: Path, explicit: bool):
             blocks.append({"switch": leaf, "nodes": names,
                            "annotations": {"accelerator.topology.test/domain": f"nvl-{leaf}"}})
             first = last + 1
-    path = folder / f"model-{nodes}-{'explicit' if explicit else 'ranges'}.yaml"
-    path.write_text(yaml.dump({"switches": switches, "blocks": blocks}, Dumper=yaml.CSafeDumper, sort_keys=False))
-    config = {"trainstack:fabric": {"source": "topograph", "path": str(path)}}
-    return build_stack(load_project(ROOT), f"bench-{nodes}", config, f"benchmark-{nodes}")
+    # A stack reads its model from under its project's stacks/ folder: a throwaway project in ``folder``.
+    if not (folder / "Pulumi.yaml").exists():
+        (folder / "Pulumi.yaml").write_bytes((ROOT / "Pulumi.yaml").read_bytes())
+        (folder / "stacks").mkdir()
+    name = f"model-{nodes}-{'explicit' if explicit else 'ranges'}.yaml"
+    (folder / "stacks" / name).write_text(yaml.dump({"switches": switches, "blocks": blocks},
+                                                    Dumper=yaml.CSafeDumper, sort_keys=False))
+    config = {"trainstack:fabric": {"source": "topograph", "path": name}}
+    return build_stack(load_project(folder), f"bench-{nodes}", config, f"benchmark-{nodes}")
 
 
 def end_to_end(stack) -> tuple[list[str], object, list[dict]]:
