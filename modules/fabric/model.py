@@ -296,6 +296,16 @@ class Fabric:
         """Nodes of each pool below a switch (capacity questions are asked per pool)."""
         return self._count_pools(switch, self._pool_counts, lambda s: True)
 
+    def nodes_per_pool(self) -> dict[str, int]:
+        """Pool -> how many of the fabric's nodes it holds, under a switch or not."""
+        counts: dict[str, int] = {}
+        for own in self._own_pools.values():   # each leaf's, counted once when the model was built
+            for pool, k in own.items():
+                counts[pool] = counts.get(pool, 0) + k
+        if sum(counts.values()) != len(self.nodes):   # nodes under no switch: count them all
+            return dict(Counter(map(_POOL_NAME, self.nodes.values())))
+        return counts
+
     def pool_count_shapes(self, tier: int) -> list[dict[str, int]]:
         """The distinct ``pool_counts`` of the switches at or below ``tier``: a largest domain is
         found among these few (the 512 leaves of a 16,384-node fat-tree have one), not per switch."""
