@@ -310,19 +310,23 @@ def _lock(parent: Path) -> int:
 def _write_files(tmp: Path, target: Path, files: dict[str, bytes]) -> None:
     for folder in sorted({os.path.dirname(path) for path in files} - {""}):
         os.makedirs(tmp / folder, exist_ok=True)   # once per folder, not per file
-    for path, data in files.items():   # plain system calls: thousands of small files
-        try:
-            fd = os.open(tmp / path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        except OSError as exc:   # name the file as the user knows it, not the temporary folder
-            raise OSError(exc.errno, exc.strerror, str(target / path)) from None
-        try:
-            view = memoryview(data)
-            while view:   # a write may be short; finish it
-                view = view[os.write(fd, view):]
-        except OSError as exc:
-            raise OSError(exc.errno, exc.strerror, str(target / path)) from None
-        finally:
-            os.close(fd)
+    folder_fd = os.open(tmp, os.O_RDONLY | os.O_DIRECTORY)   # each file opened relative to it
+    try:
+        for path, data in files.items():   # plain system calls: thousands of small files
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644, dir_fd=folder_fd)
+            except OSError as exc:   # name the file as the user knows it, not the temporary folder
+                raise OSError(exc.errno, exc.strerror, str(target / path)) from None
+            try:
+                view = memoryview(data)
+                while view:   # a write may be short; finish it
+                    view = view[os.write(fd, view):]
+            except OSError as exc:
+                raise OSError(exc.errno, exc.strerror, str(target / path)) from None
+            finally:
+                os.close(fd)
+    finally:
+        os.close(folder_fd)
     tmp.chmod(0o755)
 
 
