@@ -6,6 +6,7 @@ tie-break, so the same stack always yields the same sequence (CRDs and Namespace
 """
 from __future__ import annotations
 
+import functools
 import heapq
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Union
@@ -48,8 +49,8 @@ class Resource:
     depends_on: tuple[str, ...] = ()   # keys of resources or releases
     retain: bool = False               # never deleted by `pulumi destroy` (PVCs, CRDs)
 
-    @property
-    def key(self) -> str:
+    @functools.cached_property
+    def key(self) -> str:   # asked for a dozen times per object (order, phases, files): worked out once
         return object_key(self.obj)
 
     @property

@@ -25,6 +25,9 @@ class RenderContext:
     stack: StackConfig
     fabric: "Fabric | None" = None
     warnings: list[str] = field(default_factory=list)
+    # What a module works out once per render and other modules ask for again (the runtimes), by
+    # the owning module's name: the same answer, not a second one.
+    derived: dict[str, Any] = field(default_factory=dict)
 
     def section(self, name: str) -> dict:
         return self.stack.section(name)

@@ -97,6 +97,7 @@ def _bundle_files(bundle: Bundle, stack_file: str) -> dict[str, bytes]:
         owners[key] = owner
         return path
 
+    replaced = {path for module in _output_hooks("output_replaced") for path in module.output_replaced(bundle)}
     resources = bundle.resources
     keys = [resource.key for resource in resources]
     shown = dict(zip(keys, (resource.obj for resource in resources)))
@@ -118,7 +119,8 @@ def _bundle_files(bundle: Bundle, stack_file: str) -> dict[str, bytes]:
         releases.append({"name": release.name, "chart": release.chart, "repository": release.repository,
                          "version": release.version, "namespace": release.namespace,
                          "valuesFile": values_file, "dependsOn": list(release.depends_on)})
-        files[f"charts/{values_file}"] = (head + yamlio.dump(release.values)).encode()
+        if "charts/" not in replaced:   # the path is claimed either way: two releases never share it
+            files[f"charts/{values_file}"] = (head + yamlio.dump(release.values)).encode()
     # The charts install into namespaces the kustomization creates: apply those first.
     wanted = {r.namespace for r in bundle.releases}
     document: dict = {"namespaces": [resource_path(r) for r in resources
@@ -126,13 +128,15 @@ def _bundle_files(bundle: Bundle, stack_file: str) -> dict[str, bytes]:
                       "releases": releases}
     if bundle.prerequisites:   # served from outside the bundle: install them first
         document["prerequisites"] = [{"crd": p.crd, "installedBy": p.installed_by} for p in bundle.prerequisites]
-    files["charts/releases.yaml"] = (
-        head + "# Order: 1. kubectl apply -f each file under `namespaces` (the charts install into\n"
-        "# them); 2. install the releases in this order (custom resources need their CRDs and\n"
-        "# webhooks); 3. kubectl apply -k on the folder above. `pulumi up` does this in order.\n"
-        + yamlio.dump(document)
-    ).encode()
-    files["kustomization.yaml"] = (head + yamlio.dump(kustomization)).encode()
+    if "charts/" not in replaced:
+        files["charts/releases.yaml"] = (
+            head + "# Order: 1. kubectl apply -f each file under `namespaces` (the charts install into\n"
+            "# them); 2. install the releases in this order (custom resources need their CRDs and\n"
+            "# webhooks); 3. kubectl apply -k on the folder above. `pulumi up` does this in order.\n"
+            + yamlio.dump(document)
+        ).encode()
+    if "kustomization.yaml" not in replaced:
+        files["kustomization.yaml"] = (head + yamlio.dump(kustomization)).encode()
     for module in _output_hooks("output_files"):   # a capability may lay out the files its own way
         files = module.output_files(bundle, files, head)
     files[MARKER] = marker_text(bundle.stack).encode()
@@ -306,19 +310,23 @@ def _lock(parent: Path) -> int:
 def _write_files(tmp: Path, target: Path, files: dict[str, bytes]) -> None:
     for folder in sorted({os.path.dirname(path) for path in files} - {""}):
         os.makedirs(tmp / folder, exist_ok=True)   # once per folder, not per file
-    for path, data in files.items():   # plain system calls: thousands of small files
-        try:
-            fd = os.open(tmp / path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        except OSError as exc:   # name the file as the user knows it, not the temporary folder
-            raise OSError(exc.errno, exc.strerror, str(target / path)) from None
-        try:
-            view = memoryview(data)
-            while view:   # a write may be short; finish it
-                view = view[os.write(fd, view):]
-        except OSError as exc:
-            raise OSError(exc.errno, exc.strerror, str(target / path)) from None
-        finally:
-            os.close(fd)
+    folder_fd = os.open(tmp, os.O_RDONLY | os.O_DIRECTORY)   # each file opened relative to it
+    try:
+        for path, data in files.items():   # plain system calls: thousands of small files
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644, dir_fd=folder_fd)
+            except OSError as exc:   # name the file as the user knows it, not the temporary folder
+                raise OSError(exc.errno, exc.strerror, str(target / path)) from None
+            try:
+                view = memoryview(data)
+                while view:   # a write may be short; finish it
+                    view = view[os.write(fd, view):]
+            except OSError as exc:
+                raise OSError(exc.errno, exc.strerror, str(target / path)) from None
+            finally:
+                os.close(fd)
+    finally:
+        os.close(folder_fd)
     tmp.chmod(0o755)
 
 

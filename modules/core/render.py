@@ -27,13 +27,19 @@ def collector_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector while big acyclic data is built (a render, its files, a
     fabric): every collection would walk all the objects built so far, again and again (a fifth of
     a 65,536-node render went there), and none of them is garbage yet; reference counting frees
-    them as before. The collector runs again afterwards, as it was."""
+    them as before. The collector runs again afterwards, as it was; what was built is handed to its
+    oldest generation first (``freeze`` then ``unfreeze``: two list splices), or the next young
+    collection would walk all of it at once. Not while a caller holds objects frozen (a process
+    about to fork)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if enabled:
+            if not gc.get_freeze_count():
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 

@@ -149,6 +149,7 @@ class Fabric:
         self.graph = None               # the HyperNode graph its checks ran on (semantics/hypernodes.py)
         self._node_count: dict[str, int] = {}
         self._gpu_count: dict[str, int] = {}
+        self._own_pools: dict[str, dict[str, int]] = {}   # switch -> its own nodes (a leaf's) per pool
         self._pool_counts: dict[str, dict[str, int]] = {}
         self._reachable_counts: dict[str, dict[str, int]] = {}
         self._reachable_tier: int | None | bool = False   # False: not computed yet
@@ -295,6 +296,16 @@ class Fabric:
         """Nodes of each pool below a switch (capacity questions are asked per pool)."""
         return self._count_pools(switch, self._pool_counts, lambda s: True)
 
+    def nodes_per_pool(self) -> dict[str, int]:
+        """Pool -> how many of the fabric's nodes it holds, under a switch or not."""
+        counts: dict[str, int] = {}
+        for own in self._own_pools.values():   # each leaf's, counted once when the model was built
+            for pool, k in own.items():
+                counts[pool] = counts.get(pool, 0) + k
+        if sum(counts.values()) != len(self.nodes):   # nodes under no switch: count them all
+            return dict(Counter(map(_POOL_NAME, self.nodes.values())))
+        return counts
+
     def pool_count_shapes(self, tier: int) -> list[dict[str, int]]:
         """The distinct ``pool_counts`` of the switches at or below ``tier``: a largest domain is
         found among these few (the 512 leaves of a 16,384-node fat-tree have one), not per switch."""
@@ -315,8 +326,8 @@ class Fabric:
         if cached is None:
             s = self.switches[switch]
             counts: dict[str, int] = {}
-            if counts_own_nodes(s):   # in C: a leaf's nodes are counted without a Python loop
-                counts.update(Counter(map(_POOL_NAME, map(self.nodes.__getitem__, s.nodes))))
+            if counts_own_nodes(s):
+                counts.update(self._own_pools[switch])
             for child in s.children:
                 for pool, k in self._count_pools(child, cache, counts_own_nodes).items():
                     counts[pool] = counts.get(pool, 0) + k
@@ -325,10 +336,15 @@ class Fabric:
 
     def _compute_aggregates(self) -> None:
         # Children before parents: sort by tier (parents are always above their children).
-        nodes_by_name = self.nodes
+        nodes_by_name, pools = self.nodes, self.pools
         for s in sorted(self.switches.values(), key=lambda s: s.tier):
             count = len(s.nodes)
-            gpus = sum(map(_POOL_GPUS, map(nodes_by_name.__getitem__, s.nodes)))
+            # One pass over a leaf's nodes, in C: its nodes per pool, and from them its GPUs.
+            own = self._own_pools[s.name] = dict(Counter(map(_POOL_NAME, map(nodes_by_name.__getitem__, s.nodes))))
+            if all(name in pools for name in own):
+                gpus = sum(pools[name].gpus * k for name, k in own.items())
+            else:   # a model built by hand, its pools not listed
+                gpus = sum(map(_POOL_GPUS, map(nodes_by_name.__getitem__, s.nodes)))
             for c in s.children:
                 count += self._node_count[c]
                 gpus += self._gpu_count[c]

@@ -132,6 +132,13 @@ def output_objects(bundle: Bundle, objects: dict[str, dict]) -> dict[str, dict]:
     return out
 
 
+def output_replaced(bundle: Bundle) -> tuple[str, ...]:
+    """The paths (a folder ends in ``/``) of core's files that ``output_files`` drops or lays out
+    its own way for this engine: core need not serialize them."""
+    _, engine = _engine(bundle)
+    return () if engine == "none" else ("charts/", "kustomization.yaml")
+
+
 def output_files(bundle: Bundle, files: dict[str, bytes], head: str) -> dict[str, bytes]:
     """The engine's files: for ``none`` unchanged; otherwise no ``charts/`` (the engine installs the
     charts), no overlay in the root kustomization (each overlay is applied on its own after the

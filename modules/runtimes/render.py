@@ -124,7 +124,14 @@ def runtime(ctx: RenderContext, i: int, cfg: dict, default_image: str) -> Runtim
 
 
 def runtimes(ctx: RenderContext) -> list[Runtime]:
-    """Every runtime of the stack (none with trainer.api v1, which has no runtimes)."""
+    """Every runtime of the stack (none with trainer.api v1, which has no runtimes), worked out
+    once per render: the TrainJobs (workloads) ask for them again."""
+    if MODULE not in ctx.derived:
+        ctx.derived[MODULE] = _runtimes(ctx)
+    return ctx.derived[MODULE]
+
+
+def _runtimes(ctx: RenderContext) -> list[Runtime]:
     cfg = ctx.section(MODULE)
     if trainer_api(ctx) != "v2":
         if MODULE in ctx.stack.given:

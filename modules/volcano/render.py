@@ -1,7 +1,6 @@
 """The Volcano chart release (scheduler configuration, discovery), tenant Queues and PriorityClasses."""
 from __future__ import annotations
 
-from collections import Counter
 
 from modules.core.bundle import ChartRelease, Resource, release_key
 from modules.core.context import RenderContext
@@ -226,7 +225,7 @@ def _check_guarantees(ctx: RenderContext, queues: list[dict]) -> None:
     """Guarantees are reservations: together they cannot exceed what the fabric's nodes have."""
     if not ctx.fabric.nodes or not any(q["guarantee"] for q in queues):
         return   # nothing reserved, or a label-defined fabric whose node inventory is not known here
-    per_pool = Counter(node.pool.name for node in ctx.fabric.nodes.values())
+    per_pool = ctx.fabric.nodes_per_pool()
     totals: dict = {}
     for pool_name, count in per_pool.items():
         for resource, amount in ctx.fabric.pools[pool_name].allocatable().items():
