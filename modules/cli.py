@@ -234,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     stdout = sys.stdout
     sys.stdout = RedactingOutput(stdout)
     try:
-        return _run(args, debug)
+        code = _run(args, debug)
     finally:
         try:
             sys.stdout.flush()
@@ -246,6 +246,31 @@ def main(argv: list[str] | None = None) -> int:
             # last walks over every object at exit (about a tenth of a `check`) are skipped.
             # Objects still finalize (refcounts, atexit); only those in unreachable cycles do not.
             gc.freeze()
+    if whole_process and getattr(args, "ends_at_once", False):
+        _end_at_once(code)
+    return code
+
+
+def _end_at_once(code: int) -> None:
+    """End the process now, without the interpreter's teardown (freeing every module and object
+    one by one: about 7 ms of a `check`), for a command that sets ``ends_at_once``: one that writes
+    nothing but standard output and error, or files it closes itself. What an ordinary exit does
+    that matters is done here: the at-exit functions run and both streams are flushed. Nothing
+    else is lost: no other thread runs (else this returns, and the exit is the ordinary one); the
+    kernel closes every descriptor as at any exit, so a child that reads a pipe from us (the
+    admission child) sees its end and ends as before. A stream that cannot be flushed returns too:
+    the ordinary exit then reports it as it always did."""
+    if not isinstance(code, int) or ("threading" in sys.modules and sys.modules["threading"].active_count() > 1):
+        return
+    import atexit
+
+    atexit._run_exitfuncs()   # noqa: SLF001 - what Py_Finalize runs first; it clears them after
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return
+    os._exit(code)
 
 
 def _run(args: argparse.Namespace, debug: bool) -> int:
