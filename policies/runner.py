@@ -7,11 +7,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable
 
+import jsonschema
 
 from modules.core import yamlio
 from modules.core.bundle import Bundle, ChartRelease, Resource
 from modules.core.errors import InputError, show
-from modules.core.schema import is_valid
 from modules.core.wire import release_manifest
 
 from .framework import (ADVISORY, DISABLED, LEVELS, MANDATORY, NOTE, CheckContext, Finding, NotChecked, Rule,
@@ -87,12 +87,7 @@ def parse_settings(data: object, file: str, rules: Iterable[Rule] = RULES) -> Po
         settings.levels[key] = level
         props = {k: v for k, v in value.items() if k != "enforcementLevel"}
         schema = {"type": "object", "properties": rule.config_schema, "additionalProperties": False}
-        if is_valid(schema, props, formats=False) is True:   # jsonschema only to word a mistake
-            errors = []
-        else:
-            from jsonschema import Draft202012Validator
-
-            errors = sorted(Draft202012Validator(schema).iter_errors(props), key=lambda e: list(e.path))
+        errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(props), key=lambda e: list(e.path))
         if errors:
             err = errors[0]
             sub = ".".join(str(p) for p in err.absolute_path)

@@ -12,15 +12,12 @@ import re
 from pathlib import Path
 from typing import Any, Callable
 
-from typing import TYPE_CHECKING
+import jsonschema
+from jsonschema import Draft202012Validator, FormatChecker
 
 from . import cache, yamlio
 from .errors import InputError, show
 from .quantity import is_positive_quantity, is_quantity
-
-if TYPE_CHECKING:
-    import jsonschema
-    from jsonschema import Draft202012Validator
 
 DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
 DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
@@ -38,15 +35,9 @@ FORMATS: dict[str, tuple[Callable[[object], bool], str]] = {
                             "a Prometheus duration such as 15m or 1h30m"),
 }
 
-
-@functools.lru_cache(maxsize=None)
-def _format_checker():
-    from jsonschema import FormatChecker
-
-    checker = FormatChecker(formats=())
-    for name, (check, _text) in FORMATS.items():
-        checker.checks(name)(lambda value, _c=check: not isinstance(value, str) or _c(value))
-    return checker
+_format_checker = FormatChecker(formats=())
+for _name, (_check, _text) in FORMATS.items():
+    _format_checker.checks(_name)(lambda value, _c=_check: not isinstance(value, str) or _c(value))
 
 TYPE_WORDS = {
     "integer": "an integer", "number": "a number", "string": "a string", "boolean": "true or false",
@@ -77,11 +68,9 @@ _VALIDATORS: dict[int, Draft202012Validator] = {}
 
 def validator_for(schema: dict) -> Draft202012Validator:
     """A validator per schema object (schemas are loaded once and cached, so ids are stable)."""
-    from jsonschema import Draft202012Validator
-
     validator = _VALIDATORS.get(id(schema))
     if validator is None or validator.schema is not schema:
-        validator = Draft202012Validator(schema, format_checker=_format_checker())
+        validator = Draft202012Validator(schema, format_checker=_format_checker)
         _VALIDATORS[id(schema)] = validator
     return validator
 
@@ -169,148 +158,8 @@ def _first(errors: list[jsonschema.ValidationError]) -> jsonschema.ValidationErr
     return min(errors, key=lambda e: (len(e.absolute_path), [str(p) for p in e.absolute_path], e.validator))
 
 
-# Draft 2020-12's keywords: those jsonschema's Draft202012Validator validates (a test keeps the two
-# equal). Any other key in a schema (description, default, x-rule, ...) is one validation ignores.
-VOCABULARY = frozenset({
-    "$dynamicRef", "$ref", "additionalProperties", "allOf", "anyOf", "const", "contains", "dependentRequired",
-    "dependentSchemas", "enum", "exclusiveMaximum", "exclusiveMinimum", "format", "if", "items", "maxItems",
-    "maxLength", "maxProperties", "maximum", "minItems", "minLength", "minProperties", "minimum", "multipleOf",
-    "not", "oneOf", "pattern", "patternProperties", "prefixItems", "properties", "propertyNames", "required",
-    "type", "unevaluatedItems", "unevaluatedProperties", "uniqueItems",
-})
-_PLAIN = (str, dict, list, bool, int, float, type(None))   # what YAML and JSON give
-
-
-def _is_type(value: Any, name: str) -> bool | None:
-    """Draft 2020-12's ``type``: True or False, None for a value or type name not decided here."""
-    if not isinstance(value, _PLAIN) or not isinstance(name, str):
-        return None
-    if name in ("integer", "number"):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return False
-        return name == "number" or isinstance(value, int) or value.is_integer()
-    kinds = {"string": str, "object": dict, "array": list, "boolean": bool, "null": type(None)}
-    return isinstance(value, kinds[name]) if name in kinds else None
-
-
-def is_valid(schema: Any, value: Any, formats: bool = True) -> bool | None:
-    """Whether ``value`` is valid against ``schema``, decided without jsonschema (importing it is a
-    third of a `check`'s start-up) for the keywords trainstack's schemas use: True or False where
-    the answer is certain, None where this does not decide (another keyword, a value that is no
-    YAML or JSON type): jsonschema then decides, and words the error. Draft 2020-12 with FORMATS as
-    the format checker (``formats``: False for a validator without one), as jsonschema applies
-    them; tests compare the two over every schema and many values."""
-    if schema is True or schema is False:
-        return schema
-    if not isinstance(schema, dict):
-        return None
-    verdict: bool | None = True
-
-    def judge(outcome: bool | None) -> bool:   # False: certain to fail, stop here
-        nonlocal verdict
-        if outcome is None:
-            verdict = None
-        return outcome is False
-
-    is_str, is_dict, is_list = isinstance(value, str), isinstance(value, dict), isinstance(value, list)
-    number = isinstance(value, (int, float)) and not isinstance(value, bool)
-    for key, arg in schema.items():
-        if key not in VOCABULARY:
-            continue
-        if key == "type":
-            names = arg if isinstance(arg, list) else [arg]
-            outcomes = [_is_type(value, n) for n in names]
-            if judge(True if True in outcomes else (False if outcomes and all(o is False for o in outcomes) else None)):
-                return False
-        elif key == "enum":
-            if not isinstance(arg, list):
-                verdict = None
-            elif not isinstance(value, (dict, list)) and any(type(e) is type(value) and e == value for e in arg):
-                pass   # (containers: jsonschema tells True from 1 inside them, == does not)
-            elif is_str:   # jsonschema compares a string with == alone
-                return False
-            else:
-                verdict = None
-        elif key == "properties":
-            if is_dict and isinstance(arg, dict):
-                for name, sub in arg.items():
-                    if name in value and judge(is_valid(sub, value[name], formats)):
-                        return False
-            elif is_dict:
-                verdict = None
-        elif key == "additionalProperties":
-            if is_dict:
-                if "patternProperties" in schema:
-                    verdict = None
-                    continue
-                known = schema.get("properties") or {}
-                for name in value:
-                    if name not in known and judge(is_valid(arg, value[name], formats)):
-                        return False
-        elif key == "required":
-            if is_dict and isinstance(arg, list) and any(name not in value for name in arg):
-                return False
-        elif key in ("minProperties", "maxProperties", "minItems", "maxItems", "minLength", "maxLength"):
-            if (is_dict if "Prop" in key else is_list if "Items" in key else is_str):
-                if not isinstance(arg, int) or isinstance(arg, bool):
-                    verdict = None
-                elif (len(value) < arg) if key.startswith("min") else (len(value) > arg):
-                    return False
-        elif key == "propertyNames":
-            if is_dict:
-                for name in value:
-                    if judge(is_valid(arg, name, formats)):
-                        return False
-        elif key == "items":
-            if is_list:
-                if "prefixItems" in schema:
-                    verdict = None
-                    continue
-                for item in value:
-                    if judge(is_valid(arg, item, formats)):
-                        return False
-        elif key == "uniqueItems":
-            if is_list and arg is True:
-                if not (all(isinstance(item, str) for item in value)
-                        or all(isinstance(item, int) and not isinstance(item, bool) for item in value)):
-                    verdict = None   # (jsonschema tells True from 1, a set does not)
-                elif len(set(value)) != len(value):
-                    return False
-            elif is_list and arg is not False:
-                verdict = None
-        elif key == "pattern":
-            if not isinstance(arg, str):
-                verdict = None
-            elif is_str and re.search(arg, value) is None:
-                return False
-        elif key == "format":
-            if not isinstance(arg, str):
-                verdict = None
-            elif is_str and formats and arg in FORMATS and not FORMATS[arg][0](value):
-                return False
-        elif key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
-            if not number:
-                continue
-            if not isinstance(arg, (int, float)) or isinstance(arg, bool):
-                verdict = None
-            elif ((key == "minimum" and value < arg) or (key == "maximum" and value > arg)
-                  or (key == "exclusiveMinimum" and value <= arg) or (key == "exclusiveMaximum" and value >= arg)):
-                return False
-        elif key == "not":
-            inner = is_valid(arg, value, formats)
-            if inner is True:
-                return False
-            if inner is None:
-                verdict = None
-        else:   # a keyword our schemas do not use: jsonschema decides
-            verdict = None
-    return verdict
-
-
 def validate(schema: dict, value: Any, file: str, format_path: Callable[[list], str]) -> None:
     """Validate ``value`` against ``schema``; raise InputError for the first problem found."""
-    if is_valid(schema, value) is True:
-        return
     errors = list(validator_for(schema).iter_errors(value))
     if not errors:
         return
