@@ -421,7 +421,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                    help="manifests without a stack: how strict (default standard); a stack has its own")
     p.add_argument("--format", default="text", choices=sorted(FORMATS), help="report format")
     add_dir_option(p)
-    p.set_defaults(run=cmd_check, needs_project=lambda a: not manifests_only(a))
+    # ends_at_once: check writes nothing but its report and messages (modules/cli.py _end_at_once)
+    p.set_defaults(run=cmd_check, needs_project=lambda a: not manifests_only(a), ends_at_once=True)
 
     p = sub.add_parser("preview", parents=[common],
                        help="run the Pulumi program under mocks and check it with the real policy pack over gRPC")
