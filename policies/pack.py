@@ -198,6 +198,12 @@ class PackState:
             _RUN.clear()
 
     def remember(self, obj: dict) -> None:
+        local = getattr(_CALL, "decoded", None)
+        if local is not None:   # within a call every resource policy hands over the same object
+            key = ("remembered", id(obj))
+            if local.get(key) is obj:
+                return
+            local[key] = obj
         with self.lock:
             self.seen[object_key(obj)] = obj
 
