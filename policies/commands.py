@@ -255,11 +255,22 @@ ANALYSIS_SWITCH_INTERVAL_S = 0.0005
 def _heap_frozen():
     import gc
 
+    thresholds = gc.get_threshold()
     gc.freeze()
+    if FULL_COLLECTIONS_APART:
+        gc.set_threshold(thresholds[0], thresholds[1], max(thresholds[2], FULL_COLLECTIONS_APART))
     try:
         yield
     finally:
+        gc.set_threshold(*thresholds)
         gc.unfreeze()
+
+
+# The run's own objects then still filled the old generation fast enough for a full collection
+# every 0.1-0.3 s (each walking what the program built so far); the young generations collect the
+# program's short-lived cycles. During the run a full collection waits for this many collections
+# of the middle generation (the interpreter's default is 10).
+FULL_COLLECTIONS_APART = 100
 
 
 @contextmanager
@@ -381,6 +392,9 @@ class OverGrpc(Collector):
                 raise PackError(f"{stack.name}: {err}") from None
         data, shown = read_settings_file(stack.name)
         self.pack.stack, self.pack.config = stack.name, dict(config)   # Analysis() sends ConfigureStack
+        from modules.core.pulumi_adapter import load_classes
+
+        load_classes(bundle)   # imported before the heap is frozen: the program's collections skip them
         with _heap_frozen():
             ahead = AheadOfTheProgram(lambda: Analysis(self.pack, data, shown), rendered)
             try:

@@ -330,6 +330,36 @@ def test_the_program_runs_with_a_short_switch_interval_and_gives_it_back():
     assert sys.getswitchinterval() == before
 
 
+def test_the_run_keeps_the_heap_before_it_out_of_the_collector_and_gives_it_back():
+    """During the program and its analysis the heap as it was is frozen and full collections are
+    further apart; afterwards (also when the program fails) nothing stays frozen and the
+    interpreter's thresholds are back. A cycle made before the run is still collected after it."""
+    import gc
+    import weakref
+
+    from policies.commands import FULL_COLLECTIONS_APART, _heap_frozen
+
+    class Node:
+        pass
+
+    thresholds = gc.get_threshold()
+    node = Node()
+    node.self = node
+    gone = weakref.ref(node)
+    del node
+    with _heap_frozen():
+        assert gc.get_freeze_count() > 0
+        assert gc.get_threshold()[2] >= FULL_COLLECTIONS_APART
+        gc.collect()
+        assert gone() is not None   # frozen with the heap: not walked during the run
+    assert gc.get_threshold() == thresholds and gc.get_freeze_count() == 0
+    gc.collect()
+    assert gone() is None
+    with pytest.raises(RuntimeError), _heap_frozen():
+        raise RuntimeError("the program failed")
+    assert gc.get_threshold() == thresholds and gc.get_freeze_count() == 0
+
+
 def test_the_pack_hands_its_stack_to_upstream_admission_when_it_boots(monkeypatch):
     """`prime` (what the pack runs when it builds the stack) hands the stack's objects to the
     evaluating child without waiting (nothing is read back then); the rule's next evaluation reads
