@@ -12,6 +12,8 @@ Importable without side effects; ``policies/__main__.py`` calls ``serve()``.
 """
 from __future__ import annotations
 
+import functools
+import gc
 import json
 import os
 import sys
@@ -174,6 +176,9 @@ class PackState:
         self.lock = threading.Lock()
         self.context = StackContext()
         self.seen: dict[str, dict] = {}
+        # rule id -> (the policy's config as the SDK handed it, the stack context, the CheckContext):
+        # every policy of every Analyze asks for its settings again, with the same config
+        self._check_contexts: dict[str, tuple[Any, StackContext, CheckContext]] = {}
 
     def configure(self, stack_name: str, config: Mapping[str, str]) -> None:
         if stack_name == self.context.name and dict(config) == self.context.config and stack_name:
@@ -193,6 +198,12 @@ class PackState:
             _RUN.clear()
 
     def remember(self, obj: dict) -> None:
+        local = getattr(_CALL, "decoded", None)
+        if local is not None:   # within a call every resource policy hands over the same object
+            key = ("remembered", id(obj))
+            if local.get(key) is obj:
+                return
+            local[key] = obj
         with self.lock:
             self.seen[object_key(obj)] = obj
 
@@ -210,8 +221,18 @@ class PackState:
         return base + extra
 
     def check_context(self, rule: Rule, config: Mapping[str, Any] | None) -> CheckContext:
+        """What ``rule`` reads besides its objects: the stack, the fabric and its settings (schema
+        defaults, then ``config``). Built once per rule while its config and the stack stay the
+        same (rules read it and never change it; each evaluation gets its own copy with its objects,
+        ``runner.evaluate``)."""
+        context = self.context
+        hit = self._check_contexts.get(rule.id)
+        if hit is not None and hit[1] is context and hit[0] == config:
+            return hit[2]
         settings = {**schema_defaults(rule), **(plain(dict(config)) if config else {})}
-        return CheckContext(stack=self.context.stack, fabric=self.context.fabric, config=settings)
+        built = CheckContext(stack=context.stack, fabric=context.fabric, config=settings)
+        self._check_contexts[rule.id] = (plain(dict(config)) if config else config, context, built)
+        return built
 
 
 STATE = PackState()
@@ -410,6 +431,8 @@ def _hook_servicer() -> None:
         sdk.json_format = SimpleNamespace(MessageToDict=_decoded_once(sdk.json_format.MessageToDict))
         sdk.deserialize_properties = _decoded_once(sdk.deserialize_properties)
         sdk.unknown_checking_proxy = _decoded_once(sdk.unknown_checking_proxy)
+    if hasattr(sdk, "signature"):   # asked of pulumi.runtime.Settings at every call; a class's signature is fixed
+        sdk.signature = functools.lru_cache(maxsize=16)(sdk.signature)
     for name in ("_get_resource_options", "_get_provider_resource"):
         if hasattr(servicer, name):
             setattr(servicer, name, _per_request(getattr(servicer, name)))
@@ -556,6 +579,10 @@ def serve() -> None:
 
         pulumi.runtime.set_all_config(config, [])
     STATE.configure(os.environ.get("PULUMI_STACK", ""), config)
+    # What the pack built to boot (modules, the stack, its render and fabric) lives as long as the
+    # process: out of the cyclic collector's sight, its collections during the calls walk only
+    # what the calls allocate.
+    gc.freeze()
     _hook_servicer()
     _guard_requests()
     PolicyPack(name=PACK_NAME, policies=policies(), enforcement_level=EnforcementLevel.MANDATORY,

@@ -148,7 +148,12 @@ class LazyObjects(Sequence):
 def _rule_context(ctx: CheckContext, objects: list[dict],
                   context: "list[dict] | Callable[[], list[dict]]") -> CheckContext:
     build = context if callable(context) else (lambda: list(context))
-    return replace(ctx, manifests=LazyObjects(lambda: list(objects) + build()), memo={})
+    # ``replace(ctx, manifests=..., memo={})`` without its per-call field walk (the pack does this
+    # for every policy of every Analyze): CheckContext has no __post_init__ nor init-only fields
+    rctx = object.__new__(CheckContext)
+    rctx.__dict__.update(ctx.__dict__)
+    rctx.manifests, rctx.memo = LazyObjects(lambda: list(objects) + build()), {}
+    return rctx
 
 
 def _stack_objects(objects: list[dict]) -> list[dict]:

@@ -137,20 +137,15 @@ RULES = (
 )
 
 
-PRIME_SECONDS = 5.0   # how long the pack's start may wait for it (each object is budgeted on its own too)
-PRIME_CHUNK = 64
-
-
 def prime(objects: list[dict]) -> None:
-    """Evaluate upstream's rules for a whole stack's ``objects`` now and remember the outcomes by
-    content (``RuleSet.evaluate_all``), the namespaces taken from ``objects`` as the rule takes them from
-    its manifests. The pack does this when it builds the stack: before its gRPC server starts (the
-    evaluating child is then forked, not a fresh interpreter) and while the program still runs; at
-    AnalyzeStack the rule finds every object that arrives unchanged already evaluated. Best effort:
-    an object not remembered (past ``PRIME_SECONDS``), or one whose namespace differs, is evaluated
-    by the rule as before."""
-    import time
-
+    """Hand a whole stack's ``objects`` to upstream's rules now (``RuleSet.send``), the namespaces
+    taken from ``objects`` as the rule takes them from its manifests: the evaluating child judges
+    them while the caller goes on, and the rule set remembers the outcomes by content when it is
+    next asked. The pack does this when it builds the stack: before its gRPC server starts (the
+    child is then forked, not a fresh interpreter), without waiting for the outcomes (its start and
+    the Analyze calls do not wait on them); at AnalyzeStack the rule reads them and finds every
+    object that arrives unchanged already evaluated. Best effort: an object not remembered, or one
+    whose namespace differs, is evaluated by the rule as before."""
     from ..admission import rules
 
     try:
@@ -158,11 +153,6 @@ def prime(objects: list[dict]) -> None:
         if not ruleset.policies and not ruleset.crds:
             return
         namespaces = {meta(o).get("name"): o for o in objects if is_kind(o, "Namespace", "")}
-        todo = [as_created(o) for o in objects]   # what the rule hands the rule set
-        deadline = time.monotonic() + PRIME_SECONDS
-        for start in range(0, len(todo), PRIME_CHUNK):
-            if time.monotonic() > deadline:
-                return
-            ruleset.evaluate_all(todo[start:start + PRIME_CHUNK], namespaces)
+        ruleset.send([as_created(o) for o in objects], namespaces)   # what the rule hands the rule set
     except Exception:   # noqa: BLE001 - the rule evaluates what is not remembered, and says why it could not
         pass

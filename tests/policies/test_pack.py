@@ -330,10 +330,41 @@ def test_the_program_runs_with_a_short_switch_interval_and_gives_it_back():
     assert sys.getswitchinterval() == before
 
 
-def test_the_pack_evaluates_upstream_admission_for_its_stack_when_it_boots(monkeypatch):
-    """`prime` (what the pack runs when it builds the stack) remembers upstream's verdicts for the
-    stack's objects: the rule then answers them without a trip to the evaluating child, with the same
-    findings; past its time budget it leaves the rest to the rule."""
+def test_the_run_keeps_the_heap_before_it_out_of_the_collector_and_gives_it_back():
+    """During the program and its analysis the heap as it was is frozen and full collections are
+    further apart; afterwards (also when the program fails) nothing stays frozen and the
+    interpreter's thresholds are back. A cycle made before the run is still collected after it."""
+    import gc
+    import weakref
+
+    from policies.commands import FULL_COLLECTIONS_APART, _heap_frozen
+
+    class Node:
+        pass
+
+    thresholds = gc.get_threshold()
+    node = Node()
+    node.self = node
+    gone = weakref.ref(node)
+    del node
+    with _heap_frozen():
+        assert gc.get_freeze_count() > 0
+        assert gc.get_threshold()[2] >= FULL_COLLECTIONS_APART
+        gc.collect()
+        assert gone() is not None   # frozen with the heap: not walked during the run
+    assert gc.get_threshold() == thresholds and gc.get_freeze_count() == 0
+    gc.collect()
+    assert gone() is None
+    with pytest.raises(RuntimeError), _heap_frozen():
+        raise RuntimeError("the program failed")
+    assert gc.get_threshold() == thresholds and gc.get_freeze_count() == 0
+
+
+def test_the_pack_hands_its_stack_to_upstream_admission_when_it_boots(monkeypatch):
+    """`prime` (what the pack runs when it builds the stack) hands the stack's objects to the
+    evaluating child without waiting (nothing is read back then); the rule's next evaluation reads
+    those outcomes in one trip and makes none of its own for them, with the same findings as a rule
+    that evaluates everything itself."""
     from policies.admission import rules
     from policies.framework import CheckContext
     from policies.rules import BY_ID
@@ -345,8 +376,8 @@ def test_the_pack_evaluates_upstream_admission_for_its_stack_when_it_boots(monke
     admission, crds = require_shared_dirs()
     with admission_env(admission, crds):
         ruleset = rules()
-        trips = []
-        isolated = ruleset._isolated
+        trips, sent = [], []
+        isolated, send = ruleset._isolated, ruleset._worker().send
         monkeypatch.setattr(ruleset, "_isolated", lambda targets: trips.append(len(targets)) or isolated(targets))
         bundle = shipped_bundle("prod")
         objects = bundle_objects(bundle)
@@ -357,15 +388,12 @@ def test_the_pack_evaluates_upstream_admission_for_its_stack_when_it_boots(monke
             return [(obj and obj.get("kind"), item) for obj, item in outcome]
 
         ruleset._memo.clear()
-        monkeypatch.setattr(rule_module, "PRIME_SECONDS", -1.0)
-        rule_module.prime(objects)
-        assert not trips and not ruleset._memo   # no time: nothing evaluated ahead
-        expected = findings()
-        assert trips   # the rule went to the child itself
+        expected = findings()   # the rule evaluating every object itself
+        assert trips
         ruleset._memo.clear()
         trips.clear()
-        monkeypatch.setattr(rule_module, "PRIME_SECONDS", 5.0)
+        monkeypatch.setattr(ruleset._worker(), "send", lambda request: sent.append(len(request)) or send(request))
         rule_module.prime(objects)
-        assert trips and ruleset._memo
-        trips.clear()
-        assert findings() == expected and not trips
+        assert sent and not trips and not ruleset._memo   # handed over, nothing waited for
+        assert findings() == expected
+        assert trips == sent   # the outcomes of what was handed over, read back in one trip, and no other
