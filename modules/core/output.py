@@ -12,7 +12,6 @@ untouched. trainstack owns only the folders it marked (``MARKER``): any other fi
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import fcntl
 import hashlib
@@ -287,6 +286,8 @@ _AT_FDCWD = -100
 
 def _exchange(a: Path, b: Path) -> bool:
     """Swap two folders in one atomic step (Linux renameat2); False where it is not available."""
+    import ctypes   # only a render that replaces a folder needs it (about 1 ms of every check's imports)
+
     try:
         renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
     except (AttributeError, OSError):
