@@ -62,13 +62,16 @@ def stack_locator(project, stack, bundle: Bundle, user: Manifests):
         data = written.get(path)
         return data.decode() if data is not None else head + yamlio.dump(obj)
 
+    # The folder is resolved once (``shown`` resolves a path); its files are named under it.
+    out_shown = shown(out_dir)
+    under = "" if out_shown == "." else f"{out_shown}/"
     for item, obj in zip(items, objects):
         name = (obj.get("metadata") or {}).get("name")
         if isinstance(item, Resource):
             path = resource_path(item)
-            rendered.add(obj, shown(out_dir / path), lambda p=path, o=obj: text_of(p, o), 0)
+            rendered.add(obj, f"{under}{path}", lambda p=path, o=obj: text_of(p, o), 0)
         else:
-            rendered.add(obj, shown(out_dir / "charts" / f"{item.name}.values.yaml"),
+            rendered.add(obj, f"{under}charts/{item.name}.values.yaml",
                          lambda v=item.values: head + yamlio.dump(v), 0, strip="spec.values")
         rendered.add_origin(obj, stack_shown, lambda m=item.module, n=name: marks.module_key(m, n))
 
