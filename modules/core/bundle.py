@@ -226,7 +226,10 @@ def _implicit_deps(item: Item, key: str, index: dict[str, Item], served: dict[st
             yield crd
         if group in served:
             yield served[group]
-        for queue in sorted(queues_named(item.obj)):   # a Queue must exist (and be Open) before its users
+        # A HyperNode's spec holds only its tier and member selectors (thousands of them at fabric
+        # scale) and names no queue: only its metadata is read.
+        named = item.obj.get("metadata") if item.kind == "HyperNode" and group == "topology.volcano.sh" else item.obj
+        for queue in sorted(queues_named(named)):   # a Queue must exist (and be Open) before its users
             if f"Queue/{queue}" in index and key != f"Queue/{queue}":
                 yield f"Queue/{queue}"
 
