@@ -10,30 +10,16 @@ import traceback
 from pathlib import Path
 
 # Start-up makes long-lived objects (modules, classes, functions), not garbage: the cyclic collector
-# would walk them again and again as they pile up. It is off while the command's modules import
-# (here, then in main), and restored after. Before it is restored, what the imports made goes to
-# its oldest generation (_settle): else the first young collection after them walks every object
-# they made (about 5 ms in a `check`).
+# would walk them again and again as they pile up. It is paused while the command's modules import
+# (here, then in main), and what the imports made goes to its oldest generation after
+# (modules/core/collector.py): else the first young collection walks every object they made (about
+# 5 ms in a `check`).
+from modules.core.collector import paused  # noqa: E402 - imports nothing else
 
-
-def _settle() -> None:
-    """Hand every object to the collector's oldest generation (``freeze`` then ``unfreeze``: two
-    list splices), as render does after its pause; nothing stays frozen (see ``gc.get_freeze_count``
-    in render and in the admission worker's fork)."""
-    gc.freeze()
-    gc.unfreeze()
-
-
-_COLLECTING = gc.isenabled()
-gc.disable()
-try:
+with paused():
     from modules.core.commands import project_for
     from modules.core.errors import InputError, one_line
     from modules.core.secrets import redact, redact_shapes
-finally:
-    if _COLLECTING:
-        _settle()
-        gc.enable()
 
 # Modules that define `register(subparsers, common_parser)`; their parsers set `run(args, project)`.
 # Each with the commands it registers, so that a command imports only its own module (`check` needs
@@ -227,10 +213,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {unreadable} is not UTF-8 text; trainstack reads names, paths and values as UTF-8",
               file=sys.stderr)
         return 2
-    collecting = gc.isenabled()
-    gc.disable()   # the command's modules import here (see _COLLECTING)
     try:
-        args = parser(argv).parse_args(argv)
+        # The command's modules import here, the collector paused as at start-up (a caller in
+        # Python keeps its own objects where they are).
+        with paused(settled=whole_process):
+            args = parser(argv).parse_args(argv)
     except SystemExit:   # --help, --version, a usage error: what they printed must not fail at exit
         try:
             sys.stdout.flush()
@@ -241,11 +228,6 @@ def main(argv: list[str] | None = None) -> int:
         _silence_stdout()
         print(f"error: standard output: {err.strerror or err.__class__.__name__}", file=sys.stderr)
         return 2
-    finally:
-        if collecting:
-            if whole_process:   # a caller in Python keeps its collector as it was (see _COLLECTING)
-                _settle()
-            gc.enable()
     stdout = sys.stdout
     sys.stdout = RedactingOutput(stdout)
     try:

@@ -22,11 +22,10 @@ import shutil
 import stat
 from pathlib import Path
 
-from . import yamlio
+from . import collector, yamlio
 from .registry import MODULES
 from .bundle import Bundle, Resource
 from .errors import InputError
-from .render import collector_paused
 from .secrets import credential_in
 
 # The file that marks a folder as trainstack's output; render replaces only folders that carry it.
@@ -77,7 +76,7 @@ def _output_hooks(name: str) -> list:
 
 def bundle_files(bundle: Bundle, stack_file: str) -> dict[str, bytes]:
     """Every output file, path -> bytes, in a fixed order."""
-    with collector_paused():   # thousands of objects annotated and dumped, none garbage
+    with collector.paused():   # thousands of objects annotated and dumped, none garbage
         return _bundle_files(bundle, stack_file)
 
 

@@ -8,12 +8,10 @@ puts Queue users in later sync waves there), so dependencies run one way (tests/
 """
 from __future__ import annotations
 
-import contextlib
-import gc
 import importlib
-from typing import Iterator
 
 from .bundle import Bundle, ChartRelease, Item, Overlay, Resource, namespace_key
+from . import collector
 from .config import StackConfig
 from .errors import InputError
 from .context import KEEP_ANNOTATIONS, RenderContext
@@ -22,29 +20,8 @@ from .registry import MODULES
 ORDER = ("core",) + MODULES
 
 
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while big acyclic data is built (a render, its files, a
-    fabric): every collection would walk all the objects built so far, again and again (a fifth of
-    a 65,536-node render went there), and none of them is garbage yet; reference counting frees
-    them as before. The collector runs again afterwards, as it was; what was built is handed to its
-    oldest generation first (``freeze`` then ``unfreeze``: two list splices), or the next young
-    collection would walk all of it at once. Not while a caller holds objects frozen (a process
-    about to fork)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            if not gc.get_freeze_count():
-                gc.freeze()
-                gc.unfreeze()
-            gc.enable()
-
-
 def render(stack: StackConfig) -> Bundle:
-    with collector_paused():
+    with collector.paused():
         return _render(stack)
 
 
@@ -107,4 +84,4 @@ def _namespaces(ctx: RenderContext, items: list[Item]) -> list[Resource]:
             for ns in used if namespace_key(ns) not in present]
 
 
-__all__ = ["render", "collector_paused", "Bundle", "Resource", "ChartRelease", "ORDER"]
+__all__ = ["render", "Bundle", "Resource", "ChartRelease", "ORDER"]

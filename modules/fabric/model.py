@@ -387,11 +387,11 @@ def build_links(section: dict) -> dict[int, Link]:
 
 def build_fabric(ctx: "RenderContext") -> Fabric:
     """Build the stack's fabric from its source (see importers.py) and validate it."""
-    from modules.core.render import collector_paused
+    from modules.core import collector
 
     from . import importers, validate
 
-    with collector_paused():   # a fabric is tens of thousands of acyclic objects
+    with collector.paused():   # a fabric is tens of thousands of acyclic objects
         fabric = importers.load(ctx)
         validate.check(ctx, fabric)
     return fabric
