@@ -211,11 +211,11 @@ def run_rules(objects: list[dict], ctx: CheckContext, settings: PolicySettings, 
     """Every violation (and note), in rule order then object order."""
     sources = sources or {}
     out: list[Violation] = []
-    enabled = [(rule, settings.level(rule)) for rule in rules if settings.level(rule) != DISABLED]
-    for rule, _ in enabled:   # work some rules hand elsewhere starts first, and overlaps the others
-        prepare(rule, objects, replace(ctx, config=settings.config(rule)), context)
-    for rule, level in enabled:
-        rctx = replace(ctx, config=settings.config(rule))
+    levels = [(rule, settings.level(rule)) for rule in rules]
+    enabled = [(rule, level, replace(ctx, config=settings.config(rule))) for rule, level in levels if level != DISABLED]
+    for rule, _, rctx in enabled:   # work some rules hand elsewhere starts first, and overlaps the others
+        prepare(rule, objects, rctx, context)
+    for rule, level, rctx in enabled:
         for obj, item in evaluate(rule, objects, rctx, context):
             where = locate(obj, item.path) if locate is not None else None
             out.append(to_violation(rule, level, obj, item, sources.get(id(obj)) if obj is not None else None,

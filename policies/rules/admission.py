@@ -1,7 +1,7 @@
 """Upstream's own admission rules, evaluated offline: what the API server would refuse at CREATE."""
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterable, Iterator
 
 from modules.semantics.mutation import as_created
 from modules.semantics.partitions import UPSTREAM_MESSAGES
@@ -40,7 +40,7 @@ def _upstream_admission(objects: list[dict], ctx: CheckContext) -> Iterator[Rule
             yield NotChecked(missing)
         if not ruleset.policies and not ruleset.crds:
             return
-    namespaces = _namespaces(ctx)
+    namespaces = _namespaces_in(ctx.manifests)
     skipped: set[tuple[str, str]] = set()
     try:   # all objects in one round trip to the evaluating process
         # The API server drops .status of a status-subresource kind on CREATE before admission.
@@ -65,18 +65,24 @@ def _upstream_admission(objects: list[dict], ctx: CheckContext) -> Iterator[Rule
                 yield NotChecked(f"{item.source}: rule `{item.rule}` not evaluated: {item.reason}")
 
 
-def _namespaces(ctx: CheckContext) -> dict[str, dict]:
-    return {meta(o).get("name"): o for o in ctx.manifests if is_kind(o, "Namespace", "")}
+def _namespaces_in(objects: Iterable[dict]) -> dict[str, dict]:
+    return {meta(o).get("name"): o for o in objects if is_kind(o, "Namespace", "")}
 
 
-def _hand_over(objects: list[dict], ctx: CheckContext) -> None:
-    """Before the rules run: the objects go to the evaluating process, which judges them while the
-    other rules run; the rule then reads the outcomes (``RuleSet.send``)."""
+def _send(objects: list[dict], namespaces: dict[str, dict]) -> None:
+    """The objects, as created, to the evaluating process without waiting (``RuleSet.send``): it
+    judges them while the caller goes on, and the rule reads the outcomes back when it runs."""
     from ..admission import rules
 
     ruleset = rules()
     if ruleset.policies or ruleset.crds:
-        ruleset.send([as_created(obj) for obj in objects], _namespaces(ctx))
+        ruleset.send([as_created(obj) for obj in objects], namespaces)
+
+
+def _hand_over(objects: list[dict], ctx: CheckContext) -> None:
+    """Before the rules run: the objects go to the evaluating process, which judges them while the
+    other rules run."""
+    _send(objects, _namespaces_in(ctx.manifests))
 
 
 def _go_webhooks(objects: list[dict], ctx: CheckContext) -> Iterator[RuleOutcome]:
@@ -146,13 +152,7 @@ def prime(objects: list[dict]) -> None:
     the Analyze calls do not wait on them); at AnalyzeStack the rule reads them and finds every
     object that arrives unchanged already evaluated. Best effort: an object not remembered, or one
     whose namespace differs, is evaluated by the rule as before."""
-    from ..admission import rules
-
     try:
-        ruleset = rules()
-        if not ruleset.policies and not ruleset.crds:
-            return
-        namespaces = {meta(o).get("name"): o for o in objects if is_kind(o, "Namespace", "")}
-        ruleset.send([as_created(o) for o in objects], namespaces)   # what the rule hands the rule set
+        _send(objects, _namespaces_in(objects))
     except Exception:   # noqa: BLE001 - the rule evaluates what is not remembered, and says why it could not
         pass
