@@ -474,17 +474,7 @@ class RuleSet:
         first."""
         with self._lock:
             self._collect()
-            targets: list[tuple[str | None, Target] | None] = []
-            todo: dict[str, Target] = {}
-            for obj in objects:
-                target = self.target(plain(obj), namespaces or {})
-                if target is None or not self._may_apply(target):
-                    targets.append(None)
-                    continue
-                key = _memo_key(target)
-                targets.append((key, target))
-                if key is not None and key not in self._memo and len(todo) < MEMO_SIZE:
-                    todo.setdefault(key, target)
+            targets, todo = self._targets(objects, namespaces)
             if todo:
                 for key, out in zip(todo, self._isolated(list(todo.values()))):
                     self._remember(key, out)
@@ -499,17 +489,22 @@ class RuleSet:
         self._remember(key, out)
         return out
 
-    def _todo(self, objects: list[dict], namespaces: dict[str, dict] | None) -> dict[str, Target]:
-        """The targets among ``objects`` that rules apply to and whose outcome is not remembered."""
+    def _targets(self, objects: list[dict], namespaces: dict[str, dict] | None
+                 ) -> tuple[list[tuple[str | None, Target] | None], dict[str, Target]]:
+        """Each object's memo key and target (None where no rule applies), and the targets whose
+        outcome is not remembered, by key."""
+        targets: list[tuple[str | None, Target] | None] = []
         todo: dict[str, Target] = {}
         for obj in objects:
             target = self.target(plain(obj), namespaces or {})
             if target is None or not self._may_apply(target):
+                targets.append(None)
                 continue
             key = _memo_key(target)
+            targets.append((key, target))
             if key is not None and key not in self._memo and len(todo) < MEMO_SIZE:
                 todo.setdefault(key, target)
-        return todo
+        return targets, todo
 
     def start(self) -> None:
         """Start the evaluating child now: it compiles the rule set's expressions while the caller
@@ -525,7 +520,7 @@ class RuleSet:
             return
         with self._lock:
             self._collect()
-            todo = self._todo(objects, namespaces)
+            _, todo = self._targets(objects, namespaces)
             if todo:
                 targets = list(todo.values())
                 self._worker().send(targets)
