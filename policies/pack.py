@@ -21,7 +21,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from modules.core import yamlio
 from modules.core.errors import InputError
@@ -295,6 +295,18 @@ def _one_call(handler):
     return call
 
 
+def _per_call(key: tuple, keep: Any, compute: Callable[[], Any]) -> Any:
+    """``compute()`` once per call for ``key``, outside a call each time. ``keep`` (what the ids in
+    ``key`` belong to) is held with the answer, so an id cannot be reused while it is cached."""
+    local = getattr(_CALL, "decoded", None)
+    if local is None:
+        return compute()
+    hit = local.get(key)
+    if hit is None:
+        hit = local[key] = (keep, compute())
+    return hit[1]
+
+
 def _decoded_once(decode):
     """``decode`` (one of the SDK's steps from a properties message to the proxy a policy reads)
     run once per input in a run, instead of once per policy of every call. Every policy then reads
@@ -303,19 +315,18 @@ def _decoded_once(decode):
     from google.protobuf.message import Message
 
     def once(value, *args):
-        local = getattr(_CALL, "decoded", None)
-        if local is None:
+        if getattr(_CALL, "decoded", None) is None:
             return decode(value, *args)
         key = (decode, id(value), args)
-        hit = local.get(key)
-        if hit is None:   # inputs are kept with their results, so an id cannot be reused while cached
+
+        def in_run():
             shared = (decode, value.SerializeToString(deterministic=True), args) if isinstance(value, Message) \
                 else key
             found = _RUN.decoded.get(shared)
             if found is None:
                 found = _RUN.bounded(_RUN.decoded)[shared] = (value, decode(value, *args))
-            hit = local[key] = (value, found[1])
-        return hit[1]
+            return found[1]
+        return _per_call(key, value, in_run)
     return once
 
 
@@ -323,14 +334,7 @@ def _per_request(method):
     """``method(self, request)`` (the SDK's reading of a request's options or provider, which it
     repeats for every policy) answered once per request message within a call."""
     def once(self, request):
-        local = getattr(_CALL, "decoded", None)
-        if local is None:
-            return method(self, request)
-        key = (method, id(request))
-        hit = local.get(key)
-        if hit is None:   # the request is kept with its answer, so its id cannot be reused during the call
-            hit = local[key] = (request, method(self, request))
-        return hit[1]
+        return _per_call((method, id(request)), request, lambda: method(self, request))
     return once
 
 
@@ -358,14 +362,7 @@ def resource_validation(rule: Rule):
 def _context_once(judged: list[dict]) -> list[dict]:
     """``STATE.context_for(judged)``, once per call for the same objects (every stack policy of an
     AnalyzeStack judges the same manifests; nothing is remembered or forgotten during the call)."""
-    local = getattr(_CALL, "decoded", None)
-    if local is None:
-        return STATE.context_for(judged)
-    key = ("context_for", tuple(map(id, judged)))
-    hit = local.get(key)
-    if hit is None:   # the judged objects are kept with the answer, so their ids cannot be reused
-        hit = local[key] = (judged, STATE.context_for(judged))
-    return hit[1]
+    return _per_call(("context_for", tuple(map(id, judged))), judged, lambda: STATE.context_for(judged))
 
 
 def stack_validation(rule: Rule):
