@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import contextvars
 import functools
-import string
 import re
+import string
 from dataclasses import dataclass
 from typing import Iterator
 

@@ -1,7 +1,6 @@
 """The Volcano chart release (scheduler configuration, discovery), tenant Queues and PriorityClasses."""
 from __future__ import annotations
 
-
 from modules.core.bundle import ChartRelease, Resource, release_key
 from modules.core.context import RenderContext
 from modules.core.quantity import parse_quantity
