@@ -27,11 +27,11 @@ from __future__ import annotations
 import copy
 import functools
 import json
-import logging
 import os
 import re
 import threading
 from collections import OrderedDict
+from types import SimpleNamespace
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -39,18 +39,9 @@ from modules.core.selectors import selector_matches
 from modules.core.wire import plain
 from modules.semantics.shapes import as_dict, labels, meta
 
-from .celrt import cel
-
-from . import k8s_functions as kf
 from . import limits, worker
 from .loader import Index
 
-# The CEL library logs each failing Python function at WARNING before raising; the error itself
-# reaches us as an exception, so the log line is noise in reports.
-for _name in ("cel", "cel.cel", "cel_expr_python"):
-    logging.getLogger(_name).setLevel(logging.CRITICAL)
-
-FUNCTIONS = kf.functions(cel.OptionalValue)
 # Standard CEL functions the `cel` package implements itself (macros and operators are `_x_`/`@x`).
 BUILTINS = frozenset({
     "size", "contains", "startsWith", "endsWith", "matches", "int", "uint", "double", "string", "bytes", "bool",
@@ -59,12 +50,30 @@ BUILTINS = frozenset({
     "getFullYear", "getMonth", "getDayOfYear", "getDayOfMonth", "getDate", "getDayOfWeek", "getHours",
     "getMinutes", "getSeconds", "getMilliseconds",
 })
-KNOWN = BUILTINS | set(FUNCTIONS)
 MEMO_SIZE = 4096
 ISOLATE = True    # evaluate in a forked child under a CPU and memory budget (worker.py)
 _WORKER: tuple[Any, worker.Worker] | None = None
-NO_OLD_SELF = cel.OptionalValue.none()   # what an optionalOldSelf rule sees on create
 NO_VARIABLES: dict = {}
+
+
+@functools.lru_cache(maxsize=None)
+def runtime() -> SimpleNamespace:
+    """The CEL library and our Kubernetes functions, loaded by the process that first compiles an
+    expression. In `check` that is the evaluating child, forked before the stack renders: the
+    command's own process never loads them (the extension, the logging it brings and the function
+    table cost about 4 ms of every run)."""
+    import logging
+
+    from . import k8s_functions as kf
+    from .celrt import cel
+
+    # The library logs each failing Python function at WARNING before raising; the error itself
+    # reaches us as an exception, so the log line is noise in reports.
+    for name in ("cel", "cel.cel", "cel_expr_python"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+    functions = kf.functions(cel.OptionalValue)
+    return SimpleNamespace(cel=cel, functions=functions, known=BUILTINS | set(functions), namespaces=kf.NAMESPACES,
+                           no_old_self=cel.OptionalValue.none())   # what an optionalOldSelf rule sees on create
 
 
 @dataclass(frozen=True)
@@ -158,7 +167,7 @@ def compile_expr(source: str) -> Compiled:
         return Compiled(source, None, f"does not compile: it {wrong}")
     worker.note(worker.COMPILE, source)
     try:
-        program = cel.compile(source)
+        program = runtime().cel.compile(source)
     except BaseException as exc:   # parse errors are ValueError; a panic is a BaseException
         if not isinstance(exc, Exception) and not _native_panic(exc):
             raise
@@ -166,7 +175,8 @@ def compile_expr(source: str) -> Compiled:
     names = set(program.variables())
     if "authorizer" in names:
         return Compiled(source, None, "reads `authorizer` (the requester's permissions), unknown before apply")
-    unknown = sorted(f for f in program.functions() if f.isidentifier() and not f.startswith("_") and f not in KNOWN)
+    known = runtime().known
+    unknown = sorted(f for f in program.functions() if f.isidentifier() and not f.startswith("_") and f not in known)
     if unknown:
         return Compiled(source, None, f"calls {', '.join(unknown)}, which trainstack does not implement")
     return Compiled(source, program, reads_old="oldSelf" in names)
@@ -176,7 +186,8 @@ class Scope:
     """One CEL context: the functions once, the variables as set."""
 
     def __init__(self) -> None:
-        self.context = cel.Context(variables=dict(kf.NAMESPACES), functions=FUNCTIONS)
+        cel = runtime()
+        self.context = cel.cel.Context(variables=dict(cel.namespaces), functions=cel.functions)
         self.bound: dict[str, Any] = {}
 
     def bind(self, values: dict[str, Any]) -> None:
@@ -775,7 +786,7 @@ class RuleSet:
                 scope.bind({"__values": [value for value, _ in nodes]})
                 rules = [(rule, compiled) for rule, compiled in rules if not self._holds_for_all(rule, compiled, scope)]
             for value, path in nodes if rules else ():
-                scope.bind({"self": value, "oldSelf": NO_OLD_SELF})
+                scope.bind({"self": value, "oldSelf": runtime().no_old_self})
                 for rule, compiled in rules:
                     if id(rule) in broken:
                         continue
