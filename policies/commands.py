@@ -17,10 +17,10 @@ still writes a valid json/sarif/junit document that records the failure.
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from contextlib import contextmanager
 
+from modules.core.collector import paused
 from modules.core.commands import add_stack_args, stacks_from, warn
 from modules.core.config import Project, load_stack, pulumi_config_map
 from modules.core.errors import InputError
@@ -83,8 +83,9 @@ def _report(args: argparse.Namespace, project: Project, collector: Collector) ->
         for name in stacks_from(args, project):
             settings = load_settings(name)   # a broken settings file is exit 2, whether or not the stack renders
             try:
-                stack = load_stack(project, name)
-                bundle = render(stack)
+                with paused():   # the stack's data and its render: acyclic, none of it garbage yet
+                    stack = load_stack(project, name)
+                    bundle = render(stack)
             except InputError as err:
                 results[name] = ([stack_error_violation(err, settings, project)], 0)
                 continue
@@ -109,8 +110,9 @@ class InProcess(Collector):
 
         locate, rendered = stack_locator(project, stack, bundle, user)
         objects = rendered + without_copies(rendered, user.objects)
-        violations = run_rules(objects, CheckContext(stack=stack, fabric=bundle.fabric), settings,
-                               sources=user.sources, locate=locate)
+        with paused():   # the rules' indexes and findings: what they build lives until the report
+            violations = run_rules(objects, CheckContext(stack=stack, fabric=bundle.fabric), settings,
+                                   sources=user.sources, locate=locate)
         return violations, len(objects)
 
 
@@ -200,6 +202,8 @@ def program_resources(project: Project, stack_name: str, config: dict[str, str],
 def _without_logged(messages: frozenset[str]):
     """Under mocks the program's ``pulumi.log.warn`` goes to the root logger; drop the messages the
     report loop already printed, so each warning shows once and in one form."""
+    import logging   # preview only: `check` never logs
+
     def keep(record: logging.LogRecord) -> bool:
         return record.getMessage() not in messages
 
