@@ -6,7 +6,6 @@ import gc
 import importlib
 import os
 import sys
-import traceback
 from pathlib import Path
 
 # Start-up makes long-lived objects (modules, classes, functions), not garbage: the cyclic collector
@@ -289,10 +288,6 @@ def _run(args: argparse.Namespace, debug: bool) -> int:
     except RecursionError:   # a guard missed some deep input: still one line, never a traceback
         print("error: the input is nested too deeply", file=sys.stderr)
         return 2
-    except BrokenPipeError:   # `trainstack ... | head`: the reader left; say so once, never a traceback
-        _silence_stdout()
-        print("error: standard output was closed before everything was written", file=sys.stderr)
-        return 2
     except OSError as err:   # the environment: read-only or full file system, permissions, long names
         where = err.filename if err.filename is not None else "trainstack"
         reason = err.strerror or err.__class__.__name__
@@ -309,6 +304,8 @@ def _run(args: argparse.Namespace, debug: bool) -> int:
 
 def _internal(err: Exception, debug: bool) -> int:
     if debug:
+        import traceback   # only a bug shown with --debug needs it
+
         traceback.print_exc()
     print(f"error: internal error ({err.__class__.__name__}); please report it with the command "
           "you ran{}".format("" if debug else " (add --debug for the traceback)"), file=sys.stderr)

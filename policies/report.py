@@ -223,11 +223,12 @@ def as_junit(results: Results) -> str:
 
 # Characters XML 1.0 forbids (C0 controls but tab and newlines, surrogates, U+FFFE/U+FFFF);
 # ElementTree writes them as they are, which no parser accepts.
-_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+# A pattern, compiled (and kept by `re`) on the first junit report, not by every command.
+_XML_INVALID = "[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]"
 
 
 def _xml_safe(value: str | None) -> str | None:
-    return _XML_INVALID.sub(lambda m: f"\\x{ord(m.group()):02x}", value) if value else value
+    return re.sub(_XML_INVALID, lambda m: f"\\x{ord(m.group()):02x}", value) if value else value
 
 
 FORMATS = {"text": text, "json": as_json, "sarif": as_sarif, "junit": as_junit}
