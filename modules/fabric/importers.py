@@ -27,7 +27,7 @@ from modules.core.secrets import find_credentials
 from modules.semantics import hypernodes as hn
 
 from . import hostlist
-from .model import Fabric, Node, Switch, build_links, build_pools, is_k8s_name, k8s_name
+from .model import Fabric, Node, NodePool, Switch, build_links, build_pools, is_k8s_name, k8s_name
 
 if TYPE_CHECKING:
     from modules.core.context import RenderContext
@@ -127,13 +127,15 @@ def assemble(ctx: "RenderContext", source: str, raws: list[RawSwitch], error_at:
                                hypernode=k8s_name(raw.name), where=raw.where, selector=raw.selector,
                                numbered=raw.blocks[0].numbered if len(raw.blocks) == 1 else None)
 
-    _check_coverage(ctx, section, graph, owner_of, error_at)
+    if unattached or inventory is not None:   # else every node is under a leaf: no scan of them all
+        _check_coverage(ctx, section, graph, owner_of, error_at)
     pools = build_pools(ctx, section)
-    nodes = _make_nodes(ctx, pools, owner_of)
+    only = _only_pool(pools)
+    nodes = _make_nodes(ctx, pools, only, owner_of)
     fabric = Fabric(source=source, tier_names=tier_names, switches=out, nodes=nodes,
                     pools={p.name: p for p in pools}, mixed_depth=section.get("allowMixedDepth", False),
                     links=build_links(section), file=file, declared_in_stack=file == ctx.stack.file,
-                    empty_switches=[raw.name for raw in raws if not counts[raw.name]])
+                    empty_switches=[raw.name for raw in raws if not counts[raw.name]], one_pool=only)
     fabric.graph = graph
     return fabric
 
@@ -241,9 +243,15 @@ def _twice_message(node: str, owner: str | None, other: str | None, other_block:
     return f"node {node!r} is declared twice (also at {other_block.where})"
 
 
-def _make_nodes(ctx: "RenderContext", pools, owner_of: dict) -> dict[str, Node]:
-    # The hot loop of big fabrics: one pool matching everything needs no regular expression.
-    only = pools[0] if len(pools) == 1 and pools[0].match.pattern in (".*", ".+") else None
+def _only_pool(pools: list[NodePool]) -> NodePool | None:
+    """The pool of every node when there is one pool and it matches any name (no regular expression
+    to run per node)."""
+    return pools[0] if len(pools) == 1 and pools[0].match.pattern in (".*", ".+") else None
+
+
+def _make_nodes(ctx: "RenderContext", pools: list[NodePool], only: NodePool | None,
+                owner_of: dict) -> dict[str, Node]:
+    # The hot loop of big fabrics: ``only`` (see _only_pool) spares the pool match per node.
     nodes: dict[str, Node] = {}
     entry = None
     for name, owner in owner_of.items():
