@@ -101,8 +101,8 @@ def _bundle_files(bundle: Bundle, stack_file: str) -> dict[str, bytes]:
     shown = dict(zip(keys, (resource.obj for resource in resources)))
     for module in _output_hooks("output_objects"):   # gitops annotates the objects it delivers
         shown = module.output_objects(bundle, shown)
-    for resource, key in zip(resources, keys):
-        files[claim(resource_path(resource), key)] = (head + yamlio.dump(shown[key])).encode()
+    for resource, key, text in zip(resources, keys, yamlio.dump_each(shown[key] for key in keys)):
+        files[claim(resource_path(resource), key)] = (head + text).encode()
     overlay_dirs = []
     for overlay in bundle.overlays:
         path = claim(f"overlays/{overlay.name}/kustomization.yaml", overlay.key)
