@@ -327,7 +327,7 @@ def _expand_block(exprs: object, where: str, error_at: ErrorAt) -> tuple[list[st
                 hostlist.take(len(numbered))   # before a name is built: [1-100000000] is one line
             except hostlist.HostlistError as exc:
                 raise error_at(f"{where}[0]", str(exc)) from None
-            return list(numbered.names()), numbered
+            return numbered.names(), numbered
     return _expand(exprs, where, error_at), None
 
 
@@ -484,7 +484,7 @@ def load_generated(ctx: "RenderContext", section: dict) -> Fabric:
             first = (leaf_index - 1) * per_leaf
             numbered = numbers and hostlist.pattern_range(*numbers, first + 1, first + per_leaf)
             if numbered:   # the names differ in their digits only: two of them stand for all
-                nodes = list(numbered.names())
+                nodes = numbered.names()
                 checked = is_k8s_name(nodes[0]) and is_k8s_name(nodes[-1])
             else:
                 nodes = [node_pattern.format(n=first + i, leaf=leaf_index, pod=pod, i=i)

@@ -148,6 +148,8 @@ def unknown_children(g: Graph) -> Iterator[Problem]:
 def two_parents(g: Graph) -> Iterator[Problem]:
     """A child named twice: by one parent (a typo) or by two (Volcano refuses a second parent)."""
     for child, owners in g.parents().items():
+        if len(owners) == 1:
+            continue    # the usual child: named once, by one parent
         seen: set[str] = set()
         for owner, i in owners:
             if owner in seen:
