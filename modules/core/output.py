@@ -145,6 +145,10 @@ def _bundle_files(bundle: Bundle, stack_file: str) -> dict[str, bytes]:
 def _refuse_credentials(files: dict[str, bytes], stack_file: str) -> None:
     """The last look before anything is written: no output file holds a credential-shaped text,
     whichever option or layout (GitOps sources, chart repositories) put it there."""
+    # One pass over all the text first (a match needs no line break between files, so none is
+    # found there that no file holds); only when it finds something is each file looked at.
+    if credential_in("\n".join(data.decode("utf-8", "replace") for data in files.values())) is None:
+        return
     for path, data in files.items():
         what = credential_in(data.decode("utf-8", "replace"))
         if what:
