@@ -202,9 +202,10 @@ class Bundle:
         served = {group: i.key for i in items if isinstance(i, (ChartRelease, Overlay, Prerequisite))
                   for group in i.serves}
         deps = {key: {*_implicit_deps(item, key, index, served), *item.depends_on} for key, item in index.items()}
+        known = index.keys()
         for key, wanted in deps.items():
-            missing = sorted(d for d in wanted if d not in index)
-            if missing:  # a renderer bug, not a user mistake
+            if not known >= wanted:  # a renderer bug, not a user mistake
+                missing = sorted(d for d in wanted if d not in index)
                 raise RuntimeError(f"{key} depends on {missing}, which the bundle does not contain")
         ordered = _toposort(index, deps, modules)
         return cls(stack=stack, items=[index[key] for key in ordered], warnings=list(warnings),
@@ -283,6 +284,10 @@ def _plural_guess(kind: str) -> str:
 
 
 def _sort_key(item: Item, key: str, modules: dict[str, int]) -> tuple:
+    if isinstance(item, Resource):   # nearly every item
+        kind = item.obj["kind"]
+        return (_RANK.get(kind, _DEFAULT_RANK), modules.get(item.module, len(modules)), kind,
+                item.obj["metadata"].get("namespace") or "", key)
     if isinstance(item, Prerequisite):
         rank, kind = -1, "~prerequisite"   # checked before anything is applied
     elif isinstance(item, (ChartRelease, Overlay)):
