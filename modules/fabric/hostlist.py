@@ -185,9 +185,17 @@ def pattern_range(prefix: str, spec: str, suffix: str, lo: int, hi: int) -> Numb
     digits, or the padding is not zeros (then the caller builds the names and looks at them)."""
     first, last = format(lo, spec), format(hi, spec)
     if not (first.isascii() and first.isdigit() and last.isdigit() and len(first) == len(last)) \
-            or _split(prefix + first + suffix) != (prefix, first, suffix):
+            or not _bare_affixes(prefix, suffix):
         return None
     return NumberedRange(prefix, len(first), suffix, lo, hi)
+
+
+@functools.lru_cache(maxsize=64)   # asked once per leaf, with the same prefix and suffix
+def _bare_affixes(prefix: str, suffix: str) -> bool:
+    """Whether ``_split`` finds ``prefix``, the digits and ``suffix`` again in ``prefix + digits +
+    suffix``, whichever digits: it depends only on the affixes (no digit at the end of the prefix
+    nor in the suffix), so one digit stands for all."""
+    return _split(prefix + "0" + suffix) == (prefix, "0", suffix)
 
 
 _SINGLE = re.compile(r"([^\[\]]*)\[(\d+)-(\d+)\]([^\[\]]*)")
