@@ -98,7 +98,7 @@ def assemble(ctx: "RenderContext", source: str, raws: list[RawSwitch], error_at:
     counts: dict[str, int] = {}
     for name in order:
         raw = switches[name]
-        counts[name] = sum(len(b.nodes) for b in raw.blocks) + sum(counts[c] for c in raw.children)
+        counts[name] = sum([len(b.nodes) for b in raw.blocks]) + sum([counts[c] for c in raw.children])
     tiers = _assign_tiers(switches, order, counts)
     graph.prune(name for name in switches if counts[name])   # empty switches become no HyperNode
     tier_names = tier_names_for(section, sorted({tiers[name] for name in graph.vertices}))
@@ -107,9 +107,10 @@ def assemble(ctx: "RenderContext", source: str, raws: list[RawSwitch], error_at:
     _raise_first(graph, (hn.tier_order,), error_at)
 
     kept = [raw for raw in raws if counts[raw.name]]
-    hypernode_names: dict[str, str] = {}
+    hypernode_names: dict[str, str] = {}   # HyperNode name -> switch
+    hypernode_of: dict[str, str] = {}      # switch -> HyperNode name
     for raw in kept:
-        name = k8s_name(raw.name)
+        name = hypernode_of[raw.name] = k8s_name(raw.name)
         if not name:
             raise error_at(raw.where, f"switch name {raw.name!r} has no letters or digits to make a "
                            "HyperNode name from; rename it")
@@ -122,9 +123,9 @@ def assemble(ctx: "RenderContext", source: str, raws: list[RawSwitch], error_at:
     for raw in kept:
         out[raw.name] = Switch(name=raw.name, tier=tiers[raw.name], parent=parent.get(raw.name),
                                children=[c for c in raw.children if counts[c]],
-                               nodes=list(itertools.chain.from_iterable(b.nodes for b in raw.blocks)),   # in C
+                               nodes=list(itertools.chain.from_iterable([b.nodes for b in raw.blocks])),   # in C
                                labels=dict(raw.labels),
-                               hypernode=k8s_name(raw.name), where=raw.where, selector=raw.selector,
+                               hypernode=hypernode_of[raw.name], where=raw.where, selector=raw.selector,
                                numbered=raw.blocks[0].numbered if len(raw.blocks) == 1 else None)
 
     if unattached or inventory is not None:   # else every node is under a leaf: no scan of them all
