@@ -211,11 +211,13 @@ def find_credentials(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
         if isinstance(current, dict):
             if "valueFrom" in current or "secretKeyRef" in current:
                 continue   # a reference to a Secret, the right way
-            name, literal = current.get("name"), current.get("value")
-            if isinstance(name, str) and isinstance(literal, str) and holds_secret(name) and literal.strip() \
-                    and not REFERENCE.match(literal):   # an env entry {name: DB_PASSWORD, value: ...}
-                yield (f"{where}.value" if where else "value"), f"a literal value for {name!r}"
-                continue
+            literal = current.get("value")   # most mappings have none: one lookup for them
+            if isinstance(literal, str):
+                name = current.get("name")
+                if isinstance(name, str) and holds_secret(name) and literal.strip() \
+                        and not REFERENCE.match(literal):   # an env entry {name: DB_PASSWORD, value: ...}
+                    yield (f"{where}.value" if where else "value"), f"a literal value for {name!r}"
+                    continue
             for k, v in current.items():
                 if k not in clean:
                     what = credential_in(k) if isinstance(k, str) else None

@@ -478,6 +478,7 @@ def load_generated(ctx: "RenderContext", section: dict) -> Fabric:
     raws: list[RawSwitch] = []
     spine_names = []
     leaf_index = 0
+    node_where, leaf_where = f"{where}.nodeName", f"{where}.leafName"   # the same for every leaf
     for pod in range(1, pods + 1):
         leaf_names = []
         for _ in range(leaves_per_pod):
@@ -493,9 +494,9 @@ def load_generated(ctx: "RenderContext", section: dict) -> Fabric:
                 checked = False
             leaf = fmt("leafName", leaf=leaf_index, pod=pod)
             leaf_names.append(leaf)
-            block = RawBlock(f"{where}.nodeName", nodes, domain=leaf if gen["nvlinkPerLeaf"] else None,
+            block = RawBlock(node_where, nodes, domain=leaf if gen["nvlinkPerLeaf"] else None,
                              checked=checked, numbered=numbered or None)
-            raws.append(RawSwitch(name=leaf, where=f"{where}.leafName", tier=1, blocks=[block]))
+            raws.append(RawSwitch(name=leaf, where=leaf_where, tier=1, blocks=[block]))
         spine = fmt("spineName", pod=pod)
         spine_names.append(spine)
         raws.append(RawSwitch(name=spine, where=f"{where}.spineName", tier=2, children=leaf_names))
