@@ -87,12 +87,14 @@ def assemble(ctx: "RenderContext", source: str, raws: list[RawSwitch], error_at:
     cluster has, when the source lists them; nodes under leaves must be in it.
     """
     graph = _graph(raws)
-    _raise_first(graph, (hn.duplicates, hn.unknown_children, hn.two_parents, hn.cycles, hn.mixed_members,
-                         hn.shared_nodes), error_at)
+    declared = _declared_once(raws, list(unattached))
+    checks = (hn.duplicates, hn.unknown_children, hn.two_parents, hn.cycles, hn.mixed_members)
+    # A node under two leaves is shared_nodes' problem: there is none when every node is declared once.
+    _raise_first(graph, checks if declared is not None else checks + (hn.shared_nodes,), error_at)
     switches = {name: v.ref for name, v in graph.vertices.items()}
     parent = {child: owners[0][0] for child, owners in graph.parents().items()}
 
-    owner_of = _owners(raws, list(unattached), inventory, error_at)
+    owner_of = _owners(raws, list(unattached), inventory, error_at, declared)
 
     order = _children_first(switches, parent)
     counts: dict[str, int] = {}
@@ -141,24 +143,39 @@ def assemble(ctx: "RenderContext", source: str, raws: list[RawSwitch], error_at:
     return fabric
 
 
-def _owners(raws: list[RawSwitch], unattached: list[RawBlock], inventory: list[RawBlock] | None,
-            error_at: ErrorAt) -> dict[str, tuple[str | None, RawBlock]]:
-    """Node -> (its leaf or None, the block declaring it). Each node declared once (a node under two
-    leaves is the graph's ``shared_nodes`` problem, raised before), each a valid Kubernetes node
-    name; with an ``inventory``, nodes under leaves must be in it."""
+def _declared_once(raws: list[RawSwitch], unattached: list[RawBlock]) -> dict[str, tuple[str | None, RawBlock]] | None:
+    """Node -> (its leaf or None, the block declaring it) when no node is declared twice, else None
+    (``_owners`` then names the first one, after the graph's checks). Raises nothing."""
     # One dictionary entry per node, shared by its whole block, keeps this loop cheap on 65k-node fabrics.
     owner_of: dict[str, tuple[str | None, RawBlock]] = {}
+    for owner, blocks in [(raw.name, raw.blocks) for raw in raws] + [(None, unattached)]:
+        for block in blocks:
+            before = len(owner_of)
+            owner_of.update(zip(block.nodes, itertools.repeat((owner, block))))
+            if len(owner_of) - before != len(block.nodes):   # a node seen before, here or in another block
+                return None
+    return owner_of
+
+
+def _owners(raws: list[RawSwitch], unattached: list[RawBlock], inventory: list[RawBlock] | None,
+            error_at: ErrorAt, declared: dict | None = None) -> dict[str, tuple[str | None, RawBlock]]:
+    """Node -> (its leaf or None, the block declaring it). Each node declared once (a node under two
+    leaves is the graph's ``shared_nodes`` problem, raised before), each a valid Kubernetes node
+    name; with an ``inventory``, nodes under leaves must be in it. ``declared``: what
+    ``_declared_once`` found (every node once), so only the names are left to check."""
+    owner_of: dict[str, tuple[str | None, RawBlock]] = {} if declared is None else declared
     for owner, blocks in [(raw.name, raw.blocks) for raw in raws] + [(None, list(unattached))]:
         for block in blocks:
-            entry = (owner, block)
-            before = len(owner_of)
-            for node in block.nodes:
-                other = owner_of.setdefault(node, entry)
-                if other is not entry:
-                    raise error_at(block.where, _twice_message(node, owner, *other))
-            if len(owner_of) - before != len(block.nodes):
-                twice = next(n for i, n in enumerate(block.nodes) if n in block.nodes[:i])
-                raise error_at(block.where, _twice_message(twice, owner, owner, block))
+            if declared is None:
+                entry = (owner, block)
+                before = len(owner_of)
+                for node in block.nodes:
+                    other = owner_of.setdefault(node, entry)
+                    if other is not entry:
+                        raise error_at(block.where, _twice_message(node, owner, *other))
+                if len(owner_of) - before != len(block.nodes):
+                    twice = next(n for i, n in enumerate(block.nodes) if n in block.nodes[:i])
+                    raise error_at(block.where, _twice_message(twice, owner, owner, block))
             if not block.checked:
                 bad = next((n for n in block.nodes if not is_k8s_name(n)), None)
                 if bad is not None:
