@@ -313,9 +313,12 @@ class Fabric:
         shapes = self._count_shapes.get(tier)
         if shapes is None:
             distinct: dict[tuple, dict[str, int]] = {}
+            known = self._pool_counts   # most switches were counted for a lower tier already
             for s in self.switches.values():
                 if s.tier <= tier:
-                    counts = self.pool_counts(s.name)
+                    counts = known.get(s.name)
+                    if counts is None:
+                        counts = self.pool_counts(s.name)
                     distinct.setdefault(tuple(counts.items()), counts)
             shapes = self._count_shapes[tier] = list(distinct.values())
         return shapes

@@ -81,7 +81,9 @@ def phases(bundle: Bundle) -> dict[str, str]:
 
 
 def _wave(resource) -> int:
-    value = (resource.obj["metadata"].get("annotations") or {}).get(WAVE_ANNOTATION, "0")
+    value = (resource.obj["metadata"].get("annotations") or {}).get(WAVE_ANNOTATION)
+    if value is None:   # most objects: wave 0
+        return 0
     return int(value) if str(value).lstrip("-").isdigit() else 0
 
 
