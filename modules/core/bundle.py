@@ -225,7 +225,7 @@ def _implicit_deps(item: Item, key: str, index: dict[str, Item], served: dict[st
         kind, api_version = obj["kind"], obj["apiVersion"]
         group = api_version.split("/")[0] if "/" in api_version else ""
         if group:
-            crd = f"CustomResourceDefinition/{_plural_guess(kind)}.{group}"
+            crd = _crd_key(kind, group)
             if crd in index:
                 out.append(crd)
         if group in served:
@@ -281,6 +281,12 @@ _QUEUE_KEYS = frozenset(("queue", QUEUE_ANNOTATION))
 def _plural_guess(kind: str) -> str:
     lower = kind.lower()
     return lower + ("es" if lower.endswith("s") else "s")
+
+
+@functools.lru_cache(maxsize=256)   # a bundle has a few dozen kinds, asked once per object
+def _crd_key(kind: str, group: str) -> str:
+    """The key of the CRD that would define ``kind`` in ``group``."""
+    return f"CustomResourceDefinition/{_plural_guess(kind)}.{group}"
 
 
 def _sort_key(item: Item, key: str, modules: dict[str, int]) -> tuple:

@@ -117,7 +117,7 @@ class NumberedRange:
 
     def regex(self) -> str:
         """An anchored RE2/Python pattern that matches exactly ``names()``."""
-        digits = _group(_alternatives(f"{self.lo:0{self.width}d}", f"{self.hi:0{self.width}d}"))
+        digits = _group(_alternatives(str(self.lo).zfill(self.width), str(self.hi).zfill(self.width)))
         return f"^{_escape(self.prefix)}{digits}{_escape(self.suffix)}$"
 
     def expression(self) -> str:

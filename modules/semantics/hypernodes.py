@@ -179,6 +179,9 @@ def cycles(g: Graph) -> Iterator[Problem]:
     for start in g.vertices:
         if state.get(start):
             continue
+        if not kids_of[start]:   # a leaf: in no cycle, and no walk to make
+            state[start] = 2
+            continue
         stack: list[tuple[str, int]] = [(start, 0)]
         path: list[str] = []
         while stack:
