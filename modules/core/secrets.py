@@ -227,7 +227,7 @@ def find_credentials(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
                     continue   # the usual value: clean, under a key that holds no secret
                 stack.append((f"{where}.{k}" if where else str(k), str(k), v))
         elif isinstance(current, list):
-            flagged = _flag_values(current)
+            flagged = _flag_values(current) if len(current) > 1 else ()   # a flag needs a value after it
             for i in flagged:
                 yield f"{where}[{i}]", f"a literal value after {current[i - 1]!r}"
             stack.extend((f"{where}[{i}]", key, v) for i, v in enumerate(current)
