@@ -346,14 +346,15 @@ class Fabric:
         for s in sorted(self.switches.values(), key=lambda s: s.tier):
             count = len(s.nodes)
             if one_pool is not None:
-                own = self._own_pools[s.name] = {one_pool.name: count} if count else {}
+                self._own_pools[s.name] = {one_pool.name: count} if count else {}
+                gpus = one_pool.gpus * count
             else:   # one pass over a leaf's nodes, in C: its nodes per pool, and from them its GPUs
                 own = self._own_pools[s.name] = dict(Counter(map(_POOL_NAME, map(nodes_by_name.__getitem__,
                                                                                   s.nodes))))
-            if all(name in pools for name in own):
-                gpus = sum(pools[name].gpus * k for name, k in own.items())
-            else:   # a model built by hand, its pools not listed
-                gpus = sum(map(_POOL_GPUS, map(nodes_by_name.__getitem__, s.nodes)))
+                if all(name in pools for name in own):
+                    gpus = sum(pools[name].gpus * k for name, k in own.items())
+                else:   # a model built by hand, its pools not listed
+                    gpus = sum(map(_POOL_GPUS, map(nodes_by_name.__getitem__, s.nodes)))
             for c in s.children:
                 count += self._node_count[c]
                 gpus += self._gpu_count[c]
