@@ -54,7 +54,10 @@ class Vertex:
 
     @property
     def is_leaf(self) -> bool:
-        return any(m.kind == "Node" for m in self.members)
+        for m in self.members:   # a loop, not any() over a generator: asked of every vertex
+            if m.kind == "Node":
+                return True
+        return False
 
 
 @dataclass(frozen=True)
