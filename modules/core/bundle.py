@@ -201,37 +201,43 @@ class Bundle:
                                       f"(from modules {other.module} and {item.module}); give one another name")
         served = {group: i.key for i in items if isinstance(i, (ChartRelease, Overlay, Prerequisite))
                   for group in i.serves}
-        deps = {key: set(_implicit_deps(item, key, index, served)) | set(item.depends_on)
-                for key, item in index.items()}
+        deps = {key: {*_implicit_deps(item, key, index, served), *item.depends_on} for key, item in index.items()}
+        known = index.keys()
         for key, wanted in deps.items():
-            missing = sorted(d for d in wanted if d not in index)
-            if missing:  # a renderer bug, not a user mistake
+            if not known >= wanted:  # a renderer bug, not a user mistake
+                missing = sorted(d for d in wanted if d not in index)
                 raise RuntimeError(f"{key} depends on {missing}, which the bundle does not contain")
         ordered = _toposort(index, deps, modules)
         return cls(stack=stack, items=[index[key] for key in ordered], warnings=list(warnings),
                    dependencies={key: tuple(sorted(deps[key])) for key in ordered})
 
 
-def _implicit_deps(item: Item, key: str, index: dict[str, Item], served: dict[str, str]) -> Iterable[str]:
+def _implicit_deps(item: Item, key: str, index: dict[str, Item], served: dict[str, str]) -> list[str]:
     """A namespaced item needs its Namespace; a custom resource needs the CRD or release serving it."""
+    out = []
     namespace = item.namespace
-    if namespace and namespace_key(namespace) in index and key != namespace_key(namespace) \
-            and not isinstance(item, Overlay):
-        yield namespace_key(namespace)
+    if namespace:
+        needed = namespace_key(namespace)
+        if needed in index and key != needed and not isinstance(item, Overlay):
+            out.append(needed)
     if isinstance(item, Resource):
-        api_version = item.api_version
+        obj = item.obj
+        kind, api_version = obj["kind"], obj["apiVersion"]
         group = api_version.split("/")[0] if "/" in api_version else ""
-        crd = f"CustomResourceDefinition/{_plural_guess(item.kind)}.{group}"
-        if group and crd in index:
-            yield crd
+        if group:
+            crd = _crd_key(kind, group)
+            if crd in index:
+                out.append(crd)
         if group in served:
-            yield served[group]
+            out.append(served[group])
         # A HyperNode's spec holds only its tier and member selectors (thousands of them at fabric
         # scale) and names no queue: only its metadata is read.
-        named = item.obj.get("metadata") if item.kind == "HyperNode" and group == "topology.volcano.sh" else item.obj
-        for queue in sorted(queues_named(named)):   # a Queue must exist (and be Open) before its users
-            if f"Queue/{queue}" in index and key != f"Queue/{queue}":
-                yield f"Queue/{queue}"
+        queues = queues_named(obj.get("metadata") if kind == "HyperNode" and group == "topology.volcano.sh" else obj)
+        for queue in sorted(queues) if queues else ():   # a Queue must exist (and be Open) before its users
+            needed = f"Queue/{queue}"
+            if needed in index and key != needed:
+                out.append(needed)
+    return out
 
 
 QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
@@ -277,7 +283,17 @@ def _plural_guess(kind: str) -> str:
     return lower + ("es" if lower.endswith("s") else "s")
 
 
-def _sort_key(item: Item, key: str, modules: tuple[str, ...]) -> tuple:
+@functools.lru_cache(maxsize=256)   # a bundle has a few dozen kinds, asked once per object
+def _crd_key(kind: str, group: str) -> str:
+    """The key of the CRD that would define ``kind`` in ``group``."""
+    return f"CustomResourceDefinition/{_plural_guess(kind)}.{group}"
+
+
+def _sort_key(item: Item, key: str, modules: dict[str, int]) -> tuple:
+    if isinstance(item, Resource):   # nearly every item
+        kind = item.obj["kind"]
+        return (_RANK.get(kind, _DEFAULT_RANK), modules.get(item.module, len(modules)), kind,
+                item.obj["metadata"].get("namespace") or "", key)
     if isinstance(item, Prerequisite):
         rank, kind = -1, "~prerequisite"   # checked before anything is applied
     elif isinstance(item, (ChartRelease, Overlay)):
@@ -286,18 +302,21 @@ def _sort_key(item: Item, key: str, modules: tuple[str, ...]) -> tuple:
     else:
         rank = _RANK.get(item.kind, _DEFAULT_RANK)
         kind = item.kind
-    module_rank = modules.index(item.module) if item.module in modules else len(modules)
+    module_rank = modules.get(item.module, len(modules))
     return (rank, module_rank, kind, item.namespace or "", key)
 
 
 def _toposort(index: dict[str, Item], deps: dict[str, set[str]], modules: tuple[str, ...]) -> list[str]:
     """The keys in Kahn's order, with a heap: among ready items the lowest sort key goes first."""
+    rank: dict[str, int] = {}   # a module's first place in ``modules``, looked up per item
+    for i, module in enumerate(modules):
+        rank.setdefault(module, i)
     waiting = {key: len(d) for key, d in deps.items()}
     users: dict[str, list[str]] = {key: [] for key in index}
     for key, d in deps.items():
         for dep in d:
             users[dep].append(key)
-    heap = [(_sort_key(index[k], k, modules), k) for k, n in waiting.items() if n == 0]
+    heap = [(_sort_key(index[k], k, rank), k) for k, n in waiting.items() if n == 0]
     heapq.heapify(heap)
     out: list[str] = []
     while heap:
@@ -306,7 +325,7 @@ def _toposort(index: dict[str, Item], deps: dict[str, set[str]], modules: tuple[
         for user in users[key]:
             waiting[user] -= 1
             if waiting[user] == 0:
-                heapq.heappush(heap, (_sort_key(index[user], user, modules), user))
+                heapq.heappush(heap, (_sort_key(index[user], user, rank), user))
     if len(out) != len(index):
         stuck = sorted(k for k, n in waiting.items() if n > 0)
         raise RuntimeError(f"dependency cycle among {stuck[:5]}")

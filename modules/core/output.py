@@ -101,8 +101,8 @@ def _bundle_files(bundle: Bundle, stack_file: str) -> dict[str, bytes]:
     shown = dict(zip(keys, (resource.obj for resource in resources)))
     for module in _output_hooks("output_objects"):   # gitops annotates the objects it delivers
         shown = module.output_objects(bundle, shown)
-    for resource, key in zip(resources, keys):
-        files[claim(resource_path(resource), key)] = (head + yamlio.dump(shown[key])).encode()
+    for resource, key, text in zip(resources, keys, yamlio.dump_each(shown[key] for key in keys)):
+        files[claim(resource_path(resource), key)] = (head + text).encode()
     overlay_dirs = []
     for overlay in bundle.overlays:
         path = claim(f"overlays/{overlay.name}/kustomization.yaml", overlay.key)
@@ -145,6 +145,10 @@ def _bundle_files(bundle: Bundle, stack_file: str) -> dict[str, bytes]:
 def _refuse_credentials(files: dict[str, bytes], stack_file: str) -> None:
     """The last look before anything is written: no output file holds a credential-shaped text,
     whichever option or layout (GitOps sources, chart repositories) put it there."""
+    # One pass over all the text first (a match needs no line break between files, so none is
+    # found there that no file holds); only when it finds something is each file looked at.
+    if credential_in("\n".join(data.decode("utf-8", "replace") for data in files.values())) is None:
+        return
     for path, data in files.items():
         what = credential_in(data.decode("utf-8", "replace"))
         if what:
@@ -318,9 +322,11 @@ def _write_files(tmp: Path, target: Path, files: dict[str, bytes]) -> None:
             except OSError as exc:   # name the file as the user knows it, not the temporary folder
                 raise OSError(exc.errno, exc.strerror, str(target / path)) from None
             try:
-                view = memoryview(data)
-                while view:   # a write may be short; finish it
-                    view = view[os.write(fd, view):]
+                written = os.write(fd, data)
+                if written < len(data):   # a write may be short; finish it
+                    view = memoryview(data)[written:]
+                    while view:
+                        view = view[os.write(fd, view):]
             except OSError as exc:
                 raise OSError(exc.errno, exc.strerror, str(target / path)) from None
             finally:

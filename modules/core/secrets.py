@@ -211,11 +211,13 @@ def find_credentials(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
         if isinstance(current, dict):
             if "valueFrom" in current or "secretKeyRef" in current:
                 continue   # a reference to a Secret, the right way
-            name, literal = current.get("name"), current.get("value")
-            if isinstance(name, str) and isinstance(literal, str) and holds_secret(name) and literal.strip() \
-                    and not REFERENCE.match(literal):   # an env entry {name: DB_PASSWORD, value: ...}
-                yield (f"{where}.value" if where else "value"), f"a literal value for {name!r}"
-                continue
+            literal = current.get("value")   # most mappings have none: one lookup for them
+            if isinstance(literal, str):
+                name = current.get("name")
+                if isinstance(name, str) and holds_secret(name) and literal.strip() \
+                        and not REFERENCE.match(literal):   # an env entry {name: DB_PASSWORD, value: ...}
+                    yield (f"{where}.value" if where else "value"), f"a literal value for {name!r}"
+                    continue
             for k, v in current.items():
                 if k not in clean:
                     what = credential_in(k) if isinstance(k, str) else None
@@ -225,7 +227,7 @@ def find_credentials(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
                     continue   # the usual value: clean, under a key that holds no secret
                 stack.append((f"{where}.{k}" if where else str(k), str(k), v))
         elif isinstance(current, list):
-            flagged = _flag_values(current)
+            flagged = _flag_values(current) if len(current) > 1 else ()   # a flag needs a value after it
             for i in flagged:
                 yield f"{where}[{i}]", f"a literal value after {current[i - 1]!r}"
             stack.extend((f"{where}[{i}]", key, v) for i, v in enumerate(current)

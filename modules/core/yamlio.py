@@ -11,6 +11,7 @@ infinities are refused.
 """
 from __future__ import annotations
 
+import io
 import itertools
 import json
 import math
@@ -18,7 +19,7 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import yaml
 
@@ -571,12 +572,41 @@ def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
 _Dumper.add_representer(str, _represent_str)
 
 
+_DUMP_OPTIONS = {"sort_keys": False, "default_flow_style": False, "allow_unicode": True, "width": 4096}
+
+
 def dump(obj: Any) -> str:
     """One YAML document, keys in the order the renderer built them (deterministic)."""
-    return yaml.dump(obj, Dumper=_Dumper, sort_keys=False, default_flow_style=False,
-                     allow_unicode=True, width=4096)
+    return yaml.dump(obj, Dumper=_Dumper, **_DUMP_OPTIONS)
 
 
 def dump_all(objs: Iterable[Any]) -> str:
-    return yaml.dump_all(list(objs), Dumper=_Dumper, sort_keys=False, default_flow_style=False,
-                         allow_unicode=True, width=4096)
+    return yaml.dump_all(list(objs), Dumper=_Dumper, **_DUMP_OPTIONS)
+
+
+# A kept final line break (``|+``) makes a lone document end with ``...``; in a stream it does not.
+_KEEP_CHOMP = re.compile(r"[|>][1-9]?\+\n")
+
+
+def dump_each(objs: Iterable[Any]) -> Iterator[str]:
+    """``dump(obj)`` for each object, from one PyYAML dumper for them all, as ``dump_all`` writes a
+    stream: setting a dumper up costs about as much as dumping a small object (thousands of
+    HyperNodes). Each document is taken from the stream as it ends (the emitter flushes there);
+    one that would read differently on its own (see _KEEP_CHOMP; not a mapping after ``---``) is
+    dumped on its own."""
+    stream = io.StringIO()
+    dumper = _Dumper(stream, **_DUMP_OPTIONS)
+    try:
+        dumper.open()
+        for i, obj in enumerate(objs):
+            dumper.represent(obj)
+            text = stream.getvalue()
+            stream.seek(0)
+            stream.truncate()
+            if i:   # documents after the first start with ---
+                text = text[4:] if text.startswith("---\n") else None
+            if text is None or ("+\n" in text and _KEEP_CHOMP.search(text)):
+                text = dump(obj)
+            yield text
+    finally:
+        dumper.dispose()

@@ -10,7 +10,6 @@ import functools
 import re
 import string
 from dataclasses import dataclass
-from typing import Iterator
 
 from modules.core.yamlio import MAX_FABRIC_NODES
 
@@ -91,7 +90,7 @@ def expand(expression: str) -> list[str]:
 # --- the other way: names -> ranges and patterns -------------------------------------------
 
 _NUMBERED = re.compile(r"^(.*?)([0-9]+)([^0-9]*)$")   # prefix, last run of digits, suffix
-_REGEX_SPECIAL = set("\\.^$|?*+()[]{}")
+_ESCAPES = str.maketrans({c: "\\" + c for c in "\\.^$|?*+()[]{}"})   # each regex metacharacter escaped
 
 
 def _split(name: str) -> tuple[str, str, str] | None:
@@ -112,13 +111,13 @@ class NumberedRange:
     def __len__(self) -> int:
         return self.hi - self.lo + 1
 
-    def names(self) -> Iterator[str]:
+    def names(self) -> list[str]:
         prefix, suffix, width = self.prefix, self.suffix, self.width   # zfill: twice as fast as a format spec
-        return (prefix + str(number).zfill(width) + suffix for number in range(self.lo, self.hi + 1))
+        return [prefix + str(number).zfill(width) + suffix for number in range(self.lo, self.hi + 1)]
 
     def regex(self) -> str:
         """An anchored RE2/Python pattern that matches exactly ``names()``."""
-        digits = _group(_alternatives(f"{self.lo:0{self.width}d}", f"{self.hi:0{self.width}d}"))
+        digits = _group(_alternatives(str(self.lo).zfill(self.width), str(self.hi).zfill(self.width)))
         return f"^{_escape(self.prefix)}{digits}{_escape(self.suffix)}$"
 
     def expression(self) -> str:
@@ -186,9 +185,17 @@ def pattern_range(prefix: str, spec: str, suffix: str, lo: int, hi: int) -> Numb
     digits, or the padding is not zeros (then the caller builds the names and looks at them)."""
     first, last = format(lo, spec), format(hi, spec)
     if not (first.isascii() and first.isdigit() and last.isdigit() and len(first) == len(last)) \
-            or _split(prefix + first + suffix) != (prefix, first, suffix):
+            or not _bare_affixes(prefix, suffix):
         return None
     return NumberedRange(prefix, len(first), suffix, lo, hi)
+
+
+@functools.lru_cache(maxsize=64)   # asked once per leaf, with the same prefix and suffix
+def _bare_affixes(prefix: str, suffix: str) -> bool:
+    """Whether ``_split`` finds ``prefix``, the digits and ``suffix`` again in ``prefix + digits +
+    suffix``, whichever digits: it depends only on the affixes (no digit at the end of the prefix
+    nor in the suffix), so one digit stands for all."""
+    return _split(prefix + "0" + suffix) == (prefix, "0", suffix)
 
 
 _SINGLE = re.compile(r"([^\[\]]*)\[(\d+)-(\d+)\]([^\[\]]*)")
@@ -233,7 +240,7 @@ def compress(names: list[str]) -> list[str]:
 
 
 def _escape(text: str) -> str:
-    return "".join("\\" + c if c in _REGEX_SPECIAL else c for c in text)
+    return text.translate(_ESCAPES)
 
 
 def _group(alternatives: tuple[str, ...]) -> str:

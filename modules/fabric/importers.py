@@ -27,7 +27,7 @@ from modules.core.secrets import find_credentials
 from modules.semantics import hypernodes as hn
 
 from . import hostlist
-from .model import Fabric, Node, Switch, build_links, build_pools, is_k8s_name, k8s_name
+from .model import Fabric, Node, NodePool, Switch, build_links, build_pools, is_k8s_name, k8s_name
 
 if TYPE_CHECKING:
     from modules.core.context import RenderContext
@@ -87,18 +87,20 @@ def assemble(ctx: "RenderContext", source: str, raws: list[RawSwitch], error_at:
     cluster has, when the source lists them; nodes under leaves must be in it.
     """
     graph = _graph(raws)
-    _raise_first(graph, (hn.duplicates, hn.unknown_children, hn.two_parents, hn.cycles, hn.mixed_members,
-                         hn.shared_nodes), error_at)
+    declared = _declared_once(raws, list(unattached))
+    checks = (hn.duplicates, hn.unknown_children, hn.two_parents, hn.cycles, hn.mixed_members)
+    # A node under two leaves is shared_nodes' problem: there is none when every node is declared once.
+    _raise_first(graph, checks if declared is not None else checks + (hn.shared_nodes,), error_at)
     switches = {name: v.ref for name, v in graph.vertices.items()}
     parent = {child: owners[0][0] for child, owners in graph.parents().items()}
 
-    owner_of = _owners(raws, list(unattached), inventory, error_at)
+    owner_of = _owners(raws, list(unattached), inventory, error_at, declared)
 
     order = _children_first(switches, parent)
     counts: dict[str, int] = {}
     for name in order:
         raw = switches[name]
-        counts[name] = sum(len(b.nodes) for b in raw.blocks) + sum(counts[c] for c in raw.children)
+        counts[name] = sum([len(b.nodes) for b in raw.blocks]) + sum([counts[c] for c in raw.children])
     tiers = _assign_tiers(switches, order, counts)
     graph.prune(name for name in switches if counts[name])   # empty switches become no HyperNode
     tier_names = tier_names_for(section, sorted({tiers[name] for name in graph.vertices}))
@@ -107,9 +109,10 @@ def assemble(ctx: "RenderContext", source: str, raws: list[RawSwitch], error_at:
     _raise_first(graph, (hn.tier_order,), error_at)
 
     kept = [raw for raw in raws if counts[raw.name]]
-    hypernode_names: dict[str, str] = {}
+    hypernode_names: dict[str, str] = {}   # HyperNode name -> switch
+    hypernode_of: dict[str, str] = {}      # switch -> HyperNode name
     for raw in kept:
-        name = k8s_name(raw.name)
+        name = hypernode_of[raw.name] = k8s_name(raw.name)
         if not name:
             raise error_at(raw.where, f"switch name {raw.name!r} has no letters or digits to make a "
                            "HyperNode name from; rename it")
@@ -122,40 +125,57 @@ def assemble(ctx: "RenderContext", source: str, raws: list[RawSwitch], error_at:
     for raw in kept:
         out[raw.name] = Switch(name=raw.name, tier=tiers[raw.name], parent=parent.get(raw.name),
                                children=[c for c in raw.children if counts[c]],
-                               nodes=list(itertools.chain.from_iterable(b.nodes for b in raw.blocks)),   # in C
+                               nodes=list(itertools.chain.from_iterable([b.nodes for b in raw.blocks])),   # in C
                                labels=dict(raw.labels),
-                               hypernode=k8s_name(raw.name), where=raw.where, selector=raw.selector,
+                               hypernode=hypernode_of[raw.name], where=raw.where, selector=raw.selector,
                                numbered=raw.blocks[0].numbered if len(raw.blocks) == 1 else None)
 
-    _check_coverage(ctx, section, graph, owner_of, error_at)
+    if unattached or inventory is not None:   # else every node is under a leaf: no scan of them all
+        _check_coverage(ctx, section, graph, owner_of, error_at)
     pools = build_pools(ctx, section)
-    nodes = _make_nodes(ctx, pools, owner_of)
+    only = _only_pool(pools)
+    nodes = _make_nodes(ctx, pools, only, owner_of)
     fabric = Fabric(source=source, tier_names=tier_names, switches=out, nodes=nodes,
                     pools={p.name: p for p in pools}, mixed_depth=section.get("allowMixedDepth", False),
                     links=build_links(section), file=file, declared_in_stack=file == ctx.stack.file,
-                    empty_switches=[raw.name for raw in raws if not counts[raw.name]])
+                    empty_switches=[raw.name for raw in raws if not counts[raw.name]], one_pool=only)
     fabric.graph = graph
     return fabric
 
 
-def _owners(raws: list[RawSwitch], unattached: list[RawBlock], inventory: list[RawBlock] | None,
-            error_at: ErrorAt) -> dict[str, tuple[str | None, RawBlock]]:
-    """Node -> (its leaf or None, the block declaring it). Each node declared once (a node under two
-    leaves is the graph's ``shared_nodes`` problem, raised before), each a valid Kubernetes node
-    name; with an ``inventory``, nodes under leaves must be in it."""
+def _declared_once(raws: list[RawSwitch], unattached: list[RawBlock]) -> dict[str, tuple[str | None, RawBlock]] | None:
+    """Node -> (its leaf or None, the block declaring it) when no node is declared twice, else None
+    (``_owners`` then names the first one, after the graph's checks). Raises nothing."""
     # One dictionary entry per node, shared by its whole block, keeps this loop cheap on 65k-node fabrics.
     owner_of: dict[str, tuple[str | None, RawBlock]] = {}
+    for owner, blocks in [(raw.name, raw.blocks) for raw in raws] + [(None, unattached)]:
+        for block in blocks:
+            before = len(owner_of)
+            owner_of.update(zip(block.nodes, itertools.repeat((owner, block))))
+            if len(owner_of) - before != len(block.nodes):   # a node seen before, here or in another block
+                return None
+    return owner_of
+
+
+def _owners(raws: list[RawSwitch], unattached: list[RawBlock], inventory: list[RawBlock] | None,
+            error_at: ErrorAt, declared: dict | None = None) -> dict[str, tuple[str | None, RawBlock]]:
+    """Node -> (its leaf or None, the block declaring it). Each node declared once (a node under two
+    leaves is the graph's ``shared_nodes`` problem, raised before), each a valid Kubernetes node
+    name; with an ``inventory``, nodes under leaves must be in it. ``declared``: what
+    ``_declared_once`` found (every node once), so only the names are left to check."""
+    owner_of: dict[str, tuple[str | None, RawBlock]] = {} if declared is None else declared
     for owner, blocks in [(raw.name, raw.blocks) for raw in raws] + [(None, list(unattached))]:
         for block in blocks:
-            entry = (owner, block)
-            before = len(owner_of)
-            for node in block.nodes:
-                other = owner_of.setdefault(node, entry)
-                if other is not entry:
-                    raise error_at(block.where, _twice_message(node, owner, *other))
-            if len(owner_of) - before != len(block.nodes):
-                twice = next(n for i, n in enumerate(block.nodes) if n in block.nodes[:i])
-                raise error_at(block.where, _twice_message(twice, owner, owner, block))
+            if declared is None:
+                entry = (owner, block)
+                before = len(owner_of)
+                for node in block.nodes:
+                    other = owner_of.setdefault(node, entry)
+                    if other is not entry:
+                        raise error_at(block.where, _twice_message(node, owner, *other))
+                if len(owner_of) - before != len(block.nodes):
+                    twice = next(n for i, n in enumerate(block.nodes) if n in block.nodes[:i])
+                    raise error_at(block.where, _twice_message(twice, owner, owner, block))
             if not block.checked:
                 bad = next((n for n in block.nodes if not is_k8s_name(n)), None)
                 if bad is not None:
@@ -241,9 +261,15 @@ def _twice_message(node: str, owner: str | None, other: str | None, other_block:
     return f"node {node!r} is declared twice (also at {other_block.where})"
 
 
-def _make_nodes(ctx: "RenderContext", pools, owner_of: dict) -> dict[str, Node]:
-    # The hot loop of big fabrics: one pool matching everything needs no regular expression.
-    only = pools[0] if len(pools) == 1 and pools[0].match.pattern in (".*", ".+") else None
+def _only_pool(pools: list[NodePool]) -> NodePool | None:
+    """The pool of every node when there is one pool and it matches any name (no regular expression
+    to run per node)."""
+    return pools[0] if len(pools) == 1 and pools[0].match.pattern in (".*", ".+") else None
+
+
+def _make_nodes(ctx: "RenderContext", pools: list[NodePool], only: NodePool | None,
+                owner_of: dict) -> dict[str, Node]:
+    # The hot loop of big fabrics: ``only`` (see _only_pool) spares the pool match per node.
     nodes: dict[str, Node] = {}
     entry = None
     for name, owner in owner_of.items():
@@ -319,7 +345,7 @@ def _expand_block(exprs: object, where: str, error_at: ErrorAt) -> tuple[list[st
                 hostlist.take(len(numbered))   # before a name is built: [1-100000000] is one line
             except hostlist.HostlistError as exc:
                 raise error_at(f"{where}[0]", str(exc)) from None
-            return list(numbered.names()), numbered
+            return numbered.names(), numbered
     return _expand(exprs, where, error_at), None
 
 
@@ -469,6 +495,7 @@ def load_generated(ctx: "RenderContext", section: dict) -> Fabric:
     raws: list[RawSwitch] = []
     spine_names = []
     leaf_index = 0
+    node_where, leaf_where = f"{where}.nodeName", f"{where}.leafName"   # the same for every leaf
     for pod in range(1, pods + 1):
         leaf_names = []
         for _ in range(leaves_per_pod):
@@ -476,7 +503,7 @@ def load_generated(ctx: "RenderContext", section: dict) -> Fabric:
             first = (leaf_index - 1) * per_leaf
             numbered = numbers and hostlist.pattern_range(*numbers, first + 1, first + per_leaf)
             if numbered:   # the names differ in their digits only: two of them stand for all
-                nodes = list(numbered.names())
+                nodes = numbered.names()
                 checked = is_k8s_name(nodes[0]) and is_k8s_name(nodes[-1])
             else:
                 nodes = [node_pattern.format(n=first + i, leaf=leaf_index, pod=pod, i=i)
@@ -484,9 +511,9 @@ def load_generated(ctx: "RenderContext", section: dict) -> Fabric:
                 checked = False
             leaf = fmt("leafName", leaf=leaf_index, pod=pod)
             leaf_names.append(leaf)
-            block = RawBlock(f"{where}.nodeName", nodes, domain=leaf if gen["nvlinkPerLeaf"] else None,
+            block = RawBlock(node_where, nodes, domain=leaf if gen["nvlinkPerLeaf"] else None,
                              checked=checked, numbered=numbered or None)
-            raws.append(RawSwitch(name=leaf, where=f"{where}.leafName", tier=1, blocks=[block]))
+            raws.append(RawSwitch(name=leaf, where=leaf_where, tier=1, blocks=[block]))
         spine = fmt("spineName", pod=pod)
         spine_names.append(spine)
         raws.append(RawSwitch(name=spine, where=f"{where}.spineName", tier=2, children=leaf_names))

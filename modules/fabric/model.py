@@ -134,7 +134,8 @@ class Fabric:
     def __init__(self, source: str, tier_names: dict[int, str], switches: dict[str, Switch],
                  nodes: dict[str, Node], pools: dict[str, NodePool], discovery: list[dict] | None = None,
                  mixed_depth: bool = False, links: dict[int, Link] | None = None, file: str = "",
-                 empty_switches: list[str] | None = None, declared_in_stack: bool = True):
+                 empty_switches: list[str] | None = None, declared_in_stack: bool = True,
+                 one_pool: NodePool | None = None):
         self.source = source
         self.tier_names = tier_names
         self.switches = switches
@@ -154,7 +155,7 @@ class Fabric:
         self._reachable_counts: dict[str, dict[str, int]] = {}
         self._reachable_tier: int | None | bool = False   # False: not computed yet
         self._count_shapes: dict[int, list[dict[str, int]]] = {}
-        self._compute_aggregates()
+        self._compute_aggregates(one_pool)
 
     def error(self, where: str, message: str) -> InputError:
         """A mistake in the fabric, at a declaration path such as ``Switch.where``."""
@@ -312,9 +313,12 @@ class Fabric:
         shapes = self._count_shapes.get(tier)
         if shapes is None:
             distinct: dict[tuple, dict[str, int]] = {}
+            known = self._pool_counts   # most switches were counted for a lower tier already
             for s in self.switches.values():
                 if s.tier <= tier:
-                    counts = self.pool_counts(s.name)
+                    counts = known.get(s.name)
+                    if counts is None:
+                        counts = self.pool_counts(s.name)
                     distinct.setdefault(tuple(counts.items()), counts)
             shapes = self._count_shapes[tier] = list(distinct.values())
         return shapes
@@ -334,17 +338,23 @@ class Fabric:
             cached = cache[switch] = counts
         return cached
 
-    def _compute_aggregates(self) -> None:
+    def _compute_aggregates(self, one_pool: NodePool | None) -> None:
+        """``one_pool``: the builder put every node in this pool, so a leaf's nodes per pool is its
+        node count (no pass over 16,384 nodes to count them again)."""
         # Children before parents: sort by tier (parents are always above their children).
         nodes_by_name, pools = self.nodes, self.pools
         for s in sorted(self.switches.values(), key=lambda s: s.tier):
             count = len(s.nodes)
-            # One pass over a leaf's nodes, in C: its nodes per pool, and from them its GPUs.
-            own = self._own_pools[s.name] = dict(Counter(map(_POOL_NAME, map(nodes_by_name.__getitem__, s.nodes))))
-            if all(name in pools for name in own):
-                gpus = sum(pools[name].gpus * k for name, k in own.items())
-            else:   # a model built by hand, its pools not listed
-                gpus = sum(map(_POOL_GPUS, map(nodes_by_name.__getitem__, s.nodes)))
+            if one_pool is not None:
+                self._own_pools[s.name] = {one_pool.name: count} if count else {}
+                gpus = one_pool.gpus * count
+            else:   # one pass over a leaf's nodes, in C: its nodes per pool, and from them its GPUs
+                own = self._own_pools[s.name] = dict(Counter(map(_POOL_NAME, map(nodes_by_name.__getitem__,
+                                                                                  s.nodes))))
+                if all(name in pools for name in own):
+                    gpus = sum(pools[name].gpus * k for name, k in own.items())
+                else:   # a model built by hand, its pools not listed
+                    gpus = sum(map(_POOL_GPUS, map(nodes_by_name.__getitem__, s.nodes)))
             for c in s.children:
                 count += self._node_count[c]
                 gpus += self._gpu_count[c]

@@ -66,6 +66,6 @@ def render(ctx: RenderContext) -> list[Resource]:
     for switch, obj in zip(fabric.switches.values(), hypernodes(ctx, fabric)):
         # Children first, so a parent never points at a HyperNode that does not exist yet.
         needs = tuple(object_key({"kind": "HyperNode", "metadata": {"name": fabric.switches[c].hypernode}})
-                      for c in switch.children)
+                      for c in switch.children) if switch.children else ()
         out.append(Resource(module=MODULE, obj=obj, depends_on=needs))
     return out

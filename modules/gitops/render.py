@@ -13,7 +13,7 @@ into the chosen engine's layout. The order is the same for both engines:
 from __future__ import annotations
 
 from modules.core import yamlio
-from modules.core.bundle import Bundle, ChartRelease, Overlay
+from modules.core.bundle import OWNED_ANNOTATION, Bundle, ChartRelease, Overlay
 from modules.core.context import MANAGED_BY, RenderContext
 from modules.semantics.owned import ARGOCD_RESPECT, FLUX_SSA, owned_fields_of
 from modules.volcano.render import QUEUE_WAVE, SYNC_WAVE_ANNOTATION as WAVE_ANNOTATION  # Argo CD order
@@ -69,17 +69,21 @@ def phases(bundle: Bundle) -> dict[str, str]:
     ``after_queues`` is the one place that decides what waits for a Queue): Queues, then every
     object in a later wave than theirs, then the rest (cluster objects) before both."""
     out: dict[str, str] = {}
+    queue_group, queue_kind = QUEUE_API
+    queue_wave = int(QUEUE_WAVE)
     for resource in bundle.resources:
-        group = resource.api_version.rpartition("/")[0]
-        if (group, resource.kind) == QUEUE_API:
+        obj = resource.obj
+        if obj["kind"] == queue_kind and obj["apiVersion"].rpartition("/")[0] == queue_group:
             out[resource.key] = "queues"
         else:
-            out[resource.key] = "workloads" if _wave(resource) > int(QUEUE_WAVE) else "cluster"
+            out[resource.key] = "workloads" if _wave(resource) > queue_wave else "cluster"
     return out
 
 
 def _wave(resource) -> int:
-    value = (resource.obj["metadata"].get("annotations") or {}).get(WAVE_ANNOTATION, "0")
+    value = (resource.obj["metadata"].get("annotations") or {}).get(WAVE_ANNOTATION)
+    if value is None:   # most objects: wave 0
+        return 0
     return int(value) if str(value).lstrip("-").isdigit() else 0
 
 
@@ -120,15 +124,20 @@ def output_objects(bundle: Bundle, objects: dict[str, dict]) -> dict[str, dict]:
     phase_of = phases(bundle)
     out = {}
     for resource in bundle.resources:
-        phase = phase_of[resource.key]
-        note = ({WAVE_ANNOTATION: str(max(_wave(resource), PHASES.index(phase)))} if engine == "argocd"
-                else {PHASE_ANNOTATION: phase})
-        obj = objects[resource.key]
-        if engine == "flux" and owned_fields_of(obj):
-            # Flux has no per-field ignore: create the object, never re-apply it over its controller.
-            note[FLUX_SSA] = "IfNotPresent"
+        key = resource.key
+        phase = phase_of[key]
+        obj = objects[key]
         meta = obj["metadata"]
-        out[resource.key] = {**obj, "metadata": {**meta, "annotations": {**(meta.get("annotations") or {}), **note}}}
+        notes = meta.get("annotations") or {}
+        if engine == "argocd":
+            note = {WAVE_ANNOTATION: str(max(_wave(resource), PHASES.index(phase)))}
+        else:
+            note = {PHASE_ANNOTATION: phase}
+            # Flux has no per-field ignore: create the object, never re-apply it over its controller.
+            # (Only an object that records a kept field has one: most are passed by one lookup.)
+            if OWNED_ANNOTATION in notes and owned_fields_of(obj):
+                note[FLUX_SSA] = "IfNotPresent"
+        out[key] = {**obj, "metadata": {**meta, "annotations": {**notes, **note}}}
     return out
 
 

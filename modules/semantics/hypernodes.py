@@ -54,7 +54,10 @@ class Vertex:
 
     @property
     def is_leaf(self) -> bool:
-        return any(m.kind == "Node" for m in self.members)
+        for m in self.members:   # a loop, not any() over a generator: asked of every vertex
+            if m.kind == "Node":
+                return True
+        return False
 
 
 @dataclass(frozen=True)
@@ -148,6 +151,8 @@ def unknown_children(g: Graph) -> Iterator[Problem]:
 def two_parents(g: Graph) -> Iterator[Problem]:
     """A child named twice: by one parent (a typo) or by two (Volcano refuses a second parent)."""
     for child, owners in g.parents().items():
+        if len(owners) == 1:
+            continue    # the usual child: named once, by one parent
         seen: set[str] = set()
         for owner, i in owners:
             if owner in seen:
@@ -176,6 +181,9 @@ def cycles(g: Graph) -> Iterator[Problem]:
                         if m.kind == "HyperNode" and m.child in g.vertices] for v in g.vertices.values()}
     for start in g.vertices:
         if state.get(start):
+            continue
+        if not kids_of[start]:   # a leaf: in no cycle, and no walk to make
+            state[start] = 2
             continue
         stack: list[tuple[str, int]] = [(start, 0)]
         path: list[str] = []
