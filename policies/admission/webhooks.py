@@ -19,8 +19,8 @@ Contracts:
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable, Iterable
 
 SOURCES = ("volcano", "trainer", "training-operator", "kubernetes")
@@ -88,9 +88,8 @@ def _load() -> None:
         return
     _LOADED = True
     from . import providers
-    folder = Path(providers.__file__).parent   # its modules, as pkgutil.iter_modules lists them (one import less)
-    for name in sorted(p.stem for p in folder.glob("*.py") if p.stem != "__init__"):
-        module = importlib.import_module(f"{providers.__name__}.{name}")
+    for info in sorted(pkgutil.iter_modules(providers.__path__), key=lambda i: i.name):
+        module = importlib.import_module(f"{providers.__name__}.{info.name}")
         register(getattr(module, "WEBHOOKS", ()))
 
 

@@ -138,3 +138,29 @@ def test_a_missing_queue_is_missing_only_when_the_manifests_are_a_whole_stack():
     assert 'failed to get parent queue nowhere of queue orphan' in found["orphan"].message
     assert 'unable to find job queue: queue.scheduling.volcano.sh "elsewhere" not found' in found["j"].message
     assert "create the queue it names first" in found["j"].message
+
+
+def test_provider_discovery_skips_files_no_import_could_name(tmp_path, monkeypatch):
+    """An editor's lock file or a macOS resource fork beside the provider modules (`.#volcano.py`,
+    `._volcano.py`) is no module: the webhooks register as without it, none is lost."""
+    from pathlib import Path
+
+    from policies.admission import providers, webhooks
+
+    monkeypatch.setattr(webhooks, "_REGISTRY", [])
+    monkeypatch.setattr(webhooks, "_LOADED", False)
+    webhooks._load()
+    expected = [(hook.source, hook.kind, hook.name) for hook in webhooks._REGISTRY]
+    folder = tmp_path / "providers"   # the package's files, and two that are no module
+    folder.mkdir()
+    for module in Path(providers.__file__).parent.glob("*.py"):
+        (folder / module.name).write_bytes(module.read_bytes())
+    for name in ("._volcano.py", ".#volcano.py"):
+        (folder / name).write_text("raise SystemExit('a stray file was imported')\n", encoding="utf-8")
+    monkeypatch.setattr(providers, "__path__", [str(folder)])
+    monkeypatch.setattr(providers, "__file__", str(folder / "__init__.py"))
+    monkeypatch.setattr(webhooks, "_REGISTRY", [])
+    monkeypatch.setattr(webhooks, "_LOADED", False)
+    webhooks._load()
+    assert [(hook.source, hook.kind, hook.name) for hook in webhooks._REGISTRY] == expected
+    assert len(expected) > 40
