@@ -137,9 +137,14 @@ def _leaves_under(fabric: Fabric, switch: str) -> list[str]:
 def placement(fabric: Fabric, tier: Tier, pool: NodePool, candidates: int) -> Placement | None:
     """Where a tier's probe pods may go so that exactly that tier's link is crossed; None if the
     fabric has no two places whose lowest common switch is at that tier."""
+    def pool_nodes(switch: str) -> int:
+        return fabric.pool_counts(switch).get(pool.name, 0)
+
     if tier.number == 0:
         return Placement(tier, pods=1, nodes={"a": None})
     if tier.number == 1:
+        if fabric.switches and all(pool_nodes(leaf.name) < 2 for leaf in fabric.at_tier(1)):
+            return None   # no leaf holds two of the pool's nodes: its gang of two could never start
         return Placement(tier, pods=2, nodes={"a": None, "b": None}, apart_on=HOSTNAME,
                          note="hard tier 1 keeps both pods in one leaf; "
                               "anti-affinity on the hostname puts them on two nodes")
@@ -152,9 +157,6 @@ def placement(fabric: Fabric, tier: Tier, pool: NodePool, candidates: int) -> Pl
                          together_on=labels.get(tier.number),
                          note=f"hard tier {tier.number} keeps both pods in one tier-{tier.number} domain; "
                               f"anti-affinity on {below} puts them under two different tier-{tier.number - 1} domains")
-
-    def pool_nodes(switch: str) -> int:
-        return fabric.pool_counts(switch).get(pool.name, 0)
 
     for switch in sorted(fabric.at_tier(tier.number), key=lambda s: (-pool_nodes(s.name), s.name)):
         children = sorted((c for c in switch.children if pool_nodes(c)), key=lambda c: (-pool_nodes(c), c))

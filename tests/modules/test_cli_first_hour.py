@@ -85,6 +85,20 @@ def test_init_output_validates_renders_and_checks(scaffolded, argv):
     assert again.code == 2 and "already exists; pass --force" in again.err
 
 
+def test_a_one_node_init_passes_check_with_the_tiers_it_cannot_probe_named(scaffolded):
+    """One node under one leaf: the probe measures the node alone; its leaf and spine jobs, gangs of
+    two that could never start, are not rendered, and a warning names each tier."""
+    result = run("init", "solo", "--nodes", "1", "--project", str(scaffolded))
+    assert result.code == 0, result.err
+    result = run("check", "solo", "--project", str(scaffolded))
+    assert result.code == 0, (result.out, result.err)
+    assert "0 mandatory" in result.out
+    assert "tier leaf cannot be probed" in result.err and "tier spine cannot be probed" in result.err
+    assert run("render", "solo", "--project", str(scaffolded)).code == 0
+    jobs = sorted(path.name for path in (scaffolded / "deploy" / "solo" / "probe").glob("job.*"))
+    assert jobs == ["job.training.fabric-probe-node.yaml"], jobs
+
+
 def test_init_profile_follows_the_name_and_bad_input_is_one_error(scaffolded):
     from modules.core.config import load_stack
 
