@@ -119,7 +119,9 @@ def credential_in(value: str) -> str | None:
     # strings at 16,384 nodes. Short ones are remembered; long ones (scripts) are scanned each time.
     if len(value) > 256:
         return _credential_in(value)
-    what = _short_credential_in(value)
+    if value in _CLEAN:
+        return None
+    what = _credential_in(value)
     if what is None:
         _remember(_CLEAN, value)
     return what
@@ -155,9 +157,6 @@ def redact_shapes(text: str) -> str:
     for pattern, _ in _value_patterns():
         text = pattern.sub(REDACTED, text)
     return text
-
-
-_short_credential_in = functools.lru_cache(maxsize=16384)(_credential_in)
 
 
 def redact(text: str) -> str:
