@@ -221,8 +221,7 @@ def _implicit_deps(item: Item, key: str, index: dict[str, Item], served: dict[st
         if needed in index and key != needed and not isinstance(item, Overlay):
             out.append(needed)
     if isinstance(item, Resource):
-        obj = item.obj
-        kind, api_version = obj["kind"], obj["apiVersion"]
+        kind, api_version = item.kind, item.api_version
         group = api_version.split("/")[0] if "/" in api_version else ""
         if group:
             crd = _crd_key(kind, group)
@@ -232,6 +231,7 @@ def _implicit_deps(item: Item, key: str, index: dict[str, Item], served: dict[st
             out.append(served[group])
         # A HyperNode's spec holds only its tier and member selectors (thousands of them at fabric
         # scale) and names no queue: only its metadata is read.
+        obj = item.obj
         queues = queues_named(obj.get("metadata") if kind == "HyperNode" and group == "topology.volcano.sh" else obj)
         for queue in sorted(queues) if queues else ():   # a Queue must exist (and be Open) before its users
             needed = f"Queue/{queue}"
@@ -290,10 +290,6 @@ def _crd_key(kind: str, group: str) -> str:
 
 
 def _sort_key(item: Item, key: str, modules: dict[str, int]) -> tuple:
-    if isinstance(item, Resource):   # nearly every item
-        kind = item.obj["kind"]
-        return (_RANK.get(kind, _DEFAULT_RANK), modules.get(item.module, len(modules)), kind,
-                item.obj["metadata"].get("namespace") or "", key)
     if isinstance(item, Prerequisite):
         rank, kind = -1, "~prerequisite"   # checked before anything is applied
     elif isinstance(item, (ChartRelease, Overlay)):

@@ -69,11 +69,10 @@ def phases(bundle: Bundle) -> dict[str, str]:
     ``after_queues`` is the one place that decides what waits for a Queue): Queues, then every
     object in a later wave than theirs, then the rest (cluster objects) before both."""
     out: dict[str, str] = {}
-    queue_group, queue_kind = QUEUE_API
     queue_wave = int(QUEUE_WAVE)
     for resource in bundle.resources:
-        obj = resource.obj
-        if obj["kind"] == queue_kind and obj["apiVersion"].rpartition("/")[0] == queue_group:
+        group = resource.api_version.rpartition("/")[0]
+        if (group, resource.kind) == QUEUE_API:
             out[resource.key] = "queues"
         else:
             out[resource.key] = "workloads" if _wave(resource) > queue_wave else "cluster"
