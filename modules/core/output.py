@@ -322,11 +322,9 @@ def _write_files(tmp: Path, target: Path, files: dict[str, bytes]) -> None:
             except OSError as exc:   # name the file as the user knows it, not the temporary folder
                 raise OSError(exc.errno, exc.strerror, str(target / path)) from None
             try:
-                written = os.write(fd, data)
-                if written < len(data):   # a write may be short; finish it
-                    view = memoryview(data)[written:]
-                    while view:
-                        view = view[os.write(fd, view):]
+                view = memoryview(data)
+                while view:   # a write may be short; finish it
+                    view = view[os.write(fd, view):]
             except OSError as exc:
                 raise OSError(exc.errno, exc.strerror, str(target / path)) from None
             finally:
