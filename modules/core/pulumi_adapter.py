@@ -84,9 +84,6 @@ class CustomObject(pulumi.CustomResource):
                          {"apiVersion": api_version, "kind": kind, "metadata": metadata, "spec": spec}, opts)
 
 
-CUSTOM_RESOURCE: Any = CustomObject   # the class custom resources are registered with
-
-
 def register_resource(resource: Resource, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
     obj = resource.obj
     cls = typed_class(obj["apiVersion"], obj["kind"])
@@ -96,8 +93,8 @@ def register_resource(resource: Resource, opts: pulumi.ResourceOptions) -> pulum
     extra = set(obj) - {"apiVersion", "kind", "metadata", "spec"}
     if extra:  # CustomResource would drop them silently
         raise RuntimeError(f"{resource.key}: custom resource with top-level fields {sorted(extra)}")
-    return CUSTOM_RESOURCE(resource.key, api_version=obj["apiVersion"], kind=obj["kind"],
-                           metadata=obj.get("metadata"), spec=obj.get("spec"), opts=opts)
+    return CustomObject(resource.key, api_version=obj["apiVersion"], kind=obj["kind"],
+                        metadata=obj.get("metadata"), spec=obj.get("spec"), opts=opts)
 
 
 def register_release(release: ChartRelease, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:

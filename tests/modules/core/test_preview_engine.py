@@ -71,7 +71,7 @@ def _requests(monkeypatch, stack_name: str, lighter: bool, custom=pulumi_adapter
     monkeypatch.setattr(preview_engine._Monitor, "RegisterResource", record)
     if not lighter:
         monkeypatch.setattr(preview_engine, "_lighter_sdk", nullcontext)
-    monkeypatch.setattr(pulumi_adapter, "CUSTOM_RESOURCE", custom)
+    monkeypatch.setattr(pulumi_adapter, "CustomObject", custom)
     run_program(ROOT, stack_name, pulumi_config_map(shipped(stack_name)))   # one call site for both runs
     monkeypatch.undo()
     return sent
