@@ -31,8 +31,8 @@ import os
 import re
 import threading
 from collections import OrderedDict
-from types import SimpleNamespace
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any, Iterator
 
 from modules.core.selectors import selector_matches
@@ -54,6 +54,10 @@ MEMO_SIZE = 4096
 ISOLATE = True    # evaluate in a forked child under a CPU and memory budget (worker.py)
 _WORKER: tuple[Any, worker.Worker] | None = None
 NO_VARIABLES: dict = {}
+
+
+def _isolating() -> bool:
+    return ISOLATE and hasattr(os, "fork")
 
 
 @functools.lru_cache(maxsize=None)
@@ -520,14 +524,14 @@ class RuleSet:
     def start(self) -> None:
         """Start the evaluating child now: it compiles the rule set's expressions while the caller
         goes on (`check` forks it before the stack renders; the other rules run meanwhile)."""
-        if ISOLATE and hasattr(os, "fork"):
+        if _isolating():
             with self._lock:
                 self._worker(prime=True).start()
 
     def send(self, objects: list[dict], namespaces: dict[str, dict] | None = None) -> None:
         """``evaluate_all`` without waiting: the child evaluates ``objects`` while the caller goes on;
         the next ``evaluate_all`` or ``evaluate`` reads the outcomes (first, whatever it asks)."""
-        if not ISOLATE or not hasattr(os, "fork"):
+        if not _isolating():
             return
         with self._lock:
             self._collect()
@@ -589,7 +593,7 @@ class RuleSet:
     def _isolated(self, targets: list[Target]) -> list[list[Denial | SkippedRule]]:
         """``_evaluate`` of each target in the rule set's child process, under the CPU and memory
         budget."""
-        if not ISOLATE or not hasattr(os, "fork"):
+        if not _isolating():
             return [list(self._evaluate(target)) for target in targets]
         out = self._worker().evaluate(targets)
         if out is None:
