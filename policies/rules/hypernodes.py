@@ -4,7 +4,7 @@ from __future__ import annotations
 import weakref
 from typing import Iterable, Iterator
 
-from modules.core.patterns import compile_go, go_error, go_problem, matches_by_pattern
+from modules.core.patterns import compile_go, go_problem, matches_by_pattern
 from modules.core.selectors import selector_matches
 from modules.fabric import hostlist
 from modules.semantics import hypernodes as tree
@@ -27,11 +27,6 @@ def _compiled(pattern: str):
 def re2_problem(pattern: str) -> str | None:
     """Why ``pattern`` does not compile as a Go regexp (RE2) pattern, or None."""
     return go_problem(pattern)
-
-
-def go_regexp_error(pattern: str) -> str | None:
-    """The error Go's ``regexp.Compile`` returns for ``pattern``, as Volcano's hypernode webhook quotes it."""
-    return go_error(pattern)
 
 
 def hypernodes(objects: list[dict]) -> list[dict]:

@@ -41,8 +41,8 @@ def _queue(request: Request):
 
 
 def _hypernode(request: Request):
-    from ...rules.hypernodes import go_regexp_error   # Go's RE2 syntax, as the hypernode rules decide it
-    return vw.validate_hypernode(request.object, go_regexp_error)
+    from modules.core.patterns import go_error   # Go's RE2 syntax, as the hypernode rules decide it
+    return vw.validate_hypernode(request.object, go_error)
 
 
 def _podgroup(request: Request):

@@ -7,9 +7,10 @@ from types import SimpleNamespace
 import pytest
 
 from modules.core.config import load_project, load_stack
+from modules.core.patterns import go_error
 from modules.core.render import render
 from policies.framework import CheckContext
-from policies.rules.hypernodes import go_regexp_error, re2_problem
+from policies.rules.hypernodes import re2_problem
 from policies.runner import PolicySettings, bundle_objects, run_rules
 from modules.semantics.volcano import Tiers, discovery_tiers, tiers_of
 from modules.semantics.workloads import Gang, PodSet, gang_of
@@ -190,7 +191,7 @@ def test_re2_compatibility():
 ])
 def test_go_regexp_errors_are_worded_as_go_words_them(pattern, error):
     """Volcano's hypernode webhook quotes regexp.Compile's error: `error parsing regexp: <code>: `<expr>``."""
-    assert go_regexp_error(pattern) == error
+    assert go_error(pattern) == error
 
 
 # --- capacity ---------------------------------------------------------------------------------
