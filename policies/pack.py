@@ -264,10 +264,15 @@ class _RunCache:
     def clear(self) -> None:
         self.decoded, self.manifests = {}, {}
 
-    def bounded(self, cache: dict) -> dict:
-        if len(cache) >= RUN_CACHE_LIMIT:
-            cache.clear()
-        return cache
+    def once(self, cache: dict, key: tuple, keep: Any, compute: Callable[[], Any]) -> Any:
+        """``compute()`` once per run for ``key`` in ``cache``; ``keep`` (what the ids in ``key``
+        belong to) is held with the answer, so an id cannot be reused during the run."""
+        hit = cache.get(key)
+        if hit is None:
+            if len(cache) >= RUN_CACHE_LIMIT:
+                cache.clear()
+            hit = cache[key] = (keep, compute())
+        return hit[1]
 
 
 _RUN = _RunCache()
@@ -276,11 +281,8 @@ _RUN = _RunCache()
 def _manifest_once(resource_type: str, props: Any, name: str, urn: str) -> dict | None:
     if getattr(_CALL, "decoded", None) is None:   # outside a call: nothing shared
         return manifest(resource_type, props, name)
-    key = (urn, resource_type, name, id(props))
-    hit = _RUN.manifests.get(key)
-    if hit is None:   # the bag is kept with its manifest, so its id cannot be reused during the run
-        hit = _RUN.bounded(_RUN.manifests)[key] = (props, manifest(resource_type, props, name))
-    return hit[1]
+    return _RUN.once(_RUN.manifests, (urn, resource_type, name, id(props)), props,
+                     lambda: manifest(resource_type, props, name))
 
 
 def _one_call(handler):
@@ -322,10 +324,7 @@ def _decoded_once(decode):
         def in_run():
             shared = (decode, value.SerializeToString(deterministic=True), args) if isinstance(value, Message) \
                 else key
-            found = _RUN.decoded.get(shared)
-            if found is None:
-                found = _RUN.bounded(_RUN.decoded)[shared] = (value, decode(value, *args))
-            return found[1]
+            return _RUN.once(_RUN.decoded, shared, value, lambda: decode(value, *args))
         return _per_call(key, value, in_run)
     return once
 
