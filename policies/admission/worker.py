@@ -336,17 +336,21 @@ class Worker:
     def stop(self) -> None:
         if not self.pid:
             return
+        self._close_pipes()
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self._reap()
+
+    def _close_pipes(self) -> None:
+        """The parent's ends of the child's two pipes (a forked child no longer closes them)."""
         for fd in (self._requests, self._replies):
             _PARENT_ENDS.discard(fd)
             try:
                 os.close(fd)
             except OSError:
                 pass
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        self._reap()
 
     def _reap(self) -> int:
         try:
@@ -380,9 +384,7 @@ class Worker:
     def _death(self) -> tuple[bytes, str, str, bool]:
         """The stage and expression the child was in when it died, why it died, and whether it was
         still priming (then no request of the parent's was running)."""
-        for fd in (self._requests, self._replies):
-            _PARENT_ENDS.discard(fd)
-            os.close(fd)
+        self._close_pipes()
         status = self._reap()
         progress = self._progress
         stage, size = progress[0:1], struct.unpack("<I", progress[1:5])[0]
