@@ -165,6 +165,8 @@ def redact(text: str) -> str:
         return text
     text = _URL_USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", text)
     text = _KEY_VALUE.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
+    if _ANY_SET.Match(text) is None:   # the usual message: no shape to replace one by one
+        return text
     for pattern, _ in _value_patterns():
         text = pattern.sub(REDACTED, text)
     return text

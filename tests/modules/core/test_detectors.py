@@ -50,6 +50,20 @@ def test_not_a_credential(text):
     assert credential_in(text) is None
 
 
+@pytest.mark.parametrize("text", [t for t, _ in CAUGHT] + PASSES + [
+    "error: password=hunter2pw at https://alice:hunter2pw@git.example.com", "spec.replicas: expected an integer"])
+def test_redact_skips_the_one_by_one_patterns_only_where_none_can_match(text):
+    """``redact`` asks the RE2 superset first; the answer is what every pattern in turn gives."""
+    from modules.core import secrets
+
+    text = f"error: x: {text!r} and {text}"
+    expected = secrets._KEY_VALUE.sub(lambda m: m.group(1) + m.group(2) + secrets.REDACTED,
+                                      secrets._URL_USERINFO.sub(lambda m: m.group(1) + secrets.REDACTED + "@", text))
+    for pattern, _ in secrets._value_patterns():
+        expected = pattern.sub(secrets.REDACTED, expected)
+    assert redact(text) == expected
+
+
 def test_a_flag_and_its_value_as_two_list_items():
     found = list(find_credentials({"args": ["--db-password", PLANTED, "--port", "5432"]}))
     assert found == [("args[1]", "a literal value after '--db-password'")]
