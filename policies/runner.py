@@ -210,17 +210,19 @@ def run_rules(objects: list[dict], ctx: CheckContext, settings: PolicySettings, 
               locate: Locate | None = None) -> list[Violation]:
     """Every violation (and note), in rule order then object order."""
     sources = sources or {}
-    out: list[Violation] = []
     levels = [(rule, settings.level(rule)) for rule in rules]
     enabled = [(rule, level, replace(ctx, config=settings.config(rule))) for rule, level in levels if level != DISABLED]
     for rule, _, rctx in enabled:   # work some rules hand elsewhere starts first, and overlaps the others
         prepare(rule, objects, rctx, context)
-    for rule, level, rctx in enabled:
-        for obj, item in evaluate(rule, objects, rctx, context):
-            where = locate(obj, item.path) if locate is not None else None
-            out.append(to_violation(rule, level, obj, item, sources.get(id(obj)) if obj is not None else None,
-                                    where))
-    return out
+    # Those rules run last, so that their work elsewhere has the others' time to finish; the
+    # violations still come in rule order.
+    found: list[list[Violation]] = [[] for _ in enabled]
+    for number in sorted(range(len(enabled)), key=lambda n: enabled[n][0].prepare is not None):
+        rule, level, rctx = enabled[number]
+        found[number] = [to_violation(rule, level, obj, item, sources.get(id(obj)) if obj is not None else None,
+                                      locate(obj, item.path) if locate is not None else None)
+                         for obj, item in evaluate(rule, objects, rctx, context)]
+    return [violation for violations in found for violation in violations]
 
 
 def render_error_violation(err: InputError, settings: PolicySettings,

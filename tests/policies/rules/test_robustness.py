@@ -67,3 +67,28 @@ def test_rules_survive_any_field_replaced(data):
                                  max_size=MUTATIONS_PER_RUN, unique=True))
     mutated = [mutation(data, i) for i in indexes]
     run_rules(BASE + mutated, CheckContext(stack=STACK, fabric=BUNDLE.fabric), PolicySettings())
+
+
+def test_rules_that_hand_work_elsewhere_run_last_and_report_in_rule_order():
+    """A rule with ``prepare`` (upstream-admission's evaluating process) is evaluated after the
+    others, so its process has their time to finish; the violations stay in rule order."""
+    from policies.framework import Finding, Rule
+
+    ran: list[str] = []
+
+    def stack_rule(name: str):
+        def check(objects, ctx):
+            ran.append(name)
+            yield Finding("spec", f"{name} found it", objects[0])
+        return check
+
+    def prepare(objects, ctx):
+        ran.append("prepared")
+
+    rules = [Rule(id=name, description="", why="", fix="", severity="low", enforcement="mandatory",
+                  check_stack=stack_rule(name), prepare=prepare if name == "first" else None)
+             for name in ("first", "second", "third")]
+    obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "y"}}
+    violations = run_rules([obj], CheckContext(), PolicySettings(), rules=rules)
+    assert ran == ["prepared", "second", "third", "first"]
+    assert [v.rule for v in violations] == ["first", "second", "third"]
