@@ -28,6 +28,7 @@ import copy
 import functools
 import json
 import os
+import pickle
 import re
 import threading
 from collections import OrderedDict
@@ -138,6 +139,7 @@ def _top_level_commas(text: str) -> list[str]:
     return parts
 
 
+@functools.lru_cache(maxsize=1024)   # once per mutation, not once per object it mutates
 def rewrite_jsonpatch(source: str) -> str:
     """``JSONPatch{op: "add", path: p, value: v}`` as the map ``{"op": "add", "path": p, "value": v}``:
     the object construction MutatingAdmissionPolicies use, which the `cel` package does not offer."""
@@ -399,7 +401,7 @@ def _patch_one(out: dict, op: dict) -> None:
 
 def apply_patch(obj: dict, ops: list) -> dict:
     """``ops`` applied to a copy of ``obj`` (RFC 6902 add, remove, replace, test)."""
-    out = copy.deepcopy(obj)
+    out = pickle.loads(pickle.dumps(obj, pickle.HIGHEST_PROTOCOL))   # deep, about 2.5x copy.deepcopy's speed
     for op in ops or []:
         if not isinstance(op, dict):
             raise EvalError(f"a JSON patch operation must be a JSONPatch, got {op!r}")
@@ -488,8 +490,9 @@ class RuleSet:
         child (one per check, not one per object), the objects handed over with ``send`` read back
         first."""
         with self._lock:
+            targets = self._targets(objects, namespaces)   # before the wait: the child works meanwhile
             self._collect()
-            targets, todo = self._targets(objects, namespaces)
+            todo = self._todo(targets)
             if todo:
                 for key, out in zip(todo, self._isolated(list(todo.values()))):
                     self._remember(key, out)
@@ -505,21 +508,21 @@ class RuleSet:
         return out
 
     def _targets(self, objects: list[dict], namespaces: dict[str, dict] | None
-                 ) -> tuple[list[tuple[str | None, Target] | None], dict[str, Target]]:
-        """Each object's memo key and target (None where no rule applies), and the targets whose
-        outcome is not remembered, by key."""
+                 ) -> list[tuple[str | None, Target] | None]:
+        """Each object's memo key and target (None where no rule applies)."""
         targets: list[tuple[str | None, Target] | None] = []
-        todo: dict[str, Target] = {}
         for obj in objects:
             target = self.target(plain(obj), namespaces or {})
-            if target is None or not self._may_apply(target):
-                targets.append(None)
-                continue
-            key = _memo_key(target)
-            targets.append((key, target))
-            if key is not None and key not in self._memo and len(todo) < MEMO_SIZE:
-                todo.setdefault(key, target)
-        return targets, todo
+            targets.append(None if target is None or not self._may_apply(target) else (_memo_key(target), target))
+        return targets
+
+    def _todo(self, targets: list[tuple[str | None, Target] | None]) -> dict[str, Target]:
+        """The targets whose outcome is not remembered, by key."""
+        todo: dict[str, Target] = {}
+        for item in targets:
+            if item is not None and item[0] is not None and item[0] not in self._memo and len(todo) < MEMO_SIZE:
+                todo.setdefault(*item)
+        return todo
 
     def start(self) -> None:
         """Start the evaluating child now: it compiles the rule set's expressions while the caller
@@ -535,7 +538,7 @@ class RuleSet:
             return
         with self._lock:
             self._collect()
-            _, todo = self._targets(objects, namespaces)
+            todo = self._todo(self._targets(objects, namespaces))
             if todo:
                 targets = list(todo.values())
                 self._worker().send(targets)
