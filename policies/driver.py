@@ -285,6 +285,7 @@ def _note_subject(reason: str, subject: EngineResource | None,
 
 @dataclass
 class AnalyzeOutcome:
+    """What the pack answered for one run: the violations, its policy names and how many objects it analyzed."""
     violations: list[Violation]
     policies: list[str]          # names GetAnalyzerInfo listed
     objects: int                 # Kubernetes objects analyzed

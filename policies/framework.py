@@ -72,6 +72,7 @@ StackCheck = Callable[[list[dict], CheckContext], Iterable[RuleOutcome]]
 
 @dataclass(frozen=True)
 class Rule:
+    """A policy rule: what it catches and why, how to fix it, its default level and its check."""
     id: str
     description: str             # what it catches, one sentence
     why: str                     # the upstream behaviour it guards against
@@ -99,6 +100,7 @@ class Rule:
 
 @dataclass(frozen=True)
 class Violation:
+    """One finding of one rule, located in the user's files where known."""
     rule: str
     level: str
     severity: str

@@ -29,6 +29,7 @@ _NOT_OBJECTS = {"Kustomization": "a kustomization file", "Component": "a kustomi
 
 @dataclass
 class Skipped:
+    """Part of the user's manifests that no rule can judge, and why."""
     file: str
     document: int           # 1-based, as people count
     reason: str
@@ -46,6 +47,7 @@ class Skipped:
 
 @dataclass
 class Manifests:
+    """The user's manifests: their objects, the file each came from, and what was skipped."""
     objects: list[dict] = field(default_factory=list)
     sources: dict[int, str] = field(default_factory=dict)      # id(obj) -> file
     skipped: list[Skipped] = field(default_factory=list)

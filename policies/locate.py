@@ -26,6 +26,7 @@ _SEGMENT = re.compile(r"\[(\d+)\]")
 
 @dataclass(frozen=True)
 class Location:
+    """A place in a file: line and column, both 1-based."""
     file: str
     line: int          # 1-based
     column: int        # 1-based

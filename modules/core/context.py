@@ -22,6 +22,7 @@ KEEP_ANNOTATIONS = {
 
 @dataclass
 class RenderContext:
+    """What each module's renderer is given: the stack, its fabric, and this render's warnings and shared results."""
     stack: StackConfig
     fabric: "Fabric | None" = None
     warnings: list[str] = field(default_factory=list)

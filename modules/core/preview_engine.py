@@ -33,6 +33,7 @@ def engine_urn(urn: str) -> str:
 
 @dataclass
 class Registration:
+    """One resource as the Pulumi program registered it with the mock monitor."""
     type: str
     name: str
     urn: str

@@ -54,6 +54,7 @@ class RawBlock:
 
 @dataclass
 class RawSwitch:
+    """A switch as a fabric source declares it, before the model checks and normalizes it."""
     name: str
     where: str                          # path of its declaration, for messages
     tier: int | None = None

@@ -90,6 +90,7 @@ class NodePool:
 
 @dataclass(slots=True)            # slots: fabrics hold tens of thousands of nodes
 class Node:
+    """A Kubernetes node of the fabric: the leaf switch it hangs off and its node pool."""
     name: str                      # the Kubernetes node name
     leaf: str | None               # the switch the node hangs off; None: under no switch (no HyperNode)
     pool: NodePool
@@ -104,6 +105,7 @@ class Node:
 
 @dataclass
 class Switch:
+    """A switch of the fabric (one HyperNode): its tier, its parent and what hangs below it."""
     name: str                      # as the source names it
     tier: int
     parent: str | None = None

@@ -29,6 +29,7 @@ CONTROLLER_METRIC = re.compile(r"volcano_(queue_pod_group_|job_(completed|failed
 
 @dataclass(frozen=True)
 class Alert:
+    """One Prometheus alert: its runbook page, severity and text."""
     page: str          # docs/runbooks/<page>.md
     severity: str
     summary: str

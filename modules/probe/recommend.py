@@ -43,6 +43,7 @@ MAX_PP = 64
 
 @dataclass(frozen=True)
 class TierModel:
+    """The alpha-beta cost of a ring step across one fabric tier."""
     tier: int
     name: str
     alpha_s: float          # latency per ring step crossing this tier
@@ -274,6 +275,7 @@ def allreduce_times(n: float, s: Span, models: dict[int, TierModel], share: int 
 
 @dataclass
 class JobShape:
+    """The training job a layout is recommended for: its size, gradient bytes and GPUs."""
     params: float
     grad_bytes_per_param: int
     gpus: int
@@ -283,6 +285,7 @@ class JobShape:
 
 @dataclass
 class Layout:
+    """A parallel layout (tensor, pipeline and data parallel degrees) and why it was chosen."""
     tp: int
     pp: int
     dp: int

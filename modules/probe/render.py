@@ -44,6 +44,7 @@ HOSTNAME = "kubernetes.io/hostname"
 
 @dataclass(frozen=True)
 class Tier:
+    """A fabric tier the probe measures across."""
     number: int          # 0 = inside a node
     name: str            # tier name as alerts and results label it
 

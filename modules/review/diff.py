@@ -98,6 +98,7 @@ def checkout_project(project: Project, ref: str, dest: Path) -> Path | None:
 
 @dataclass
 class Rendered:
+    """One side of a diff: the rendered bundle and its findings, or why it did not render."""
     bundle: Bundle | None = None
     error: str | None = None
     findings: list = field(default_factory=list)   # policies.framework.Violation

@@ -45,6 +45,7 @@ GIB = Decimal(2**30)
 
 @dataclass(frozen=True)
 class Finding:
+    """One difference between what the stack declares and what the live cluster has."""
     category: str            # one of CATEGORIES
     kind: str                # Node | HyperNode
     name: str

@@ -130,6 +130,7 @@ Filter = Callable[[list[Any]], "list[Any] | None"]   # candidates -> victims; No
 
 @dataclass
 class Decision:
+    """What a tiered victim selection chose: the victims, and the tier and plugins that chose them."""
     victims: list[Any]
     tier: int | None            # the tier that decided; None when no tier returned victims
     plugins: tuple[str, ...]    # the plugins of that tier that filtered (did not abstain)

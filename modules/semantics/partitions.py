@@ -22,6 +22,7 @@ _TASK_INTS, _POLICY_INTS = ("replicas", "minAvailable"), ("totalPartitions", "pa
 
 @dataclass(frozen=True)
 class PartitionPolicy:
+    """A task's partitionPolicy as written, with the task's replicas and minAvailable."""
     task: str
     path: str                    # the task's path, e.g. spec.tasks[0]
     replicas: int

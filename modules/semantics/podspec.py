@@ -85,6 +85,7 @@ class Reader:
 
 @dataclass(frozen=True)
 class PodRequests:
+    """One pod's resource amounts as node fit, PodGroup quota and limits each count them."""
     fit: dict[str, Decimal]      # node fit: requests after the API server's limits->requests defaulting
     quota: dict[str, Decimal]    # PodGroup minResources: requests as written in the template
     # PodLimits (component-helpers): limits summed by the same init-container rules, overhead added

@@ -47,6 +47,7 @@ EPOCH = datetime(1, 1, 1, tzinfo=timezone.utc)     # Go's zero time: a missing t
 
 @dataclass(frozen=True)
 class PriorityClasses:
+    """The PriorityClasses a scheduling session knows: their values and the global default."""
     values: dict[str, int] = field(default_factory=dict)
     default: int = 0                   # the globalDefault class's value (the last one read), else 0
 

@@ -24,6 +24,7 @@ MANAGED_BY = ("kubeflow.org/training-operator", "kueue.x-k8s.io/multikueue")
 
 @dataclass(frozen=True)
 class JobKind:
+    """What the Training Operator's admission webhook checks for one job kind."""
     kind: str
     specs: str                       # the replica specs' field
     container: str                   # the container every replica must hold

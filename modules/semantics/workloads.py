@@ -58,6 +58,7 @@ class Topology:
 
 @dataclass(frozen=True)
 class PodSet:
+    """Pods of one shape in a workload: how many, what each requests and where they are declared."""
     count: int
     requests: dict[str, Decimal]       # node fit (limits stand in for missing requests)
     what: str                          # e.g. "task workers", "node"
@@ -121,6 +122,7 @@ class PartitionSpec:
 
 @dataclass(frozen=True)
 class Workload:
+    """A job as Volcano schedules it: its pods, its gang and its network topology."""
     kind: str
     name: str
     namespace: str | None

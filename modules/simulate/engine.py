@@ -26,6 +26,7 @@ GIB = 2**30
 
 @dataclass
 class SimulationResult:
+    """What a simulation found: each strategy's outcome for each job, and the totals."""
     fabric: Fabric
     cluster: Cluster                      # the topology-aware cluster, after every job
     jobs: list[Job]

@@ -197,6 +197,7 @@ def show_res(r: Res, only: Iterable[str] | None = None) -> str:
 
 @dataclass(eq=False)
 class Task:
+    """A pod in the eviction session, as Volcano's TaskInfo holds it."""
     uid: str                  # namespace/name
     name: str
     namespace: str
@@ -216,6 +217,7 @@ class Task:
 
 @dataclass(eq=False)
 class Job:
+    """A job in the eviction session, as Volcano's JobInfo holds it."""
     uid: str
     name: str
     namespace: str
@@ -253,6 +255,7 @@ class Job:
 
 @dataclass(eq=False)
 class Queue:
+    """A queue in the eviction session, as Volcano's QueueInfo holds it."""
     name: str
     weight: int
     capability: Res | None
@@ -266,6 +269,7 @@ class Queue:
 
 @dataclass(eq=False)
 class NodeInfo:
+    """A node in the eviction session: its allocatable resources and the tasks on it."""
     name: str
     allocatable: Res
     labels: dict
@@ -689,6 +693,7 @@ class Session:
     # ---- proportion
     @dataclass
     class _Attr:
+        """The proportion plugin's share of one queue (its queueAttr)."""
         name: str
         weight: int
         deserved: Res

@@ -41,6 +41,7 @@ DIVERGENT = "divergent.yaml"
 
 @dataclass
 class Case:
+    """One of upstream's scheduler test cases, ported as data."""
     test: str
     name: str                 # upstream's name, verbatim (upstream repeats one name in one table)
     source: dict
@@ -54,6 +55,7 @@ class Case:
 
 @dataclass
 class CaseResult:
+    """A case's outcome here, and whether it is upstream's."""
     case: Case
     got: dict
     reproduced: bool

@@ -15,6 +15,7 @@ TOP_NAME = "<cluster-top>"   # Volcano's virtual HyperNode above every root; it 
 
 @dataclass(frozen=True)
 class Pod:
+    """One pod of a job to place: its requests and GPUs."""
     name: str
     requests: Mapping[str, Decimal]   # effective pod requests (containers summed, limits as defaults)
     gpus: int = 0                     # GPUs the pod asks for (any pool's GPU resource)
@@ -44,6 +45,7 @@ class Partition:
 
 @dataclass
 class Job:
+    """A job to place: its pods, its gang and its network topology."""
     name: str
     kind: str                          # Job (Volcano) or TrainJob
     pods: list[Pod]

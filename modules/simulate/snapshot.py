@@ -79,6 +79,7 @@ DEFAULT_LINKS = {0: Link(370.0, 3.4), 1: Link(350.0, 14.0), 2: Link(350.0, 16.0)
 
 @dataclass
 class Snapshot:
+    """A cluster as a snapshot shows it: the fabric, the jobs and what is already in use."""
     fabric: Fabric
     jobs: list[Job]
     usage: dict[str, dict[str, Decimal]]            # node -> requests of the pods bound to it
@@ -309,6 +310,7 @@ def _meta(doc: Reader, obj: dict) -> tuple[str, str, dict, dict]:
 
 @dataclass
 class _Group:
+    """The pods of one PodGroup in a snapshot, pending and bound."""
     name: str
     namespace: str
     doc: Reader | None

@@ -38,6 +38,7 @@ DEFAULT_CONF = {"actions": "enqueue, allocate, backfill", "tiers": [
 
 @dataclass
 class WhatIf:
+    """What Volcano would do with one more job: the outcome, why, and any evictions."""
     cluster: str
     job: str
     queue: str

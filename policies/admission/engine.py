@@ -83,6 +83,7 @@ def runtime() -> SimpleNamespace:
 
 @dataclass(frozen=True)
 class Compiled:
+    """A CEL expression compiled once, or why it is not evaluated."""
     source: str
     program: Any            # cel.Program, or None when not evaluable
     problem: str = ""       # why it is not evaluated (compile error, unimplemented function)
@@ -273,6 +274,7 @@ def _resource_hits(policy: dict, target: "Target") -> bool:
 
 @dataclass
 class Target:
+    """An object to judge, with what its API request names (group, version, kind, resource) and its Namespace."""
     obj: dict
     group: str
     version: str

@@ -34,6 +34,7 @@ CHECKS = {
 
 @dataclass(frozen=True)
 class Result:
+    """One upstream admission test case's outcome here."""
     source: str
     file: str
     name: str

@@ -58,6 +58,7 @@ class Request:
 
 @dataclass(frozen=True)
 class Webhook:
+    """One of upstream's Go-only admission checks, in our code, with where upstream holds it."""
     source: str                  # one of SOURCES
     group: str                   # API group ("" = core)
     kind: str
