@@ -69,12 +69,21 @@ _POINTER_WORDS = {"name", "names", "ref", "refs", "file", "files", "path", "path
                   "selector", "enabled", "type", "mode", "id", "key", "keys", "provider", "store"}
 REFERENCE = re.compile(r"^\s*(?:$|[{$/<]|\"?\$\{|.*(?:secretRef|secretKeyRef|SecretName|valueFrom))")
 
-_URL_USERINFO = re.compile(r"\b([a-z][a-z0-9+.-]*:(?:\\?/){2})(?!git@)[^/\\\s@?#\"'<>]+@", re.I)
-# `password=...` on a command line and `"password": "..."` in JSON; not `path.password: message`,
-# the shape of our own messages.
-_KEY_VALUE = re.compile(r"\b([A-Za-z0-9_.-]*(?:password|passwd|secret|token|apikey|api_key|credential)"
-                        r"[A-Za-z0-9_.-]*)(\s*=\s*\"?|\"\s*:\s*\")([^\s\",;}]+)")
 REDACTED = "<redacted>"
+
+
+@functools.lru_cache(maxsize=None)
+def _redactions() -> tuple[re.Pattern, re.Pattern]:
+    """The userinfo of a URL, and `password=...` on a command line or `"password": "..."` in JSON
+    (not `path.password: message`, the shape of our own messages); compiled on first use: a run
+    that reports nothing redacts nothing."""
+    return (re.compile(r"\b([a-z][a-z0-9+.-]*:(?:\\?/){2})(?!git@)[^/\\\s@?#\"'<>]+@", re.I),
+            re.compile(r"\b([A-Za-z0-9_.-]*(?:password|passwd|secret|token|apikey|api_key|credential)"
+                       r"[A-Za-z0-9_.-]*)(\s*=\s*\"?|\"\s*:\s*\")([^\s\",;}]+)"))
+
+
+def _without_userinfo(text: str) -> str:
+    return _redactions()[0].sub(lambda m: m.group(1) + REDACTED + "@", text)
 
 
 _CAMEL = re.compile(r"([a-z0-9])([A-Z])")
@@ -153,7 +162,7 @@ def redact_shapes(text: str) -> str:
     <redacted> (not ``"password": "..."``: a report may show a key's name beside its value)."""
     if not text or _ANY_SET.Match(text) is None:
         return text
-    text = _URL_USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", text)
+    text = _without_userinfo(text)
     for pattern, _ in _value_patterns():
         text = pattern.sub(REDACTED, text)
     return text
@@ -163,8 +172,7 @@ def redact(text: str) -> str:
     """The text with every credential-looking part replaced by <redacted>."""
     if not text:
         return text
-    text = _URL_USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", text)
-    text = _KEY_VALUE.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
+    text = _redactions()[1].sub(lambda m: m.group(1) + m.group(2) + REDACTED, _without_userinfo(text))
     if _ANY_SET.Match(text) is None:   # the usual message: no shape to replace one by one
         return text
     for pattern, _ in _value_patterns():

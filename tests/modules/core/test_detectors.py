@@ -57,8 +57,9 @@ def test_redact_skips_the_one_by_one_patterns_only_where_none_can_match(text):
     from modules.core import secrets
 
     text = f"error: x: {text!r} and {text}"
-    expected = secrets._KEY_VALUE.sub(lambda m: m.group(1) + m.group(2) + secrets.REDACTED,
-                                      secrets._URL_USERINFO.sub(lambda m: m.group(1) + secrets.REDACTED + "@", text))
+    userinfo, key_value = secrets._redactions()
+    expected = key_value.sub(lambda m: m.group(1) + m.group(2) + secrets.REDACTED,
+                             userinfo.sub(lambda m: m.group(1) + secrets.REDACTED + "@", text))
     for pattern, _ in secrets._value_patterns():
         expected = pattern.sub(secrets.REDACTED, expected)
     assert redact(text) == expected
