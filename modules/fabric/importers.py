@@ -360,7 +360,8 @@ def parse_compact(switch_map: dict, prefix: str, error_at: ErrorAt) -> list[RawS
         if "nodes" in spec:
             nodes, numbered = _expand_block(spec["nodes"], f"{where}.nodes", error_at)
             if nodes:
-                blocks.append(RawBlock(f"{where}.nodes", nodes, domain=spec.get("domain"), numbered=numbered))
+                blocks.append(RawBlock(f"{where}.nodes", nodes, domain=spec.get("domain"), numbered=numbered,
+                                       checked=numbered is not None and _range_names_valid(nodes)))
         for domain, exprs in (spec.get("domains") or {}).items():
             nodes = _expand(exprs, f"{where}.domains.{domain}", error_at)
             if nodes:
@@ -429,10 +430,23 @@ def _inventory(exprs: list, where: str, error_at: ErrorAt) -> list[RawBlock]:
     out = []
     for i, expr in enumerate(exprs):
         try:
-            out.append(RawBlock(f"{where}[{i}]", hostlist.expand(expr)))
+            numbered = hostlist.single_range(expr) if isinstance(expr, str) else None
+            if numbered is not None:
+                hostlist.take(len(numbered))   # before a name is built, as ``expand`` counts them
+                nodes = numbered.names()
+            else:
+                nodes = hostlist.expand(expr)
         except hostlist.HostlistError as exc:
             raise error_at(f"{where}[{i}]", str(exc)) from None
+        out.append(RawBlock(f"{where}[{i}]", nodes, checked=numbered is not None and _range_names_valid(nodes)))
     return out
+
+
+def _range_names_valid(nodes: list[str]) -> bool:
+    """Whether the names of one numbered range are all valid Kubernetes names: they differ in their
+    digits only (a digit may start or end a label, and adds no dot), and the last is the longest,
+    so the first and the last stand for all."""
+    return is_k8s_name(nodes[0]) and is_k8s_name(nodes[-1])
 
 
 def _must_be_mapping(data: object, shown: str, what: str) -> None:
@@ -503,9 +517,9 @@ def load_generated(ctx: "RenderContext", section: dict) -> Fabric:
             leaf_index += 1
             first = (leaf_index - 1) * per_leaf
             numbered = numbers and hostlist.pattern_range(*numbers, first + 1, first + per_leaf)
-            if numbered:   # the names differ in their digits only: two of them stand for all
+            if numbered:
                 nodes = numbered.names()
-                checked = is_k8s_name(nodes[0]) and is_k8s_name(nodes[-1])
+                checked = _range_names_valid(nodes)
             else:
                 nodes = [node_pattern.format(n=first + i, leaf=leaf_index, pod=pod, i=i)
                          for i in range(1, per_leaf + 1)]
