@@ -88,6 +88,7 @@ class Compiled:
     program: Any            # cel.Program, or None when not evaluable
     problem: str = ""       # why it is not evaluated (compile error, unimplemented function)
     reads_old: bool = False
+    reads: frozenset[str] = frozenset()   # the variables it names: only these need a value
 
 
 class EvalError(Exception):
@@ -186,7 +187,7 @@ def compile_expr(source: str) -> Compiled:
     unknown = sorted(f for f in program.functions() if f.isidentifier() and not f.startswith("_") and f not in known)
     if unknown:
         return Compiled(source, None, f"calls {', '.join(unknown)}, which trainstack does not implement")
-    return Compiled(source, program, reads_old="oldSelf" in names)
+    return Compiled(source, program, reads_old="oldSelf" in names, reads=frozenset(names))
 
 
 class Scope:
@@ -196,14 +197,21 @@ class Scope:
         cel = runtime()
         self.context = cel.cel.Context(variables=dict(cel.namespaces), functions=cel.functions)
         self.bound: dict[str, Any] = {}
+        self.pending: dict[str, Any] = {}   # set, but not yet given to the context
 
     def bind(self, values: dict[str, Any]) -> None:
-        """Each binding converts the value to CEL: skip those already bound to the same value."""
+        """Set variables. Each binding converts the value to CEL, so it waits until an expression
+        names the variable (most never read `request`), and is skipped when the context already
+        holds that same value."""
         for name, value in values.items():
             if name in self.bound and self.bound[name] is value:
-                continue
-            if name in self.bound and value is None and self.bound[name] is None:
-                continue
+                self.pending.pop(name, None)
+            else:
+                self.pending[name] = value
+
+    def _give(self, names: frozenset[str]) -> None:
+        for name in names & self.pending.keys():
+            value = self.pending.pop(name)
             self.context.add_variable(name, value)
             self.bound[name] = value
 
@@ -212,6 +220,8 @@ class Scope:
             raise NotEvaluable(compiled.problem)
         if (why := worker.over_budget.get(compiled.source)) is not None:
             raise EvalError(f"the expression {why}")
+        if self.pending:
+            self._give(compiled.reads)
         worker.note(worker.RUN, compiled.source)
         if not worker.start_call():
             raise EvalError(f"the runtime budget of the object ({limits.OBJECT_CPU_SECONDS:g} s of CPU time, the "
