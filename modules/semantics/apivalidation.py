@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 from decimal import Decimal
 from typing import Any, Iterable
@@ -125,17 +126,22 @@ def dns1035_label(value: str) -> list[str]:
 
 def qualified_name(value: str) -> list[str]:
     """IsQualifiedName: a label or annotation key, ``[prefix/]name``."""
+    return list(_qualified_name(value))
+
+
+@functools.lru_cache(maxsize=4096)   # a stack repeats its label and annotation keys on every object
+def _qualified_name(value: str) -> tuple[str, ...]:
     parts = value.split("/")
     if len(parts) == 1:
         name, prefix = parts[0], None
     elif len(parts) == 2:
         prefix, name = parts
         if not prefix:
-            return ["prefix part must be non-empty"]
+            return ("prefix part must be non-empty",)
     else:
-        return ["a qualified name " + _regex_error(_QUALIFIED_MSG, _NAME_RE["qualified"], "MyName", "my.name",
+        return ("a qualified name " + _regex_error(_QUALIFIED_MSG, _NAME_RE["qualified"], "MyName", "my.name",
                                                    "123-abc") + " with an optional DNS subdomain prefix and '/' "
-                "(e.g. 'example.com/MyName')"]
+                "(e.g. 'example.com/MyName')",)
     out = []
     if prefix is not None:
         out += ["prefix part " + m for m in dns1123_subdomain(prefix)]
@@ -145,12 +151,17 @@ def qualified_name(value: str) -> list[str]:
         out.append("name part " + _max_len(QUALIFIED_NAME_MAX))
     if name and not _is_qualified_part(name):
         out.append("name part " + _regex_error(_QUALIFIED_MSG, _NAME_RE["qualified"], "MyName", "my.name", "123-abc"))
-    return out
+    return tuple(out)
 
 
 def label_value(value: str) -> list[str]:
-    return _format(value, LABEL_VALUE_MAX, not value or _is_qualified_part(value), _LABEL_VALUE_MSG, "label-value",
-                   "MyValue", "my_value", "12345")
+    return list(_label_value(value))
+
+
+@functools.lru_cache(maxsize=4096)   # label values repeat too (app names, tiers, pools)
+def _label_value(value: str) -> tuple[str, ...]:
+    return tuple(_format(value, LABEL_VALUE_MAX, not value or _is_qualified_part(value), _LABEL_VALUE_MSG,
+                         "label-value", "MyValue", "my_value", "12345"))
 
 
 def port_number(value: int) -> list[str]:
