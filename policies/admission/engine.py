@@ -457,6 +457,7 @@ class RuleSet:
         self._by_resource: dict[tuple[str, str, str], list[dict]] = {}
         self._lock = threading.RLock()
         self._ahead: tuple[list[str], list[Target]] | None = None   # sent with `send`, answer unread
+        self._sent: tuple[list[dict], Any, list] | None = None   # what `send` keyed, for `evaluate_all`
 
     @property
     def missing(self) -> list[str]:
@@ -502,7 +503,8 @@ class RuleSet:
         child (one per check, not one per object), the objects handed over with ``send`` read back
         first."""
         with self._lock:
-            targets = self._targets(objects, namespaces)   # before the wait: the child works meanwhile
+            # before the wait: the child works meanwhile
+            targets = self._keyed_before(objects, namespaces) or self._targets(objects, namespaces)
             self._collect()
             todo = self._todo(targets)
             if todo:
@@ -518,6 +520,17 @@ class RuleSet:
         out = self._isolated([target])[0]
         self._remember(key, out)
         return out
+
+    def _keyed_before(self, objects: list[dict], namespaces: dict[str, dict] | None
+                      ) -> list[tuple[str | None, Target] | None] | None:
+        """The keys and targets ``send`` made for these very objects (the same dicts in the same
+        order: `check` hands the stack over before its rules run and judges it after; no rule
+        changes an object, tests/policies/rules/test_robustness.py), else None."""
+        sent, self._sent = self._sent, None
+        if sent is None or len(sent[0]) != len(objects) or any(a is not b for a, b in zip(sent[0], objects)) \
+                or sent[1] != namespaces:
+            return None
+        return sent[2]
 
     def _targets(self, objects: list[dict], namespaces: dict[str, dict] | None
                  ) -> list[tuple[str | None, Target] | None]:
@@ -550,7 +563,9 @@ class RuleSet:
             return
         with self._lock:
             self._collect()
-            todo = self._todo(self._targets(objects, namespaces))
+            keyed = self._targets(objects, namespaces)
+            self._sent = (list(objects), namespaces, keyed)
+            todo = self._todo(keyed)
             if todo:
                 targets = list(todo.values())
                 self._worker().send(targets)

@@ -104,6 +104,26 @@ def test_shipped_stacks(stack, ruleset):
     assert any(o["kind"] == "Queue" for o in judged)      # the rules did run on the stack's own kinds
 
 
+def test_outcomes_sent_ahead_are_those_asked_for_afterwards(dirs):
+    """``send`` then ``evaluate_all`` of the very same objects (as `check` does) reuses what ``send``
+    keyed; other objects, even equal ones, are keyed afresh: the outcomes are those of a rule set
+    that was sent nothing."""
+    from modules.semantics.mutation import as_created
+
+    denied = [as_created(c["object"]) for c in CASES if c.get("expect") != "admit"][:6]
+    expected = RuleSet(load_index(locate())).evaluate_all(denied)
+    assert any(expected)
+    for asked in (lambda sent: sent, lambda sent: [dict(o) for o in sent]):
+        ruleset = RuleSet(load_index(locate()))
+        sent = [dict(o) for o in denied]
+        ruleset.send(sent)
+        assert ruleset.evaluate_all(asked(sent)) == expected
+    ruleset = RuleSet(load_index(locate()))
+    sent = [dict(o) for o in denied]
+    ruleset.send(sent)
+    assert ruleset.evaluate_all([dict(o) for o in denied[:3]]) == expected[:3]
+
+
 # --- (b) the fixture table --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c["id"])
