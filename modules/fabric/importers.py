@@ -393,7 +393,8 @@ def _compact_schema() -> dict:
     """The file's schema, from the stack schema's ``switches`` and ``nodes``. Name lists are only
     checked as lists here: ``_expand`` checks every entry (jsonschema per entry is slow on big
     files) and names the entry that is wrong."""
-    props = copy.deepcopy(module_schema("fabric")["properties"])
+    props = {key: copy.deepcopy(value) for key, value in module_schema("fabric")["properties"].items()
+             if key in ("tierNames", "switches", "nodes")}   # the only ones it keeps
     switch = props["switches"]["additionalProperties"]["properties"]
     for key in ("switches", "nodes"):
         del switch[key]["items"]
