@@ -256,8 +256,11 @@ def build_stack(project: Project, stack: str, flat: dict[str, Any], file: str,
                           "Kubernetes Secret and reference it by name")
     _refuse_credentials(given, file)
     full_schema = stack_schema()
+    # What the user wrote is validated, then the defaults are filled in: they are valid, and no
+    # keyword of the schema turns on whether a defaulted key is there (a test holds both), so the
+    # verdict is the one on the filled-in values, at half the cost.
+    schemas.validate(full_schema, given, file, format_path)
     values = schemas.apply_defaults(full_schema, given)
-    schemas.validate(full_schema, values, file, format_path)
     return StackConfig(project=project, name=stack, file=file, values=values, given=given, other=other)
 
 

@@ -30,6 +30,39 @@ def test_schema_defaults_are_valid():
     assert not list(validator_for(schema).iter_errors(values))
 
 
+# Keywords whose verdict on an object turns on which keys it has (``required``: which it names).
+PRESENCE_KEYWORDS = {"minProperties", "maxProperties", "dependentRequired", "dependentSchemas", "if",
+                     "then", "else", "unevaluatedProperties", "propertyNames", "not", "oneOf", "anyOf", "allOf"}
+
+
+def test_no_default_can_change_a_stack_verdict():
+    """`build_stack` validates what the user wrote and fills in the defaults after: the verdict is
+    the same as on the filled-in values while every default is valid where it goes and no keyword
+    that asks which keys are there sits on an object with a defaulted property."""
+    checked = []
+
+    def walk(node, path: str) -> None:
+        if isinstance(node, list):
+            for i, item in enumerate(node):
+                walk(item, f"{path}[{i}]")
+        if not isinstance(node, dict):
+            return
+        props = node.get("properties") if isinstance(node.get("properties"), dict) else {}
+        defaulted = [k for k, sub in props.items() if isinstance(sub, dict) and "default" in sub]
+        if defaulted:
+            assert not PRESENCE_KEYWORDS & node.keys(), path
+            assert not set(defaulted) & set(node.get("required") or ()), path
+        for key in defaulted:
+            sub = props[key]
+            assert not list(validator_for(sub).iter_errors(apply_defaults(sub, sub["default"]))), f"{path}.{key}"
+            checked.append(f"{path}.{key}")
+        for key, value in node.items():
+            walk(value, f"{path}.{key}")
+
+    walk(stack_schema(), "")
+    assert len(checked) > 50   # the walk saw the modules' defaults
+
+
 def test_secure_values_outside_trainstack_are_never_written(tmp_path):
     project = project_with(tmp_path, "config:\n  kubernetes:kubeconfig: {secure: v1:SECRETCIPHERTEXT}\n"
                                      "  trainstack:fabric: {source: generated}\n")
