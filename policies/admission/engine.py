@@ -88,7 +88,7 @@ class Compiled:
     program: Any            # cel.Program, or None when not evaluable
     problem: str = ""       # why it is not evaluated (compile error, unimplemented function)
     reads_old: bool = False
-    reads: frozenset[str] = frozenset()   # the variables it names: only these need a value
+    reads: frozenset[str] = frozenset()   # the variables it names
 
 
 class EvalError(Exception):
@@ -193,6 +193,11 @@ def compile_expr(source: str) -> Compiled:
 class Scope:
     """One CEL context: the functions once, the variables as set."""
 
+    # Converted when an expression first names it: the request is our own small map, read by few
+    # expressions. Every other variable is converted where it is bound, so that a value the library
+    # cannot convert, or one over the child's budget, fails there, outside any expression, as always.
+    ON_FIRST_READ = frozenset({"request"})
+
     def __init__(self) -> None:
         cel = runtime()
         self.context = cel.cel.Context(variables=dict(cel.namespaces), functions=cel.functions)
@@ -200,14 +205,17 @@ class Scope:
         self.pending: dict[str, Any] = {}   # set, but not yet given to the context
 
     def bind(self, values: dict[str, Any]) -> None:
-        """Set variables. Each binding converts the value to CEL, so it waits until an expression
-        names the variable (most never read `request`), and is skipped when the context already
-        holds that same value."""
+        """Set variables; each binding converts the value to CEL, so one already bound to the same
+        value is skipped."""
         for name, value in values.items():
             if name in self.bound and self.bound[name] is value:
                 self.pending.pop(name, None)
-            else:
+            elif name in self.ON_FIRST_READ:
                 self.pending[name] = value
+            else:
+                self.pending.pop(name, None)
+                self.context.add_variable(name, value)
+                self.bound[name] = value
 
     def _give(self, names: frozenset[str]) -> None:
         for name in names & self.pending.keys():
