@@ -121,6 +121,40 @@ _ANY_SET.Add("|".join(f"(?i:{_LOOKAROUND.sub('', p)})" if flags & re.I else f"(?
                       for p, flags, _ in VALUE_PATTERNS))
 _ANY_SET.Compile()
 
+# RE2 reads UTF-8 and gives \s, \d, \w, \b and case folding their ASCII meaning, where `re` gives
+# them their Unicode one (its \s also holds \v and \x1c-\x1f). Other text reaches RE2 with a stand-in
+# for each such character that these patterns treat as `re` treats the character, so the pre-check
+# still finds every match (and a lone surrogate, from a file name, encodes).
+_RE2_READS_OTHERWISE = "\x0b\x1c\x1d\x1e\x1f"
+_FOLDS_ONTO_ASCII = {"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"}   # `re` with re.I: İ ı ſ K
+
+
+class _StandIns(dict):
+    """The ``str.translate`` table: the stand-in of each character as it is first met."""
+
+    def __missing__(self, code: int) -> str:
+        char = chr(code)
+        if code < 128 and char not in _RE2_READS_OTHERWISE:
+            out = char
+        elif char.isspace():
+            out = " "
+        else:
+            out = _FOLDS_ONTO_ASCII.get(char) or ("0" if char.isdecimal() else
+                                                  "a" if char.isalnum() or char == "_" else "~")
+        if len(self) < 65536:   # text with every code point in it keeps the table bounded
+            self[code] = out
+        return out
+
+
+_STAND_INS = _StandIns()
+
+
+def _shape_possible(text: str) -> bool:
+    """Whether some pattern of VALUE_PATTERNS may match ``text`` (False: none does)."""
+    if not text.isascii() or any(char in text for char in _RE2_READS_OTHERWISE):
+        text = text.translate(_STAND_INS)
+    return _ANY_SET.Match(text) is not None
+
 
 def credential_in(value: str) -> str | None:
     """What credential the text holds, by its shape alone, or None."""
@@ -149,7 +183,7 @@ _PLAIN_KEYS: set[str] = set()
 
 
 def _credential_in(value: str) -> str | None:
-    if _ANY_SET.Match(value) is None:   # one pass for the usual string (thousands of node names)
+    if not _shape_possible(value):   # one pass for the usual string (thousands of node names)
         return None
     for pattern, what in _value_patterns():
         if pattern.search(value):
@@ -160,7 +194,7 @@ def _credential_in(value: str) -> str | None:
 def redact_shapes(text: str) -> str:
     """The text with every part that looks like a credential by its shape alone replaced by
     <redacted> (not ``"password": "..."``: a report may show a key's name beside its value)."""
-    if not text or _ANY_SET.Match(text) is None:
+    if not text or not _shape_possible(text):
         return text
     text = _without_userinfo(text)
     for pattern, _ in _value_patterns():
@@ -173,7 +207,7 @@ def redact(text: str) -> str:
     if not text:
         return text
     text = _redactions()[1].sub(lambda m: m.group(1) + m.group(2) + REDACTED, _without_userinfo(text))
-    if _ANY_SET.Match(text) is None:   # the usual message: no shape to replace one by one
+    if not _shape_possible(text):   # the usual message: no shape to replace one by one
         return text
     for pattern, _ in _value_patterns():
         text = pattern.sub(REDACTED, text)

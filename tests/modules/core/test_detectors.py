@@ -2,13 +2,16 @@
 (modules/core/patterns.py), as tables: what each must catch, what must pass, and how fast."""
 from __future__ import annotations
 
+import re
 import signal
+import sys
 from contextlib import contextmanager
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from modules.core.patterns import compile_go, go_problem
-from modules.core.secrets import credential_in, find_credentials, redact
+from modules.core.secrets import ASSIGNMENT, VALUE_PATTERNS, credential_in, find_credentials, redact
 
 PLANTED = "hunter2pw"
 
@@ -32,6 +35,14 @@ CAUGHT = [
     ("Authorization: Bearer hunter2pwhunter2pw", "an Authorization header"),
     ("Bearer hunter2pwhunter2pwhunter2pw", "an Authorization header"),
 ]
+# Whitespace and case folds that are Unicode's to Python's `re` but not to RE2 (a message shows
+# them as written; their repr, escaped, holds no credential's shape).
+CAUGHT_UNICODE = [
+    ("Bearer\u00a0hunter2pwhunter2pw", "an Authorization header"),
+    ("bearer\x0bhunter2pwhunter2pw", "an Authorization header"),
+    ("train --password\u2003hunter2pw", "a password option"),
+    ("DB_PA\u017fSWORD=hunter2pw", ASSIGNMENT),
+]
 
 PASSES = ["https://kubernetes.default.svc", "ssh://git@github.com/org/repo.git", "git@github.com:org/repo.git",
           "nginx:1.25@sha256:0123456789abcdef", "registry.example.com:5000/team/image:v1", "mailto:ops@example.com",
@@ -43,6 +54,12 @@ PASSES = ["https://kubernetes.default.svc", "ssh://git@github.com/org/repo.git",
 def test_caught_and_redacted(text, what):
     assert credential_in(text) == what
     assert PLANTED not in redact(f"error: x: {text!r} and {text}")
+
+
+@pytest.mark.parametrize("text,what", CAUGHT_UNICODE)
+def test_caught_and_redacted_with_unicode_whitespace_and_folds(text, what):
+    assert credential_in(text) == what
+    assert PLANTED not in redact(f"error: x: {text}")
 
 
 @pytest.mark.parametrize("text", PASSES)
@@ -63,6 +80,38 @@ def test_redact_skips_the_one_by_one_patterns_only_where_none_can_match(text):
     for pattern, _ in secrets._value_patterns():
         expected = pattern.sub(secrets.REDACTED, expected)
     assert redact(text) == expected
+
+
+# Characters RE2 reads otherwise than `re` does, and credential fragments to put them between.
+_PIECES = ["bearer", "Bearer", "token", "TO", "KEN", "password", "pa", "ss", "=", ":", "@", "//", "https", "-u",
+           "--password", "x", "hunter2pw", "abcdefghij0123456789", "sk-", "xapp-", "AKIA", " ", "\t", "\n",
+           "\x0b", "\x1c", "\x1f", "\u00a0", "\u2003", "\u3000", "\u0663", "\u00e9", "\u0130", "\u0131",
+           "\u017f", "\u212a", "\ud800", "\udcff", "\u00b5", "_", ".", "-"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=14).map("".join))
+def test_the_re2_pre_check_misses_no_match_of_the_patterns(text):
+    """The one RE2 pass rules a text out only where no pattern matches it, whatever its characters;
+    and a lone surrogate (a file name read with surrogateescape) is no error."""
+    from modules.core import secrets
+
+    if not secrets._shape_possible(text):
+        assert [p for p, flags, _ in VALUE_PATTERNS if re.search(p, text, flags)] == []
+    redact(text)
+
+
+def test_the_case_folds_onto_ascii_letters_are_those_of_re():
+    """`_FOLDS_ONTO_ASCII` lists every character that `re` matches to an ASCII letter under re.I."""
+    from modules.core import secrets
+
+    letters = re.compile("[a-z]", re.I)
+    found = {}
+    for code in range(128, sys.maxunicode + 1):
+        char = chr(code)
+        if any(c.isascii() for c in char.lower() + char.upper() + char.casefold()) and letters.fullmatch(char):
+            found[char] = next(c for c in "abcdefghijklmnopqrstuvwxyz" if re.fullmatch(c, char, re.I))
+    assert found == secrets._FOLDS_ONTO_ASCII
 
 
 def test_a_flag_and_its_value_as_two_list_items():
