@@ -431,15 +431,11 @@ def _inventory(exprs: list, where: str, error_at: ErrorAt) -> list[RawBlock]:
     out = []
     for i, expr in enumerate(exprs):
         try:
-            numbered = hostlist.single_range(expr) if isinstance(expr, str) else None
-            if numbered is not None:
-                hostlist.take(len(numbered))   # before a name is built, as ``expand`` counts them
-                nodes = numbered.names()
-            else:
-                nodes = hostlist.expand(expr)
+            nodes = hostlist.expand(expr)
         except hostlist.HostlistError as exc:
             raise error_at(f"{where}[{i}]", str(exc)) from None
-        out.append(RawBlock(f"{where}[{i}]", nodes, checked=numbered is not None and _range_names_valid(nodes)))
+        one_range = isinstance(expr, str) and hostlist.single_range(expr) is not None
+        out.append(RawBlock(f"{where}[{i}]", nodes, checked=one_range and _range_names_valid(nodes)))
     return out
 
 

@@ -122,6 +122,8 @@ CASES = [
      "node name 'GPU-1' is not a valid Kubernetes node name"),
     ("invalid names in a range", own("switches:\n  l: {nodes: [\"GPU-[01-04]\"]}\n"), FILE, "switches.l.nodes",
      "node name 'GPU-01' is not a valid Kubernetes node name"),
+    ("inventory range too large", own("nodes: [\"n[0000000-1999999]\"]\nswitches:\n  l: {nodes: [n0000001]}\n"),
+     FILE, "nodes[0]", "range 0000000-1999999 is too large"),
     ("invalid names in an inventory range", own("nodes: [\"n[1-2]\", \"x_[01-02]\"]\nswitches:\n  l: {nodes: [n1]}\n"),
      FILE, "nodes[1]", "node name 'x_01' is not a valid Kubernetes node name"),
     ("tier names in two places", own("tierNames: [a, b]\nswitches:\n  l: {nodes: [n1]}\n", tierNames=["x"]),
