@@ -124,12 +124,18 @@ def dns1035_label(value: str) -> list[str]:
     return _format(value, DNS1123_LABEL_MAX, _is_dns1035(value), _DNS1035_MSG, "dns1035", "my-name", "abc-123")
 
 
+# A stack repeats its label and annotation keys and values on every object: their problems are
+# remembered by text (short texts only, as names are; anything else is judged each time).
+_REMEMBERED_CHARS = 320
+
+
 def qualified_name(value: str) -> list[str]:
     """IsQualifiedName: a label or annotation key, ``[prefix/]name``."""
+    if isinstance(value, str) and len(value) <= _REMEMBERED_CHARS:
+        return list(_remembered_qualified_name(value))
     return list(_qualified_name(value))
 
 
-@functools.lru_cache(maxsize=4096)   # a stack repeats its label and annotation keys on every object
 def _qualified_name(value: str) -> tuple[str, ...]:
     parts = value.split("/")
     if len(parts) == 1:
@@ -154,14 +160,21 @@ def _qualified_name(value: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+_remembered_qualified_name = functools.lru_cache(maxsize=4096)(_qualified_name)
+
+
 def label_value(value: str) -> list[str]:
+    if isinstance(value, str) and len(value) <= _REMEMBERED_CHARS:
+        return list(_remembered_label_value(value))
     return list(_label_value(value))
 
 
-@functools.lru_cache(maxsize=4096)   # label values repeat too (app names, tiers, pools)
 def _label_value(value: str) -> tuple[str, ...]:
     return tuple(_format(value, LABEL_VALUE_MAX, not value or _is_qualified_part(value), _LABEL_VALUE_MSG,
                          "label-value", "MyValue", "my_value", "12345"))
+
+
+_remembered_label_value = functools.lru_cache(maxsize=4096)(_label_value)
 
 
 def port_number(value: int) -> list[str]:
