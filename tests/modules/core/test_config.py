@@ -30,34 +30,36 @@ def test_schema_defaults_are_valid():
     assert not list(validator_for(schema).iter_errors(values))
 
 
-# Keywords whose verdict on an object turns on which keys it has (``required``: which it names).
-PRESENCE_KEYWORDS = {"minProperties", "maxProperties", "dependentRequired", "dependentSchemas", "if",
-                     "then", "else", "unevaluatedProperties", "propertyNames", "not", "oneOf", "anyOf", "allOf"}
+# Keywords whose verdict turns on which keys an object has (``required``: on the keys it names), or on
+# the whole value at or below them, defaults included.
+SENSITIVE_KEYWORDS = {"minProperties", "maxProperties", "dependentRequired", "dependentSchemas", "if", "then",
+                      "else", "unevaluatedProperties", "unevaluatedItems", "propertyNames", "not", "oneOf", "anyOf",
+                      "allOf", "uniqueItems", "enum", "const", "contains"}
 
 
 def test_no_default_can_change_a_stack_verdict():
     """`build_stack` validates what the user wrote and fills in the defaults after: the verdict is
-    the same as on the filled-in values while every default is valid where it goes and no keyword
-    that asks which keys are there sits on an object with a defaulted property."""
+    the same as on the filled-in values while every default is valid where it goes, ``required``
+    names no defaulted property, and no keyword that looks at keys or at whole values sits on a
+    schema with a default at or below it."""
     checked = []
 
-    def walk(node, path: str) -> None:
+    def walk(node, path: str) -> bool:
+        """Check ``node``; whether a default sits at or below it."""
         if isinstance(node, list):
-            for i, item in enumerate(node):
-                walk(item, f"{path}[{i}]")
+            return any([walk(item, f"{path}[{i}]") for i, item in enumerate(node)])
         if not isinstance(node, dict):
-            return
+            return False
         props = node.get("properties") if isinstance(node.get("properties"), dict) else {}
         defaulted = [k for k, sub in props.items() if isinstance(sub, dict) and "default" in sub]
-        if defaulted:
-            assert not PRESENCE_KEYWORDS & node.keys(), path
-            assert not set(defaulted) & set(node.get("required") or ()), path
+        assert not set(defaulted) & set(node.get("required") or ()), path
         for key in defaulted:
             sub = props[key]
             assert not list(validator_for(sub).iter_errors(apply_defaults(sub, sub["default"]))), f"{path}.{key}"
             checked.append(f"{path}.{key}")
-        for key, value in node.items():
-            walk(value, f"{path}.{key}")
+        below = any([walk(value, f"{path}.{key}") for key, value in node.items()]) or bool(defaulted)
+        assert not (below and SENSITIVE_KEYWORDS & node.keys()), (path, sorted(SENSITIVE_KEYWORDS & node.keys()))
+        return below
 
     walk(stack_schema(), "")
     assert len(checked) > 50   # the walk saw the modules' defaults
