@@ -219,8 +219,9 @@ class Scope:
 
     def _give(self, names: frozenset[str]) -> None:
         for name in names & self.pending.keys():
-            value = self.pending.pop(name)
-            self.context.add_variable(name, value)
+            value = self.pending[name]
+            self.context.add_variable(name, value)   # a value it cannot convert stays pending: never a stale one
+            del self.pending[name]
             self.bound[name] = value
 
     def run(self, compiled: Compiled) -> Any:
