@@ -149,9 +149,12 @@ class _StandIns(dict):
 _STAND_INS = _StandIns()
 
 
+_READ_OTHERWISE = re.compile(f"[{_RE2_READS_OTHERWISE}]")
+
+
 def _shape_possible(text: str) -> bool:
     """Whether some pattern of VALUE_PATTERNS may match ``text`` (False: none does)."""
-    if not text.isascii() or any(char in text for char in _RE2_READS_OTHERWISE):
+    if not text.isascii() or (not text.isprintable() and _READ_OTHERWISE.search(text)):   # printable: the usual name
         text = text.translate(_STAND_INS)
     return _ANY_SET.Match(text) is not None
 
