@@ -6,7 +6,6 @@ Each format takes ``{stack: (violations, number of objects checked)}``; violatio
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import urllib.parse
@@ -102,6 +101,8 @@ def sarif_rules() -> list[dict]:
 
 
 def _fingerprint(v: Violation) -> str:
+    import hashlib   # SARIF only; OpenSSL's load costs every command 3 ms
+
     return hashlib.sha256(f"{v.rule}\0{v.resource}\0{v.path}".encode()).hexdigest()[:32]
 
 

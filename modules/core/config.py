@@ -274,15 +274,12 @@ def kubernetes_provider_keys() -> tuple[str, ...]:
     """The `kubernetes:` configuration keys, as the installed pulumi-kubernetes provider declares
     them: the Pulumi names of its ProviderArgs properties (`context`, `kubeconfig`, ...). Importing
     the SDK costs about 0.3 s, so the names are kept in the user cache, keyed by the provider
-    module's own bytes (a new provider version is a new entry)."""
+    module's file, its size and modification time (a new provider version is a new entry)."""
     import importlib.util
 
     spec = importlib.util.find_spec("pulumi_kubernetes")   # locates the package without importing it
     source = Path(spec.origin).parent / "provider.py" if spec and spec.origin else None
-    try:
-        key = cache.content_key("kubernetes-provider-keys-1", source.read_bytes()) if source else None
-    except OSError:
-        key = None
+    key = cache.files_key("kubernetes-provider-keys-1", [source]) if source else None
     names = cache.load_json("provider-keys", key) if key else None
     if not isinstance(names, list):
         from pulumi_kubernetes.provider import ProviderArgs

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import hashlib
 import importlib
 import os
 import re
@@ -44,6 +43,8 @@ def _short_name(name: str) -> str:
     raw = name.encode()
     if len(raw) <= NAME_MAX:
         return name
+    import hashlib   # a rare name; OpenSSL's load costs every command 3 ms
+
     stem, dot, suffix = name.rpartition(".")
     tail = f"-{hashlib.sha256(raw).hexdigest()[:12]}{dot}{suffix}"
     keep = NAME_MAX - len(tail.encode())

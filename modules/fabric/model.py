@@ -17,7 +17,6 @@ Two kinds of fabric:
 from __future__ import annotations
 
 import functools
-import hashlib
 import operator
 import re
 from collections import Counter
@@ -56,6 +55,8 @@ def k8s_name(raw: str) -> str:
     parts = [_LABEL_BAD.sub("-", part).strip("-") for part in raw.lower().split(".")]
     name = ".".join(p for p in parts if p)    # "" when nothing usable is left: callers report it
     if len(name) > 253:
+        import hashlib   # a rare name; OpenSSL's load costs every command 3 ms
+
         digest = hashlib.sha256(raw.encode()).hexdigest()[:10]
         name = name[:242].rstrip("-.") + "-" + digest
     return name

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import copy
 import fnmatch
-import hashlib
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
@@ -95,6 +94,8 @@ CRD_SOURCES = {"kubeflow/kubeflow.org_": f"{TRAINING_OPERATOR} manifests/base/cr
 def crd_scale_entries(folder: Path) -> list[dict]:
     """Every scale subresource declared by the CRDs under ``folder``, in file order (the data of
     ``scale_subresources.yaml``)."""
+    import hashlib   # a maintenance step; OpenSSL's load costs every command 3 ms
+
     out: list[dict] = []
     for file in sorted(folder.rglob("*.yaml")):
         text = file.read_bytes()

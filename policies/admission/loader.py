@@ -18,16 +18,14 @@ keyed by the inputs' paths, sizes and modification times.
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 import io
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
-from modules.core import yamlio
+from modules.core import cache, yamlio
 from modules.core.cache import ENV_CACHE, cache_root  # noqa: F401 - ENV_CACHE: the admission commands read it here
 from modules.core.errors import InputError
 
@@ -93,6 +91,8 @@ def locate() -> RuleSources:
 
 
 def _sha(data: bytes) -> str:
+    import hashlib   # only to match files to their pins when the index is extracted: OpenSSL costs 3 ms
+
     return hashlib.sha256(data).hexdigest()
 
 
@@ -228,15 +228,6 @@ def _name(doc: dict) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def _fingerprint(paths: list[Path]) -> str:
-    h = hashlib.sha256(f"{INDEX_VERSION}:{SOURCES.stat().st_mtime_ns}".encode())
-    for p in paths:
-        try:
-            st = p.stat()
-            h.update(f"{p.resolve()}:{st.st_size}:{st.st_mtime_ns};".encode())
-        except OSError:   # a broken link: extraction names it
-            h.update(f"{p}:unreadable;".encode())
-    return h.hexdigest()[:32]
 
 
 def _inputs(loc: RuleSources) -> list[Path]:
@@ -385,29 +376,16 @@ class Index:
 
 def load_index(loc: RuleSources | None = None) -> Index:
     loc = loc or locate()
-    files = _inputs(loc)
-    key = _fingerprint(files)
-    cached = cache_root() / "admission-index" / f"{key}.json"
-    data = None
-    if cached.is_file():
-        try:
-            data = json.loads(cached.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            data = None
-    if data is None:
+    # The pinned sources file counts too: a new pin is a new index.
+    key = cache.files_key(f"admission-index-{INDEX_VERSION}", [SOURCES, *_inputs(loc)])
+    data = cache.load_json("admission-index", key)
+    if not isinstance(data, dict):
         pins, problems = pinned(), []
         policies = extract_policies(policy_documents(loc.policies, problems), pins, problems) if loc.policies else []
         data = {"policies": policies, "crds": extract_crd_rules(loc.crds, pins, problems) if loc.crds else [],
                 "problems": problems}
-        try:   # a read-only home only costs the extraction next time
-            if not data["policies"] and not data["crds"]:
-                raise OSError("nothing to remember")
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cached.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(data), encoding="utf-8")
-            tmp.replace(cached)
-        except OSError:
-            pass
+        if data["policies"] or data["crds"]:   # a read-only home only costs the extraction next time
+            cache.store_json("admission-index", key, data)
     missing = list(loc.problems) + data.get("problems", [])
     if not data["policies"] and loc.policies is not None:   # no folder at all: its problem says it
         missing.append(f"no Volcano admission policies in {loc.policies}")
