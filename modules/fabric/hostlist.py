@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextvars
 import functools
 import re
-import string
 from dataclasses import dataclass
 
 from modules.core.yamlio import MAX_FABRIC_NODES
@@ -163,6 +162,8 @@ _PLAIN_DECIMAL = re.compile(r"0?[0-9]{0,2}d?")   # `{n}`, `{n:04d}`, `{n:5}`: di
 def number_pattern(pattern: str) -> tuple[str, str, str] | None:
     """``(prefix, spec, suffix)`` when a ``str.format`` name pattern is literal text around one
     ``{n}`` written as a plain decimal (``gpu-{n:04d}``), else None."""
+    import string   # generated fabrics only: a file's or topograph's import needs it not
+
     try:
         parts = list(string.Formatter().parse(pattern))
     except ValueError:
