@@ -199,8 +199,8 @@ class Scope:
     ON_FIRST_READ = frozenset({"request"})
 
     def __init__(self) -> None:
-        cel = runtime()
-        self.context = cel.cel.Context(variables=dict(cel.namespaces), functions=cel.functions)
+        rt = runtime()
+        self.context = rt.cel.Context(variables=dict(rt.namespaces), functions=rt.functions)
         self.bound: dict[str, Any] = {}
         self.pending: dict[str, Any] = {}   # set, but not yet given to the context
 
@@ -443,6 +443,14 @@ def _memo_key(target: Target) -> str | None:
         return None
 
 
+def _for_all(rule: dict, compiled: Compiled) -> Compiled | None:
+    """A CRD rule as one expression over every value of its schema node (``__values``, bound to
+    them all), where it can be one: it compiles and reads no ``oldSelf``."""
+    if compiled.program is None or compiled.reads_old:
+        return None
+    return compile_expr(f"__values.all(self, ({rule['rule']}))")
+
+
 def _plural(kind: str) -> str:
     if kind in _CORE_PLURALS:
         return _CORE_PLURALS[kind]
@@ -618,9 +626,7 @@ class RuleSet:
             for rule in crd["rules"]:
                 compiled = compile_expr(rule["rule"])
                 yield
-                if compiled.program is not None and not compiled.reads_old and \
-                        any(not isinstance(step, str) for step in rule["path"]):
-                    compile_expr(f"__values.all(self, ({rule['rule']}))")
+                if any(not isinstance(step, str) for step in rule["path"]) and _for_all(rule, compiled):
                     yield
 
     def _remember(self, key: str | None, out: list) -> None:
@@ -847,10 +853,11 @@ class RuleSet:
 
     @staticmethod
     def _holds_for_all(rule: dict, compiled: Compiled, scope: Scope) -> bool:
-        if compiled.program is None or compiled.reads_old:
+        whole = _for_all(rule, compiled)
+        if whole is None:
             return False
         try:
-            return scope.run(compile_expr(f"__values.all(self, ({rule['rule']}))")) is True
+            return scope.run(whole) is True
         except (EvalError, NotEvaluable):
             return False
 

@@ -228,8 +228,6 @@ def _name(doc: dict) -> str | None:
     return name if isinstance(name, str) else None
 
 
-
-
 def _inputs(loc: RuleSources) -> list[Path]:
     files = []
     if loc.policies is not None:
