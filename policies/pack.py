@@ -229,9 +229,10 @@ class PackState:
         hit = self._check_contexts.get(rule.id)
         if hit is not None and hit[1] is context and hit[0] == config:
             return hit[2]
-        settings = {**schema_defaults(rule), **(plain(dict(config)) if config else {})}
-        built = CheckContext(stack=context.stack, fabric=context.fabric, config=settings)
-        self._check_contexts[rule.id] = (plain(dict(config)) if config else config, context, built)
+        given = plain(dict(config)) if config else config
+        built = CheckContext(stack=context.stack, fabric=context.fabric,
+                             config={**schema_defaults(rule), **(given or {})})
+        self._check_contexts[rule.id] = (given, context, built)
         return built
 
 
@@ -256,6 +257,17 @@ _CALL = threading.local()
 RUN_CACHE_LIMIT = 100_000   # entries per cache: a driver that never ends its runs does not grow the pack
 
 
+def _once(cache: dict, key: tuple, keep: Any, compute: Callable[[], Any]) -> Any:
+    """``compute()`` once for ``key`` while ``cache`` holds it; ``keep`` (what the ids in ``key``
+    belong to) is held with the answer, so an id cannot be reused meanwhile."""
+    hit = cache.get(key)
+    if hit is None:
+        if len(cache) >= RUN_CACHE_LIMIT:
+            cache.clear()
+        hit = cache[key] = (keep, compute())
+    return hit[1]
+
+
 class _RunCache:
     def __init__(self) -> None:
         self.decoded: dict[tuple, tuple] = {}
@@ -264,16 +276,6 @@ class _RunCache:
     def clear(self) -> None:
         self.decoded, self.manifests = {}, {}
 
-    def once(self, cache: dict, key: tuple, keep: Any, compute: Callable[[], Any]) -> Any:
-        """``compute()`` once per run for ``key`` in ``cache``; ``keep`` (what the ids in ``key``
-        belong to) is held with the answer, so an id cannot be reused during the run."""
-        hit = cache.get(key)
-        if hit is None:
-            if len(cache) >= RUN_CACHE_LIMIT:
-                cache.clear()
-            hit = cache[key] = (keep, compute())
-        return hit[1]
-
 
 _RUN = _RunCache()
 
@@ -281,7 +283,7 @@ _RUN = _RunCache()
 def _manifest_once(resource_type: str, props: Any, name: str, urn: str) -> dict | None:
     if getattr(_CALL, "decoded", None) is None:   # outside a call: nothing shared
         return manifest(resource_type, props, name)
-    return _RUN.once(_RUN.manifests, (urn, resource_type, name, id(props)), props,
+    return _once(_RUN.manifests, (urn, resource_type, name, id(props)), props,
                      lambda: manifest(resource_type, props, name))
 
 
@@ -301,12 +303,7 @@ def _per_call(key: tuple, keep: Any, compute: Callable[[], Any]) -> Any:
     """``compute()`` once per call for ``key``, outside a call each time. ``keep`` (what the ids in
     ``key`` belong to) is held with the answer, so an id cannot be reused while it is cached."""
     local = getattr(_CALL, "decoded", None)
-    if local is None:
-        return compute()
-    hit = local.get(key)
-    if hit is None:
-        hit = local[key] = (keep, compute())
-    return hit[1]
+    return compute() if local is None else _once(local, key, keep, compute)
 
 
 def _decoded_once(decode):
@@ -324,7 +321,7 @@ def _decoded_once(decode):
         def in_run():
             shared = (decode, value.SerializeToString(deterministic=True), args) if isinstance(value, Message) \
                 else key
-            return _RUN.once(_RUN.decoded, shared, value, lambda: decode(value, *args))
+            return _once(_RUN.decoded, shared, value, lambda: decode(value, *args))
         return _per_call(key, value, in_run)
     return once
 
