@@ -255,26 +255,25 @@ ANALYSIS_SWITCH_INTERVAL_S = 0.0005
 # 0.1 s in a 1.4 s program at 16,384 nodes). The heap as it stands before the program is moved out
 # of the collector's sight until the run's analysis is over (``gc.freeze``: nothing is freed that
 # reference counting would free, and cycles already there wait for the first collection after).
+# The run's own objects then still filled the old generation fast enough for a full collection
+# every 0.1-0.3 s (each walking what the program built so far); the young generations collect the
+# program's short-lived cycles. During the run a full collection waits for this many collections
+# of the middle generation (the interpreter's default is 10).
+FULL_COLLECTIONS_APART = 100
+
+
 @contextmanager
 def _heap_frozen():
     import gc
 
     thresholds = gc.get_threshold()
     gc.freeze()
-    if FULL_COLLECTIONS_APART:
-        gc.set_threshold(thresholds[0], thresholds[1], max(thresholds[2], FULL_COLLECTIONS_APART))
+    gc.set_threshold(thresholds[0], thresholds[1], max(thresholds[2], FULL_COLLECTIONS_APART))
     try:
         yield
     finally:
         gc.set_threshold(*thresholds)
         gc.unfreeze()
-
-
-# The run's own objects then still filled the old generation fast enough for a full collection
-# every 0.1-0.3 s (each walking what the program built so far); the young generations collect the
-# program's short-lived cycles. During the run a full collection waits for this many collections
-# of the middle generation (the interpreter's default is 10).
-FULL_COLLECTIONS_APART = 100
 
 
 @contextmanager

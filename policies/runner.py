@@ -210,8 +210,8 @@ def run_rules(objects: list[dict], ctx: CheckContext, settings: PolicySettings, 
               locate: Locate | None = None) -> list[Violation]:
     """Every violation (and note), in rule order then object order."""
     sources = sources or {}
-    levels = [(rule, settings.level(rule)) for rule in rules]
-    enabled = [(rule, level, replace(ctx, config=settings.config(rule))) for rule, level in levels if level != DISABLED]
+    enabled = [(rule, level, replace(ctx, config=settings.config(rule)))
+               for rule in rules if (level := settings.level(rule)) != DISABLED]
     for rule, _, rctx in enabled:   # work some rules hand elsewhere starts first, and overlaps the others
         prepare(rule, objects, rctx, context)
     # Those rules run last, so that their work elsewhere has the others' time to finish; the

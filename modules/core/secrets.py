@@ -126,6 +126,7 @@ _ANY_SET.Compile()
 # for each such character that these patterns treat as `re` treats the character, so the pre-check
 # still finds every match (and a lone surrogate, from a file name, encodes).
 _RE2_READS_OTHERWISE = "\x0b\x1c\x1d\x1e\x1f"
+_READ_OTHERWISE = re.compile(f"[{_RE2_READS_OTHERWISE}]")
 _FOLDS_ONTO_ASCII = {"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"}   # `re` with re.I: İ ı ſ K
 
 
@@ -147,9 +148,6 @@ class _StandIns(dict):
 
 
 _STAND_INS = _StandIns()
-
-
-_READ_OTHERWISE = re.compile(f"[{_RE2_READS_OTHERWISE}]")
 
 
 def _shape_possible(text: str) -> bool:
