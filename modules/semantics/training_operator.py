@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from modules.semantics.apivalidation import Problem, dns1035_label, forbidden, invalid, not_supported, required
+from modules.upstream.kubernetes.values import Problem, forbidden, invalid, not_supported, required
+from modules.upstream.vocabulary.names import dns1035_label
 from modules.semantics.shapes import as_dict, as_int, as_list
 
 GROUP = "kubeflow.org"

@@ -8,7 +8,7 @@ caller does not know the cluster (a manifest set), it passes ``cluster_known=Fal
 that needs a missing object is skipped rather than failed.
 
 The pod-template validation the job webhook runs on each task (the API server's
-``ValidatePodTemplate``) is ``apivalidation.validate_pod_template``. Not evaluated: the
+``ValidatePodTemplate``) is ``modules.upstream.kubernetes.core_pod.validate_pod_template``. Not evaluated: the
 PodLevelResources feature gate's pod-level resource checks.
 """
 from __future__ import annotations
@@ -20,7 +20,9 @@ from typing import Callable, Iterable
 
 from modules.core.quantity import parse_quantity
 
-from .apivalidation import cron_schedule_error, dns1123_subdomain, qualified_name, validate_pod_template
+from modules.upstream.kubernetes.batch import cron_schedule_error
+from modules.upstream.kubernetes.core_pod import validate_pod_template
+from modules.upstream.vocabulary.names import dns1123_subdomain, qualified_name
 from .partitions import partition_policies, webhook_refusal
 from .shapes import annotations, as_dict, as_int, as_list, meta
 
@@ -320,7 +322,7 @@ def _frozen(spec: dict) -> dict:
 # ---------------------------------------------------------------- cronjobs (admit_cronjob.go)
 
 def cron_schedule_valid(schedule: str) -> bool:
-    """robfig/cron ``ParseStandard`` accepts ``schedule`` (see ``apivalidation.cron_schedule_error``)."""
+    """robfig/cron ``ParseStandard`` accepts ``schedule`` (see ``kubernetes.batch.cron_schedule_error``)."""
     return cron_schedule_error(schedule) is None
 
 

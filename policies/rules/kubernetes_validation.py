@@ -1,4 +1,4 @@
-"""The Kubernetes API server's built-in validation on CREATE (modules/semantics/apivalidation.py): every
+"""The Kubernetes API server's built-in validation on CREATE (modules/upstream/kubernetes/): every
 object's metadata (name by its kind's format, label and annotation syntax and size) and the bodies of
 the core kinds the stacks render or users check (pod templates of Pods, Deployments, StatefulSets,
 DaemonSets, ReplicaSets, Jobs and CronJobs; HorizontalPodAutoscalers, PersistentVolumeClaims,
@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..framework import MANDATORY, CheckContext, Finding, Rule, where
-from modules.semantics import apivalidation
+from modules.upstream.kubernetes import registry
 
 RULE_ID = "kubernetes-api-validation"
 _REPO = "kubernetes/kubernetes v1.35"
@@ -44,9 +44,9 @@ def _gates(ctx: CheckContext) -> frozenset[str]:
 
 
 def _api_validation(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
-    for path, message in apivalidation.validate_object(obj, _gates(ctx)):
+    for path, message in registry.validate_object(obj, _gates(ctx)):
         yield Finding(path, f"{where(obj, path)}: the API server rejects it: \"{message}\" ({_REPO} "
-                            f"{apivalidation.upstream_file(obj, path)}); {_fix(path, message)}.")
+                            f"{registry.upstream_file(obj, path)}); {_fix(path, message)}.")
 
 
 RULES = (
@@ -77,7 +77,7 @@ Two checks of the real admission chain exist only as Go code, so neither a CRD s
 `upstream-admission` sees them. trainstack evaluates both in its own code, on every object of the stack
 and of `--manifests`, as on create.
 
-**`kubernetes-api-validation`** (`modules/semantics/apivalidation.py`): how the API server (kubernetes
+**`kubernetes-api-validation`** (`modules/upstream/kubernetes/`): how the API server (kubernetes
 v1.35, `pkg/apis/*/validation` and apimachinery's `pkg/util/validation`) validates an object after its
 v1 defaulting (restartPolicy `Always`, port protocol `TCP`, a volume without a source an `emptyDir`, an
 HPA's minReplicas 1, a Service's type `ClusterIP`). Messages quote the API server's field error
@@ -145,6 +145,6 @@ httpGet path or scheme, an empty termination message policy) and one that depend
 holds the five webhook tables (40 cases). `tests/policies/admission/test_builtin_and_operator_tables.py`
 requires upstream's verdict on upstream's fields for every case. The autoscaling `validation_test.go`
 (HPAs) is not ported: the repository index holds it only at a revision that predates
-`autoscaling/v2`; the HPA checks have our own tests (`tests/modules/semantics/test_apivalidation.py`).
+`autoscaling/v2`; the HPA checks have our own tests (`tests/modules/upstream/kubernetes/test_api_server_validation.py`).
 """  # noqa: E501  (markdown table rows, copied into docs/policies.md)
 

@@ -1,4 +1,4 @@
-"""The API server's built-in validation (modules/semantics/apivalidation.py): one object per check,
+"""The API server's built-in validation (modules/upstream/kubernetes/): one object per check,
 refused on the field and with the words the API server uses, and its valid twin admitted."""
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import copy
 
 import pytest
 
-from modules.semantics.apivalidation import validate_object, validate_pod_template
+from modules.upstream.kubernetes.core_pod import validate_pod_template
+from modules.upstream.kubernetes.registry import validate_object
 
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
        "spec": {"containers": [{"name": "app", "image": "busybox:1.36"}]}}
@@ -216,7 +217,7 @@ ADMITTED_TWINS = [
     ("*/0 * * * *", "step of range should be a positive number: */0"),
 ])
 def test_cron_schedules_are_judged_as_robfig_cron_parses_them(schedule, error):
-    from modules.semantics.apivalidation import cron_schedule_error
+    from modules.upstream.kubernetes.batch import cron_schedule_error
 
     assert cron_schedule_error(schedule) == error
 
