@@ -205,9 +205,9 @@ def validate_job_create(job: dict, lookup: Lookup, queues: Callable[[], Iterable
         errors = qualified_name(pod)
         if errors:
             out.append((f"{at}.name", f"create pod with name {pod} validate failed {_go_list(errors)}"))
-        for path, message in validate_pod_template(task.get("template"), f"{at}.template"):
+        for error in validate_pod_template(task.get("template"), f"{at}.template"):
             # Upstream prefixes each field error of the task's PodTemplate with spec.task[<i>].
-            out.append((path, f"spec.task[{i}].{path[len(at) + 1:]}: {message}"))
+            out.append((error.field, f"spec.task[{i}].{error.field[len(at) + 1:]}: {error.message()}"))
         topo = task_topology_problem(task, i)
         if topo:
             out.append(topo)

@@ -9,32 +9,34 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..framework import MANDATORY, CheckContext, Finding, Rule, where
-from modules.upstream.kubernetes import registry
+from modules.upstream.field import ErrorType, FieldError
+from modules.upstream.kubernetes import apps, registry
 
 RULE_ID = "kubernetes-api-validation"
 _REPO = "kubernetes/kubernetes v1.35"
 
 _FIX = {
-    "Not found": "name something that exists: a volumeMount must name one of the pod's `volumes` (add the volume "
-                 "or correct the name)",
-    "Required value": "set the field",
-    "Duplicate value": "give each entry its own value",
-    "Too long": "make it smaller",
+    ErrorType.NOT_FOUND: "name something that exists: a volumeMount must name one of the pod's `volumes` (add the "
+                         "volume or correct the name)",
+    ErrorType.REQUIRED: "set the field",
+    ErrorType.DUPLICATE: "give each entry its own value",
+    ErrorType.TOO_LONG: "make it smaller",
+}
+_FIX_BY_FIELD = {
+    "spec.minReplicas": "set minReplicas to at least 1 (0 needs the HPAScaleToZero feature gate, declared in "
+                        "`trainstack:featureGates`, and an Object or External metric)",
+    "spec.maxReplicas": "make maxReplicas at least 1 and at least minReplicas",
+}
+_FIX_BY_ORIGIN = {
+    apps.SELECTOR_MISMATCH: "give the pod template every label the selector requires (or narrow the selector)",
+    apps.NO_ROLLOUT_PROGRESS: "let the rollout either add a pod (maxSurge) or take one down (maxUnavailable)",
 }
 
 
-def _fix(path: str, message: str) -> str:
-    if path == "spec.minReplicas":
-        return ("set minReplicas to at least 1 (0 needs the HPAScaleToZero feature gate, declared in "
-                "`trainstack:featureGates`, and an Object or External metric)")
-    if path == "spec.maxReplicas":
-        return "make maxReplicas at least 1 and at least minReplicas"
-    if message.endswith("`selector` does not match template `labels`"):
-        return "give the pod template every label the selector requires (or narrow the selector)"
-    if message.endswith("may not be 0 when `maxSurge` is 0"):
-        return "let the rollout either add a pod (maxSurge) or take one down (maxUnavailable)"
-    kind = message.split(":", 1)[0]
-    return _FIX.get(kind, "change the value to one the quoted rule allows")
+def _fix(error: FieldError) -> str:
+    """The hint for an error, chosen by its code (origin, field, type), never by its wording."""
+    return (_FIX_BY_ORIGIN.get(error.origin) or _FIX_BY_FIELD.get(error.field) or _FIX.get(error.type)
+            or "change the value to one the quoted rule allows")
 
 
 def _gates(ctx: CheckContext) -> frozenset[str]:
@@ -44,9 +46,10 @@ def _gates(ctx: CheckContext) -> frozenset[str]:
 
 
 def _api_validation(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
-    for path, message in registry.validate_object(obj, _gates(ctx)):
-        yield Finding(path, f"{where(obj, path)}: the API server rejects it: \"{message}\" ({_REPO} "
-                            f"{registry.upstream_file(obj, path)}); {_fix(path, message)}.")
+    for error in registry.validate_object(obj, _gates(ctx)):
+        path = error.field
+        yield Finding(path, f"{where(obj, path)}: the API server rejects it: \"{error.message()}\" ({_REPO} "
+                            f"{registry.upstream_file(obj, path)}); {_fix(error)}.")
 
 
 RULES = (

@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 
 from modules.semantics.shapes import as_int
-from .values import Problem, _q, as_str, invalid, not_supported, required
+from modules.upstream.field import FieldError, invalid, not_supported, required
+from modules.upstream.vocabulary.go import go_quote
+from .values import as_str
 
 
 # --- cron schedules (robfig/cron v3 ParseStandard: batch CronJobs and Volcano's CronJobs) ----------
@@ -21,7 +23,7 @@ def _cron_field_error(text: str, low: int, high: int, names: dict) -> str | None
     for part in text.split(","):
         rng, slash, step = part.partition("/")
         if slash and (not step.isdigit() or int(step) == 0):
-            return (f"failed to parse int from {step}: strconv.Atoi: parsing {_q(step)}: invalid syntax"
+            return (f"failed to parse int from {step}: strconv.Atoi: parsing {go_quote(step)}: invalid syntax"
                     if not step.isdigit() else f"step of range should be a positive number: {part}")
         if rng in ("*", "?"):
             continue
@@ -30,7 +32,7 @@ def _cron_field_error(text: str, low: int, high: int, names: dict) -> str | None
         for v in (start, end) if dash else (start,):
             v = names.get(v.lower(), v)
             if isinstance(v, str) and not v.isdigit():
-                return f"failed to parse int from {v}: strconv.Atoi: parsing {_q(v)}: invalid syntax"
+                return f"failed to parse int from {v}: strconv.Atoi: parsing {go_quote(v)}: invalid syntax"
             values.append(int(v))
         if values[0] < low:
             return f"beginning of range ({values[0]}) below minimum ({low}): {part}"
@@ -50,7 +52,7 @@ def cron_schedule_error(schedule: str) -> str | None:
         if text.startswith("@every "):
             duration = text[len("@every "):].strip()
             return None if _DURATION.fullmatch(duration) else f"failed to parse duration {text}: time: invalid " \
-                                                               f"duration {_q(duration)}"
+                                                               f"duration {go_quote(duration)}"
         return None if text in _CRON_DESCRIPTORS else f"unrecognized descriptor: {text}"
     fields = text.split()
     if len(fields) != 5:
@@ -62,42 +64,42 @@ def cron_schedule_error(schedule: str) -> str | None:
     return None
 
 
-def validate_cronjob_spec(spec: dict) -> list[Problem]:
+def validate_cronjob_spec(spec: dict) -> list[FieldError]:
     """ValidateCronJobSpec on create: the schedule parses, no TZ inside it (timeZone is the field for
     that), a known concurrencyPolicy (defaulted to Allow)."""
-    out: list[Problem] = []
+    out: list[FieldError] = []
     schedule = as_str(spec.get("schedule")) or ""
     if not schedule:
-        out.append(("spec.schedule", required()))
+        out.append(required("spec.schedule"))
     else:
         error = cron_schedule_error(schedule)
         if error:
-            out.append(("spec.schedule", invalid(schedule, error)))
+            out.append(invalid("spec.schedule", schedule, error))
         if "TZ" in schedule:
-            out.append(("spec.schedule", invalid(schedule, "cannot use TZ or CRON_TZ in schedule, use timeZone "
-                                                           "field instead")))
+            out.append(invalid("spec.schedule", schedule, "cannot use TZ or CRON_TZ in schedule, use timeZone "
+                                                           "field instead"))
     policy = spec.get("concurrencyPolicy") or "Allow"
     if policy not in ("Allow", "Forbid", "Replace"):
-        out.append(("spec.concurrencyPolicy", not_supported(policy, ("Allow", "Forbid", "Replace"))))
+        out.append(not_supported("spec.concurrencyPolicy", policy, ("Allow", "Forbid", "Replace")))
     return out
 
 
 MAX_INDEXED_PARALLELISM = 100000
 
 
-def validate_indexed(spec: dict) -> list[Problem]:
+def validate_indexed(spec: dict) -> list[FieldError]:
     """validateJobSpec: a known completionMode; an Indexed Job needs completions and at most 100000
     parallel pods."""
     mode = spec.get("completionMode")
     if mode is None or mode == "NonIndexed":
         return []
     if mode != "Indexed":
-        return [("spec.completionMode", not_supported(mode, ("NonIndexed", "Indexed")))]
-    out: list[Problem] = []
+        return [not_supported("spec.completionMode", mode, ("NonIndexed", "Indexed"))]
+    out: list[FieldError] = []
     if spec.get("completions") is None:
-        out.append(("spec.completions", required("when completion mode is Indexed")))
+        out.append(required("spec.completions", "when completion mode is Indexed"))
     parallelism = as_int(spec.get("parallelism"))
     if parallelism is not None and parallelism > MAX_INDEXED_PARALLELISM:
-        out.append(("spec.parallelism", invalid(parallelism, f"must be less than or equal to {MAX_INDEXED_PARALLELISM} "
-                                                             "when completion mode is Indexed")))
+        out.append(invalid("spec.parallelism", parallelism, f"must be less than or equal to {MAX_INDEXED_PARALLELISM} "
+                                                             "when completion mode is Indexed"))
     return out

@@ -7,8 +7,8 @@ from typing import Any
 from modules.semantics.shapes import as_dict, as_int, as_list
 from modules.upstream.vocabulary.names import (dns1123_subdomain, env_var_name, port_name, port_number,
                                                qualified_name)
-from .values import (Problem, as_str, duplicate, forbidden, invalid, key_path, not_found, not_supported, quantity,
-                     required)
+from modules.upstream.field import FieldError, duplicate, forbidden, invalid, not_found, not_supported, required
+from .values import as_str, key_path, quantity
 
 
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
@@ -29,30 +29,29 @@ LIFECYCLE_HANDLERS = ("exec", "httpGet", "tcpSocket", "sleep")
 _PROBE_FIELDS = ("initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold", "failureThreshold")
 
 
-def named(name: str, path: str, check, seen: set[str]) -> list[Problem]:
+def named(name: str, path: str, check, seen: set[str]) -> list[FieldError]:
     """A list entry's name: in its format (``check``), and unique among the valid ones seen so far."""
-    problems = [(path, invalid(name, m)) for m in check(name)]
+    problems = [invalid(path, name, m) for m in check(name)]
     if not problems and name in seen:
-        problems.append((path, duplicate(name)))
+        problems.append(duplicate(path, name))
     seen.add(name)
     return problems
 
 
-def _resources(resources: Any, path: str) -> list[Problem]:
+def _resources(resources: Any, path: str) -> list[FieldError]:
     """validateResourceRequirements: quantities not negative; requests not above limits, and equal to
     them for resources that cannot be overcommitted (extended resources such as nvidia.com/gpu)."""
     resources = as_dict(resources)
     limits, requests = as_dict(resources.get("limits")), as_dict(resources.get("requests"))
-    out: list[Problem] = []
+    out: list[FieldError] = []
     for part, amounts in (("limits", limits), ("requests", requests)):
         for name, amount in amounts.items():
-            out += [(key_path(f"{path}.{part}", name), invalid(str(name), m)) for m in _resource_name(str(name))]
+            out += [invalid(key_path(f"{path}.{part}", name), str(name), m) for m in _resource_name(str(name))]
             value = quantity(amount)
             if value is not None and value < 0:
-                out.append((key_path(f"{path}.{part}", name),
-                            invalid(str(amount), "must be greater than or equal to 0")))
+                out.append(invalid(key_path(f"{path}.{part}", name), str(amount), "must be greater than or equal to 0"))
             elif value is not None and _extended(str(name)) and value != value.to_integral_value():
-                out.append((key_path(f"{path}.{part}", name), invalid(str(amount), "must be an integer")))
+                out.append(invalid(key_path(f"{path}.{part}", name), str(amount), "must be an integer"))
     for name, amount in requests.items():
         request = quantity(amount)
         overcommit = _overcommit_allowed(str(name))
@@ -61,13 +60,12 @@ def _resources(resources: Any, path: str) -> list[Problem]:
             if request is None or limit is None:
                 continue
             if request != limit and not overcommit:
-                out.append((f"{path}.requests",
-                            invalid(str(amount), f"must be equal to {name} limit of {limits[name]}")))
+                out.append(invalid(f"{path}.requests", str(amount), f"must be equal to {name} limit of {limits[name]}"))
             elif request > limit:
-                out.append((f"{path}.requests",
-                            invalid(str(amount), f"must be less than or equal to {name} limit of {limits[name]}")))
+                out.append(invalid(f"{path}.requests",
+                                   str(amount), f"must be less than or equal to {name} limit of {limits[name]}"))
         elif not overcommit:
-            out.append((f"{path}.limits", required("Limit must be set for non overcommitable resources")))
+            out.append(required(f"{path}.limits", "Limit must be set for non overcommitable resources"))
     return out
 
 
@@ -95,75 +93,75 @@ def _overcommit_allowed(name: str) -> bool:
     return native and not name.startswith("hugepages-")
 
 
-def port_ref(value: Any, path: str) -> list[Problem]:
+def port_ref(value: Any, path: str) -> list[FieldError]:
     """An IntOrString port of a probe or Service targetPort: a number in range or an IANA name."""
     if isinstance(value, bool):
         return []
     if isinstance(value, int):
-        return [(path, invalid(value, m)) for m in port_number(value)]
+        return [invalid(path, value, m) for m in port_number(value)]
     if isinstance(value, str):   # an IntOrString written as a string is a port name, digits or not
-        return [(path, invalid(value, m)) for m in port_name(value)]
+        return [invalid(path, value, m) for m in port_name(value)]
     return []
 
 
-def _handler(handler: dict, path: str, kinds: tuple[str, ...], required_detail: str) -> list[Problem]:
+def _handler(handler: dict, path: str, kinds: tuple[str, ...], required_detail: str) -> list[FieldError]:
     present = [k for k in kinds if handler.get(k) is not None]
-    out: list[Problem] = []
+    out: list[FieldError] = []
     if not present:
-        out.append((path, required(required_detail)))
+        out.append(required(path, required_detail))
     for extra in present[1:]:
-        out.append((f"{path}.{extra}", forbidden("may not specify more than 1 handler type")))
+        out.append(forbidden(f"{path}.{extra}", "may not specify more than 1 handler type"))
     for k in ("httpGet", "tcpSocket"):
         if k in present:   # an absent port is the IntOrString zero value, 0
             out += port_ref(as_dict(handler.get(k)).get("port", 0), f"{path}.{k}.port")
     if "exec" in present and not as_list(as_dict(handler.get("exec")).get("command")):
-        out.append((f"{path}.exec.command", required()))
+        out.append(required(f"{path}.exec.command"))
     scheme = as_dict(handler.get("httpGet")).get("scheme")   # absent: defaulted to HTTP
     if "httpGet" in present and scheme is not None and scheme not in ("HTTP", "HTTPS"):
-        out.append((f"{path}.httpGet.scheme", not_supported(scheme, ("HTTP", "HTTPS"))))
+        out.append(not_supported(f"{path}.httpGet.scheme", scheme, ("HTTP", "HTTPS")))
     return out
 
 
-def _probe(probe: Any, path: str, success_must_be_one: bool) -> list[Problem]:
+def _probe(probe: Any, path: str, success_must_be_one: bool) -> list[FieldError]:
     if not isinstance(probe, dict):
         return []
     out = _handler(probe, path, PROBE_HANDLERS, "must specify a handler type")
     for name in _PROBE_FIELDS:
         value = as_int(probe.get(name))
         if value is not None and value < 0:
-            out.append((f"{path}.{name}", invalid(value, "must be greater than or equal to 0")))
+            out.append(invalid(f"{path}.{name}", value, "must be greater than or equal to 0"))
     success = as_int(probe.get("successThreshold"))
     if success_must_be_one and success not in (None, 0, 1):
-        out.append((f"{path}.successThreshold", invalid(success, "must be 1")))
+        out.append(invalid(f"{path}.successThreshold", success, "must be 1"))
     grace = probe.get("terminationGracePeriodSeconds")
     if as_int(grace) is not None and as_int(grace) <= 0:
-        out.append((f"{path}.terminationGracePeriodSeconds", invalid(grace, "must be greater than 0")))
+        out.append(invalid(f"{path}.terminationGracePeriodSeconds", grace, "must be greater than 0"))
     if grace is not None and path.endswith(".readinessProbe"):
-        out.append((f"{path}.terminationGracePeriodSeconds", invalid(grace, "must not be set for readinessProbes")))
+        out.append(invalid(f"{path}.terminationGracePeriodSeconds", grace, "must not be set for readinessProbes"))
     return out
 
 
-def _env(env: Any, path: str) -> list[Problem]:
-    out: list[Problem] = []
+def _env(env: Any, path: str) -> list[FieldError]:
+    out: list[FieldError] = []
     for i, var in enumerate(as_list(env)):
         var = as_dict(var)
         p = f"{path}[{i}]"
         name = as_str(var.get("name")) or ""
         if not name:
-            out.append((f"{p}.name", required()))
+            out.append(required(f"{p}.name"))
         else:
-            out += [(f"{p}.name", invalid(name, m)) for m in env_var_name(name)]
+            out += [invalid(f"{p}.name", name, m) for m in env_var_name(name)]
         source = as_dict(var.get("valueFrom"))
         refs = [k for k in ("fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef", "fileKeyRef")
                 if source.get(k) is not None]
         if var.get("valueFrom") is not None:
             if var.get("value"):
-                out.append((f"{p}.valueFrom", invalid("", "may not be specified when `value` is not empty")))
+                out.append(invalid(f"{p}.valueFrom", "", "may not be specified when `value` is not empty"))
             if not refs:
-                out.append((f"{p}.valueFrom", invalid("", "must specify one of: `fieldRef`, `resourceFieldRef`, "
-                                                           "`configMapKeyRef` or `secretKeyRef`")))
+                out.append(invalid(f"{p}.valueFrom", "", "must specify one of: `fieldRef`, `resourceFieldRef`, "
+                                                           "`configMapKeyRef` or `secretKeyRef`"))
             elif len(refs) > 1:
-                out.append((f"{p}.valueFrom", invalid("", "may not have more than one field specified at a time")))
+                out.append(invalid(f"{p}.valueFrom", "", "may not have more than one field specified at a time"))
             out += _downward(source, f"{p}.valueFrom")
     return out
 
@@ -176,37 +174,37 @@ RESOURCE_FIELD_PATHS = ("limits.cpu", "limits.ephemeral-storage", "limits.memory
                         "requests.cpu", "requests.ephemeral-storage", "requests.memory")
 
 
-def _downward(source: dict, path: str) -> list[Problem]:
+def _downward(source: dict, path: str) -> list[FieldError]:
     """validateObjectFieldSelector / validateContainerResourceFieldSelector of an env var's source."""
-    out: list[Problem] = []
+    out: list[FieldError] = []
     field_ref = source.get("fieldRef")
     if isinstance(field_ref, dict):
         field_path = as_str(field_ref.get("fieldPath")) or ""
         base, _, subscript = field_path.partition("[")
         if not field_path:
-            out.append((f"{path}.fieldRef.fieldPath", required()))
+            out.append(required(f"{path}.fieldRef.fieldPath"))
         elif subscript and base in ("metadata.labels", "metadata.annotations"):
             key = subscript.rstrip("]").strip("'\"")
-            out += [(f"{path}.fieldRef.fieldPath", invalid(key, m)) for m in qualified_name(key.lower())]
+            out += [invalid(f"{path}.fieldRef.fieldPath", key, m) for m in qualified_name(key.lower())]
         elif subscript:
-            out.append((f"{path}.fieldRef.fieldPath", invalid(field_path, "does not support subscript")))
+            out.append(invalid(f"{path}.fieldRef.fieldPath", field_path, "does not support subscript"))
         elif field_path not in ENV_FIELD_PATHS:
-            out.append((f"{path}.fieldRef.fieldPath", not_supported(field_path, ENV_FIELD_PATHS)))
+            out.append(not_supported(f"{path}.fieldRef.fieldPath", field_path, ENV_FIELD_PATHS))
     resource_ref = source.get("resourceFieldRef")
     if isinstance(resource_ref, dict):
         resource = as_str(resource_ref.get("resource")) or ""
         if not resource:
-            out.append((f"{path}.resourceFieldRef.resource", required()))
+            out.append(required(f"{path}.resourceFieldRef.resource"))
         elif resource not in RESOURCE_FIELD_PATHS and not resource.startswith(("limits.hugepages-",
                                                                                "requests.hugepages-")):
-            out.append((f"{path}.resourceFieldRef.resource", not_supported(resource, RESOURCE_FIELD_PATHS)))
+            out.append(not_supported(f"{path}.resourceFieldRef.resource", resource, RESOURCE_FIELD_PATHS))
     return out
 
 
-def validate_container(c: dict, path: str, volumes: set[str], init: bool) -> list[Problem]:
-    out: list[Problem] = []
+def validate_container(c: dict, path: str, volumes: set[str], init: bool) -> list[FieldError]:
+    out: list[FieldError] = []
     if not as_str(c.get("image")):
-        out.append((f"{path}.image", required()))
+        out.append(required(f"{path}.image"))
     names: set[str] = set()
     for i, port in enumerate(as_list(c.get("ports"))):
         port = as_dict(port)
@@ -217,19 +215,19 @@ def validate_container(c: dict, path: str, volumes: set[str], init: bool) -> lis
         number = as_int(port.get("containerPort"))
         if number is not None:
             if number == 0:
-                out.append((f"{p}.containerPort", required()))
+                out.append(required(f"{p}.containerPort"))
             else:
-                out += [(f"{p}.containerPort", invalid(number, m)) for m in port_number(number)]
+                out += [invalid(f"{p}.containerPort", number, m) for m in port_number(number)]
         elif "containerPort" not in port:
-            out.append((f"{p}.containerPort", required()))
+            out.append(required(f"{p}.containerPort"))
         host = as_int(port.get("hostPort"))
         if host:
-            out += [(f"{p}.hostPort", invalid(host, m)) for m in port_number(host)]
+            out += [invalid(f"{p}.hostPort", host, m) for m in port_number(host)]
         protocol = port.get("protocol", "TCP")
         if protocol == "":
-            out.append((f"{p}.protocol", required()))
+            out.append(required(f"{p}.protocol"))
         elif protocol not in PORT_PROTOCOLS:
-            out.append((f"{p}.protocol", not_supported(protocol, PORT_PROTOCOLS)))
+            out.append(not_supported(f"{p}.protocol", protocol, PORT_PROTOCOLS))
     out += _env(c.get("env"), f"{path}.env")
     mount_paths: set[str] = set()
     for i, mount in enumerate(as_list(c.get("volumeMounts"))):
@@ -237,27 +235,27 @@ def validate_container(c: dict, path: str, volumes: set[str], init: bool) -> lis
         p = f"{path}.volumeMounts[{i}]"
         name = as_str(mount.get("name")) or ""
         if not name:
-            out.append((f"{p}.name", required()))
+            out.append(required(f"{p}.name"))
         elif name not in volumes:
-            out.append((f"{p}.name", not_found(name)))
+            out.append(not_found(f"{p}.name", name))
         mount_path = as_str(mount.get("mountPath")) or ""
         if not mount_path:
-            out.append((f"{p}.mountPath", required()))
+            out.append(required(f"{p}.mountPath"))
         elif mount_path in mount_paths:
-            out.append((f"{p}.mountPath", invalid(mount_path, "must be unique")))
+            out.append(invalid(f"{p}.mountPath", mount_path, "must be unique"))
         mount_paths.add(mount_path)
         sub = as_str(mount.get("subPath")) or ""
         if sub.startswith("/"):
-            out.append((f"{p}.subPath", invalid(sub, "must be a relative path")))
+            out.append(invalid(f"{p}.subPath", sub, "must be a relative path"))
         elif ".." in sub.split("/"):
-            out.append((f"{p}.subPath", invalid(sub, "must not contain '..'")))
+            out.append(invalid(f"{p}.subPath", sub, "must not contain '..'"))
     out += _resources(c.get("resources"), f"{path}.resources")
     restartable = init and c.get("restartPolicy") == "Always"
     if init and not restartable:
         for probe in ("lifecycle", "livenessProbe", "readinessProbe", "startupProbe"):
             if c.get(probe) is not None:
-                out.append((f"{path}.{probe}", forbidden("may not be set for init containers without "
-                                                         "restartPolicy=Always")))
+                out.append(forbidden(f"{path}.{probe}", "may not be set for init containers without "
+                                                         "restartPolicy=Always"))
     else:
         out += _probe(c.get("livenessProbe"), f"{path}.livenessProbe", True)
         out += _probe(c.get("readinessProbe"), f"{path}.readinessProbe", False)
@@ -270,34 +268,34 @@ def validate_container(c: dict, path: str, volumes: set[str], init: bool) -> lis
         for entry in as_list(c.get("resizePolicy")):
             entry = as_dict(entry)
             if entry.get("resourceName") not in ("cpu", "memory"):
-                out.append((f"{path}.resizePolicy", not_supported(entry.get("resourceName", ""), ("cpu", "memory"))))
+                out.append(not_supported(f"{path}.resizePolicy", entry.get("resourceName", ""), ("cpu", "memory")))
             if entry.get("restartPolicy") not in RESIZE_RESTART_POLICIES:
-                out.append((f"{path}.resizePolicy", not_supported(entry.get("restartPolicy", ""),
-                                                                  RESIZE_RESTART_POLICIES)))
+                out.append(not_supported(f"{path}.resizePolicy", entry.get("restartPolicy", ""),
+                                                                  RESIZE_RESTART_POLICIES))
     for key, allowed in (("terminationMessagePolicy", TERMINATION_MESSAGE_POLICIES),
                          ("imagePullPolicy", IMAGE_PULL_POLICIES)):
         value = c.get(key)
         if value and value not in allowed:   # empty: defaulted (File; Always or IfNotPresent)
-            out.append((f"{path}.{key}", not_supported(value, allowed)))
+            out.append(not_supported(f"{path}.{key}", value, allowed))
     for i, source in enumerate(as_list(c.get("envFrom"))):
         for ref in ("configMapRef", "secretRef"):
             name = as_str(as_dict(as_dict(source).get(ref)).get("name"))
             if name:
-                out += [(f"{path}.envFrom[{i}].{ref}.name", invalid(name, m)) for m in dns1123_subdomain(name)]
+                out += [invalid(f"{path}.envFrom[{i}].{ref}.name", name, m) for m in dns1123_subdomain(name)]
     policy = c.get("restartPolicy")
     if policy is not None:
         if not init:
-            out.append((f"{path}.restartPolicy", forbidden("may not be set for non-init containers")))
+            out.append(forbidden(f"{path}.restartPolicy", "may not be set for non-init containers"))
         elif policy != "Always":
-            out.append((f"{path}.restartPolicy", not_supported(policy, ("Always",))))
+            out.append(not_supported(f"{path}.restartPolicy", policy, ("Always",)))
     return out
 
 
-def host_port_conflicts(containers: list, base: str, first: int = 0) -> list[Problem]:
+def host_port_conflicts(containers: list, base: str, first: int = 0) -> list[FieldError]:
     """checkHostPortConflicts: a protocol/hostIP/hostPort used once among ``containers`` (indexed
     from ``first``)."""
     seen: set[str] = set()
-    out: list[Problem] = []
+    out: list[FieldError] = []
     for i, c in enumerate(containers, first):
         for j, port in enumerate(as_list(as_dict(c).get("ports"))):
             port = as_dict(port)
@@ -306,6 +304,6 @@ def host_port_conflicts(containers: list, base: str, first: int = 0) -> list[Pro
                 continue
             key = f"{port.get('protocol', 'TCP')}/{port.get('hostIP', '')}/{host}"
             if key in seen:
-                out.append((f"{base}[{i}].ports[{j}].hostPort", duplicate(key)))
+                out.append(duplicate(f"{base}[{i}].ports[{j}].hostPort", key))
             seen.add(key)
     return out

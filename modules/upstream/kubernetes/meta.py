@@ -7,32 +7,32 @@ from typing import Any
 from modules.semantics.shapes import as_dict
 from modules.upstream.vocabulary.names import (dns1035_label, dns1123_label, dns1123_subdomain, label_value,
                                                max_len_error, path_segment_name, qualified_name)
-from .values import Problem, invalid, required, too_long
+from modules.upstream.field import FieldError, invalid, required, too_long
 
 TOTAL_ANNOTATION_SIZE = 256 * 1024
 
 
 # --- object metadata (apimachinery pkg/api/validation/objectmeta.go) ---------------------------
 
-def validate_labels(labels: Any, path: str) -> list[Problem]:
-    out: list[Problem] = []
+def validate_labels(labels: Any, path: str) -> list[FieldError]:
+    out: list[FieldError] = []
     for key, value in as_dict(labels).items():
         key = str(key)
-        out += [(path, invalid(key, m)) for m in qualified_name(key)]
+        out += [invalid(path, key, m) for m in qualified_name(key)]
         if isinstance(value, str):
-            out += [(path, invalid(value, m)) for m in label_value(value)]
+            out += [invalid(path, value, m) for m in label_value(value)]
     return out
 
 
-def validate_annotations(annotations: Any, path: str) -> list[Problem]:
-    out: list[Problem] = []
+def validate_annotations(annotations: Any, path: str) -> list[FieldError]:
+    out: list[FieldError] = []
     size = 0
     for key, value in as_dict(annotations).items():
         key = str(key)
-        out += [(path, invalid(key, m)) for m in qualified_name(key.lower())]
+        out += [invalid(path, key, m) for m in qualified_name(key.lower())]
         size += len(key.encode()) + len(str(value if value is not None else "").encode())
     if size > TOTAL_ANNOTATION_SIZE:
-        out.append((path, too_long(TOTAL_ANNOTATION_SIZE)))
+        out.append(too_long(path, TOTAL_ANNOTATION_SIZE))
     return out
 
 
@@ -57,21 +57,21 @@ def name_problems(kind: str, name: str, group: str = "") -> list[str]:
     return out
 
 
-def validate_object_meta(obj: dict, namespaced: bool = True) -> list[Problem]:
+def validate_object_meta(obj: dict, namespaced: bool = True) -> list[FieldError]:
     """ValidateObjectMeta: name (or generateName), namespace, labels, annotations."""
     md = as_dict(obj.get("metadata"))
     kind = str(obj.get("kind", ""))
     group = str(obj.get("apiVersion", "")).rpartition("/")[0]
-    out: list[Problem] = []
+    out: list[FieldError] = []
     name = md.get("name")
     if not name and not md.get("generateName"):
-        out.append(("metadata.name", required("name or generateName is required")))
+        out.append(required("metadata.name", "name or generateName is required"))
     elif isinstance(name, str) and name:
-        out += [("metadata.name", invalid(name, m)) for m in name_problems(kind, name, group)]
+        out += [invalid("metadata.name", name, m) for m in name_problems(kind, name, group)]
     namespace = md.get("namespace")
     # A cluster-scoped object's namespace is cleared on create (EnsureObjectNamespaceMatchesRequestNamespace).
     if isinstance(namespace, str) and namespace and namespaced:
-        out += [("metadata.namespace", invalid(namespace, m)) for m in dns1123_label(namespace)]
+        out += [invalid("metadata.namespace", namespace, m) for m in dns1123_label(namespace)]
     out += validate_labels(md.get("labels"), "metadata.labels")
     out += validate_annotations(md.get("annotations"), "metadata.annotations")
     return out

@@ -30,10 +30,10 @@ from .meta import validate_object_meta
 from .rbac import policy_rules, validate_binding
 from .scheduling import validate_priority_class
 from .storage import validate_storage_class
-from .values import Problem, forbidden, invalid
+from modules.upstream.field import FieldError, forbidden, invalid
 
 
-def _workload(obj: dict) -> list[Problem]:
+def _workload(obj: dict) -> list[FieldError]:
     kind, group = obj.get("kind"), str(obj.get("apiVersion", "")).rpartition("/")[0]
     spec = as_dict(obj.get("spec"))
     if kind in APPS_KINDS and group == "apps" or kind == "ReplicationController" and group == "":
@@ -43,11 +43,11 @@ def _workload(obj: dict) -> list[Problem]:
             out = validate_pod_template(spec.get("template"), "spec.template", ("Always",))
         if as_dict(as_dict(spec.get("template")).get("spec")).get("activeDeadlineSeconds") is not None:
             owner = {"Deployment": "ReplicaSet"}.get(str(kind), kind)   # a Deployment's check reuses the words
-            out.append(("spec.template.spec.activeDeadlineSeconds",
-                        forbidden(f"activeDeadlineSeconds in {owner} is not Supported")))
+            out.append(forbidden("spec.template.spec.activeDeadlineSeconds",
+                                 f"activeDeadlineSeconds in {owner} is not Supported"))
         replicas = as_int(spec.get("replicas"))
         if replicas is not None and replicas < 0:
-            out.append(("spec.replicas", invalid(replicas, "must be greater than or equal to 0")))
+            out.append(invalid("spec.replicas", replicas, "must be greater than or equal to 0"))
         if group == "apps":
             out += apps_selector(kind, spec)
         if kind == "Deployment":
@@ -123,7 +123,7 @@ def judged_kind(obj: dict) -> tuple[str, str]:
 NOT_API_OBJECTS = frozenset({("helm.sh", "Release")})
 
 
-def validate_object(obj: dict, feature_gates: frozenset[str] | set[str] = frozenset()) -> list[Problem]:
+def validate_object(obj: dict, feature_gates: frozenset[str] | set[str] = frozenset()) -> list[FieldError]:
     """Everything the API server's built-in validation refuses in ``obj`` on CREATE: its metadata
     (every kind, custom resources included) and, for the core kinds it knows, its body."""
     group, kind = judged_kind(obj)

@@ -2,18 +2,18 @@
 from __future__ import annotations
 
 from modules.semantics.shapes import as_dict, as_int
-from .values import Problem, forbidden, not_supported
+from modules.upstream.field import FieldError, forbidden, not_supported
 
 
 HIGHEST_USER_PRIORITY = 1_000_000_000
 SYSTEM_PRIORITY_CLASSES = {"system-cluster-critical": 2_000_000_000, "system-node-critical": 2_000_001_000}
 
 
-def validate_priority_class(obj: dict) -> list[Problem]:
+def validate_priority_class(obj: dict) -> list[FieldError]:
     """scheduling validation.go ``ValidatePriorityClass``: the system- prefix and the value range."""
     name = str(as_dict(obj.get("metadata")).get("name", ""))
     value = as_int(obj.get("value"))
-    out: list[Problem] = []
+    out: list[FieldError] = []
     if name.startswith("system-"):
         if name not in SYSTEM_PRIORITY_CLASSES:
             reason = f"{name} is not a known system priority class"
@@ -22,11 +22,11 @@ def validate_priority_class(obj: dict) -> list[Problem]:
         else:
             reason = ""
         if reason:
-            out.append(("metadata.name", forbidden("priority class names with 'system-' prefix are reserved for "
-                                                   f"system use only. error: {reason}")))
+            out.append(forbidden("metadata.name", "priority class names with 'system-' prefix are reserved for "
+                                                   f"system use only. error: {reason}"))
     elif value is not None and value > HIGHEST_USER_PRIORITY:
-        out.append(("value", forbidden(f"maximum allowed value of a user defined priority is {HIGHEST_USER_PRIORITY}")))
+        out.append(forbidden("value", f"maximum allowed value of a user defined priority is {HIGHEST_USER_PRIORITY}"))
     policy = obj.get("preemptionPolicy")
     if policy is not None and policy not in ("Never", "PreemptLowerPriority"):
-        out.append(("preemptionPolicy", not_supported(policy, ("Never", "PreemptLowerPriority"))))
+        out.append(not_supported("preemptionPolicy", policy, ("Never", "PreemptLowerPriority")))
     return out

@@ -11,7 +11,7 @@ _REPO = "kubernetes/kubernetes v1.35"
 
 
 def _validate(request: Request) -> list[tuple[str, str]]:
-    return registry.validate_object(request.object)
+    return [error.problem() for error in registry.validate_object(request.object)]
 
 
 # (API group, kind, the upstream file that holds its checks)
