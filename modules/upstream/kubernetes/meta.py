@@ -5,14 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from modules.semantics.shapes import as_dict
-from modules.upstream.vocabulary.names import (dns1035_label, dns1123_label, dns1123_subdomain, label_value,
-                                               max_len_error, path_segment_name, qualified_name)
 from modules.upstream.field import FieldError, invalid, required, too_long
+from modules.upstream.vocabulary.names import (dns1035_label, dns1123_label, dns1123_subdomain, ip_address,
+                                               label_value, max_len_error, path_segment_name, qualified_name)
+from modules.upstream.vocabulary.scope import api_group, is_cluster_scoped
 
 TOTAL_ANNOTATION_SIZE = 256 * 1024
 
-
-# --- object metadata (apimachinery pkg/api/validation/objectmeta.go) ---------------------------
 
 def validate_labels(labels: Any, path: str) -> list[FieldError]:
     out: list[FieldError] = []
@@ -36,41 +35,41 @@ def validate_annotations(annotations: Any, path: str) -> list[FieldError]:
     return out
 
 
-# How each kind's name is validated (names.go and each group's validation.go); custom resources and
-# anything unlisted: a DNS-1123 subdomain.
-_LABEL_NAMED = {"Namespace"}
-_DNS1035_NAMED = {"Service"}
-_PATH_SEGMENT_NAMED = {"Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"}
+# How each kind's name is validated (the name function each group's validation.go passes to
+# ValidateObjectMeta, kubernetes v1.35); custom resources and anything unlisted: a DNS-1123 subdomain.
+_NAME_FORMATS = {
+    ("", "Namespace"): dns1123_label,                       # ValidateNamespaceName
+    ("", "Service"): dns1035_label,                         # ValidateServiceName
+    **{("rbac.authorization.k8s.io", k): path_segment_name  # ValidateRBACName
+       for k in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")},
+    ("certificates.k8s.io", "CertificateSigningRequest"): path_segment_name,   # ValidateCertificateRequestName
+    ("networking.k8s.io", "IPAddress"): ip_address,         # ValidateIPAddressName
+}
 CRONJOB_NAME_MAX = 52   # a CronJob's Jobs append 11 characters and must stay DNS-1035 labels
 
 
 def name_problems(kind: str, name: str, group: str = "") -> list[str]:
-    if kind in _LABEL_NAMED and group == "":
-        return dns1123_label(name)
-    if kind in _DNS1035_NAMED and group == "":
-        return dns1035_label(name)
-    if kind in _PATH_SEGMENT_NAMED and group == "rbac.authorization.k8s.io":
-        return path_segment_name(name)
-    out = dns1123_subdomain(name)
+    """What the API server says about ``name`` as the name of a ``kind`` of ``group``."""
+    check = _NAME_FORMATS.get((group, kind), dns1123_subdomain)
+    out = check(name)
     if kind == "CronJob" and group == "batch" and len(name) > CRONJOB_NAME_MAX:
         out.append(max_len_error(CRONJOB_NAME_MAX))
     return out
 
 
-def validate_object_meta(obj: dict, namespaced: bool = True) -> list[FieldError]:
-    """ValidateObjectMeta: name (or generateName), namespace, labels, annotations."""
+def validate_object_meta(obj: dict) -> list[FieldError]:
+    """ValidateObjectMeta: name (or generateName) in its kind's format, namespace (a DNS label; for a
+    cluster-scoped kind the API server clears it, so it is not judged), labels, annotations."""
     md = as_dict(obj.get("metadata"))
     kind = str(obj.get("kind", ""))
-    group = str(obj.get("apiVersion", "")).rpartition("/")[0]
     out: list[FieldError] = []
     name = md.get("name")
     if not name and not md.get("generateName"):
         out.append(required("metadata.name", "name or generateName is required"))
     elif isinstance(name, str) and name:
-        out += [invalid("metadata.name", name, m) for m in name_problems(kind, name, group)]
+        out += [invalid("metadata.name", name, m) for m in name_problems(kind, name, api_group(obj))]
     namespace = md.get("namespace")
-    # A cluster-scoped object's namespace is cleared on create (EnsureObjectNamespaceMatchesRequestNamespace).
-    if isinstance(namespace, str) and namespace and namespaced:
+    if isinstance(namespace, str) and namespace and not is_cluster_scoped(obj):
         out += [invalid("metadata.namespace", namespace, m) for m in dns1123_label(namespace)]
     out += validate_labels(md.get("labels"), "metadata.labels")
     out += validate_annotations(md.get("annotations"), "metadata.annotations")

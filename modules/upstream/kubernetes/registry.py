@@ -67,13 +67,6 @@ def _workload(obj: dict) -> list[FieldError]:
     return []
 
 
-# Cluster-scoped kinds the stacks render or check (metadata.namespace is forbidden there).
-CLUSTER_SCOPED = frozenset({"Namespace", "PriorityClass", "StorageClass", "ClusterRole", "ClusterRoleBinding",
-                            "CustomResourceDefinition", "Node", "PersistentVolume", "HyperNode", "Queue",
-                            "ClusterTrainingRuntime", "ValidatingAdmissionPolicy",
-                            "ValidatingAdmissionPolicyBinding", "MutatingAdmissionPolicy",
-                            "MutatingAdmissionPolicyBinding"})
-
 # (API group, kind) -> the kind's own validation, beside the metadata checks every object gets.
 _BY_KIND = {
     ("autoscaling", "HorizontalPodAutoscaler"): lambda o, gates: validate_hpa(o, "HPAScaleToZero" in gates),
@@ -129,7 +122,7 @@ def validate_object(obj: dict, feature_gates: frozenset[str] | set[str] = frozen
     group, kind = judged_kind(obj)
     if (group, kind) in NOT_API_OBJECTS:
         return []
-    out = validate_object_meta(obj, kind not in CLUSTER_SCOPED)
+    out = validate_object_meta(obj)
     if (group, kind) in WORKLOAD_KINDS:
         out += _workload(obj)
     check = _BY_KIND.get((group, kind))

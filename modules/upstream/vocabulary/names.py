@@ -9,6 +9,9 @@ check that needs a name format imports it from here (``is_*`` are the yes/no for
 from __future__ import annotations
 
 import functools
+import ipaddress
+
+from .go import go_quote
 
 # The formats are checked with character sets rather than regular expressions: the same languages as
 # upstream's patterns (quoted in the messages below, anchored as Go's ``^...$``, which admits no
@@ -270,3 +273,36 @@ def is_dns1123_subdomain(value: str) -> bool:
 
 def is_qualified_name(value: str) -> bool:
     return isinstance(value, str) and not qualified_name(value)
+
+
+def _sloppy_ip(value: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """``netutils.ParseIPSloppy`` (Go's ``net.ParseIP`` before 1.17): IPv4 octets may have leading
+    zeros (read as decimal); no IPv6 zone."""
+    if "%" in value or not value.isascii():
+        return None
+    if ":" in value:
+        try:
+            return ipaddress.IPv6Address(value)
+        except ValueError:
+            return None
+    octets = value.split(".")
+    if len(octets) != 4 or not all(o.isdigit() and len(o) <= 3 and int(o) <= 255 for o in octets):
+        return None
+    return ipaddress.IPv4Address(".".join(str(int(o)) for o in octets))
+
+
+def ip_address(value: str) -> list[str]:
+    """``IsValidIP`` (``pkg/util/validation/ip.go``): an IP address with no leading zeros, not
+    IPv4-mapped, in canonical form (what an ``IPAddress`` object is named)."""
+    ip = _sloppy_ip(value)
+    if ip is None:
+        return ["must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"]
+    out = []
+    if ip.version == 4 and any(len(o) > 1 and o.startswith("0") for o in value.split(".")):
+        out.append("must not have leading 0s")
+    if ip.version == 6 and ip.ipv4_mapped is not None:
+        out.append("must not be an IPv4-mapped IPv6 address")
+    if out:
+        return out
+    canonical = str(ip) if ip.version == 4 else ip.compressed
+    return [] if value == canonical else [f"must be in canonical form ({go_quote(canonical)})"]
