@@ -5,10 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from modules.semantics.shapes import as_dict, as_int, as_list
-from modules.upstream.vocabulary.names import (dns1123_subdomain, env_var_name, port_name, port_number,
-                                               qualified_name)
 from modules.upstream.field import FieldError, duplicate, forbidden, invalid, not_found, not_supported, required
-from .values import as_str, key_path, quantity
+from modules.upstream.vocabulary.names import (dns1123_subdomain, env_var_name, port_name, port_number,
+                                               qualified_name, strict_env_var_name)
+
+from .core_resources import validate_resources
+from .core_security import validate_security_context
+from .pod_options import API_SERVER_CREATE, PodValidationOptions
+from .values import as_str
 
 
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
@@ -36,61 +40,6 @@ def named(name: str, path: str, check, seen: set[str]) -> list[FieldError]:
         problems.append(duplicate(path, name))
     seen.add(name)
     return problems
-
-
-def _resources(resources: Any, path: str) -> list[FieldError]:
-    """validateResourceRequirements: quantities not negative; requests not above limits, and equal to
-    them for resources that cannot be overcommitted (extended resources such as nvidia.com/gpu)."""
-    resources = as_dict(resources)
-    limits, requests = as_dict(resources.get("limits")), as_dict(resources.get("requests"))
-    out: list[FieldError] = []
-    for part, amounts in (("limits", limits), ("requests", requests)):
-        for name, amount in amounts.items():
-            out += [invalid(key_path(f"{path}.{part}", name), str(name), m) for m in _resource_name(str(name))]
-            value = quantity(amount)
-            if value is not None and value < 0:
-                out.append(invalid(key_path(f"{path}.{part}", name), str(amount), "must be greater than or equal to 0"))
-            elif value is not None and _extended(str(name)) and value != value.to_integral_value():
-                out.append(invalid(key_path(f"{path}.{part}", name), str(amount), "must be an integer"))
-    for name, amount in requests.items():
-        request = quantity(amount)
-        overcommit = _overcommit_allowed(str(name))
-        if name in limits:
-            limit = quantity(limits[name])
-            if request is None or limit is None:
-                continue
-            if request != limit and not overcommit:
-                out.append(invalid(f"{path}.requests", str(amount), f"must be equal to {name} limit of {limits[name]}"))
-            elif request > limit:
-                out.append(invalid(f"{path}.requests",
-                                   str(amount), f"must be less than or equal to {name} limit of {limits[name]}"))
-        elif not overcommit:
-            out.append(required(f"{path}.limits", "Limit must be set for non overcommitable resources"))
-    return out
-
-
-CONTAINER_RESOURCES = ("cpu", "memory", "ephemeral-storage")
-
-
-def _resource_name(name: str) -> list[str]:
-    """validateContainerResourceName: a qualified name; without a domain, a standard container
-    resource (cpu, memory, ephemeral-storage, hugepages-<size>)."""
-    out = qualified_name(name)
-    if "/" not in name and name not in CONTAINER_RESOURCES and not name.startswith("hugepages-"):
-        out += ["must be a standard resource type or fully qualified", "must be a standard resource for containers"]
-    return out
-
-
-def _extended(name: str) -> bool:
-    """helper.IsExtendedResourceName: a resource with a domain outside kubernetes.io (nvidia.com/gpu,
-    rdma/ib); ValidateResourceQuantityValue allows such amounts only as whole numbers."""
-    return "/" in name and not name.split("/", 1)[0].endswith("kubernetes.io")
-
-
-def _overcommit_allowed(name: str) -> bool:
-    """helper.IsOvercommitAllowed: native resources (no domain, or *kubernetes.io/) but hugepages."""
-    native = "/" not in name or name.split("/", 1)[0].endswith("kubernetes.io")
-    return native and not name.startswith("hugepages-")
 
 
 def port_ref(value: Any, path: str) -> list[FieldError]:
@@ -141,7 +90,7 @@ def _probe(probe: Any, path: str, success_must_be_one: bool) -> list[FieldError]
     return out
 
 
-def _env(env: Any, path: str) -> list[FieldError]:
+def _env(env: Any, path: str, options: PodValidationOptions) -> list[FieldError]:
     out: list[FieldError] = []
     for i, var in enumerate(as_list(env)):
         var = as_dict(var)
@@ -150,7 +99,7 @@ def _env(env: Any, path: str) -> list[FieldError]:
         if not name:
             out.append(required(f"{p}.name"))
         else:
-            out += [invalid(f"{p}.name", name, m) for m in env_var_name(name)]
+            out += [invalid(f"{p}.name", name, m) for m in _env_name_check(options)(name)]
         source = as_dict(var.get("valueFrom"))
         refs = [k for k in ("fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef", "fileKeyRef")
                 if source.get(k) is not None]
@@ -201,10 +150,14 @@ def _downward(source: dict, path: str) -> list[FieldError]:
     return out
 
 
-def validate_container(c: dict, path: str, volumes: set[str], init: bool) -> list[FieldError]:
+def _env_name_check(options: PodValidationOptions):
+    """ValidateEnv's name check: IsRelaxedEnvVarName, or IsEnvVarName without the relaxed option."""
+    return env_var_name if options.allow_relaxed_environment_variable_validation else strict_env_var_name
+
+
+def _ports(c: dict, path: str) -> list[FieldError]:
+    """validateContainerPorts: names (IANA, unique), container and host port numbers, protocols."""
     out: list[FieldError] = []
-    if not as_str(c.get("image")):
-        out.append(required(f"{path}.image"))
     names: set[str] = set()
     for i, port in enumerate(as_list(c.get("ports"))):
         port = as_dict(port)
@@ -228,7 +181,12 @@ def validate_container(c: dict, path: str, volumes: set[str], init: bool) -> lis
             out.append(required(f"{p}.protocol"))
         elif protocol not in PORT_PROTOCOLS:
             out.append(not_supported(f"{p}.protocol", protocol, PORT_PROTOCOLS))
-    out += _env(c.get("env"), f"{path}.env")
+    return out
+
+
+def _mounts(c: dict, path: str, volumes: set[str]) -> list[FieldError]:
+    """ValidateVolumeMounts: each names a volume, has a unique mount path and a relative subPath."""
+    out: list[FieldError] = []
     mount_paths: set[str] = set()
     for i, mount in enumerate(as_list(c.get("volumeMounts"))):
         mount = as_dict(mount)
@@ -249,39 +207,70 @@ def validate_container(c: dict, path: str, volumes: set[str], init: bool) -> lis
             out.append(invalid(f"{p}.subPath", sub, "must be a relative path"))
         elif ".." in sub.split("/"):
             out.append(invalid(f"{p}.subPath", sub, "must not contain '..'"))
-    out += _resources(c.get("resources"), f"{path}.resources")
-    restartable = init and c.get("restartPolicy") == "Always"
-    if init and not restartable:
+    return out
+
+
+def _probes_and_hooks(c: dict, path: str, init: bool) -> list[FieldError]:
+    """Probes, lifecycle hooks and resize policies: not on an init container unless it restarts
+    (a sidecar)."""
+    out: list[FieldError] = []
+    if init and c.get("restartPolicy") != "Always":
         for probe in ("lifecycle", "livenessProbe", "readinessProbe", "startupProbe"):
             if c.get(probe) is not None:
                 out.append(forbidden(f"{path}.{probe}", "may not be set for init containers without "
                                                          "restartPolicy=Always"))
-    else:
-        out += _probe(c.get("livenessProbe"), f"{path}.livenessProbe", True)
-        out += _probe(c.get("readinessProbe"), f"{path}.readinessProbe", False)
-        out += _probe(c.get("startupProbe"), f"{path}.startupProbe", True)
-        for hook in ("postStart", "preStop"):
-            handler = as_dict(c.get("lifecycle")).get(hook)
-            if isinstance(handler, dict):
-                out += _handler(handler, f"{path}.lifecycle.{hook}", LIFECYCLE_HANDLERS,
-                                "must specify a handler type")
-        for entry in as_list(c.get("resizePolicy")):
-            entry = as_dict(entry)
-            if entry.get("resourceName") not in ("cpu", "memory"):
-                out.append(not_supported(f"{path}.resizePolicy", entry.get("resourceName", ""), ("cpu", "memory")))
-            if entry.get("restartPolicy") not in RESIZE_RESTART_POLICIES:
-                out.append(not_supported(f"{path}.resizePolicy", entry.get("restartPolicy", ""),
-                                                                  RESIZE_RESTART_POLICIES))
+        return out
+    out += _probe(c.get("livenessProbe"), f"{path}.livenessProbe", True)
+    out += _probe(c.get("readinessProbe"), f"{path}.readinessProbe", False)
+    out += _probe(c.get("startupProbe"), f"{path}.startupProbe", True)
+    for hook in ("postStart", "preStop"):
+        handler = as_dict(c.get("lifecycle")).get(hook)
+        if isinstance(handler, dict):
+            out += _handler(handler, f"{path}.lifecycle.{hook}", LIFECYCLE_HANDLERS, "must specify a handler type")
+    for entry in as_list(c.get("resizePolicy")):
+        entry = as_dict(entry)
+        if entry.get("resourceName") not in ("cpu", "memory"):
+            out.append(not_supported(f"{path}.resizePolicy", entry.get("resourceName", ""), ("cpu", "memory")))
+        if entry.get("restartPolicy") not in RESIZE_RESTART_POLICIES:
+            out.append(not_supported(f"{path}.resizePolicy", entry.get("restartPolicy", ""),
+                                     RESIZE_RESTART_POLICIES))
+    return out
+
+
+def _env_from(c: dict, path: str, options: PodValidationOptions) -> list[FieldError]:
+    """ValidateEnvFrom: the ConfigMap or Secret named as a subdomain, a prefix a valid env name."""
+    out: list[FieldError] = []
+    for i, source in enumerate(as_list(c.get("envFrom"))):
+        source = as_dict(source)
+        prefix = as_str(source.get("prefix"))
+        if prefix:
+            out += [invalid(f"{path}.envFrom[{i}].prefix", prefix, m) for m in _env_name_check(options)(prefix)]
+        for ref in ("configMapRef", "secretRef"):
+            name = as_str(as_dict(source.get(ref)).get("name"))
+            if name:
+                out += [invalid(f"{path}.envFrom[{i}].{ref}.name", name, m) for m in dns1123_subdomain(name)]
+    return out
+
+
+def validate_container(c: dict, path: str, volumes: set[str], init: bool,
+                       options: PodValidationOptions = API_SERVER_CREATE) -> list[FieldError]:
+    """validateContainerCommon and what validateContainers / validateInitContainers add for one
+    container at ``path``."""
+    out: list[FieldError] = []
+    if not as_str(c.get("image")):
+        out.append(required(f"{path}.image"))
+    out += _ports(c, path)
+    out += _env(c.get("env"), f"{path}.env", options)
+    out += _mounts(c, path, volumes)
+    out += validate_resources(c.get("resources"), f"{path}.resources", options)
+    out += _probes_and_hooks(c, path, init)
     for key, allowed in (("terminationMessagePolicy", TERMINATION_MESSAGE_POLICIES),
                          ("imagePullPolicy", IMAGE_PULL_POLICIES)):
         value = c.get(key)
         if value and value not in allowed:   # empty: defaulted (File; Always or IfNotPresent)
             out.append(not_supported(f"{path}.{key}", value, allowed))
-    for i, source in enumerate(as_list(c.get("envFrom"))):
-        for ref in ("configMapRef", "secretRef"):
-            name = as_str(as_dict(as_dict(source).get(ref)).get("name"))
-            if name:
-                out += [invalid(f"{path}.envFrom[{i}].{ref}.name", name, m) for m in dns1123_subdomain(name)]
+    out += _env_from(c, path, options)
+    out += validate_security_context(c.get("securityContext"), f"{path}.securityContext")
     policy = c.get("restartPolicy")
     if policy is not None:
         if not init:

@@ -1,17 +1,24 @@
 """The pod spec and pod template (``pkg/apis/core/validation/validation.go`` ``ValidatePodSpec``,
-``ValidatePodTemplateSpec``): volumes, containers, restart policy, tolerations, affinity, topology
-spread, DNS."""
+``ValidatePodTemplateSpec``, ``ValidatePodCreate``): volumes, containers, pod-level resources,
+restart policy, security context, DNS, the pod-specific annotations; placement is in
+``core_placement``, a container's own checks in ``core_container``."""
 from __future__ import annotations
 
 from typing import Any
 
 from modules.semantics.shapes import as_dict, as_int, as_list
-from modules.upstream.vocabulary.names import dns1123_label, dns1123_subdomain, label_value, qualified_name
+from modules.upstream.field import FieldError, duplicate, forbidden, invalid, not_supported, required
+from modules.upstream.vocabulary.go import atoi
+from modules.upstream.vocabulary.names import dns1123_label, dns1123_subdomain, ip_address
+
 from .core_container import (RESTART_POLICIES, SOURCE_REQUIRED, VOLUME_SOURCES, host_port_conflicts, named,
                              validate_container)
+from .core_placement import validate_affinity, validate_spread, validate_tolerations
+from .core_resources import validate_pod_resources
+from .core_security import validate_pod_security_context
 from .meta import validate_annotations, validate_labels
-from modules.upstream.field import FieldError, duplicate, forbidden, invalid, not_supported, required
-from .values import as_str
+from .pod_options import API_SERVER_CREATE, PodValidationOptions
+from .values import as_str, key_path
 
 
 def _volumes(spec: dict, base: str) -> tuple[set[str], list[FieldError]]:
@@ -43,13 +50,11 @@ def _volumes(spec: dict, base: str) -> tuple[set[str], list[FieldError]]:
     return names, out
 
 
-def validate_pod_spec(spec: Any, path: str, restart_policies: tuple[str, ...] = RESTART_POLICIES) -> list[FieldError]:
-    """ValidatePodSpec on a defaulted spec at ``path`` (``spec``, ``spec.template.spec``, ...).
-    ``restart_policies``: what the owning kind allows (Deployments: Always; Jobs: OnFailure, Never)."""
-    spec = as_dict(spec)
-    volumes, out = _volumes(spec, path)
-    containers = as_list(spec.get("containers"))
-    if not containers:
+def _containers(spec: dict, path: str, volumes: set[str], options: PodValidationOptions) -> list[FieldError]:
+    """validateContainers / validateInitContainers / validateEphemeralContainers: names (DNS labels,
+    unique across the three lists), each container, host port conflicts."""
+    out: list[FieldError] = []
+    if not as_list(spec.get("containers")):
         out.append(required(f"{path}.containers"))
     seen: set[str] = set()
     for field_name in ("containers", "initContainers", "ephemeralContainers"):
@@ -62,7 +67,7 @@ def validate_pod_spec(spec: Any, path: str, restart_policies: tuple[str, ...] = 
             else:
                 out += named(name, f"{p}.name", dns1123_label, seen)
             if field_name != "ephemeralContainers":
-                out += validate_container(c, p, volumes, field_name == "initContainers")
+                out += validate_container(c, p, volumes, field_name == "initContainers", options)
         if field_name == "containers":
             out += host_port_conflicts(as_list(spec.get(field_name)), f"{path}.{field_name}")
         elif field_name == "initContainers":   # they run one at a time: each on its own
@@ -70,15 +75,24 @@ def validate_pod_spec(spec: Any, path: str, restart_policies: tuple[str, ...] = 
                 out += host_port_conflicts([c], f"{path}.{field_name}", i)
     if as_list(spec.get("ephemeralContainers")):
         out.append(forbidden(f"{path}.ephemeralContainers", "cannot be set on create"))
+    return out
+
+
+def _restart_policy(spec: dict, path: str, restart_policies: tuple[str, ...]) -> list[FieldError]:
     policy = spec.get("restartPolicy", "Always")
     if policy == "":
-        out.append(required(f"{path}.restartPolicy"))
-    elif policy not in RESTART_POLICIES:
-        out.append(not_supported(f"{path}.restartPolicy", policy, RESTART_POLICIES))
-    elif policy not in restart_policies:
-        out.append(not_supported(f"{path}.restartPolicy", policy, restart_policies))
-    out += validate_labels(spec.get("nodeSelector"), f"{path}.nodeSelector")
-    for key in ("serviceAccountName", "priorityClassName"):
+        return [required(f"{path}.restartPolicy")]
+    if policy not in RESTART_POLICIES:
+        return [not_supported(f"{path}.restartPolicy", policy, RESTART_POLICIES)]
+    if policy not in restart_policies:
+        return [not_supported(f"{path}.restartPolicy", policy, restart_policies)]
+    return []
+
+
+def _names_and_numbers(spec: dict, path: str) -> list[FieldError]:
+    """The names a pod spec refers to, its host-network ports and its two durations."""
+    out: list[FieldError] = []
+    for key in ("serviceAccountName", "priorityClassName", "nodeName", "runtimeClassName"):
         value = as_str(spec.get(key))
         if value:
             out += [invalid(f"{path}.{key}", value, m) for m in dns1123_subdomain(value)]
@@ -86,160 +100,40 @@ def validate_pod_spec(spec: Any, path: str, restart_policies: tuple[str, ...] = 
         value = as_str(spec.get(key))
         if value:
             out += [invalid(f"{path}.{key}", value, m) for m in dns1123_label(value)]
-    if spec.get("hostNetwork") is True:   # validateHostNetwork; an unset hostPort is defaulted to containerPort
-        for field_name in ("containers", "initContainers"):
-            for i, c in enumerate(as_list(spec.get(field_name))):
-                for j, port in enumerate(as_list(as_dict(c).get("ports"))):
-                    host, container = as_int(as_dict(port).get("hostPort")), as_int(as_dict(port).get("containerPort"))
-                    if host and host != container:
-                        out.append(invalid(f"{path}.{field_name}[{i}].ports[{j}].hostPort",
-                                           host, "must match `containerPort` when `hostNetwork` is true"))
-    out += _tolerations(spec.get("tolerations"), f"{path}.tolerations")
-    out += _affinity(as_dict(spec.get("affinity")), f"{path}.affinity")
-    out += _spread(spec.get("topologySpreadConstraints"), f"{path}.topologySpreadConstraints")
-    out += _dns(spec, path)
-    grace = spec.get("terminationGracePeriodSeconds")
-    if as_int(grace) is not None and as_int(grace) < 0:
+    if spec.get("hostNetwork") is True:   # validatePodHostNetworkDeps: regular containers; 0 is defaulted
+        for i, c in enumerate(as_list(spec.get("containers"))):
+            for j, port in enumerate(as_list(as_dict(c).get("ports"))):
+                host, container = as_int(as_dict(port).get("hostPort")), as_int(as_dict(port).get("containerPort"))
+                if host and host != container:
+                    out.append(invalid(f"{path}.containers[{i}].ports[{j}].hostPort",
+                                       host, "must match `containerPort` when `hostNetwork` is true"))
+    grace = as_int(spec.get("terminationGracePeriodSeconds"))
+    if grace is not None and grace < 0:
         out.append(invalid(f"{path}.terminationGracePeriodSeconds", grace, "must be greater than or equal to 0"))
-    deadline = spec.get("activeDeadlineSeconds")
-    if as_int(deadline) is not None and as_int(deadline) <= 0:
+    deadline = as_int(spec.get("activeDeadlineSeconds"))
+    if deadline is not None and not 1 <= deadline <= 2**31 - 1:
         out.append(invalid(f"{path}.activeDeadlineSeconds", deadline, "must be between 1 and 2147483647, inclusive"))
     return out
 
 
-TOLERATION_OPERATORS = ("Equal", "Exists")
-TAINT_EFFECTS = ("NoExecute", "NoSchedule", "PreferNoSchedule")
-
-
-def _tolerations(tolerations: Any, path: str) -> list[FieldError]:
-    """ValidateTolerations (the comparison operators Lt/Gt are behind a feature gate that is off)."""
-    out: list[FieldError] = []
-    for i, t in enumerate(as_list(tolerations)):
-        t = as_dict(t)
-        p = f"{path}[{i}]"
-        key, operator = as_str(t.get("key")) or "", t.get("operator") or ""
-        value, effect = as_str(t.get("value")) or "", t.get("effect") or ""
-        if key:
-            out += [invalid(f"{p}.key", key, m) for m in qualified_name(key)]
-        elif operator != "Exists":
-            out.append(invalid(f"{p}.operator", operator, "operator must be Exists when `key` is empty, which "
-                                                           'means "match all values and all keys"'))
-        if t.get("tolerationSeconds") is not None and effect != "NoExecute":
-            out.append(invalid(f"{p}.effect", effect, "effect must be 'NoExecute' when `tolerationSeconds` is set"))
-        if operator in ("", "Equal"):
-            out += [invalid(f"{p}.operator", value, m) for m in label_value(value)]
-        elif operator == "Exists":
-            if value:
-                out.append(invalid(f"{p}.operator", value, "value must be empty when `operator` is 'Exists'"))
-        else:
-            out.append(not_supported(f"{p}.operator", operator, TOLERATION_OPERATORS))
-        if effect and effect not in TAINT_EFFECTS:
-            out.append(not_supported(f"{p}.effect", effect, TAINT_EFFECTS))
-    return out
-
-
-def _node_selector_term(term: Any, path: str) -> list[FieldError]:
-    """ValidateNodeSelectorTerm: each requirement's operator and the values it needs."""
-    out: list[FieldError] = []
-    term = as_dict(term)
-    for part in ("matchExpressions", "matchFields"):
-        for j, req in enumerate(as_list(term.get(part))):
-            req = as_dict(req)
-            p = f"{path}.{part}[{j}]"
-            operator, values = req.get("operator"), as_list(req.get("values"))
-            if operator in ("In", "NotIn"):
-                if not values:
-                    out.append(required(f"{p}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
-            elif operator in ("Exists", "DoesNotExist"):
-                if values:
-                    out.append(forbidden(f"{p}.values", "may not be specified when `operator` is 'Exists' or "
-                                                         "'DoesNotExist'"))
-            elif operator in ("Gt", "Lt"):
-                if len(values) != 1:
-                    out.append(required(f"{p}.values", "must be specified single value when `operator` is "
-                                                        "'Lt' or 'Gt'"))
-            else:
-                out.append(invalid(f"{p}.operator", operator if isinstance(operator, str) else "",
-                                                     "not a valid selector operator"))
-            key = as_str(req.get("key")) or ""
-            if part == "matchExpressions":
-                out += [invalid(f"{p}.key", key, m) for m in qualified_name(key)]
-    return out
-
-
-def _weight(weight: Any, path: str) -> list[FieldError]:
-    value = as_int(weight)
-    if value is None or 1 <= value <= 100:
-        return []
-    return [invalid(path, value, "must be in the range 1-100")]
-
-
-def _affinity(affinity: dict, path: str) -> list[FieldError]:
-    """validateAffinity: node selector terms and their requirements, preference weights, pod
-    (anti-)affinity terms with a topology key."""
-    out: list[FieldError] = []
-    node = as_dict(affinity.get("nodeAffinity"))
-    required_terms = node.get("requiredDuringSchedulingIgnoredDuringExecution")
-    if isinstance(required_terms, dict):
-        p = f"{path}.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
-        terms = as_list(required_terms.get("nodeSelectorTerms"))
-        if not terms:
-            out.append(required(p, "must have at least one node selector term"))
-        for i, term in enumerate(terms):
-            out += _node_selector_term(term, f"{p}[{i}]")
-    for i, pref in enumerate(as_list(node.get("preferredDuringSchedulingIgnoredDuringExecution"))):
-        p = f"{path}.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
-        out += _weight(as_dict(pref).get("weight"), f"{p}.weight")
-        out += _node_selector_term(as_dict(pref).get("preference"), f"{p}.preference")
-    for kind in ("podAffinity", "podAntiAffinity"):
-        block = as_dict(affinity.get(kind))
-        for mode in ("requiredDuringSchedulingIgnoredDuringExecution",
-                     "preferredDuringSchedulingIgnoredDuringExecution"):
-            for i, term in enumerate(as_list(block.get(mode))):
-                term = as_dict(term)
-                p = f"{path}.{kind}.{mode}[{i}]"
-                if mode.startswith("preferred"):
-                    out += _weight(term.get("weight"), f"{p}.weight")
-                    term, p = as_dict(term.get("podAffinityTerm")), f"{p}.podAffinityTerm"
-                key = as_str(term.get("topologyKey")) or ""
-                if not key:
-                    out.append(required(f"{p}.topologyKey", "can not be empty"))
-                else:
-                    out += [invalid(f"{p}.topologyKey", key, m) for m in qualified_name(key)]
-    return out
-
-
-SPREAD_ACTIONS = ("DoNotSchedule", "ScheduleAnyway")
-
-
-def _spread(constraints: Any, path: str) -> list[FieldError]:
-    """validateTopologySpreadConstraints: a positive maxSkew, a topology key, a known action (each
-    key/action pair once), a positive minDomains only with DoNotSchedule."""
-    out: list[FieldError] = []
-    seen: set[tuple[str, str]] = set()
-    for i, c in enumerate(as_list(constraints)):
-        c = as_dict(c)
-        p = f"{path}[{i}]"
-        skew = as_int(c.get("maxSkew"))
-        if skew is not None and skew <= 0:
-            out.append(invalid(f"{p}.maxSkew", skew, "must be greater than zero"))
-        key = as_str(c.get("topologyKey")) or ""
-        if not key:
-            out.append(required(f"{p}.topologyKey", "can not be empty"))
-        else:
-            out += [invalid(f"{p}.topologyKey", key, m) for m in qualified_name(key)]
-        action = c.get("whenUnsatisfiable") or ""
-        if action not in SPREAD_ACTIONS:
-            out.append(not_supported(f"{p}.whenUnsatisfiable", action, SPREAD_ACTIONS))
-        elif (key, action) in seen:
-            out.append(duplicate(p, f"{{{key}, {action}}}"))
-        seen.add((key, action))
-        domains = as_int(c.get("minDomains"))
-        if domains is not None and domains <= 0:
-            out.append(invalid(f"{p}.minDomains", domains, "must be greater than zero"))
-        elif domains is not None and action != "DoNotSchedule":
-            out.append(invalid(f"{p}.minDomains", domains, "can only use minDomains if "
-                                                            f"whenUnsatisfiable=DoNotSchedule, not {action}"))
+def validate_pod_spec(spec: Any, path: str, restart_policies: tuple[str, ...] = RESTART_POLICIES,
+                      options: PodValidationOptions = API_SERVER_CREATE) -> list[FieldError]:
+    """ValidatePodSpec on a defaulted spec at ``path`` (``spec``, ``spec.template.spec``, ...).
+    ``restart_policies``: what the owning kind allows (Deployments: Always; Jobs: OnFailure, Never);
+    ``options``: the caller's PodValidationOptions (the API server's on create unless told)."""
+    spec = as_dict(spec)
+    volumes, out = _volumes(spec, path)
+    out += _containers(spec, path, volumes, options)
+    if options.pod_level_resources_enabled:
+        out += validate_pod_resources(spec, f"{path}.resources", options)
+    out += _restart_policy(spec, path, restart_policies)
+    out += validate_labels(spec.get("nodeSelector"), f"{path}.nodeSelector")
+    out += validate_pod_security_context(spec, path, options)
+    out += validate_affinity(as_dict(spec.get("affinity")), f"{path}.affinity")
+    out += _dns(spec, path)
+    out += validate_spread(spec.get("topologySpreadConstraints"), f"{path}.topologySpreadConstraints")
+    out += validate_tolerations(spec.get("tolerations"), f"{path}.tolerations")
+    out += _names_and_numbers(spec, path)
     return out
 
 
@@ -262,18 +156,64 @@ def _dns(spec: dict, path: str) -> list[FieldError]:
                             "must provide at least one DNS nameserver when `dnsPolicy` is None"))
     if len(servers) > 3:
         out.append(invalid(f"{path}.dnsConfig.nameservers", servers, "must not have more than 3 nameservers"))
+    for i, server in enumerate(servers):
+        if isinstance(server, str):
+            out += [invalid(f"{path}.dnsConfig.nameservers[{i}]", server, m) for m in ip_address(server)]
     return out
 
 
-def validate_pod_template(spec: dict, path: str, restart_policies: tuple[str, ...] = RESTART_POLICIES
-                          ) -> list[FieldError]:
+DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
+
+
+def _deletion_cost_valid(value: Any) -> bool:
+    """helper.GetDeletionCostFromPodAnnotations: no '+' and no leading zero, then
+    ``strconv.ParseInt(value, 10, 32)``."""
+    if not isinstance(value, str) or not value:
+        return False
+    if not (value[0] == "-" or "1" <= value[0] <= "9" or value == "0"):
+        return False
+    return atoi(value, bits=32) is not None
+
+
+def validate_pod_annotations(annotations: Any, path: str, options: PodValidationOptions) -> list[FieldError]:
+    """ValidatePodSpecificAnnotations: the pod deletion cost a 32-bit integer."""
+    annotations = as_dict(annotations)
+    if options.allow_invalid_pod_deletion_cost or DELETION_COST not in annotations:
+        return []
+    value = annotations[DELETION_COST]
+    if _deletion_cost_valid(value):
+        return []
+    return [invalid(key_path(path, DELETION_COST), value if isinstance(value, str) else str(value),
+                    "must be a 32bit integer")]
+
+
+def validate_pod_template(spec: dict, path: str, restart_policies: tuple[str, ...] = RESTART_POLICIES,
+                          options: PodValidationOptions = API_SERVER_CREATE) -> list[FieldError]:
     """ValidatePodTemplateSpec: a pod template (``metadata`` + ``spec``) at ``path``
-    (``spec.template``, ``spec.tasks[0].template``), as the API server (and Volcano's job webhook, for
-    each task) judges it after defaulting. ``restart_policies``: what the owning kind allows."""
+    (``spec.template``, ``spec.tasks[0].template``), as the API server judges it after defaulting, or
+    a caller with its own ``options`` (Volcano's job webhook, for each task: ``pod_options``).
+    ``restart_policies``: what the owning kind allows."""
     template = as_dict(spec)
     md = as_dict(template.get("metadata"))
     base = f"{path}." if path else ""
     out = validate_labels(md.get("labels"), f"{base}metadata.labels")
     out += validate_annotations(md.get("annotations"), f"{base}metadata.annotations")
-    out += validate_pod_spec(template.get("spec"), f"{base}spec", restart_policies)
+    out += validate_pod_annotations(md.get("annotations"), f"{base}metadata.annotations", options)
+    out += validate_pod_spec(template.get("spec"), f"{base}spec", restart_policies, options)
+    return out
+
+
+def validate_pod(obj: dict, options: PodValidationOptions = API_SERVER_CREATE) -> list[FieldError]:
+    """ValidatePodCreate beyond the object metadata: the pod's own annotations, its spec, and the
+    checks only a Pod gets (no leading or trailing whitespace in an image)."""
+    options = options.for_pod()
+    out = validate_pod_annotations(as_dict(obj.get("metadata")).get("annotations"), "metadata.annotations", options)
+    spec = as_dict(obj.get("spec"))
+    out += validate_pod_spec(spec, "spec", RESTART_POLICIES, options)
+    for field_name in ("containers", "initContainers"):
+        for i, c in enumerate(as_list(spec.get(field_name))):
+            image = as_dict(c).get("image")
+            if isinstance(image, str) and image != image.strip():
+                out.append(invalid(f"spec.{field_name}[{i}].image", image,
+                                   "must not have leading or trailing whitespace"))
     return out

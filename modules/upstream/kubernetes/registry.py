@@ -25,7 +25,7 @@ from .apps import APPS_KINDS, BATCH_RESTART_POLICIES, apps_selector, deployment_
 from .autoscaling import validate_hpa
 from .batch import validate_cronjob_spec, validate_indexed
 from .core_other import validate_config_map, validate_pvc, validate_secret, validate_service
-from .core_pod import validate_pod_spec, validate_pod_template
+from .core_pod import validate_pod, validate_pod_template
 from .meta import validate_object_meta
 from .rbac import policy_rules, validate_binding
 from .scheduling import validate_priority_class
@@ -63,7 +63,7 @@ def _workload(obj: dict) -> list[FieldError]:
     if kind == "PodTemplate" and group == "":
         return validate_pod_template(obj.get("template"), "template")
     if kind == "Pod" and group == "":
-        return validate_pod_spec(spec, "spec")
+        return validate_pod(obj)
     return []
 
 

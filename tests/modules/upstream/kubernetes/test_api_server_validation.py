@@ -97,7 +97,7 @@ CASES = [
       "spec": {"resources": {"requests": {"storage": "1Gi"}}}}, "spec.accessModes", "at least 1 access mode"),
     ({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "c", "namespace": "d"},
       "spec": {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": "0"}}}},
-     "spec.resources.requests[storage]", "must be greater than zero"),
+     "spec.resources[storage]", "must be greater than zero"),
     ({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "d"},
       "spec": {"ports": [{"port": 80}, {"port": 81}]}}, "spec.ports[0].name", "Required value"),
     ({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "d"},
