@@ -9,7 +9,7 @@ from typing import Any
 from modules.semantics.shapes import as_dict, as_int, as_list
 from modules.upstream.field import FieldError, duplicate, forbidden, invalid, not_supported, required
 from modules.upstream.vocabulary.go import atoi
-from modules.upstream.vocabulary.names import dns1123_label, dns1123_subdomain, ip_address
+from modules.upstream.vocabulary.names import dns1123_label, dns1123_subdomain, ip_address, qualified_name
 
 from .core_container import (RESTART_POLICIES, SOURCE_REQUIRED, VOLUME_SOURCES, host_port_conflicts, named,
                              validate_container)
@@ -116,6 +116,41 @@ def _names_and_numbers(spec: dict, path: str) -> list[FieldError]:
     return out
 
 
+PREEMPTION_POLICIES = ("Never", "PreemptLowerPriority")
+
+
+def _gates_aliases_and_namespaces(spec: dict, path: str) -> list[FieldError]:
+    """validateReadinessGates, validateSchedulingGates, ValidateHostAliases, ValidatePreemptionPolicy and
+    validateHostUsers: condition types and gate names qualified names (gates once each), host aliases an
+    IP with subdomain host names, no host namespaces for a pod in its own user namespace."""
+    out: list[FieldError] = []
+    for i, gate in enumerate(as_list(spec.get("readinessGates"))):
+        kind = as_str(as_dict(gate).get("conditionType")) or ""
+        out += [invalid(f"{path}.readinessGates[{i}].conditionType", kind, m) for m in qualified_name(kind)]
+    seen: set[str] = set()
+    for i, gate in enumerate(as_list(spec.get("schedulingGates"))):
+        name = as_str(as_dict(gate).get("name")) or ""
+        out += [invalid(f"{path}.schedulingGates[{i}]", name, m) for m in qualified_name(name)]
+        if name in seen:
+            out.append(duplicate(f"{path}.schedulingGates[{i}]", name))
+        seen.add(name)
+    for i, alias in enumerate(as_list(spec.get("hostAliases"))):
+        alias = as_dict(alias)
+        ip = as_str(alias.get("ip")) or ""
+        out += [invalid(f"{path}.hostAliases[{i}].ip", ip, m) for m in ip_address(ip)]
+        for j, host in enumerate(as_list(alias.get("hostnames"))):
+            if isinstance(host, str):
+                out += [invalid(f"{path}.hostAliases[{i}].hostnames[{j}]", host, m) for m in dns1123_subdomain(host)]
+    policy = spec.get("preemptionPolicy")
+    if policy is not None and policy not in PREEMPTION_POLICIES:
+        out.append(not_supported(f"{path}.preemptionPolicy", policy, PREEMPTION_POLICIES))
+    if spec.get("hostUsers") is False:
+        for key, child in (("hostNetwork", "hostNetwork"), ("hostPID", "HostPID"), ("hostIPC", "HostIPC")):
+            if spec.get(key) is True:   # upstream's own spelling of the last two paths
+                out.append(forbidden(f"{path}.{child}", "when `pod.Spec.HostUsers` is false"))
+    return out
+
+
 def validate_pod_spec(spec: Any, path: str, restart_policies: tuple[str, ...] = RESTART_POLICIES,
                       options: PodValidationOptions = API_SERVER_CREATE) -> list[FieldError]:
     """ValidatePodSpec on a defaulted spec at ``path`` (``spec``, ``spec.template.spec``, ...).
@@ -134,6 +169,7 @@ def validate_pod_spec(spec: Any, path: str, restart_policies: tuple[str, ...] = 
     out += validate_spread(spec.get("topologySpreadConstraints"), f"{path}.topologySpreadConstraints")
     out += validate_tolerations(spec.get("tolerations"), f"{path}.tolerations")
     out += _names_and_numbers(spec, path)
+    out += _gates_aliases_and_namespaces(spec, path)
     return out
 
 
@@ -210,6 +246,8 @@ def validate_pod(obj: dict, options: PodValidationOptions = API_SERVER_CREATE) -
     out = validate_pod_annotations(as_dict(obj.get("metadata")).get("annotations"), "metadata.annotations", options)
     spec = as_dict(obj.get("spec"))
     out += validate_pod_spec(spec, "spec", RESTART_POLICIES, options)
+    if as_str(spec.get("nodeName")) and as_list(spec.get("schedulingGates")):
+        out.append(forbidden("spec.nodeName", "cannot be set until all schedulingGates have been cleared"))
     for field_name in ("containers", "initContainers"):
         for i, c in enumerate(as_list(spec.get(field_name))):
             image = as_dict(c).get("image")

@@ -82,6 +82,14 @@ REFUSED = [
                "dataSource": {"kind": "ConfigMap", "name": "seed"}}},
      ["spec.dataSource: Invalid value: \"ConfigMap\": must be 'PersistentVolumeClaim' when referencing the default "
       "apiGroup"]),
+    # validateSchedulingGates, ValidateHostAliases, validateHostUsers, ValidatePodCreate
+    (_pod({"schedulingGates": [{"name": "example.com/wait"}, {"name": "example.com/wait"}], "nodeName": "n1"}),
+     ['spec.schedulingGates[1]: Duplicate value: "example.com/wait"',
+      "spec.nodeName: Forbidden: cannot be set until all schedulingGates have been cleared"]),
+    (_pod({"hostAliases": [{"ip": "10.0.0.01", "hostnames": ["db.local"]}]}),
+     ['spec.hostAliases[0].ip: Invalid value: "10.0.0.01": must not have leading 0s']),
+    (_pod({"hostUsers": False, "hostNetwork": True}),
+     ["spec.hostNetwork: Forbidden: when `pod.Spec.HostUsers` is false"]),
     # validatePodResources (PodLevelResources, on by default in v1.35)
     (_pod({"resources": {"requests": {"cpu": "1"}}},
           {"resources": {"requests": {"cpu": "2"}}}),
