@@ -7,7 +7,9 @@ from typing import Any
 
 from modules.core.selectors import selector_matches
 from modules.semantics.shapes import as_dict, as_list
+from .core_pod import validate_pod_annotations
 from .meta import validate_annotations, validate_labels
+from .pod_options import API_SERVER_CREATE
 from modules.upstream.field import FieldError, forbidden, invalid, not_supported, required
 
 
@@ -23,11 +25,13 @@ BATCH_RESTART_POLICIES = ("OnFailure", "Never")
 
 def stateful_set_template(template: dict) -> list[FieldError]:
     """ValidatePodTemplateSpecForStatefulSet: a StatefulSet's pod template gets only its labels and
-    annotations checked, and restartPolicy Always: not the pod spec, whose volumeMounts may name the
-    volumeClaimTemplates rather than a volume (upstream leaves that union unchecked)."""
+    annotations (the pod deletion cost included) checked, and restartPolicy Always: not the pod spec,
+    whose volumeMounts may name the volumeClaimTemplates rather than a volume (upstream leaves that
+    union unchecked)."""
     md = as_dict(template.get("metadata"))
     out = validate_labels(md.get("labels"), "spec.template.metadata.labels")
     out += validate_annotations(md.get("annotations"), "spec.template.metadata.annotations")
+    out += validate_pod_annotations(md.get("annotations"), "spec.template.metadata.annotations", API_SERVER_CREATE)
     policy = as_dict(template.get("spec")).get("restartPolicy") or "Always"
     if policy != "Always":
         out.append(not_supported("spec.template.spec.restartPolicy", policy, ("Always",)))

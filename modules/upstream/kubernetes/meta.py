@@ -40,6 +40,7 @@ def validate_annotations(annotations: Any, path: str) -> list[FieldError]:
 _NAME_FORMATS = {
     ("", "Namespace"): dns1123_label,                       # ValidateNamespaceName
     ("", "Service"): dns1035_label,                         # ValidateServiceName
+    ("apps", "StatefulSet"): dns1123_label,                 # ValidateStatefulSetName (its pods' hostnames)
     **{("rbac.authorization.k8s.io", k): path_segment_name  # ValidateRBACName
        for k in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")},
     ("certificates.k8s.io", "CertificateSigningRequest"): path_segment_name,   # ValidateCertificateRequestName
