@@ -4,7 +4,8 @@ out as upstream's table says, on upstream's terms.
 
 A refused case passes only when every error is on a field the table names and every named field has
 an error (``expect.fields``), each error has upstream's type where the table gives one
-(``expect.types``: the type of each field, as apimachinery's ``ErrorType.String()`` words it), and,
+(``expect.types``: the type of each field, as apimachinery's ``ErrorType.String()`` words it; or
+``expect.errors``: upstream's whole expected list of ``{type, field}``, repeats included), and,
 where upstream's table holds a message, one error says exactly that (``expect.message``: the whole
 ``field: body`` text or the body). An admitted case passes when nothing is refused.
 
@@ -12,6 +13,8 @@ where upstream's table holds a message, one error says exactly that (``expect.me
 table has this one runner.
 """
 from __future__ import annotations
+
+from collections import Counter
 
 from modules.upstream.field import FieldError
 from modules.upstream.kubernetes.registry import validate_object
@@ -28,6 +31,11 @@ def _mismatch(errors: list[FieldError], expect: dict) -> str:
     for field, kind in (expect.get("types") or {}).items():
         if kind not in {e.type.value for e in errors if e.field == field}:
             return f"no {kind!r} error on {field}"
+    wanted = expect.get("errors")
+    if wanted is not None:
+        got_list = Counter((e.type.value, e.field) for e in errors)
+        if got_list != Counter((w["type"], w["field"]) for w in wanted):
+            return f"errors {sorted(got_list.elements())} != upstream's"
     message = expect.get("message")
     if message and not any(message in (e.error(), e.message()) for e in errors):
         return f"no error says {message!r}"

@@ -9,7 +9,7 @@ from typing import Any
 from modules.semantics.shapes import as_dict, as_int, as_list
 from modules.upstream.field import FieldError, duplicate, forbidden, invalid, not_supported, required
 from modules.upstream.vocabulary.go import atoi
-from modules.upstream.vocabulary.names import dns1123_label, dns1123_subdomain, ip_address, qualified_name
+from modules.upstream.vocabulary.names import dns1123_label, dns1123_subdomain, legacy_ip_address, qualified_name
 
 from .core_container import (RESTART_POLICIES, SOURCE_REQUIRED, VOLUME_SOURCES, host_port_conflicts, named,
                              validate_container)
@@ -122,7 +122,9 @@ PREEMPTION_POLICIES = ("Never", "PreemptLowerPriority")
 def _gates_aliases_and_namespaces(spec: dict, path: str) -> list[FieldError]:
     """validateReadinessGates, validateSchedulingGates, ValidateHostAliases, ValidatePreemptionPolicy and
     validateHostUsers: condition types and gate names qualified names (gates once each), host aliases an
-    IP with subdomain host names, no host namespaces for a pod in its own user namespace."""
+    IP with subdomain host names, no host namespaces for a pod in its own user namespace. Addresses are
+    read as the legacy fields are (upstream's own table admits the nameserver
+    ``FE80::0202:B3FF:FE1E:8329``), so only an unparsable one is refused."""
     out: list[FieldError] = []
     for i, gate in enumerate(as_list(spec.get("readinessGates"))):
         kind = as_str(as_dict(gate).get("conditionType")) or ""
@@ -137,7 +139,7 @@ def _gates_aliases_and_namespaces(spec: dict, path: str) -> list[FieldError]:
     for i, alias in enumerate(as_list(spec.get("hostAliases"))):
         alias = as_dict(alias)
         ip = as_str(alias.get("ip")) or ""
-        out += [invalid(f"{path}.hostAliases[{i}].ip", ip, m) for m in ip_address(ip)]
+        out += [invalid(f"{path}.hostAliases[{i}].ip", ip, m) for m in legacy_ip_address(ip)]
         for j, host in enumerate(as_list(alias.get("hostnames"))):
             if isinstance(host, str):
                 out += [invalid(f"{path}.hostAliases[{i}].hostnames[{j}]", host, m) for m in dns1123_subdomain(host)]
@@ -194,7 +196,7 @@ def _dns(spec: dict, path: str) -> list[FieldError]:
         out.append(invalid(f"{path}.dnsConfig.nameservers", servers, "must not have more than 3 nameservers"))
     for i, server in enumerate(servers):
         if isinstance(server, str):
-            out += [invalid(f"{path}.dnsConfig.nameservers[{i}]", server, m) for m in ip_address(server)]
+            out += [invalid(f"{path}.dnsConfig.nameservers[{i}]", server, m) for m in legacy_ip_address(server)]
     return out
 
 

@@ -291,6 +291,12 @@ def _sloppy_ip(value: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | No
     return ipaddress.IPv4Address(".".join(str(int(o)) for o in octets))
 
 
+def legacy_ip_address(value: str) -> list[str]:
+    """``IsValidIPForLegacyField`` without strict validation: any address ``ParseIPSloppy`` reads
+    (leading zeros, non-canonical IPv6 spellings admitted)."""
+    return [] if _sloppy_ip(value) is not None else ["must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"]
+
+
 def ip_address(value: str) -> list[str]:
     """``IsValidIP`` (``pkg/util/validation/ip.go``): an IP address with no leading zeros, not
     IPv4-mapped, in canonical form (what an ``IPAddress`` object is named)."""

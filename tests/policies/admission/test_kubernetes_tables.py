@@ -60,3 +60,17 @@ def test_a_refusal_on_another_field_type_or_wording_fails():
     for case in (wrong_field, wrong_type, wrong_words):
         ok, said = kubernetes_tables.run_case(case)
         assert not ok and said.endswith("template.spec.containers[0].name: Required value"), said
+
+
+def test_the_container_tables_carry_upstreams_error_lists():
+    for path, doc in FILES:
+        if doc["provenance"]["test"] in ("TestValidateContainers", "TestValidateInitContainers"):
+            refused = [c for c in doc["cases"] if not c["expect"]["allowed"]]
+            assert refused and all(c["expect"].get("errors") for c in refused), path
+
+
+def test_a_refusal_with_one_error_too_many_or_too_few_fails():
+    case = _refused_case()
+    case["expect"]["errors"] = [{"type": "Required value", "field": "template.spec.containers[0].name"}] * 2
+    ok, said = kubernetes_tables.run_case(case)
+    assert not ok and said.startswith("errors ")

@@ -86,8 +86,9 @@ REFUSED = [
     (_pod({"schedulingGates": [{"name": "example.com/wait"}, {"name": "example.com/wait"}], "nodeName": "n1"}),
      ['spec.schedulingGates[1]: Duplicate value: "example.com/wait"',
       "spec.nodeName: Forbidden: cannot be set until all schedulingGates have been cleared"]),
-    (_pod({"hostAliases": [{"ip": "10.0.0.01", "hostnames": ["db.local"]}]}),
-     ['spec.hostAliases[0].ip: Invalid value: "10.0.0.01": must not have leading 0s']),
+    (_pod({"hostAliases": [{"ip": "999.999.999.999", "hostnames": ["db.local"]}]}),
+     ['spec.hostAliases[0].ip: Invalid value: "999.999.999.999": must be a valid IP address, (e.g. 10.9.8.7 or '
+      "2001:db8::ffff)"]),
     (_pod({"hostUsers": False, "hostNetwork": True}),
      ["spec.hostNetwork: Forbidden: when `pod.Spec.HostUsers` is false"]),
     # validatePodResources (PodLevelResources, on by default in v1.35)
@@ -118,6 +119,8 @@ ADMITTED = [
      "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}},
               "dataSource": {"apiGroup": "snapshot.storage.k8s.io", "kind": "VolumeSnapshot", "name": "s"}}},
     _pod({"resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "4"}}}, {"resources": {"requests": {"cpu": "2"}}}),
+    # upstream's TestValidatePodDNSConfig admits a non-canonical IPv6 nameserver
+    _pod({"dnsConfig": {"nameservers": ["FE80::0202:B3FF:FE1E:8329"]}}),
 ]
 
 
