@@ -12,7 +12,6 @@ import copy
 import functools
 import itertools
 import operator
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
@@ -25,6 +24,7 @@ from modules.core.patterns import whole_matcher
 from modules.core.errors import InputError
 from modules.core.secrets import find_credentials
 from modules.semantics import hypernodes as hn
+from modules.upstream.vocabulary.names import is_qualified_name
 
 from . import hostlist
 from .model import Fabric, Node, NodePool, Switch, build_links, build_pools, is_k8s_name, k8s_name
@@ -746,14 +746,6 @@ def load_topograph(ctx: "RenderContext", section: dict) -> Fabric:
 
 # --- labels ---------------------------------------------------------------------------------
 
-_LABEL_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
-
-
-def _is_label_key(key: str) -> bool:
-    prefix, _, name = key.rpartition("/")
-    if prefix and not is_k8s_name(prefix):
-        return False
-    return len(name) <= 63 and _LABEL_NAME.fullmatch(name) is not None
 
 
 def load_labels(ctx: "RenderContext", section: dict) -> Fabric:
@@ -768,7 +760,7 @@ def load_labels(ctx: "RenderContext", section: dict) -> Fabric:
     levels = list(cfg["levels"])
     for i, key in enumerate(levels + [cfg["nodeLevel"]]):
         path = f"{where}.levels[{i}]" if i < len(levels) else f"{where}.nodeLevel"
-        if not _is_label_key(key):
+        if not is_qualified_name(key):
             raise ctx.expected(path, "a node-label key such as fabric.topograph.run/tier-0", key)
         if key in levels[:i]:
             raise ctx.error(path, f"label {key!r} is listed twice; the discoverer ignores a type with "

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Callable, Iterator
 from modules.core.errors import InputError, show
 from modules.core.patterns import Pattern, PatternError, compile_go
 from modules.core.quantity import parse_quantity
+from modules.upstream.vocabulary.names import is_dns1123_subdomain
 from modules.semantics.capacity import Domain  # noqa: F401 (re-exported: the model answers capacity questions)
 
 if TYPE_CHECKING:
@@ -35,12 +36,11 @@ if TYPE_CHECKING:
     from .hostlist import NumberedRange
 
 _LABEL_BAD = re.compile(r"[^a-z0-9-]")
-DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 
 def is_k8s_name(name: str) -> bool:
     """A valid name for a Node or HyperNode (DNS-1123 subdomain)."""
-    return len(name) <= 253 and DNS1123_SUBDOMAIN.fullmatch(name) is not None
+    return is_dns1123_subdomain(name)
 
 
 def k8s_name(raw: str) -> str:

@@ -15,8 +15,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from modules.semantics.apivalidation import Problem, dns1035_label, forbidden, invalid, not_supported, required
 from modules.semantics.shapes import as_dict, as_int, as_list
+from modules.upstream.field import forbidden, invalid, not_supported, required
+from modules.upstream.vocabulary.names import dns1035_label
+
+Problem = tuple[str, str]
 
 GROUP = "kubeflow.org"
 MANAGED_BY = ("kubeflow.org/training-operator", "kueue.x-k8s.io/multikueue")
@@ -59,29 +62,29 @@ def _replicas(kind: JobKind, specs: dict) -> list[Problem]:
         role_path = f"{base}.{role}"
         containers_path = f"{role_path}.template.spec.containers"
         if kind.replica_types is not None and role not in kind.replica_types:
-            out.append((role_path, not_supported(role, kind.replica_types)))
+            out.append(not_supported(role_path, role, kind.replica_types).problem())
         containers = [as_dict(c) for c in as_list(as_dict(as_dict(as_dict(spec).get("template")).get("spec"))
                                                   .get("containers"))]
         if not isinstance(spec, dict) or not containers:
-            out.append((containers_path, required("must be specified")))
+            out.append(required(containers_path, "must be specified").problem())
         if role in CHIEF_OR_MASTER:
             chief_or_master += 1
         for i, container in enumerate(containers):
             if not container.get("image"):
-                out.append((f"{containers_path}[{i}].image", required("must be required")))
+                out.append(required(f"{containers_path}[{i}].image", "must be required").problem())
         if not any(c.get("name") == kind.container for c in containers):
             name = f'"{kind.container}"' if kind.quoted_container else kind.container
-            out.append((containers_path, required(f"must have at least one container with name {name}")))
+            out.append(required(containers_path, f"must have at least one container with name {name}").problem())
         replicas = as_int(as_dict(spec).get("replicas"))
         if kind.master_once and role == "Master":
             if replicas != 1:
-                out.append((f"{role_path}.replicas", forbidden("must be 1")))
+                out.append(forbidden(f"{role_path}.replicas", "must be 1").problem())
         elif kind.kind == "PyTorchJob" and replicas is not None and replicas < 1:
-            out.append((f"{role_path}.replicas", forbidden("must be at least 1")))
+            out.append(forbidden(f"{role_path}.replicas", "must be at least 1").problem())
     if kind.kind == "TFJob" and chief_or_master > 1:
-        out.append((base, forbidden("must not have more than 1 Chief or Master role")))
+        out.append(forbidden(base, "must not have more than 1 Chief or Master role").problem())
     if kind.kind == "XGBoostJob" and "Master" not in specs:
-        out.append((f"{base}.Master", required("must be present")))
+        out.append(required(f"{base}.Master", "must be present").problem())
     return out
 
 
@@ -95,22 +98,22 @@ def validate(job: dict, old: dict | None = None) -> list[Problem]:
     name = str(as_dict(job.get("metadata")).get("name", ""))
     problems = dns1035_label(name)
     if problems:
-        out.append(("metadata.name", invalid(name, "should match: " + ",".join(problems))))
+        out.append(invalid("metadata.name", name, "should match: " + ",".join(problems)).problem())
     spec = as_dict(job.get("spec"))
     manager = as_dict(spec.get("runPolicy")).get("managedBy")
     if kind.run_policy:
         if old is not None:
             old_manager = as_dict(as_dict(old.get("spec")).get("runPolicy")).get("managedBy")
             if old_manager != manager:
-                out.append(("spec.runPolicy.managedBy", invalid(manager if manager is not None else "null",
-                                                                "field is immutable")))
+                out.append(invalid("spec.runPolicy.managedBy", manager if manager is not None else "null",
+                                                                "field is immutable").problem())
         if manager is not None and manager not in MANAGED_BY:
-            out.append(("spec.runPolicy.managedBy", not_supported(manager, MANAGED_BY)))
+            out.append(not_supported("spec.runPolicy.managedBy", manager, MANAGED_BY).problem())
     if kind.kind == "PyTorchJob":
         out += _elastic(spec)
     specs = spec.get(kind.specs)
     if not isinstance(specs, dict):
-        out.append((f"spec.{kind.specs}", required("must be required")))
+        out.append(required(f"spec.{kind.specs}", "must be required").problem())
     else:
         out += _replicas(kind, specs)
     return out
@@ -122,9 +125,10 @@ def _elastic(spec: dict) -> list[Problem]:
         return []
     out: list[Problem] = []
     if "Worker" not in as_dict(spec.get("pytorchReplicaSpecs")):
-        out.append(("spec.pytorchReplicaSpecs.Worker", required("must be configured if elastic policy is used")))
+        out.append(required("spec.pytorchReplicaSpecs.Worker",
+                            "must be configured if elastic policy is used").problem())
     if elastic.get("nProcPerNode") is not None and spec.get("nprocPerNode") is not None:
-        out.append(("spec.elasticPolicy.nProcPerNode", forbidden("must not be used with spec.nprocPerNode")))
+        out.append(forbidden("spec.elasticPolicy.nProcPerNode", "must not be used with spec.nprocPerNode").problem())
     return out
 
 

@@ -38,7 +38,7 @@ def _hpa(obj: dict, ctx: CheckContext, objects: list[dict]) -> Iterator[Finding]
     min_replicas = 1 if min_replicas is None else min_replicas
     max_replicas = as_int(spec.get("maxReplicas"))
     # minReplicas <= maxReplicas and maxReplicas >= 1 are the API server's own validation:
-    # kubernetes-api-validation reports them (modules/semantics/apivalidation.py validate_hpa).
+    # kubernetes-api-validation reports them (modules/upstream/kubernetes/autoscaling.py validate_hpa).
     scalable = kind in SCALABLE.get(group, set()) or (group, kind) in extra
     if not scalable:
         why = NOT_SCALABLE_WHY.get(str(kind), f"{ref.get('apiVersion')} {kind} has no scale subresource")

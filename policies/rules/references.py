@@ -5,8 +5,7 @@ from typing import Iterator
 
 from ..framework import MANDATORY, CheckContext, Finding, Rule, as_dict, as_list, containers, meta, pod_templates, where
 from modules.semantics.workloads import find_runtime
-
-CLUSTER_SCOPED_KINDS = ("ClusterTrainingRuntime",)   # their pods run in each TrainJob's namespace
+from modules.upstream.vocabulary.scope import is_cluster_scoped
 
 
 def _configmaps(manifests) -> dict[str, set[str]]:
@@ -38,8 +37,10 @@ def _references(template: dict, path: str) -> Iterator[tuple[str, str]]:
 
 def _configmap_refs_exist(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
     namespace = meta(obj).get("namespace")
-    if not isinstance(namespace, str) or not namespace or obj.get("kind") in CLUSTER_SCOPED_KINDS:
-        return   # no namespace known: the pods' namespace is decided at apply time
+    if not isinstance(namespace, str) or not namespace or is_cluster_scoped(obj):
+        # no namespace known (a ClusterTrainingRuntime's pods run in each TrainJob's namespace): the
+        # pods' namespace is decided at apply time
+        return
     templates = list(pod_templates(obj))
     via = ""
     if obj.get("kind") == "TrainJob":   # its pods come from the runtime, in the TrainJob's namespace

@@ -1,9 +1,9 @@
 """The Kubernetes API server's built-in validation (kubernetes/kubernetes v1.35, ``pkg/apis/*/validation``),
-our own code in ``modules/semantics/apivalidation.py``: which kinds it judges. Custom resources get the
+our own code in ``modules/upstream/kubernetes/``: which kinds it judges. Custom resources get the
 object-metadata checks only (name, labels, annotations): their bodies are the CRD schema's to judge."""
 from __future__ import annotations
 
-from modules.semantics import apivalidation
+from modules.upstream.kubernetes import registry
 
 from ..webhooks import VALIDATE, Request, Webhook
 
@@ -11,7 +11,7 @@ _REPO = "kubernetes/kubernetes v1.35"
 
 
 def _validate(request: Request) -> list[tuple[str, str]]:
-    return apivalidation.validate_object(request.object)
+    return [error.problem() for error in registry.validate_object(request.object)]
 
 
 # (API group, kind, the upstream file that holds its checks)

@@ -1,7 +1,8 @@
-"""The API server's built-in validation (source ``kubernetes``) and the Training Operator v1.9.4's
-webhooks (source ``training-operator``) measured against upstream's own tables: every ported case in
-tests/policies/admission/upstream/{kubernetes,training-operator}/ must be admitted or refused as upstream
-says, refused on upstream's fields (Go's notation: ``[Worker]`` for a replica type's key)."""
+"""The Training Operator v1.9.4's webhooks (source ``training-operator``) measured against upstream's
+own tables: every ported case in tests/policies/admission/upstream/training-operator/ must be admitted or
+refused as upstream says, refused on upstream's fields (Go's notation: ``[Worker]`` for a replica type's
+key). Kubernetes' tables have their one runner in ``policies.admission.kubernetes_tables``
+(test_kubernetes_tables.py, test_upstream_tables.py)."""
 from __future__ import annotations
 
 import re
@@ -13,7 +14,7 @@ from policies.admission.upstream_tables import load_fixture
 from policies.admission.webhooks import VALIDATE, Request, webhooks
 
 FOLDER = Path(__file__).resolve().parent / "upstream"
-SOURCES = ("kubernetes", "training-operator")
+SOURCES = ("training-operator",)
 
 
 def _files(source: str) -> list[tuple[Path, dict]]:
@@ -60,26 +61,21 @@ def test_ported_case_has_upstreams_outcome(source, case):
 
 
 def test_every_file_names_its_upstream_test_and_counts():
-    for source, repo, tag in (("kubernetes", "kubernetes/kubernetes", None),
-                              ("training-operator", "kubeflow/trainer", "v1.9.4")):
-        files = FILES[source]
-        assert files
-        total = 0
-        for path, doc in files:
-            prov = doc["provenance"]
-            assert prov["repo"] == repo and (tag is None or prov["tag"] == tag)
-            assert prov["path"].endswith("_test.go") and path.stem.endswith("_" + prov["test"])
-            names = [c["name"] for c in doc["cases"]]
-            assert names and len(names) == len(set(names))
-            assert {c["expect"]["allowed"] for c in doc["cases"]} == {True, False}
-            total += len(names)
-        assert total >= 40, source
+    files = FILES["training-operator"]
+    assert files
+    total = 0
+    for path, doc in files:
+        prov = doc["provenance"]
+        assert prov["repo"] == "kubeflow/trainer" and prov["tag"] == "v1.9.4"
+        assert prov["path"].endswith("_test.go") and path.stem.endswith("_" + prov["test"])
+        names = [c["name"] for c in doc["cases"]]
+        assert names and len(names) == len(set(names))
+        assert {c["expect"]["allowed"] for c in doc["cases"]} == {True, False}
+        total += len(names)
+    assert total >= 40
 
 
 def test_docs_give_the_ported_counts():
     from policies.rules.kubernetes_validation import DOCS
     flat = " ".join(DOCS.split())
-    k8s = FILES["kubernetes"]
-    assert f": {len(k8s)} tables, {sum(len(d['cases']) for _, d in k8s)} cases." in flat
-    assert "Two are divergent" in flat and sum(len(d["divergent"]) for _, d in k8s) == 2
     assert f"webhook tables ({sum(len(d['cases']) for _, d in FILES['training-operator'])} cases)" in flat

@@ -1,4 +1,4 @@
-"""The API server's built-in validation (modules/semantics/apivalidation.py): one object per check,
+"""The API server's built-in validation (modules/upstream/kubernetes/): one object per check,
 refused on the field and with the words the API server uses, and its valid twin admitted."""
 from __future__ import annotations
 
@@ -6,7 +6,13 @@ import copy
 
 import pytest
 
-from modules.semantics.apivalidation import validate_object, validate_pod_template
+from modules.upstream.field import ErrorType, FieldError
+from modules.upstream.kubernetes.core_pod import validate_pod_template
+from modules.upstream.kubernetes.registry import validate_object
+
+
+def _pairs(errors: list[FieldError]) -> list[tuple[str, str]]:
+    return [error.problem() for error in errors]
 
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
        "spec": {"containers": [{"name": "app", "image": "busybox:1.36"}]}}
@@ -91,7 +97,7 @@ CASES = [
       "spec": {"resources": {"requests": {"storage": "1Gi"}}}}, "spec.accessModes", "at least 1 access mode"),
     ({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "c", "namespace": "d"},
       "spec": {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": "0"}}}},
-     "spec.resources.requests[storage]", "must be greater than zero"),
+     "spec.resources[storage]", "must be greater than zero"),
     ({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "d"},
       "spec": {"ports": [{"port": 80}, {"port": 81}]}}, "spec.ports[0].name", "Required value"),
     ({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "d"},
@@ -178,7 +184,7 @@ CASES = [
 
 @pytest.mark.parametrize("obj, path, fragment", CASES, ids=[f"{c[0]['kind']}:{c[1]}:{i}" for i, c in enumerate(CASES)])
 def test_refused_on_the_field_with_the_api_servers_words(obj, path, fragment):
-    problems = validate_object(obj)
+    problems = _pairs(validate_object(obj))
     assert any(p == path and fragment in m for p, m in problems), problems
 
 
@@ -216,7 +222,7 @@ ADMITTED_TWINS = [
     ("*/0 * * * *", "step of range should be a positive number: */0"),
 ])
 def test_cron_schedules_are_judged_as_robfig_cron_parses_them(schedule, error):
-    from modules.semantics.apivalidation import cron_schedule_error
+    from modules.upstream.kubernetes.batch import cron_schedule_error
 
     assert cron_schedule_error(schedule) == error
 
@@ -224,7 +230,7 @@ def test_cron_schedules_are_judged_as_robfig_cron_parses_them(schedule, error):
 def test_a_claim_restored_from_a_data_source_still_needs_a_storage_request():
     pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "c", "namespace": "d"},
            "spec": {"accessModes": ["ReadWriteOnce"], "dataSource": {"kind": "PersistentVolumeClaim", "name": "src"}}}
-    assert validate_object(pvc) == [("spec.resources[storage]", "Required value")]
+    assert _pairs(validate_object(pvc)) == [("spec.resources[storage]", "Required value")]
 
 
 @pytest.mark.parametrize("obj", ADMITTED_TWINS, ids=range(len(ADMITTED_TWINS)))
@@ -234,19 +240,19 @@ def test_the_new_checks_admit_their_valid_twins(obj):
 
 def test_scale_to_zero_needs_the_gate_and_an_object_or_external_metric():
     zero = _with(HPA, "spec.minReplicas", 0)
-    assert validate_object(zero, {"HPAScaleToZero"}) == [
+    assert _pairs(validate_object(zero, {"HPAScaleToZero"})) == [
         ("spec.metrics", "Forbidden: must specify at least one Object or External metric to support scaling to zero "
                          "replicas")]
     external = _with(zero, "spec.metrics", [{"type": "External", "external": {
         "metric": {"name": "queue_depth"}, "target": {"type": "AverageValue", "averageValue": "30"}}}])
     assert validate_object(external, {"HPAScaleToZero"}) == []
-    assert validate_object(external) and validate_object(external)[0][0] == "spec.minReplicas"
+    assert validate_object(external) and validate_object(external)[0].field == "spec.minReplicas"
 
 
 def test_pod_template_paths_start_where_the_caller_says():
     mount = {"name": "v", "mountPath": "/v"}
     template = {"spec": {"containers": [{"name": "w", "image": "x", "volumeMounts": [mount]}]}}
-    assert validate_pod_template(template, "spec.tasks[2].template") == [
+    assert _pairs(validate_pod_template(template, "spec.tasks[2].template")) == [
         ("spec.tasks[2].template.spec.containers[0].volumeMounts[0].name", 'Not found: "v"')]
     template["spec"]["volumes"] = [{"name": "v"}]   # no source: the API server defaults it to an emptyDir
     assert validate_pod_template(template, "spec.tasks[2].template") == []
@@ -258,7 +264,12 @@ def test_a_cluster_scoped_objects_namespace_is_cleared_not_refused():
     assert validate_object(queue) == []
 
 
-def test_odd_shapes_never_raise():
-    for odd in (None, 3, "x", [1], {"spec": "x"}, {"spec": {"containers": "x", "volumes": [None, 2]}}):
-        validate_pod_template(odd, "t")   # type: ignore[arg-type]
-        validate_object({"apiVersion": "v1", "kind": "Pod", "metadata": odd, "spec": odd})
+def test_fields_of_the_wrong_shape_read_as_absent():
+    # a spec that is not a map, containers that are not a list: read as missing, so the one error is the
+    # missing containers (the schema check reports the shapes)
+    for odd in (None, 3, "x", [1], {"spec": "x"}, {"spec": {"containers": "x"}}):
+        errors = validate_pod_template(odd, "t")   # type: ignore[arg-type]
+        assert [(e.type, e.field) for e in errors] == [(ErrorType.REQUIRED, "t.spec.containers")], odd
+    pod = validate_object({"apiVersion": "v1", "kind": "Pod", "metadata": 3, "spec": [1]})
+    assert {(e.type, e.field) for e in pod} == {(ErrorType.REQUIRED, "metadata.name"),
+                                                (ErrorType.REQUIRED, "spec.containers")}
