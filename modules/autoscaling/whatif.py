@@ -97,7 +97,36 @@ def check_hpa(hpa: dict, shown: str, metric: str | None) -> tuple[dict, int]:
     if not isinstance(chosen, dict) or chosen.get("type") not in SOURCES or \
             not isinstance(chosen.get(SOURCE_KEY[chosen["type"]]), dict):
         raise InputError(shown, f"spec.metrics[{index}]", f"expected a metric of type {', '.join(SOURCES)}")
+    _check_target(chosen, shown, f"spec.metrics[{index}].{SOURCE_KEY[chosen['type']]}.target")
     return {**spec, "metrics": [chosen]}, index
+
+
+TARGET_FIELDS = {"Utilization": "averageUtilization", "AverageValue": "averageValue", "Value": "value"}
+ALLOWED_TARGETS = {"Resource": ("Utilization", "AverageValue"), "ContainerResource": ("Utilization", "AverageValue"),
+                   "Pods": ("AverageValue",), "Object": ("Value", "AverageValue"),
+                   "External": ("Value", "AverageValue")}
+
+
+def _check_target(metric: dict, shown: str, where: str) -> None:
+    """The target the API server would accept for the metric's type: a positive quantity (a whole
+    percentage for Utilization) in the field its type names."""
+    target = metric[SOURCE_KEY[metric["type"]]].get("target")
+    allowed = ALLOWED_TARGETS[metric["type"]]
+    kind = target.get("type") if isinstance(target, dict) else None
+    if kind not in allowed:
+        raise InputError(shown, f"{where}.type", f"expected {' or '.join(allowed)} for a {metric['type']} metric, "
+                         f"got {show(kind)}")
+    field, value = TARGET_FIELDS[kind], target.get(TARGET_FIELDS[kind])
+    if kind == "Utilization":
+        good = isinstance(value, int) and not isinstance(value, bool) and 0 < value <= 10**6
+    else:
+        try:
+            good = 0 < parse_quantity(value) <= 10**15
+        except ValueError:
+            good = False
+    if not good:
+        what = "whole percentage" if kind == "Utilization" else "quantity"
+        raise InputError(shown, f"{where}.{field}", f"expected a positive {what}, got {show(value)}")
 
 
 def _metric_name(metric: object) -> str:

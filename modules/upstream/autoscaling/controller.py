@@ -92,12 +92,21 @@ def metric_label(metric: dict) -> str:
 
 def propose(metric: dict, seen: Observation, spec_replicas: int, status_replicas: int, tolerances: Tolerances,
             now: float, options: Options) -> Proposal:
-    """``computeStatusFor<Type>Metric``: one metric's proposal (raises HPAError)."""
+    """``computeStatusFor<Type>Metric``: one metric's proposal (raises HPAError, also for a spec the
+    API server would not have admitted)."""
     kind = metric.get("type")
     if kind not in SOURCES:
         raise HPAError(f"unknown metric source type {kind!r}")
     if seen.error:
         raise HPAError(seen.error)
+    try:
+        return _propose(kind, metric, seen, spec_replicas, status_replicas, tolerances, now, options)
+    except (KeyError, TypeError, ValueError, ZeroDivisionError) as err:
+        raise HPAError(f"invalid {kind} metric source: {err}") from None
+
+
+def _propose(kind: str, metric: dict, seen: Observation, spec_replicas: int, status_replicas: int,
+             tolerances: Tolerances, now: float, options: Options) -> Proposal:
     source = metric[SOURCE_KEY[kind]]
     target = source.get("target") or {}
     timing = (options.cpu_initialization, options.readiness_delay)

@@ -144,3 +144,15 @@ def test_a_utilization_target_needs_the_pods_request(tmp_path, capsys):
     code, out, _ = run(capsys, "autoscaling", "--hpa-file", str(path), "--series", series, "--request", "1",
                        "--format", "json")
     assert code == 0 and json.loads(out)["final"] == 8   # 4 cores at 50 % of 1 core each
+
+
+@pytest.mark.parametrize("target, words", [
+    ({"type": "Utilization", "averageUtilization": 50}, "expected Value or AverageValue for a External metric"),
+    ({"type": "Value", "value": "lots"}, "external.target.value: expected a positive quantity"),
+    ({"type": "AverageValue"}, "external.target.averageValue: expected a positive quantity, got null"),
+    ({"type": "Value", "value": "-1"}, "expected a positive quantity"),
+])
+def test_bad_hpa_targets_exit_2(tmp_path, capsys, target, words):
+    code, _, err = run(capsys, "autoscaling", "--hpa-file", _hpa_file(tmp_path, target), "--series",
+                       _prometheus(tmp_path, [100]))
+    assert code == 2 and words in err and "Traceback" not in err
