@@ -43,6 +43,8 @@ TARGET_FIELD = {"Object": "object", "External": "external", "Pods": "pods", "Res
 
 @dataclass(frozen=True)
 class Problem:
+    """A target that cannot converge: where in the HPA, on which metric, and why."""
+
     path: str
     metric: str
     message: str

@@ -41,6 +41,8 @@ LONG_AGO = -1e12
 
 @dataclass(frozen=True)
 class Step:
+    """One line of the timeline: a sync that changed the replica count (or the first one)."""
+
     time: float
     value: float
     replicas: int

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from modules.autoscaling.convergence import problems as convergence_problems
-
 from ..framework import MANDATORY, CheckContext, Finding, Rule, as_dict, as_int, meta, where
 
 RULE = "hpa-target-scalable"
@@ -96,6 +94,8 @@ def _hpa_target_scalable(objects: list[dict], ctx: CheckContext) -> Iterator[Fin
 
 
 def _hpa_converges(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
+    # The HPA model loads with the first HPA checked: a check without one never pays for it.
+    from modules.autoscaling.convergence import problems as convergence_problems
     extra = {str(m) for m in ctx.config.get("replicaIndependentMetrics", [])}
     for problem in convergence_problems(obj, extra):
         yield Finding(problem.path, f"{where(obj, problem.path)}: {problem.message}.")

@@ -22,6 +22,8 @@ MIN_INT32, MAX_INT32 = -2**31, 2**31 - 1
 
 @dataclass(frozen=True)
 class Policy:
+    """``HPAScalingPolicy``: at most ``value`` pods (Pods) or percent (Percent) per ``period`` seconds."""
+
     type: str          # Pods or Percent
     value: int
     period: int        # periodSeconds
@@ -39,6 +41,8 @@ class Rules:
 
 @dataclass(frozen=True)
 class Behavior:
+    """``HorizontalPodAutoscalerBehavior`` after defaulting: the scale-up and scale-down rules."""
+
     up: Rules
     down: Rules
 
@@ -83,6 +87,8 @@ class Event:
 
 @dataclass(frozen=True)
 class Recommendation:
+    """An unstabilised recommendation the controller remembers, and when it made it."""
+
     replicas: int
     at: float
 

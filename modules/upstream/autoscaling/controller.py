@@ -54,6 +54,8 @@ class Observation:
 
 @dataclass(frozen=True)
 class History:
+    """What the controller remembers of an HPA between syncs: recent recommendations and scale events."""
+
     recommendations: tuple[bh.Recommendation, ...] = ()
     up_events: tuple[bh.Event, ...] = ()
     down_events: tuple[bh.Event, ...] = ()
@@ -61,6 +63,8 @@ class History:
 
 @dataclass(frozen=True)
 class Decision:
+    """What one sync decides."""
+
     replicas: int              # what the HPA writes to the target's scale (the current count if it does not)
     reason: str                # why it rescales (upstream's rescale reason), or why it does not
     limited: str               # the ScalingLimited reason: DesiredWithinRange, TooManyReplicas, ScaleUpLimit, ...

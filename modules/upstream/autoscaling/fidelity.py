@@ -31,6 +31,8 @@ START = {"hot": NOW, "cool": NOW - 180.0}
 
 @dataclass
 class Case:
+    """One upstream test case, ported as data: its source, test function, case name and fields."""
+
     source: dict
     test: str
     name: str
@@ -39,6 +41,8 @@ class Case:
 
 @dataclass
 class Result:
+    """A case's outcome here, and whether it is upstream's."""
+
     case: Case
     got: Any
     reproduced: bool

@@ -71,6 +71,8 @@ class PodMetric:
 
 @dataclass(frozen=True)
 class Grouping:
+    """``groupPods``' answer: the ready pods counted, the others by name (unready, no sample, ignored)."""
+
     ready: int
     unready: frozenset[str] = field(default_factory=frozenset)
     missing: frozenset[str] = field(default_factory=frozenset)
