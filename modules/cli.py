@@ -32,6 +32,7 @@ COMMANDS = {
     "modules.simulate.commands": ("simulate",),
     "modules.review.diff": ("diff",),
     "modules.review.drift": ("drift",),
+    "modules.autoscaling.whatif": ("autoscaling",),
 }
 
 

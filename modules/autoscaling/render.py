@@ -171,6 +171,17 @@ def elastic_bounds(ctx: RenderContext, where: str, item: dict) -> None:
                         "beyond it", rule="hpa-target-scalable")
 
 
+def converges(ctx: RenderContext, where: str, item: dict, metrics: list[dict]) -> None:
+    """The targets must be able to converge (modules/autoscaling/convergence.py, on the HPA model):
+    the rule hpa-converges refuses the same in manifests."""
+    from .convergence import problems   # it reads this module's catalogue
+    spec = {"minReplicas": item["minReplicas"], "maxReplicas": item["maxReplicas"], "metrics": metrics}
+    for problem in problems({"spec": spec}):
+        j = int(problem.path.split("[", 1)[1].split("]", 1)[0])
+        field = problem.path.rsplit(".", 1)[1]
+        raise ctx.error(f"{where}.metrics[{j}].{field}", problem.message, rule="hpa-converges")
+
+
 def hpa(ctx: RenderContext, i: int, item: dict) -> dict:
     where = f"autoscaling.hpas[{i}]"
     target = scale_target(ctx, f"{where}.target", item["target"])
@@ -180,6 +191,7 @@ def hpa(ctx: RenderContext, i: int, item: dict) -> dict:
     if target["kind"] == "PyTorchJob":
         elastic_bounds(ctx, where, item)
     metrics = [hpa_metric(ctx, f"{where}.metrics[{j}]", m) for j, m in enumerate(item["metrics"])]
+    converges(ctx, where, item, metrics)
     scale_down: dict = {"stabilizationWindowSeconds": item["scaleDownStabilizationSeconds"]}
     annotations = None
     if target["kind"] == "PyTorchJob":

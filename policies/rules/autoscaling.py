@@ -1,4 +1,5 @@
-"""HorizontalPodAutoscalers must target something that scales, within sane and consistent bounds."""
+"""HorizontalPodAutoscalers must target something that scales, within sane and consistent bounds,
+on targets that can converge (judged with the HPA model, modules/upstream/autoscaling)."""
 from __future__ import annotations
 
 from typing import Iterator
@@ -6,6 +7,7 @@ from typing import Iterator
 from ..framework import MANDATORY, CheckContext, Finding, Rule, as_dict, as_int, meta, where
 
 RULE = "hpa-target-scalable"
+CONVERGES = "hpa-converges"
 
 # apiVersion group -> kinds with a scale subresource (of the training CRDs only
 # PyTorchJob v1 has one; TrainJob, TFJob, MPIJob, XGBoostJob and Volcano Jobs have none).
@@ -91,6 +93,14 @@ def _hpa_target_scalable(objects: list[dict], ctx: CheckContext) -> Iterator[Fin
                 yield Finding(finding.path, finding.message, obj=obj)
 
 
+def _hpa_converges(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
+    # The HPA model loads with the first HPA checked: a check without one never pays for it.
+    from modules.autoscaling.convergence import problems as convergence_problems
+    extra = {str(m) for m in ctx.config.get("replicaIndependentMetrics", [])}
+    for problem in convergence_problems(obj, extra):
+        yield Finding(problem.path, f"{where(obj, problem.path)}: {problem.message}.")
+
+
 RULES = (
     Rule(
         id=RULE,
@@ -109,4 +119,24 @@ RULES = (
             "default": [],
             "description": "More kinds with a scale subresource, as <group>/<Kind> (e.g. argoproj.io/Rollout)."}},
         config_defaults={"scalableKinds": []}),
+)
+RULES += (
+    Rule(
+        id=CONVERGES,
+        description="An HPA's targets can converge: no Value target on a metric that does not change with the "
+                    "target's replicas (trainstack's fabric metrics, fabric_busbw_gbps and the probe's "
+                    "trainstack_probe_* gauges), no target a bounded metric can never exceed (it only scales down).",
+        why="Every sync the HPA sets replicas x metric / value for a Value target (Kubernetes' replica "
+            "calculator); a metric the replicas do not move keeps the same ratio, so the target is pinned at "
+            "maxReplicas or minReplicas. A bounded metric (GPU utilisation <= 100) whose target sits within the "
+            "tolerance of its bound never asks for more replicas.",
+        fix="Use an AverageValue target on such metrics (replicas = metric / averageValue: one replica per "
+            "averageValue), or a metric the pods' load drives; keep bounded metrics' targets below bound / 1.1.",
+        severity="high", enforcement=MANDATORY, check=_hpa_converges,
+        kinds=frozenset({"HorizontalPodAutoscaler"}),
+        config_schema={"replicaIndependentMetrics": {
+            "type": "array", "items": {"type": "string", "minLength": 1}, "default": [],
+            "description": "More metric names that do not depend on the scaled workload's replicas (an "
+                           "exporter's gauge of something else): a Value target on them is refused too."}},
+        config_defaults={"replicaIndependentMetrics": []}),
 )

@@ -48,7 +48,7 @@ def test_external_selectors_must_select_served_series(metric, path, words):
 
 
 @pytest.mark.parametrize("metric", [
-    {"name": "fabric_busbw_gbps", "value": 100, "selector": {"tier": "leaf"}},
+    {"name": "fabric_busbw_gbps", "averageValue": 100, "selector": {"tier": "leaf"}},
     {"name": "volcano_pending_podgroups", "value": 1},                     # all queues: a sum is meaningful
     {"name": "volcano_pending_podgroups", "value": 1, "selector": {"queue_name": "default"}},
 ])
