@@ -1,0 +1,163 @@
+"""The `volumes` option: the stack's claims mounted by name into every kind that runs pods, each
+rendered where that kind carries pod volumes at the pinned versions."""
+import pytest
+
+from modules.core.config import module_schema
+from modules.core.errors import InputError
+from modules.core.render import render
+from modules.workloads import trainer_admission
+
+from tests.support.stacks import V1_SECTIONS, merge, of_kind, shipped_bundle, variant
+
+IMAGE = "pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime"
+DATA = {"claim": "training-data", "mountPath": "/data", "readOnly": True}
+OUTPUT = {"claim": "checkpoints", "mountPath": "/output/", "subPath": "runs/a"}
+
+
+def one(bundle, kind, name):
+    (obj,) = [o for o in of_kind(bundle, kind) if o["metadata"]["name"] == name]
+    return obj
+
+
+def claims_of(pod_spec):
+    return {v["name"]: v["persistentVolumeClaim"] for v in pod_spec["volumes"] if "persistentVolumeClaim" in v}
+
+
+def test_the_option_is_defined_once_and_shared():
+    wanted = module_schema("probe")["properties"]["volumes"]["items"]
+    for module, path in (("runtimes", ("runtimes", "items")), ("workloads", ("volcanoJobs", "items")),
+                         ("workloads", ("trainJobs", "items")), ("workloads", ("deployments", "items")),
+                         ("workloads", ("pyTorchJobs", "items"))):
+        node = module_schema(module)["properties"]
+        node = node[path[0]][path[1]]["properties"]["volumes"]
+        assert node["items"] == wanted, module
+
+
+def test_legacy_pytorchjob_mounts_data_read_only_and_checkpoints():
+    job = one(shipped_bundle_legacy(), "PyTorchJob", "llama-elastic")
+    pod = job["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]
+    assert claims_of(pod) == {"training-data": {"claimName": "training-data", "readOnly": True},
+                              "checkpoints": {"claimName": "checkpoints"}}
+    (container,) = pod["containers"]
+    assert {"name": "training-data", "mountPath": "/data", "readOnly": True} in container["volumeMounts"]
+    assert {"name": "checkpoints", "mountPath": "/output"} in container["volumeMounts"]
+
+
+def shipped_bundle_legacy():
+    from tests.support.stacks import shipped
+    return render(shipped("legacy"))
+
+
+def test_prod_research_runtime_mounts_the_dataset_claim_of_both_namespaces():
+    bundle = shipped_bundle("prod")
+    runtime = one(bundle, "ClusterTrainingRuntime", "torch-h100-sxm-tier1-hard")
+    (job,) = runtime["spec"]["template"]["spec"]["replicatedJobs"]
+    pod = job["template"]["spec"]["template"]["spec"]
+    assert claims_of(pod) == {"training-data": {"claimName": "training-data", "readOnly": True}}
+    homes = {c["metadata"]["namespace"] for c in of_kind(bundle, "PersistentVolumeClaim")
+             if c["metadata"]["name"] == "training-data"}
+    assert homes == {"training", "research"}
+
+
+def test_every_kind_carries_the_claims_where_its_pods_are():
+    workloads = {
+        "volcanoJobs": [{"name": "vj", "image": IMAGE, "replicas": 1, "volumes": [DATA, OUTPUT]}],
+        "deployments": [{"name": "dep", "image": IMAGE, "replicas": 1, "volumes": [DATA]}],
+        "trainJobs": [{"name": "tj", "runtime": "torch-h100-sxm-tier1-hard", "command": ["torchrun", "t.py"],
+                       "volumes": [OUTPUT]}],
+    }
+    bundle = render(variant("staging", workloads=workloads, probe={"volumes": [OUTPUT]},
+                            runtimes={"runtimes": [{"topology": {"mode": "hard", "highestTierAllowed": 1},
+                                                    "volumes": [DATA]}]}))
+    task = one(bundle, "Job", "vj")["spec"]["tasks"][0]["template"]["spec"]
+    assert claims_of(task) == {"training-data": {"claimName": "training-data", "readOnly": True},
+                               "checkpoints": {"claimName": "checkpoints"}}
+    assert {"name": "checkpoints", "mountPath": "/output", "subPath": "runs/a"} in task["containers"][0]["volumeMounts"]
+    deployment = one(bundle, "Deployment", "dep")["spec"]["template"]["spec"]
+    assert set(claims_of(deployment)) == {"training-data"}
+    # The TrainJob adds its claim through Trainer 2.3's runtimePatches, to the node job's pods.
+    (patch,) = one(bundle, "TrainJob", "tj")["spec"]["runtimePatches"]
+    (rj,) = patch["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"]
+    assert rj["name"] == "node"
+    pod = rj["template"]["spec"]["template"]["spec"]
+    assert claims_of(pod) == {"checkpoints": {"claimName": "checkpoints"}}
+    assert pod["containers"] == [{"name": "node", "volumeMounts": [
+        {"name": "checkpoints", "mountPath": "/output", "subPath": "runs/a"}]}]
+    assert "metadata" not in patch["trainingRuntimeSpec"]["template"]   # same queue: no annotation patch
+    # The probe's Jobs mount it beside their script.
+    for job in of_kind(bundle, "Job"):
+        if job["metadata"]["name"].startswith("fabric-probe-"):
+            for task in job["spec"]["tasks"]:
+                assert "checkpoints" in claims_of(task["template"]["spec"])
+    # Workloads wait for their claims.
+    deps = bundle.dependencies["Job/training/vj"]
+    assert {"PersistentVolumeClaim/training/training-data", "PersistentVolumeClaim/training/checkpoints"} <= set(deps)
+
+
+def test_v1_pytorchjob_replicas_mount_the_claims():
+    sections = merge(V1_SECTIONS, {"workloads": {"pyTorchJobs": [
+        {"name": "ddp", "image": IMAGE, "workers": 2, "volumes": [DATA]}]}})
+    job = one(render(variant("staging", **sections)), "PyTorchJob", "ddp")
+    for role in ("Master", "Worker"):
+        assert set(claims_of(job["spec"]["pytorchReplicaSpecs"][role]["template"]["spec"])) == {"training-data"}
+
+
+def trainjob(**more):
+    return {"workloads": {"trainJobs": [{"name": "tj", "runtime": "torch-h100-sxm-tier1-hard",
+                                         "command": ["torchrun", "t.py"], **more}]}}
+
+
+def test_trainjob_options_reach_the_trainer():
+    bundle = render(variant("staging", **trainjob(
+        env={"B": "2", "A": "1"}, numProcPerNode=4,
+        resourcesPerNode={"requests": {"nvidia.com/gpu": 4, "cpu": "40"}, "limits": {"nvidia.com/gpu": 4}})))
+    trainer = one(bundle, "TrainJob", "tj")["spec"]["trainer"]
+    assert trainer["env"] == [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]
+    assert trainer["numProcPerNode"] == 4
+    assert trainer["resourcesPerNode"] == {"limits": {"nvidia.com/gpu": "4"},
+                                           "requests": {"cpu": "40", "nvidia.com/gpu": "4"}}
+
+
+def test_trainjob_resources_per_node_size_the_fit_check():
+    # 8 whole-node pods fill a leaf; the same 8 asking for more memory than a node has fit nowhere.
+    render(variant("staging", **trainjob(numNodes=8)))
+    with pytest.raises(InputError) as err:
+        render(variant("staging", **trainjob(numNodes=8, resourcesPerNode={
+            "requests": {"memory": "1900Gi"}, "limits": {"memory": "1900Gi"}})))
+    assert err.value.path == "trainstack:workloads.trainJobs[0].numNodes" and "largest holds 0" in err.value.message
+
+
+@pytest.mark.skipif(not trainer_admission.available(), reason="Trainer's webhook port is not yet in "
+                    "modules/upstream/trainer (before h2's move the `check` test below covers it)")
+def test_render_refuses_a_reserved_torchrun_variable():
+    with pytest.raises(InputError) as err:
+        render(variant("staging", **trainjob(env={"PET_NNODES": "4"})))
+    assert err.value.path == "trainstack:workloads.trainJobs[0].env"
+    assert "PET_NNODES" in err.value.message
+
+
+@pytest.mark.parametrize("sections, path, words", [
+    (trainjob(volumes=[{"claim": "nope", "mountPath": "/x"}]), "workloads.trainJobs[0].volumes[0].claim",
+     "a claim of trainstack:storage.claims (checkpoints, training-data)"),
+    ({"workloads": {"deployments": [{"name": "d", "image": IMAGE, "replicas": 1, "namespace": "inference",
+                                     "volumes": [DATA]}]}, "trainingNamespaces": ["training", "inference"]},
+     "workloads.deployments[0].volumes[0].claim", "exists only in namespace(s) training, not in 'inference'"),
+    (trainjob(volumes=[DATA, {**OUTPUT, "mountPath": "/data"}]), "workloads.trainJobs[0].volumes[1].mountPath",
+     "already mounted by workloads.trainJobs[0].volumes[0]"),
+    (trainjob(volumes=[{"claim": "checkpoints", "mountPath": "/dev/shm"}]),
+     "workloads.trainJobs[0].volumes[0].mountPath", "shared memory"),
+    (trainjob(volumes=[{"claim": "checkpoints", "mountPath": "/x", "subPath": "../etc"}]),
+     "workloads.trainJobs[0].volumes[0].subPath", "without '..'"),
+    (trainjob(volumes=[{"claim": "checkpoints", "mountPath": "x"}]),
+     "workloads.trainJobs[0].volumes[0].mountPath", "an absolute path"),
+    (trainjob(volumes=[{"claim": "checkpoints"}]), "workloads.trainJobs[0].volumes[0].mountPath", "missing"),
+    ({**trainjob(volumes=[DATA]), "runtimes": {"runtimes": [{"topology": {"mode": "hard", "highestTierAllowed": 1},
+                                                              "volumes": [DATA]}]}},
+     "workloads.trainJobs[0].volumes[0].claim", "runtime torch-h100-sxm-tier1-hard already mounts"),
+    ({"probe": {"volumes": [{"claim": "checkpoints", "mountPath": "/opt/trainstack/out"}]}},
+     "probe.volumes[0].mountPath", "holds the probe script"),
+])
+def test_bad_volumes(sections, path, words):
+    with pytest.raises(InputError) as err:
+        render(variant("staging", **sections))
+    assert err.value.path == f"trainstack:{path}" and words in err.value.message, str(err.value)
