@@ -25,7 +25,8 @@ def volcano_job(replicas, claim, gpus=8, host_network=False):
         "volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": claim}}]}
     if host_network:
         spec["hostNetwork"] = True
-    return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "j", "namespace": "training"},
+    return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
+            "metadata": {"name": "j", "namespace": "training"},
             "spec": {"minAvailable": replicas, "tasks": [{"name": "w", "replicas": replicas,
                                                           "template": {"spec": spec}}]}}
 
