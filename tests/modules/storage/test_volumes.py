@@ -161,3 +161,23 @@ def test_bad_volumes(sections, path, words):
     with pytest.raises(InputError) as err:
         render(variant("staging", **sections))
     assert err.value.path == f"trainstack:{path}" and words in err.value.message, str(err.value)
+
+
+@pytest.mark.parametrize("part, amount, ok", [
+    ("capability", "100Gi", False), ("capability", "1.5", False), ("deserved", "8k", False),
+    ("guarantee", "500m", False), ("capability", 2048, True), ("capability", "2048", True),
+])
+def test_queue_amounts_of_extended_resources_are_whole_device_counts(part, amount, ok):
+    queue = {"name": "q", "capability": {"nvidia.com/gpu": 1024, "cpu": "1500m", "memory": "100Gi"},
+             "deserved": {"nvidia.com/gpu": 512}, "guarantee": {"nvidia.com/gpu": 8}}
+    queue[part] = {**queue[part], "nvidia.com/gpu": amount}
+    stack = variant("staging", volcano={"queues": [queue]}, runtimes={"runtimes": [{"queue": "q",
+                    "topology": {"mode": "hard", "highestTierAllowed": 1}}]},
+                    workloads={"volcanoJobs": [], "trainJobs": [], "deployments": []}, probe={"enabled": False})
+    if ok:
+        render(stack)
+        return
+    with pytest.raises(InputError) as err:
+        render(stack)
+    assert err.value.path == f"trainstack:volcano.queues[0].{part}.nvidia.com/gpu"
+    assert "a whole number of devices" in err.value.message and str(amount) in err.value.message
