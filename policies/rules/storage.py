@@ -120,6 +120,18 @@ def _patched_volumes(trainjob: dict, job_name: str) -> Iterator[tuple[str, str]]
                                           f"{base}[{j}].template.spec.template.spec")
 
 
+def _volcano_job_volumes(obj: dict) -> Iterator[tuple[str, str]]:
+    """A Volcano Job's own ``spec.volumes`` that name an existing claim (``volumeClaimName`` without a
+    ``volumeClaim`` to create it): its job controller mounts them into every task's pods."""
+    if obj.get("kind") != "Job" or not str(obj.get("apiVersion", "")).startswith("batch.volcano.sh/"):
+        return
+    for i, volume in enumerate(as_list(as_dict(obj.get("spec")).get("volumes"))):
+        volume = as_dict(volume)
+        name = volume.get("volumeClaimName")
+        if isinstance(name, str) and name and volume.get("volumeClaim") is None:
+            yield f"spec.volumes[{i}].volumeClaimName", name
+
+
 def _uses(obj: dict, ctx: CheckContext) -> list[Use]:
     """Every claim the object's pods mount, with the gang pods that mount it (the semantic core's
     reading of the workload's pods and gang)."""
@@ -134,14 +146,17 @@ def _uses(obj: dict, ctx: CheckContext) -> list[Use]:
         for path, template in templates:
             for at, claim in _claim_volumes(template.get("spec"), f"{path}.spec" if path else "spec"):
                 out.append(Use(claim, at, runtime or obj, 0, {}, False))
+        out += [Use(claim, at, obj, 0, {}, False) for at, claim in _volcano_job_volumes(obj)]
         return out
     gang = {s.path: s.count for s in workload.gang().sets}
+    job_level = list(_volcano_job_volumes(obj))
     for s in workload.sets:
         owner = runtime if runtime is not None else obj
         spec = _at(owner, s.path)
         found = [(at, claim, owner) for at, claim in _claim_volumes(spec, s.path)]
         if runtime is not None:
             found += [(at, claim, obj) for at, claim in _patched_volumes(obj, s.name)]
+        found += [(at, claim, obj) for at, claim in job_level]   # every task's pods mount those
         for at, claim, where_from in found:
             out.append(Use(claim, at, where_from, gang.get(s.path, 0), s.requests,
                            as_dict(spec).get("hostNetwork") is True))

@@ -117,3 +117,14 @@ def test_check_refuses_a_stack_trainjob_with_a_reserved_torchrun_variable():
                            load_settings("staging"))
     hits = [v for v in violations if v.rule == "trainer-admission"]
     assert hits and "PET_NNODES" in hits[0].message and hits[0].path == "spec.trainer.env"
+
+
+def test_a_volcano_jobs_own_volumes_mount_into_every_pod():
+    job = volcano_job(4, "scratch")
+    spec = job["spec"]["tasks"][0]["template"]["spec"]
+    del spec["volumes"]
+    job["spec"]["volumes"] = [{"mountPath": "/scratch", "volumeClaimName": "scratch"},
+                              {"mountPath": "/tmp/made", "volumeClaimName": "made-by-volcano",
+                               "volumeClaim": {"accessModes": ["ReadWriteOnce"]}}]   # created by the job
+    [finding] = findings(job, pvc("scratch"))
+    assert finding.path == "spec.volumes[0].volumeClaimName" and "at least 4 nodes" in finding.message
