@@ -181,3 +181,12 @@ def test_queue_amounts_of_extended_resources_are_whole_device_counts(part, amoun
         render(stack)
     assert err.value.path == f"trainstack:volcano.queues[0].{part}.nvidia.com/gpu"
     assert "a whole number of devices" in err.value.message and str(amount) in err.value.message
+
+
+def test_node_pool_device_counts_are_whole_numbers_too():
+    pools = [{"name": "h100", "gpus": 8, "gpuType": "H100-SXM", "cpu": "192", "memory": "1800Gi",
+              "resources": {"rdma/rdma_shared_device_a": "1Gi"}}]
+    with pytest.raises(InputError) as err:
+        render(variant("staging", fabric={"nodePools": pools}))
+    assert err.value.path == "trainstack:fabric.nodePools[0].resources.rdma/rdma_shared_device_a"
+    assert "expected an integer" in err.value.message
