@@ -7,6 +7,7 @@ from modules.core.errors import InputError
 from modules.core.render import render
 from modules.workloads import trainer_admission
 
+from tests.support.crds import crd_documents, is_custom, require_crds, validate_core, validate_cr
 from tests.support.stacks import V1_SECTIONS, merge, of_kind, shipped_bundle, variant
 
 IMAGE = "pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime"
@@ -190,3 +191,55 @@ def test_node_pool_device_counts_are_whole_numbers_too():
         render(variant("staging", fabric={"nodePools": pools}))
     assert err.value.path == "trainstack:fabric.nodePools[0].resources.rdma/rdma_shared_device_a"
     assert "expected an integer" in err.value.message
+
+
+def test_mounting_kinds_still_match_the_upstream_crds():
+    """Legacy's PyTorchJob (not among the conformance test's stacks) and every kind with volumes and
+    the TrainJob options validate against the pinned CRDs; core kinds against Kubernetes."""
+    require_crds()
+    workloads = {
+        "volcanoJobs": [{"name": "vj", "image": IMAGE, "replicas": 1, "volumes": [DATA, OUTPUT]}],
+        "deployments": [{"name": "dep", "image": IMAGE, "replicas": 1, "volumes": [DATA]}],
+        "trainJobs": [{"name": "tj", "runtime": "torch-h100-sxm-tier1-hard", "command": ["torchrun", "t.py"],
+                       "queue": "team-b", "env": {"A": "1"}, "numProcPerNode": 8, "volumes": [OUTPUT],
+                       "resourcesPerNode": {"requests": {"cpu": "40"}}}],
+    }
+    bundles = [shipped_bundle_legacy(), render(variant("staging", workloads=workloads, probe={"volumes": [OUTPUT]},
+                                                       runtimes={"runtimes": [{"volumes": [DATA]}]}))]
+    kinds = set()
+    for bundle in bundles:
+        for resource in bundle.resources:
+            if resource.module not in ("runtimes", "workloads", "probe", "storage"):
+                continue
+            (validate_cr if is_custom(resource.obj) else validate_core)(resource.obj)
+            if is_custom(resource.obj):
+                assert pruned(resource.obj) == [], resource.key   # the API server would drop these silently
+            kinds.add(resource.kind)
+    assert {"PyTorchJob", "Job", "TrainJob", "ClusterTrainingRuntime", "Deployment"} <= kinds
+
+
+def pruned(obj: dict) -> list[str]:
+    """Paths of fields the object's CRD does not declare (structural pruning would remove them)."""
+    group, _, version = obj["apiVersion"].rpartition("/")
+    (schema,) = [v["schema"]["openAPIV3Schema"] for doc in crd_documents() for v in doc["spec"]["versions"]
+                 if (doc["spec"]["group"], v["name"], doc["spec"]["names"]["kind"]) == (group, version, obj["kind"])]
+    out: list[str] = []
+
+    def walk(value, node, path):
+        if node.get("x-kubernetes-preserve-unknown-fields"):
+            return
+        if isinstance(value, dict):
+            props, extra = node.get("properties"), node.get("additionalProperties")
+            for key, item in value.items():
+                if props is not None and key in props:
+                    walk(item, props[key], f"{path}.{key}")
+                elif isinstance(extra, dict):
+                    walk(item, extra, f"{path}.{key}")
+                elif props is not None and extra is not True:
+                    out.append(f"{path}.{key}")
+        elif isinstance(value, list) and isinstance(node.get("items"), dict):
+            for i, item in enumerate(value):
+                walk(item, node["items"], f"{path}[{i}]")
+
+    walk(obj, schema, "")
+    return out
