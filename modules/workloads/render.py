@@ -1,12 +1,13 @@
 """Platform-owned workloads: Volcano Jobs, TrainJobs, gang Deployments (+ PodGroups), PyTorchJobs."""
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 
 from modules.core.bundle import Resource
 from modules.core.context import RenderContext
 from modules.runtimes import pods
-from modules.semantics.minresources import pod_usage
+from modules.semantics.minresources import is_extended, pod_usage
 from modules.semantics.podspec import Reader, container_requests, merge_resources, pod_requests
 from modules.storage import volumes
 from modules.runtimes import render as runtimes
@@ -233,6 +234,20 @@ def _node_amounts(ctx: RenderContext, path: str, runtime: runtimes.Runtime, per_
         return runtime.shape.amounts()
     base = {"requests": runtime.shape.requests(), "limits": runtime.shape.limits()}
     merged = merge_resources(base, per_node)
+    for name in sorted(set(merged["requests"]) | set(merged["limits"])):
+        if not is_extended(name):
+            continue
+        given = [part for part in ("requests", "limits") if name in per_node.get(part, {})]
+        for part in given:
+            if not re.fullmatch(r"[0-9]+", str(per_node[part][name])):
+                raise ctx.expected(f"{path}.resourcesPerNode.{part}.{name}", f"a whole number of devices such "
+                                   f"as 8 ({name} is an extended resource: it counts devices)", per_node[part][name])
+        request, limit = merged["requests"].get(name), merged["limits"].get(name)
+        if request is not None and limit is not None and str(request) != str(limit):
+            raise ctx.error(f"{path}.resourcesPerNode.{given[0]}.{name}", f"the node container would request "
+                            f"{request} {name} with a limit of {limit} (runtime {runtime.name}'s value where this "
+                            "sets none): extended resources request exactly their limit, or the API server "
+                            f"refuses the pods; set requests and limits of {name} alike", rule="requests-required")
     reader = Reader(file=ctx.stack.file, where=f"trainstack:{path}.resourcesPerNode")
     return container_requests(reader, merged, "resources").fit
 

@@ -109,13 +109,13 @@ def _claim_volumes(pod_spec: object, base: str) -> Iterator[tuple[str, str]]:
             yield f"{base}.volumes[{i}].persistentVolumeClaim.claimName", name
 
 
-def _patched_volumes(trainjob: dict, job_name: str) -> Iterator[tuple[str, str]]:
-    """Claims a TrainJob's runtimePatches add to the pods of replicatedJob ``job_name``."""
+def _patched_volumes(trainjob: dict, job_name: str | None) -> Iterator[tuple[str, str]]:
+    """Claims a TrainJob's runtimePatches add to the pods of replicatedJob ``job_name`` (None: any)."""
     for p, patch in enumerate(as_list(as_dict(trainjob.get("spec")).get("runtimePatches"))):
         base = f"spec.runtimePatches[{p}].trainingRuntimeSpec.template.spec.replicatedJobs"
         jobs = as_list(_at(patch, "trainingRuntimeSpec.template.spec.replicatedJobs"))
         for j, rj in enumerate(jobs):
-            if as_dict(rj).get("name") == job_name:
+            if job_name is None or as_dict(rj).get("name") == job_name:
                 yield from _claim_volumes(_at(rj, "template.spec.template.spec"),
                                           f"{base}[{j}].template.spec.template.spec")
 
@@ -147,6 +147,8 @@ def _uses(obj: dict, ctx: CheckContext) -> list[Use]:
             for at, claim in _claim_volumes(template.get("spec"), f"{path}.spec" if path else "spec"):
                 out.append(Use(claim, at, runtime or obj, 0, {}, False))
         out += [Use(claim, at, obj, 0, {}, False) for at, claim in _volcano_job_volumes(obj)]
+        if obj.get("kind") == "TrainJob":
+            out += [Use(claim, at, obj, 0, {}, False) for at, claim in _patched_volumes(obj, None)]
         return out
     gang = {s.path: s.count for s in workload.gang().sets}
     job_level = list(_volcano_job_volumes(obj))

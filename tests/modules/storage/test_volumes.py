@@ -157,6 +157,13 @@ def test_render_refuses_a_reserved_torchrun_variable():
      "workloads.trainJobs[0].volumes[0].claim", "runtime torch-h100-sxm-tier1-hard already mounts"),
     ({"probe": {"volumes": [{"claim": "checkpoints", "mountPath": "/opt/trainstack/out"}]}},
      "probe.volumes[0].mountPath", "holds the probe script"),
+    (trainjob(resourcesPerNode={"requests": {"nvidia.com/gpu": 4}}),
+     "workloads.trainJobs[0].resourcesPerNode.requests.nvidia.com/gpu", "request 4 nvidia.com/gpu with a limit of 8"),
+    (trainjob(resourcesPerNode={"requests": {"nvidia.com/gpu": "4Gi"}, "limits": {"nvidia.com/gpu": "4Gi"}}),
+     "workloads.trainJobs[0].resourcesPerNode.requests.nvidia.com/gpu", "a whole number of devices"),
+    (trainjob(resourcesPerNode={"requests": {"cpu": "lots"}}),
+     "workloads.trainJobs[0].resourcesPerNode.requests.cpu", "a Kubernetes quantity"),
+    (trainjob(env={"A=B": "1"}), "workloads.trainJobs[0].env", "matching"),
 ])
 def test_bad_volumes(sections, path, words):
     with pytest.raises(InputError) as err:

@@ -128,3 +128,14 @@ def test_a_volcano_jobs_own_volumes_mount_into_every_pod():
                                "volumeClaim": {"accessModes": ["ReadWriteOnce"]}}]   # created by the job
     [finding] = findings(job, pvc("scratch"))
     assert finding.path == "spec.volumes[0].volumeClaimName" and "at least 4 nodes" in finding.message
+
+
+def test_a_trainjob_without_its_runtime_still_has_its_patched_claims_checked():
+    trainjob = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+                "metadata": {"name": "t", "namespace": "research"},
+                "spec": {"runtimeRef": {"name": "elsewhere"}, "runtimePatches": [{"manager": "example.com/x",
+                         "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [{"name": "node", "template": {
+                             "spec": {"template": {"spec": {"volumes": [
+                                 {"name": "v", "persistentVolumeClaim": {"claimName": "gone"}}]}}}}}]}}}}]}}
+    [finding] = findings(trainjob)
+    assert finding.path.startswith("spec.runtimePatches[0]") and "'gone', which does not exist" in finding.message
