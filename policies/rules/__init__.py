@@ -15,6 +15,7 @@ ORDER = (
     "controller-owned-fields",
     "image-pinned",
     "host-network-opt-in", "no-secrets-in-configmaps", "rbac-no-wildcards", "configmap-refs-exist",
+    "runtime-refs-exist",
     "nccl-debug-production", "nccl-algo-override", "pod-security-baseline", "pod-security-restricted",
     "upstream-admission",
 )
