@@ -210,7 +210,7 @@ def _node_bound(obj: dict, claim: dict, uses: list[Use], ctx: CheckContext) -> I
     needed = _nodes_needed(ctx, uses)
     if needed is None:
         yield NotChecked(f"{where(obj, at)}: {pods} pods of one gang mount ReadWriteOnce claim {name!r}; whether they "
-                         "fit on one node is unknown without the stack's fabric (node pools)", path=at)
+                         "fit on one node is unknown: no fabric node pools, or none holds their requests", path=at)
         return
     nodes, how = needed
     if nodes > 1:
