@@ -7,6 +7,8 @@ from modules.core.errors import InputError
 from modules.core.render import render
 from modules.workloads import trainer_admission
 
+from tests.modules.test_cli_errors import project_with
+from tests.support.cli import run
 from tests.support.crds import crd_documents, is_custom, require_crds, validate_core, validate_cr
 from tests.support.stacks import V1_SECTIONS, merge, of_kind, shipped_bundle, variant
 
@@ -250,3 +252,19 @@ def pruned(obj: dict) -> list[str]:
 
     walk(obj, schema, "")
     return out
+
+
+@pytest.mark.parametrize("sections, message", [
+    ({"volcano": {"version": "1.15.1", "queues": [{"name": "elastic", "capability": {"nvidia.com/gpu": "100Gi"}}]}},
+     "stacks/Pulumi.legacy.yaml: trainstack:volcano.queues[0].capability.nvidia.com/gpu: expected a whole number "
+     "of devices"),
+    ({"nccl": {"transport": "infiniband", "env": {"nccl_debug": "INFO"}}},
+     "stacks/Pulumi.legacy.yaml: trainstack:nccl.env.nccl_debug: expected an upper-case NCCL_ variable name"),
+    ({"workloads": {"pyTorchJobs": [{"name": "j", "image": IMAGE, "workers": 2, "volumes": [
+        {"claim": "scratch", "mountPath": "/scratch"}]}]}},
+     "stacks/Pulumi.legacy.yaml: trainstack:workloads.pyTorchJobs[0].volumes[0].claim: expected the name of a claim"),
+])
+def test_validate_exits_2_naming_file_and_path(tmp_path, sections, message):
+    project = project_with(tmp_path, "legacy", **sections)
+    result = run("validate", "legacy", "--project", str(project))
+    assert result.code == 2 and result.err.startswith(f"error: {message}"), result.err
