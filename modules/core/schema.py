@@ -60,7 +60,21 @@ def load_schema(path: Path) -> dict:
     if data is None:
         data = yamlio.loads(text, str(path))
         cache.store_json("schemas", key, data)
-    return data
+    return _inline_shared(data, path.parent)
+
+
+def _inline_shared(node: Any, base: Path) -> Any:
+    """An option several modules share is written once, in its own file, and named by a relative
+    ``$ref`` (e.g. ``../storage/volumes.yaml``); inlined here, so defaults, docs and errors see it."""
+    if isinstance(node, list):
+        return [_inline_shared(item, base) for item in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.endswith(".yaml"):
+        shared = {k: v for k, v in load_schema((base / ref).resolve()).items() if k != "$schema"}
+        return {**copy.deepcopy(shared), **{k: v for k, v in node.items() if k != "$ref"}}
+    return {key: _inline_shared(value, base) for key, value in node.items()}
 
 
 _VALIDATORS: dict[int, Draft202012Validator] = {}

@@ -74,6 +74,14 @@ def _check_ifnames(ctx: RenderContext) -> None:
                         rule="nccl-ifname-pod-network")
 
 
+def _check_names(ctx: RenderContext) -> None:
+    """nccl.env holds NCCL variables only, by their exact upper-case names."""
+    for name in ctx.section(MODULE)["env"]:
+        problem = None if name in variables.NOT_SETTINGS else variables.name_problem(name)
+        if problem:   # (names people copy from blog posts get their own message from _check)
+            raise ctx.error(f"nccl.env.{name}", problem, rule="nccl-env-valid")
+
+
 def _check(ctx: RenderContext, env: dict[str, str]) -> None:
     cfg = ctx.section(MODULE)
     for name, problem in variables.problems(env):
@@ -91,6 +99,7 @@ def render(ctx: RenderContext) -> list[Resource]:
         raise ctx.error("nccl.profiles", f"expected the list to include the transport "
                         f"{cfg['transport']!r}, got {cfg['profiles']}")
     _check_ifnames(ctx)
+    _check_names(ctx)
     out = []
     for profile in cfg["profiles"]:
         data = profile_env(ctx, profile)

@@ -200,6 +200,27 @@ ALGO_OVERRIDE_WARNING = (
     "with ncclInvalidUsage, and forcing Tree/LL disables NVLS on NVSwitch nodes")
 
 
+_NAME = re.compile(r"NCCL_[A-Z0-9_]+")
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` (a key of trainstack:nccl.env) is not an NCCL variable name, or None. NCCL reads
+    upper-case ``NCCL_`` names exactly (getenv), so ``nccl_debug`` is never read; a case mistake gets
+    a did-you-mean."""
+    if _NAME.fullmatch(name):
+        return None
+    upper = name.upper().replace("-", "_")
+    guesses = [g for g in (upper, f"NCCL_{upper}") if g in VARIABLES]
+    if not guesses:
+        import difflib   # only a mistake needs it
+
+        guesses = difflib.get_close_matches(upper if upper.startswith("NCCL_") else f"NCCL_{upper}",
+                                            list(VARIABLES), n=1, cutoff=0.8)
+    hint = f"; did you mean {guesses[0]!r}?" if guesses else ""
+    return (f"expected an upper-case NCCL_ variable name, got {name!r}: NCCL reads its environment by exact "
+            f"name, so {name} would be set but never read{hint}")
+
+
 def problems(env: Mapping[str, object]) -> list[tuple[str, str]]:
     """``[(variable, what is wrong)]`` for an NCCL environment (ConfigMap data or container env)."""
     out: list[tuple[str, str]] = []

@@ -25,6 +25,7 @@ from modules.core.bundle import Resource
 from modules.core.context import RenderContext
 from modules.fabric.model import Fabric, NodePool
 from modules.nccl.render import configmap_name
+from modules.storage import volumes
 from modules.volcano.render import queue_names, queue_ref
 
 from . import measure
@@ -229,6 +230,7 @@ def pod_template(ctx: RenderContext, plan: Placement, task: str, rank: int, run:
     env += [{"name": "OMP_NUM_THREADS", "value": "1"}, {"name": "PYTHONUNBUFFERED", "value": "1"}]
     if cfg.get("pushgatewaySecret"):
         env.append({"name": PUSHGATEWAY_ENV, "valueFrom": {"secretKeyRef": dict(cfg["pushgatewaySecret"])}})
+    claims = probe_claims(ctx)
     spec: dict = {
         "restartPolicy": "Never",
         "activeDeadlineSeconds": cfg["timeoutSeconds"],
@@ -243,11 +245,12 @@ def pod_template(ctx: RenderContext, plan: Placement, task: str, rank: int, run:
             "securityContext": {"allowPrivilegeEscalation": False,
                                 "capabilities": {"drop": ["ALL"], "add": ["IPC_LOCK"]}},
             "volumeMounts": [{"name": "probe", "mountPath": MOUNT, "readOnly": True},
-                             {"name": "dshm", "mountPath": "/dev/shm"}],
+                             {"name": "dshm", "mountPath": "/dev/shm"}, *claims.mounts],
         }],
         "volumes": [{"name": "probe",
                      "configMap": {"name": CONFIGMAP, "items": [{"key": "probe.py", "path": "probe.py"}]}},
-                    {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": cfg["resources"]["shm"]}}],
+                    {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": cfg["resources"]["shm"]}},
+                    *claims.volumes],
     }
     # Probe pods never call the API server; the runtime's seccomp filter suffices for NCCL.
     spec["automountServiceAccountToken"] = False
@@ -273,6 +276,16 @@ def pod_template(ctx: RenderContext, plan: Placement, task: str, rank: int, run:
         spec["affinity"] = affinity
     labels = {"app.kubernetes.io/name": "fabric-probe", TIER_LABEL: plan.tier.slug, RUN_LABEL: run}
     return {"metadata": {"labels": labels}, "spec": spec}
+
+
+def probe_claims(ctx: RenderContext) -> volumes.Mounts:
+    """The claims of `probe.volumes`, in the probe's namespace (the mount path /probe is the script's)."""
+    claims = volumes.resolve(ctx, "probe.volumes", ctx.section(MODULE)["volumes"], probe_namespace(ctx))
+    for i, mount in enumerate(claims.mounts):
+        if mount["mountPath"] == MOUNT or mount["mountPath"].startswith(MOUNT + "/"):
+            raise ctx.error(f"probe.volumes[{i}].mountPath", f"{MOUNT} holds the probe script; mount the claim "
+                            "elsewhere")
+    return claims
 
 
 def volcano_job(ctx: RenderContext, plan: Placement, pool: NodePool, name: str | None, run: str,
@@ -358,7 +371,8 @@ def render(ctx: RenderContext) -> list[Resource]:
         for plan in tier_plans:
             name = f"fabric-probe-{plan.tier.slug}"
             out.append(Resource(MODULE, volcano_job(ctx, plan, pool, name, name, scheduled=False),
-                                depends_on=(f"ConfigMap/{namespace}/{CONFIGMAP}", nccl_cm, *_queue_dep(ctx))))
+                                depends_on=(f"ConfigMap/{namespace}/{CONFIGMAP}", nccl_cm, *_queue_dep(ctx),
+                                            *_claim_deps(ctx))))
     configmap = {"apiVersion": "v1", "kind": "ConfigMap",
                  "metadata": ctx.metadata(MODULE, CONFIGMAP, namespace), "data": dict(sorted(data.items()))}
     return [Resource(MODULE, configmap)] + out
@@ -405,7 +419,13 @@ def launcher_objects(ctx: RenderContext, namespace: str, templates: list[str]) -
     keys = (f"ServiceAccount/{namespace}/{LAUNCHER}", f"Role/{namespace}/{LAUNCHER}",
             f"RoleBinding/{namespace}/{LAUNCHER}", f"ConfigMap/{namespace}/{CONFIGMAP}")
     return [Resource(MODULE, account), Resource(MODULE, role), Resource(MODULE, binding, depends_on=keys[:2]),
-            Resource(MODULE, cron, depends_on=keys + _queue_dep(ctx))]
+            Resource(MODULE, cron, depends_on=keys + _queue_dep(ctx) + _claim_deps(ctx))]
+
+
+def _claim_deps(ctx: RenderContext) -> tuple[str, ...]:
+    namespace = probe_namespace(ctx)
+    return tuple(f"PersistentVolumeClaim/{namespace}/{v['persistentVolumeClaim']['claimName']}"
+                 for v in probe_claims(ctx).volumes)
 
 
 def _queue_dep(ctx: RenderContext) -> tuple[str, ...]:

@@ -19,6 +19,7 @@ from modules.volcano.render import SCHEDULER_NAME
 
 if TYPE_CHECKING:
     from modules.core.context import RenderContext
+    from modules.storage.volumes import Mounts
     from modules.fabric.model import NodePool
 
 GI = 2**30
@@ -166,7 +167,7 @@ def tolerations(pool: "NodePool") -> list[dict]:
 
 
 def container(name: str, image: str, shape: Shape, profile: str, command: list[str] | None = None,
-              args: list[str] | None = None, env: list[dict] | None = None) -> dict:
+              args: list[str] | None = None, env: list[dict] | None = None, mounts: "Mounts | None" = None) -> dict:
     out: dict = {"name": name, "image": image}
     if command:
         out["command"] = list(command)
@@ -177,7 +178,7 @@ def container(name: str, image: str, shape: Shape, profile: str, command: list[s
     out["envFrom"] = [{"configMapRef": {"name": configmap_name(profile)}}]
     out["resources"] = {"requests": shape.requests(), "limits": shape.limits()}
     out["securityContext"] = container_security(rdma=bool(shape.network))
-    out["volumeMounts"] = [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}]
+    out["volumeMounts"] = [{"name": SHM_VOLUME, "mountPath": "/dev/shm"}, *(mounts.mounts if mounts else ())]
     return out
 
 
@@ -210,7 +211,7 @@ def host_network_anti_affinity() -> dict:
 
 def pod_spec(shape: Shape, containers: list[dict], *, host_network: bool = False,
              priority_class: str = "", node_selector: dict | None = None,
-             restart_policy: str | None = None) -> dict:
+             restart_policy: str | None = None, claims: "Mounts | None" = None) -> dict:
     spec: dict = {"schedulerName": SCHEDULER_NAME}
     if priority_class:
         spec["priorityClassName"] = priority_class
@@ -226,5 +227,6 @@ def pod_spec(shape: Shape, containers: list[dict], *, host_network: bool = False
     if tol:
         spec["tolerations"] = tol
     spec["containers"] = containers
-    spec["volumes"] = [{"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": shape.shm}}]
+    spec["volumes"] = [{"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": shape.shm}},
+                       *(claims.volumes if claims else ())]
     return pod_security(spec)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from modules.core.bundle import Resource
 from modules.core.context import RenderContext
 from modules.nccl.render import host_socket_ifname
+from modules.storage import volumes
 from modules.trainer.render import api as trainer_api
 from modules.volcano import topology
 from modules.volcano.render import QUEUE_ANNOTATION, queue_ref, resolve_priority_class, resolve_queue
@@ -37,6 +38,7 @@ class Runtime:
     image: str
     one_per_node: bool        # host network: a required anti-affinity keeps pods on separate nodes
     resource: Resource
+    claims: volumes.Mounts    # the claims its node pods mount
 
 
 def _default_name(shape: pods.Shape, mode: str, tier: int, host_network: bool) -> str:
@@ -89,13 +91,15 @@ def runtime(ctx: RenderContext, i: int, cfg: dict, default_image: str) -> Runtim
     # ConfigMap's pod-network value (env wins over envFrom).
     host_ifname = host_socket_ifname(ctx) if host_network else ""
     env = [{"name": "NCCL_SOCKET_IFNAME", "value": host_ifname}] if host_ifname else None
-    container = pods.container("node", image, shape, profile, env=env)
+    # Claims mount into every TrainJob's pods, in the TrainJob's namespace (claims-serve-pods checks it).
+    claims = volumes.resolve(ctx, f"{path}.volumes", cfg["volumes"], None)
+    container = pods.container("node", image, shape, profile, env=env, mounts=claims)
     pod_meta: dict = {"labels": pod_labels}
     if host_network:   # the explicit opt-in the host-network-opt-in policy looks for
         pod_meta["annotations"] = {pods.HOST_NETWORK_LABEL: "true"}
     pod = {"metadata": pod_meta,
            "spec": pods.pod_spec(shape, [container], host_network=host_network, priority_class=priority,
-                                 node_selector=cfg["nodeSelector"])}
+                                 node_selector=cfg["nodeSelector"], claims=claims)}
     annotations = {}
     if gang_tier is not None:
         most = topology.max_pods(ctx, shape.amounts(), gang_tier, host_network)
@@ -120,7 +124,8 @@ def runtime(ctx: RenderContext, i: int, cfg: dict, default_image: str) -> Runtim
     resource = Resource(module=MODULE, obj={"apiVersion": API_VERSION, "kind": KIND, "metadata": meta,
                                             "spec": spec}, depends_on=tuple(depends))
     return Runtime(name=name, shape=shape, profile=profile, queue=queue, mode=mode, tier=gang_tier,
-                   num_nodes=cfg["numNodes"], image=image, one_per_node=host_network, resource=resource)
+                   num_nodes=cfg["numNodes"], image=image, one_per_node=host_network, resource=resource,
+                   claims=claims)
 
 
 def runtimes(ctx: RenderContext) -> list[Runtime]:

@@ -1,9 +1,12 @@
 """The Volcano chart release (scheduler configuration, discovery), tenant Queues and PriorityClasses."""
 from __future__ import annotations
 
+import re
+
 from modules.core.bundle import ChartRelease, Resource, release_key
 from modules.core.context import RenderContext
 from modules.core.quantity import parse_quantity
+from modules.semantics.minresources import is_extended
 from modules.semantics.owned import settle_webhook_defaults
 
 from . import scheduler_conf
@@ -187,11 +190,25 @@ def _check_shares(ctx: RenderContext, path: str, q: dict) -> None:
                             f"{share}: Volcano rejects the Queue (\"must be <= capability\")", rule=ADMISSION)
 
 
+def _check_counts(ctx: RenderContext, path: str, q: dict) -> None:
+    """Extended resources (GPUs, RDMA devices: a domain other than kubernetes.io) count devices, so
+    a queue's amounts of them are whole numbers without a unit: `100Gi` GPUs would be 107374182400."""
+    for part in ("capability", "deserved", "guarantee"):
+        for resource, amount in q[part].items():
+            if not is_extended(resource):
+                continue
+            if isinstance(amount, bool) or not (isinstance(amount, int) or re.fullmatch(r"[0-9]+", str(amount))):
+                raise ctx.expected(f"{path}.{part}.{resource}", f"a whole number of devices such as 8 ({resource} "
+                                   "is an extended resource: it counts devices, and a unit suffix or fraction "
+                                   "makes it another number)", amount)
+
+
 def queue(ctx: RenderContext, i: int, q: dict) -> Resource:
     path = f"volcano.queues[{i}]"
     if q["name"] in RESERVED_QUEUES:
         raise ctx.error(f"{path}.name", f"queue {q['name']!r} is created by Volcano itself; "
                         "give the tenant's queue another name")
+    _check_counts(ctx, path, q)
     _check_shares(ctx, path, q)
     spec: dict = {"weight": q["weight"], "reclaimable": q["reclaimable"]}
     if q["capability"]:

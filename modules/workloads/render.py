@@ -1,18 +1,22 @@
 """Platform-owned workloads: Volcano Jobs, TrainJobs, gang Deployments (+ PodGroups), PyTorchJobs."""
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 
 from modules.core.bundle import Resource
 from modules.core.context import RenderContext
 from modules.runtimes import pods
-from modules.semantics.minresources import pod_usage
-from modules.semantics.podspec import Reader, pod_requests
+from modules.semantics.minresources import is_extended, pod_usage
+from modules.semantics.podspec import Reader, container_requests, merge_resources, pod_requests
+from modules.storage import volumes
 from modules.runtimes import render as runtimes
 from modules.trainer.render import api as trainer_api
 from modules.volcano import topology
 from modules.volcano.render import (QUEUE_ANNOTATION, SCHEDULER_NAME, queue_ref, release_ref,
                                     resolve_priority_class, resolve_queue)
+
+from . import trainer_admission
 
 MODULE = "workloads"
 WORKLOAD_LABEL = "trainstack.io/workload"
@@ -58,11 +62,21 @@ def _common(ctx: RenderContext, path: str, cfg: dict) -> tuple[str, str, str, st
     return namespace, queue, priority, profile, shape
 
 
-def _depends(namespace: str, queue: str, profile: str, priority: str, *more: str) -> tuple[str, ...]:
+def _depends(namespace: str, queue: str, profile: str, priority: str, *more: str,
+             claims: volumes.Mounts | None = None) -> tuple[str, ...]:
     out = [queue_ref(queue), pods.nccl_ref(namespace, profile), *more]
     if priority:
         out.append(f"PriorityClass/{priority}")
+    out += [claim_ref(namespace, v) for v in (claims.volumes if claims else ())]
     return tuple(out)
+
+
+def claim_ref(namespace: str, volume: dict) -> str:
+    return f"PersistentVolumeClaim/{namespace}/{volume['persistentVolumeClaim']['claimName']}"
+
+
+def _claims(ctx: RenderContext, path: str, cfg: dict, namespace: str) -> volumes.Mounts:
+    return volumes.resolve(ctx, f"{path}.volumes", cfg["volumes"], namespace)
 
 
 # --- Volcano Jobs ----------------------------------------------------------------------------
@@ -110,9 +124,10 @@ def volcano_job(ctx: RenderContext, i: int, cfg: dict) -> Resource:
         raise ctx.expected(f"{path}.minAvailable", f"at most replicas ({replicas})", min_available)
     topology.check_fits(ctx, f"{path}.topology", min_available, shape.amounts(), job_tier,
                         f"Volcano Job {cfg['name']}")
-    container = pods.container("worker", cfg["image"], shape, profile, cfg["command"], cfg["args"])
+    claims = _claims(ctx, path, cfg, namespace)
+    container = pods.container("worker", cfg["image"], shape, profile, cfg["command"], cfg["args"], mounts=claims)
     task["template"] = {"metadata": {"labels": {WORKLOAD_LABEL: cfg["name"]}},
-                        "spec": pods.pod_spec(shape, [container], restart_policy="OnFailure")}
+                        "spec": pods.pod_spec(shape, [container], restart_policy="OnFailure", claims=claims)}
     spec: dict = {"schedulerName": SCHEDULER_NAME, "queue": queue, "minAvailable": min_available}
     if priority:
         spec["priorityClassName"] = priority
@@ -125,7 +140,7 @@ def volcano_job(ctx: RenderContext, i: int, cfg: dict) -> Resource:
     spec["tasks"] = [task]
     obj = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
            "metadata": ctx.metadata(MODULE, cfg["name"], namespace), "spec": spec}
-    return Resource(module=MODULE, obj=obj, depends_on=_depends(namespace, queue, profile, priority))
+    return Resource(module=MODULE, obj=obj, depends_on=_depends(namespace, queue, profile, priority, claims=claims))
 
 
 def _tier_of(ctx: RenderContext, spec: dict | None) -> int | None:
@@ -150,34 +165,91 @@ def train_job(ctx: RenderContext, i: int, cfg: dict, known: dict[str, runtimes.R
     if cfg["command"][0] not in TORCH_LAUNCHERS:
         raise ctx.expected(f"{path}.command", "a command starting with torchrun (Trainer sets only the "
                            "PET_* variables torchrun reads, no MASTER_ADDR/RANK)", cfg["command"])
+    per_node = _resources_per_node(cfg["resourcesPerNode"])
     num_nodes = cfg["numNodes"] or runtime.num_nodes
-    topology.check_fits(ctx, f"{path}.numNodes", num_nodes, runtime.shape.amounts(), runtime.tier,
-                        f"TrainJob {cfg['name']} on {runtime.name} ({num_nodes} nodes, hard tier {runtime.tier})",
-                        runtime.one_per_node)
+    topology.check_fits(ctx, f"{path}.numNodes", num_nodes, _node_amounts(ctx, path, runtime, per_node),
+                        runtime.tier, f"TrainJob {cfg['name']} on {runtime.name} ({num_nodes} nodes, hard tier "
+                        f"{runtime.tier})", runtime.one_per_node)
     trainer: dict = {}
     if cfg["image"]:
         trainer["image"] = pods.check_image(ctx, f"{path}.image", cfg["image"])
     trainer["command"] = list(cfg["command"])
     if cfg["args"]:
         trainer["args"] = list(cfg["args"])
+    if cfg["env"]:
+        trainer["env"] = [{"name": name, "value": cfg["env"][name]} for name in sorted(cfg["env"])]
     trainer["numNodes"] = num_nodes
+    if cfg["numProcPerNode"] is not None:
+        trainer["numProcPerNode"] = cfg["numProcPerNode"]
+    if per_node is not None:
+        trainer["resourcesPerNode"] = per_node
     spec: dict = {"runtimeRef": {"name": runtime.name, "apiGroup": "trainer.kubeflow.org",
                                  "kind": runtimes.KIND},
                   "trainer": trainer}
     queue = runtime.queue
+    patch: dict = {}    # Trainer 2.3's per-TrainJob pod changes: one runtimePatches entry of ours
     if cfg["queue"]:
         queue = resolve_queue(ctx, f"{path}.queue", cfg["queue"])
         if queue != runtime.queue:   # the only way to set a per-TrainJob queue in Trainer 2.3
-            spec["runtimePatches"] = [{"manager": PATCH_MANAGER, "trainingRuntimeSpec": {
-                "template": {"metadata": {"annotations": {QUEUE_ANNOTATION: queue}}}}}]
+            patch["metadata"] = {"annotations": {QUEUE_ANNOTATION: queue}}
+    claims = volumes.resolve(ctx, f"{path}.volumes", cfg["volumes"], namespace, base=runtime.claims,
+                             base_what=f"runtime {runtime.name}")
+    if claims:
+        pod = {"volumes": list(claims.volumes),
+               "containers": [{"name": runtimes.NODE_JOB, "volumeMounts": list(claims.mounts)}]}
+        patch["spec"] = {"replicatedJobs": [{"name": runtimes.NODE_JOB,
+                                             "template": {"spec": {"template": {"spec": pod}}}}]}
+    if patch:
+        spec["runtimePatches"] = [{"manager": PATCH_MANAGER, "trainingRuntimeSpec": {"template": patch}}]
     if cfg["suspend"]:
         spec["suspend"] = True
     if cfg["activeDeadlineSeconds"] is not None:
         spec["activeDeadlineSeconds"] = cfg["activeDeadlineSeconds"]
     obj = {"apiVersion": runtimes.API_VERSION, "kind": "TrainJob",
            "metadata": ctx.metadata(MODULE, cfg["name"], namespace), "spec": spec}
+    refusals = trainer_admission.refusals(obj, runtime.resource.obj)
+    if refusals:
+        field, message = refusals[0]
+        key = field.removeprefix("spec.trainer.").split(".")[0].split("[")[0]
+        raise ctx.error(f"{path}.{key}" if field.startswith("spec.trainer.") and key in cfg else path,
+                        f"Trainer's TrainJob webhook refuses the rendered TrainJob: {field}: {message}",
+                        rule="trainer-admission")
     return Resource(module=MODULE, obj=obj, depends_on=_depends(
-        namespace, queue, runtime.profile, "", f"{runtimes.KIND}/{runtime.name}"))
+        namespace, queue, runtime.profile, "", f"{runtimes.KIND}/{runtime.name}", claims=claims))
+
+
+def _resources_per_node(given: dict | None) -> dict | None:
+    """trainer.resourcesPerNode as rendered: quantities as strings, resource names sorted."""
+    if given is None:
+        return None
+    out = {part: {name: str(given[part][name]) for name in sorted(given[part])}
+           for part in ("limits", "requests") if given[part]}
+    return out
+
+
+def _node_amounts(ctx: RenderContext, path: str, runtime: runtimes.Runtime, per_node: dict | None) -> dict:
+    """What node fit counts for one node pod: the runtime's node container with resourcesPerNode
+    merged over it key by key, as Trainer merges it (the semantic core's reading)."""
+    if not per_node:
+        return runtime.shape.amounts()
+    base = {"requests": runtime.shape.requests(), "limits": runtime.shape.limits()}
+    merged = merge_resources(base, per_node)
+    for name in sorted(set(merged["requests"]) | set(merged["limits"])):
+        if not is_extended(name):
+            continue
+        given = [part for part in ("requests", "limits") if name in per_node.get(part, {})]
+        for part in given:
+            if not re.fullmatch(r"[0-9]+", str(per_node[part][name])):
+                raise ctx.expected(f"{path}.resourcesPerNode.{part}.{name}", f"a whole number of devices such "
+                                   f"as 8 ({name} is an extended resource: it counts devices)", per_node[part][name])
+        request, limit = merged["requests"].get(name), merged["limits"].get(name)
+        if request is not None and limit is not None and str(request) != str(limit):
+            raise ctx.error(f"{path}.resourcesPerNode.{given[0]}.{name}", f"the node container would request "
+                            f"{request} {name} with a limit of {limit} (runtime {runtime.name}'s value where this "
+                            "sets none): extended resources request exactly their limit, or the API server "
+                            f"refuses the pods; set requests and limits of {name} alike", rule="requests-required")
+    reader = Reader(file=ctx.stack.file, where=f"trainstack:{path}.resourcesPerNode")
+    return container_requests(reader, merged, "resources").fit
 
 
 # --- gang Deployments ------------------------------------------------------------------------
@@ -220,11 +292,12 @@ def deployment(ctx: RenderContext, i: int, cfg: dict) -> list[Resource]:
     depends = [release_ref(ctx)]
     tier_number, tier_name = topology.tier_setting(spec_topology)
     explicit = spec_topology is not None and tier_name is not None
-    container = pods.container("main", cfg["image"], shape, profile, cfg["command"], cfg["args"])
+    claims = _claims(ctx, path, cfg, namespace)
+    container = pods.container("main", cfg["image"], shape, profile, cfg["command"], cfg["args"], mounts=claims)
     if cfg["port"] is not None:
         container.update(_probes(cfg["port"], cfg["healthPath"]))
     template = {"metadata": {"labels": dict(selector), "annotations": pod_annotations},
-                "spec": pods.pod_spec(shape, [container], priority_class=priority)}
+                "spec": pods.pod_spec(shape, [container], priority_class=priority, claims=claims)}
     if explicit:
         # No pod annotation carries a tier name: create the PodGroup and bind the pods to it.
         group = podgroup(ctx, cfg["name"], namespace, queue, priority, replicas, template["spec"], spec_topology)
@@ -242,7 +315,8 @@ def deployment(ctx: RenderContext, i: int, cfg: dict) -> list[Resource]:
            # Recreate: a rolling update's surge pods could never gang while the old ones hold the GPUs.
            "spec": {"replicas": replicas, "strategy": {"type": "Recreate"},
                     "selector": {"matchLabels": dict(selector)}, "template": template}}
-    out.append(Resource(module=MODULE, obj=obj, depends_on=_depends(namespace, queue, profile, priority, *depends)))
+    out.append(Resource(module=MODULE, obj=obj, depends_on=_depends(namespace, queue, profile, priority, *depends,
+                                                                    claims=claims)))
     return out
 
 
@@ -278,9 +352,10 @@ def pytorch_job(ctx: RenderContext, i: int, cfg: dict) -> Resource:
     namespace, queue, priority, profile, shape = _common(ctx, path, cfg)
     workers = cfg["workers"]
     elastic = cfg["elastic"]
-    container = pods.container("pytorch", cfg["image"], shape, profile, cfg["command"], cfg["args"])
+    claims = _claims(ctx, path, cfg, namespace)
+    container = pods.container("pytorch", cfg["image"], shape, profile, cfg["command"], cfg["args"], mounts=claims)
     template = {"metadata": {"labels": {WORKLOAD_LABEL: cfg["name"]}},
-                "spec": pods.pod_spec(shape, [container], priority_class=priority)}
+                "spec": pods.pod_spec(shape, [container], priority_class=priority, claims=claims)}
     replica_specs: dict = {}
     spec: dict = {"nprocPerNode": str(shape.gpus) if shape.gpus else "auto"}
     if elastic is not None:
@@ -304,7 +379,7 @@ def pytorch_job(ctx: RenderContext, i: int, cfg: dict) -> Resource:
     spec["pytorchReplicaSpecs"] = replica_specs
     obj = {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
            "metadata": ctx.metadata(MODULE, cfg["name"], namespace), "spec": spec}
-    return Resource(module=MODULE, obj=obj, depends_on=_depends(namespace, queue, profile, priority))
+    return Resource(module=MODULE, obj=obj, depends_on=_depends(namespace, queue, profile, priority, claims=claims))
 
 
 def render(ctx: RenderContext) -> list[Resource]:

@@ -11,10 +11,11 @@ ORDER = (
     "scheduler-args-typed", "topology-source-exclusive", "hypernode-tree-valid", "nccl-env-valid",
     "nccl-ifname-pod-network", "trainer-admission", "volcano-job-admission", "training-operator-admission",
     "kubernetes-api-validation",
-    "scheduler-name-volcano", "shared-claims-rwx-retained", "hpa-target-scalable", "hpa-converges",
+    "scheduler-name-volcano", "shared-claims-rwx-retained", "claims-serve-pods", "hpa-target-scalable", "hpa-converges",
     "controller-owned-fields",
     "image-pinned",
     "host-network-opt-in", "no-secrets-in-configmaps", "rbac-no-wildcards", "configmap-refs-exist",
+    "runtime-refs-exist",
     "nccl-debug-production", "nccl-algo-override", "pod-security-baseline", "pod-security-restricted",
     "upstream-admission",
 )

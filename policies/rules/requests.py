@@ -28,6 +28,34 @@ def _best_effort(pod_spec: dict) -> bool:
     return True
 
 
+def _scalar_names(pod_spec: dict) -> list[str]:
+    """Extended resources (and hugepages) the pod's containers ask for: Volcano's ``Resource``
+    counts them as scalar resources, so a pod with only these is not empty to it."""
+    names = set()
+    for field_name in ("initContainers", "containers"):
+        for c in as_list(pod_spec.get(field_name)):
+            requests, limits = resources_of(as_dict(c))
+            names |= {str(n) for n in (*requests, *limits) if is_extended(str(n)) or str(n).startswith("hugepages-")}
+    return sorted(names)
+
+
+def _best_effort_message(obj: dict, base: str, scalars: list[str]) -> str:
+    """What a pod template without CPU or memory means, to the kubelet and to Volcano."""
+    if scalars:
+        # Volcano v1.15.1 Resource.IsEmpty counts scalar resources: the task is not BestEffort to it.
+        return (f"{where(obj, base)}: the pod template requests no CPU or memory in any container (only "
+                f"{', '.join(scalars)}), so its pods are BestEffort to the kubelet: unbounded CPU and memory on "
+                "the node, and the first evicted under node pressure. Volcano still allocates them (its "
+                f"Resource.IsEmpty counts {scalars[0]}), but node fit and the gang's minResources count no CPU "
+                "or memory for them, so they may be packed onto a node that cannot run them. Set "
+                "resources.requests.cpu and .memory on every container.")
+    return (f"{where(obj, base)}: the pod template requests no resources in any container, so its pods are "
+            "BestEffort: Volcano counts their request as empty (Resource.IsEmpty) and its allocate action, which "
+            "enforces network-topology constraints and gangs, skips them (only backfill places them), and the "
+            "kubelet evicts them first under node pressure. Set resources.requests.cpu and .memory on every "
+            "container.")
+
+
 def _quantities(obj: dict, path: str, requests: dict, limits: dict) -> Iterator[Finding]:
     """Values must be quantities; extended resources (GPUs, RDMA devices) must request what they limit."""
     for part, values in (("requests", requests), ("limits", limits)):
@@ -86,11 +114,7 @@ def _check_template(obj: dict, template_path: str, template: dict, allow_limits:
     base = f"{template_path}.spec" if template_path else "spec"
     best_effort = _best_effort(pod_spec) and bool(as_list(pod_spec.get("containers")))
     if best_effort:
-        yield Finding(base, f"{where(obj, base)}: the pod template requests no CPU or memory in any container, so "
-                      "its pods are BestEffort: Volcano's allocate action, which enforces network-topology "
-                      "constraints and gangs, skips BestEffort pods (only backfill places them), and they are "
-                      "the first evicted under node pressure. Set resources.requests.cpu and .memory on every "
-                      "container.")
+        yield Finding(base, _best_effort_message(obj, base, _scalar_names(pod_spec)))
     for field_name in ("initContainers", "containers"):
         for i, container in enumerate(as_list(pod_spec.get(field_name))):
             container = as_dict(container)
@@ -162,9 +186,11 @@ RULES = (
                     "Job tasks, (Cluster)TrainingRuntimes, and TrainJobs merged with their runtime) requests CPU "
                     "and memory, and requests exactly the GPUs and RDMA devices it limits.",
         why="Pods without requests are packed blindly and their gang's minResources undercounts, so a job "
-            "starts on nodes that cannot run it; BestEffort pods are skipped by Volcano's allocate action, which "
-            "is where topology constraints and gangs are enforced; extended resources cannot be overcommitted "
-            "and the API server rejects a GPU request that differs from its limit. Kyverno, Checkov and "
+            "starts on nodes that cannot run it; pods without CPU or memory (GPU-only pods too) are BestEffort to "
+            "the kubelet, unbounded and evicted first; pods that request nothing at all are also empty to "
+            "Volcano (Resource.IsEmpty counts GPUs and other scalar resources) and skipped by its allocate "
+            "action, which is where topology constraints and gangs are enforced; extended resources cannot be "
+            "overcommitted and the API server rejects a GPU request that differs from its limit. Kyverno, Checkov and "
             "kube-linter never look inside PyTorchJob, TrainJob or Volcano Job templates.",
         fix="Set resources.requests.cpu and .memory on every container (in the runtime's node container or the "
             "TrainJob's trainer.resourcesPerNode), and give GPUs and RDMA devices equal requests and limits.",

@@ -64,3 +64,18 @@ def test_algorithm_override_warns():
     bundle = render(variant("dev", "algo", nccl={"env": {"NCCL_ALGO": "ring"}}))
     assert any("NCCL_ALGO=ring" in w for w in bundle.warnings)
     assert {data["NCCL_ALGO"] for data in _configmaps(bundle).values()} == {"ring"}
+
+
+@pytest.mark.parametrize("name, hint", [
+    ("nccl_debug", "did you mean 'NCCL_DEBUG'?"),         # a case mistake: NCCL reads NCCL_DEBUG only
+    ("Nccl_Ib_Hca", "did you mean 'NCCL_IB_HCA'?"),
+    ("ib_timeout", "did you mean 'NCCL_IB_TIMEOUT'?"),     # the prefix forgotten
+    ("TORCH_NCCL_BLOCKING_WAIT", None),                    # not an NCCL variable at all
+])
+def test_nccl_env_takes_upper_case_nccl_names_only(name, hint):
+    with pytest.raises(InputError) as caught:
+        render(variant("dev", "names", nccl={"env": {name: "1"}}))
+    assert caught.value.path == f"trainstack:nccl.env.{name}"
+    assert "expected an upper-case NCCL_ variable name" in caught.value.message
+    assert (hint in caught.value.message) if hint else "did you mean" not in caught.value.message
+    assert caught.value.rule == "nccl-env-valid"

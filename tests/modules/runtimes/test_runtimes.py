@@ -24,6 +24,7 @@ def test_every_runtime_keeps_the_contract(name):
     tiers = topology.fabric_tiers(bundle.fabric)
     queues = {q["metadata"]["name"] for q in of_kind(bundle, "Queue")}
     configmaps = {(c["metadata"]["namespace"], c["metadata"]["name"]) for c in of_kind(bundle, "ConfigMap")}
+    pvcs = {(c["metadata"]["namespace"], c["metadata"]["name"]) for c in of_kind(bundle, "PersistentVolumeClaim")}
     training_namespaces = {c["metadata"]["namespace"] for c in of_kind(bundle, "ConfigMap")
                            if c["metadata"]["name"].startswith("nccl-")}
     runtimes = runtimes_of(name)
@@ -51,7 +52,12 @@ def test_every_runtime_keeps_the_contract(name):
         assert "nvidia.com/gpu" in extended
         for resource in extended:
             assert requests[resource] == limits[resource]
-        (volume,) = spec["volumes"]
+        (volume,) = [v for v in spec["volumes"] if "emptyDir" in v]
+        claims = [v for v in spec["volumes"] if "persistentVolumeClaim" in v]
+        assert len(spec["volumes"]) == 1 + len(claims)   # /dev/shm and the stack's claims only
+        for claim in claims:   # a claim the stack renders in every namespace a TrainJob may run in
+            for namespace in training_namespaces:
+                assert (namespace, claim["persistentVolumeClaim"]["claimName"]) in pvcs
         assert volume["emptyDir"]["medium"] == "Memory" and parse_quantity(volume["emptyDir"]["sizeLimit"]) > 0
         assert {"name": volume["name"], "mountPath": "/dev/shm"} in container["volumeMounts"]
         assert parse_quantity(volume["emptyDir"]["sizeLimit"]) <= parse_quantity(limits["memory"])

@@ -31,7 +31,8 @@ ALLOWED: dict[tuple[str, str], tuple[frozenset[str], str]] = {
     ("modules/runtimes/render.py", "runtime"): (frozenset({"numNodes"}), "runtimes[].numNodes: " + CONFIG),
     ("modules/workloads/render.py", "volcano_job"): (frozenset({"minAvailable", "minPartitions"}),
                                                      "workloads[].minAvailable, .partitions: " + CONFIG),
-    ("modules/workloads/render.py", "train_job"): (frozenset({"numNodes"}), "trainJobs[].numNodes: " + CONFIG),
+    ("modules/workloads/render.py", "train_job"): (frozenset({"numNodes", "resourcesPerNode"}),
+                                                   "trainJobs[].numNodes, .resourcesPerNode: " + CONFIG),
 }
 
 

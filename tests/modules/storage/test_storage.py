@@ -41,7 +41,7 @@ def test_storage_class_is_created_first_and_keeps_data():
 
 def test_claim_naming_another_class_does_not_wait_for_ours():
     bundle = render(variant("staging", "other", storage={"claims": [
-        {"name": "fast", "size": "1Ti", "storageClass": "local-nvme"}]}))
+        {"name": "fast", "size": "1Ti", "storageClass": "local-nvme"}]}, workloads={"trainJobs": []}))
     (claim,) = [r for r in _storage(bundle) if r.kind == "PersistentVolumeClaim"]
     assert claim.obj["spec"]["storageClassName"] == "local-nvme" and claim.depends_on == ()
     assert claim.obj["metadata"]["namespace"] == "training"   # the first training namespace

@@ -28,3 +28,17 @@ def test_no_requests_at_all_keeps_the_plain_message():
 def test_limits_accepted_when_allowed():
     assert findings({"name": "c", "resources": {"limits": {"cpu": "4", "memory": "8Gi"}}},
                     {"allowLimitsAsRequests": True}) == []
+
+
+def test_gpu_only_pod_is_best_effort_to_the_kubelet_but_allocated_by_volcano():
+    # Volcano v1.15.1 Resource.IsEmpty counts scalar resources: a GPU-only task is not empty to it.
+    [message] = findings({"name": "c", "resources": {"requests": {"nvidia.com/gpu": 8},
+                                                     "limits": {"nvidia.com/gpu": 8}}})
+    assert "BestEffort to the kubelet" in message and "evicted under node pressure" in message
+    assert "Volcano still allocates them" in message and "nvidia.com/gpu" in message
+    assert "skips" not in message
+
+
+def test_pod_requesting_nothing_is_empty_to_volcano_too():
+    [message] = findings({"name": "c"})
+    assert "Resource.IsEmpty" in message and "skips them (only backfill places them)" in message
