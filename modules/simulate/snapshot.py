@@ -125,6 +125,10 @@ def read_objects(path: Path, shown: str) -> list[tuple[str, dict]]:
             if len(out) > MAX_OBJECTS:
                 raise InputError(name, "", f"more than {MAX_OBJECTS} objects in the snapshot")
     for where, obj in out:
+        if isinstance(obj, yamlio.KeylessItem):
+            got = "a mapping without apiVersion or kind" if obj.value is None else show(obj.value)
+            raise InputError(shown, f"{where} (line {obj.line}, column {obj.column})",
+                             f"expected a Kubernetes object with a kind, got {got}")
         if not isinstance(obj, dict) or not isinstance(obj.get("kind"), str):
             raise InputError(shown, where, f"expected a Kubernetes object with a kind, got {show(obj)}")
     return out
@@ -135,13 +139,47 @@ def _documents(file: Path, name: str) -> list[Any]:
     text = yamlio.read_text(file, name, MAX_BYTES)   # the snapshot bound, not the 4 MiB default for stack files
     if file.suffix == ".json":
         try:
-            return [json.loads(text)]
+            doc = json.loads(text)
         except json.JSONDecodeError as exc:
             raise InputError(name, f"line {exc.lineno}, column {exc.colno}", f"invalid JSON: {exc.msg}") from None
         except (ValueError, RecursionError) as exc:   # a number past Python's 4300 digits, deep nesting
             raise InputError(name, "(document)", f"invalid JSON: {str(exc).split(';')[0] or 'nested too deep'}") \
                 from None
-    return yamlio.load_all(text, name)
+        if _SURROGATE_ESCAPE.search(text):
+            _refuse_lone_surrogates(doc, name)
+        return [doc]
+    # One item of a List at a time: the whole snapshot as one node graph would cost about 33 MiB of
+    # memory per MiB of YAML; held to the snapshot's bound, not the 16 MiB of a fabric file
+    # (a YAML snapshot with anchors, which kubectl never writes, keeps that cap).
+    return yamlio.load_manifests(text, name, limit=MAX_BYTES)
+
+
+# JSON may escape half of a UTF-16 pair alone ("\ud800"); Python decodes it to a lone surrogate, which
+# is no Unicode text: it could not be printed, matched by a pattern or written back. YAML's reader
+# refuses the escape itself. Only text holding such an escape is walked.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _refuse_lone_surrogates(doc: Any, name: str) -> None:
+    """An InputError at the first key or string holding a lone surrogate (valid pairs were joined)."""
+    todo: list[tuple[str, Any]] = [("", doc)]
+    while todo:
+        path, value = todo.pop()
+        if isinstance(value, dict):
+            children = []
+            for key, item in value.items():
+                shown = key.encode("utf-8", "backslashreplace").decode("ascii", "backslashreplace")
+                if _SURROGATE.search(key):
+                    raise InputError(name, yamlio.join_path(path, shown) or "(document)",
+                                     "a key holds a lone UTF-16 surrogate escape: not Unicode text")
+                children.append((yamlio.join_path(path, shown), item))
+            todo.extend(reversed(children))      # the first in the file is reported first
+        elif isinstance(value, list):
+            todo.extend(reversed([(f"{path}[{i}]", item) for i, item in enumerate(value)]))
+        elif isinstance(value, str) and _SURROGATE.search(value):
+            raise InputError(name, path or "(document)", "a lone UTF-16 surrogate escape (such as \\ud800 without "
+                             "its pair): not Unicode text")
 
 
 # --- taints and tolerations ----------------------------------------------------------------------

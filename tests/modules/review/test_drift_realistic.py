@@ -13,53 +13,8 @@ import yaml
 
 from modules.core.config import load_project, load_stack
 from modules.core.render import render
+from tests.modules.simulate.kubectl import as_applied, kubectl_list, kubectl_node
 from tests.support.cli import ROOT, run
-
-
-def kubectl_node(name: str, cpu: str = "191910m", memory: str = "1968Gi", gpus: str = "8",
-                 labels: dict | None = None) -> dict:
-    """A Node as kubectl prints it (trimmed to the fields every real Node has)."""
-    alloc = {"cpu": cpu, "ephemeral-storage": "3438424073287", "hugepages-1Gi": "0", "hugepages-2Mi": "0",
-             "memory": memory, "nvidia.com/gpu": gpus, "nvidia.com/hostdev": "8", "pods": "110"}
-    capacity = dict(alloc, cpu="192", memory="2063591136Ki", **{"ephemeral-storage": "3730882816Ki"})
-    return {
-        "apiVersion": "v1", "kind": "Node",
-        "metadata": {
-            "annotations": {"node.alpha.kubernetes.io/ttl": "0",
-                            "volumes.kubernetes.io/controller-managed-attach-detach": "true"},
-            "creationTimestamp": "2026-10-01T08:00:00Z",
-            "labels": {"beta.kubernetes.io/arch": "amd64", "kubernetes.io/arch": "amd64",
-                       "kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
-                       "nvidia.com/gpu.present": "true", "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
-                       **(labels or {})},
-            "name": name, "resourceVersion": "918273", "uid": f"uid-{name}"},
-        "spec": {"podCIDR": "10.244.3.0/24", "podCIDRs": ["10.244.3.0/24"]},
-        "status": {
-            "addresses": [{"address": "10.0.3.17", "type": "InternalIP"}, {"address": name, "type": "Hostname"}],
-            "allocatable": alloc, "capacity": capacity,
-            "conditions": [
-                {"lastHeartbeatTime": "2026-12-02T01:59:00Z", "lastTransitionTime": "2026-10-01T08:01:00Z",
-                 "message": "kubelet has sufficient memory available", "reason": "KubeletHasSufficientMemory",
-                 "status": "False", "type": "MemoryPressure"},
-                {"lastHeartbeatTime": "2026-12-02T01:59:00Z", "lastTransitionTime": "2026-10-01T08:01:00Z",
-                 "message": "kubelet is posting ready status", "reason": "KubeletReady", "status": "True",
-                 "type": "Ready"}],
-            "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
-            "images": [{"names": ["nvcr.io/nvidia/pytorch@sha256:" + "0" * 64, "nvcr.io/nvidia/pytorch:25.01-py3"],
-                        "sizeBytes": 9876543210}],
-            "nodeInfo": {"architecture": "amd64", "containerRuntimeVersion": "containerd://1.7.24",
-                         "kernelVersion": "6.8.0-51-generic", "kubeProxyVersion": "v1.33.1",
-                         "kubeletVersion": "v1.33.1", "operatingSystem": "linux",
-                         "osImage": "Ubuntu 24.04.1 LTS"}}}
-
-
-def as_applied(hypernode: dict, nodes: int) -> dict:
-    """A rendered HyperNode as the API server returns it."""
-    live = copy.deepcopy(hypernode)
-    live["metadata"].update({"creationTimestamp": "2026-10-01T09:00:00Z", "generation": 1,
-                             "resourceVersion": "4242", "uid": f"uid-{live['metadata']['name']}"})
-    live["status"] = {"nodeCount": nodes}
-    return live
 
 
 def scaffold(tmp_path, label_leaf: bool = False, pool: str | None = None):
@@ -88,7 +43,7 @@ def scaffold(tmp_path, label_leaf: bool = False, pool: str | None = None):
 def snapshot(tmp_path, hypernodes: dict, nodes: dict, fmt: str = "yaml") -> str:
     counts = {"spine-1": 64}
     items = [as_applied(h, counts.get(n, 16)) for n, h in hypernodes.items()] + list(nodes.values())
-    listing = {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items}
+    listing = kubectl_list(items)
     path = tmp_path / f"snap.{fmt}"
     path.write_text(json.dumps(listing, indent=4) if fmt == "json" else yaml.safe_dump(listing))
     return str(path)
