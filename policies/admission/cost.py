@@ -1,0 +1,403 @@
+"""What a CEL expression is sure to cost, by cel-go's cost model, before anything evaluates it.
+
+The `cel` library tracks no cost, so the API server's CEL cost limits cannot be read from it. This
+module parses an expression (CEL's grammar, macros included) and computes a *floor*: the least cost
+cel-go's runtime tracker (``interpreter/runtimecost.go``) charges on any input, and the least size
+of its value, from what is known without the object: literals, the sizes of earlier variables,
+and what a comprehension over a literal must iterate. The unit costs are cel-go's (an identifier or
+field selection 1, a call 1, string concatenation and comparison one per ten characters, list
+concatenation 1 (cel-go joins lists without copying), ``in`` the list's size, ``matches`` the
+string's by the pattern's, a comprehension its range's size times its step; constant lists are
+folded to constants and cost nothing, as ``cel.OptOptimize`` does). Where an operand's size is
+unknown (a field of ``object``) the floor counts it as empty, so a floor is never above what the
+API server would charge.
+
+So a floor over a limit is a verdict, the same on every machine and for every object:
+
+- ``PER_CALL_LIMIT`` (k8s.io/apiserver ``PerCallLimit``): every evaluation of the expression (a
+  policy's variable is evaluated as its own call) fails with "actual cost limit exceeded";
+- ``STATIC_ESTIMATED_COST_LIMIT`` (apiextensions ``StaticEstimatedCostLimit``): the API server
+  refuses a CRD whose rule's estimated cost exceeds it (its estimate is at least the floor);
+- ``MAX_LIST_ELEMENTS``: a list this long is cheap for cel-go, which joins lists lazily, but the
+  `cel` library copies every concatenation; such an expression is not evaluated here at all.
+
+What the floor cannot see (the size of an object's fields) is still bounded at run time by the
+evaluating child's CPU-time and memory budget (``worker.py``): the safety net, not the verdict.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+PER_CALL_LIMIT = 1_000_000                  # k8s.io/apiserver/pkg/apis/cel: PerCallLimit
+RUNTIME_COST_BUDGET = 10_000_000            # ... RuntimeCELCostBudget (per policy binding or object)
+STATIC_ESTIMATED_COST_LIMIT = 10_000_000    # k8s.io/apiextensions-apiserver validation: per CRD rule
+MAX_LIST_ELEMENTS = 1_000_000               # what the `cel` library may materialise in one list
+TRAVERSAL = 0.1                             # cel-go common.StringTraversalCostFactor
+REGEX_FACTOR = 0.25                         # cel-go common.RegexStringLengthCostFactor
+LIST_CREATE, MAP_CREATE, STRUCT_CREATE = 10, 30, 40
+MACROS = {"all", "exists", "exists_one", "existsOne", "map", "filter", "transformList", "transformMap"}
+
+
+class Unparsable(Exception):
+    """Text this parser does not read (the library reports the real error, if any)."""
+
+
+# --- lexing -------------------------------------------------------------------------------------
+
+_TOKEN = re.compile(r"""
+    (?P<space>\s+|//[^\n]*)
+  | (?P<string>(?:[rR][bB]?|[bB][rR]?)?(?:'''(?:\\.|[^\\])*?'''|\"\"\"(?:\\.|[^\\])*?\"\"\"
+                |'(?:\\.|[^\\'\n])*'|"(?:\\.|[^\\"\n])*"))
+  | (?P<number>0[xX][0-9a-fA-F]+[uU]?|(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?[uU]?)
+  | (?P<ident>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<op>\|\||&&|==|!=|<=|>=|\.\?|\[\?|\{\?|[-+*/%!<>?:.,\[\](){}])
+""", re.X | re.S)
+
+
+def _tokens(text: str) -> list[tuple[str, str]]:
+    out, i = [], 0
+    while i < len(text):
+        m = _TOKEN.match(text, i)
+        if m is None:
+            raise Unparsable(f"unexpected {text[i]!r}")
+        i = m.end()
+        if m.lastgroup != "space":
+            out.append((m.lastgroup, m.group()))
+    out.append(("end", ""))
+    return out
+
+
+def _string_size(token: str) -> int:
+    """Code points of a string literal (escapes count as one; a floor either way)."""
+    body = token.lstrip("rRbB")
+    quote = 3 if body[:3] in ("'''", '"""') else 1
+    body = body[quote:-quote]
+    return len(re.sub(r"\\(?:[0-7]{3}|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|.)", "x", body, flags=re.S))
+
+
+# --- parsing ------------------------------------------------------------------------------------
+# Nodes are tuples: ("lit", size, value), ("ident", name), ("select", operand, field),
+# ("call", name, target or None, args), ("list", items), ("map", entries), ("struct", values),
+# ("macro", name, target, args), ("has", operand), ("and" | "or", lhs, rhs), ("cond", c, t, f).
+
+class _Parser:
+    RELATIONS = ("<", "<=", ">=", ">", "==", "!=", "in")
+
+    def __init__(self, text: str) -> None:
+        self.toks = _tokens(text)
+        self.i = 0
+
+    def peek(self) -> str:
+        kind, text = self.toks[self.i]
+        return text if kind in ("op", "ident") else kind
+
+    def take(self, want: str | None = None) -> tuple[str, str]:
+        tok = self.toks[self.i]
+        if want is not None and (tok[1] if tok[0] in ("op", "ident") else tok[0]) != want:
+            raise Unparsable(f"expected {want!r}, got {tok[1]!r}")
+        self.i += 1
+        return tok
+
+    def parse(self) -> tuple:
+        node = self.expr()
+        self.take("end")
+        return node
+
+    def expr(self) -> tuple:
+        cond = self.binary(0)
+        if self.peek() == "?":
+            self.take()
+            yes = self.binary(0)
+            self.take(":")
+            return ("cond", cond, yes, self.expr())
+        return cond
+
+    LEVELS = (("||",), ("&&",), RELATIONS, ("+", "-"), ("*", "/", "%"))
+
+    def binary(self, level: int) -> tuple:
+        if level == len(self.LEVELS):
+            return self.unary()
+        node = self.binary(level + 1)
+        while self.peek() in self.LEVELS[level]:
+            op = self.take()[1]
+            rhs = self.binary(level + 1)
+            node = ("and" if op == "&&" else "or", node, rhs) if op in ("&&", "||") else ("call", op, None,
+                                                                                          [node, rhs])
+        return node
+
+    def unary(self) -> tuple:
+        if self.peek() in ("!", "-"):
+            op = self.take()[1]
+            operand = self.unary()
+            if op == "-" and operand[0] == "lit":
+                return operand
+            return ("call", op, None, [operand])
+        return self.member(self.primary())
+
+    def args(self, close: str) -> list[tuple]:
+        out = []
+        while self.peek() != close:
+            if self.peek() in ("?",):
+                self.take()
+            out.append(self.expr())
+            if self.peek() != ",":
+                break
+            self.take()
+        self.take(close)
+        return out
+
+    def member(self, node: tuple) -> tuple:
+        while True:
+            tok = self.peek()
+            if tok in (".", ".?"):
+                self.take()
+                name = self.take()[1]
+                if self.peek() == "(":
+                    self.take()
+                    args = self.args(")")
+                    node = ("macro", name, node, args) if name in MACROS and args else ("call", name, node, args)
+                else:
+                    node = ("select", node, name)
+            elif tok in ("[", "[?"):
+                self.take()
+                index = self.expr()
+                self.take("]")
+                node = ("call", "[]", None, [node, index])
+            else:
+                return node
+
+    def primary(self) -> tuple:
+        kind, text = self.take()
+        if kind == "number":
+            return ("lit", 1, None)
+        if kind == "string":
+            return ("lit", _string_size(text), None)
+        if kind == "ident":
+            if text in ("true", "false"):
+                return ("lit", 1, text == "true")
+            if text == "null":
+                return ("lit", 1, None)
+            if self.peek() == "(":
+                self.take()
+                args = self.args(")")
+                return ("has", args[0]) if text == "has" and args else ("call", text, None, args)
+            if self.peek() == "{":      # a message literal
+                self.take()
+                return ("struct", [value for _, value in self.entries()])
+            return ("ident", text)
+        if text == ".":
+            return self.primary()
+        if text == "(":
+            node = self.expr()
+            self.take(")")
+            return node
+        if text in ("[",):
+            return ("list", self.args("]"))
+        if text in ("{", "{?"):
+            return ("map", self.entries())
+        raise Unparsable(f"unexpected {text!r}")
+
+    def entries(self) -> list[tuple[tuple, tuple]]:
+        out = []
+        while self.peek() != "}":
+            if self.peek() == "?":
+                self.take()
+            key = self.expr()
+            self.take(":")
+            out.append((key, self.expr()))
+            if self.peek() != ",":
+                break
+            self.take()
+        self.take("}")
+        return out
+
+
+def parse(text: str) -> tuple:
+    """The expression's tree; Unparsable when this parser does not read it."""
+    try:
+        return _Parser(text).parse()
+    except (RecursionError, IndexError) as exc:
+        raise Unparsable(type(exc).__name__) from None
+
+
+# --- the floor ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Floor:
+    """The least cost and value size of an expression on any input; ``value`` a known constant
+    (bool), ``listy`` whether the value is a list (for the materialisation bound)."""
+    cost: int
+    size: int = 0
+    value: Any = None
+    listy: bool = False
+
+
+EMPTY = Floor(0)
+
+
+def _ceil(x: float) -> int:
+    return int(math.ceil(x))
+
+
+class _Coster:
+    def __init__(self, variables: Mapping[str, Floor]) -> None:
+        self.variables = variables
+        self.locals: list[str] = []
+
+    def floor(self, node: tuple) -> Floor:
+        return getattr(self, "_" + node[0])(node)
+
+    def _lit(self, node: tuple) -> Floor:
+        return Floor(0, node[1], node[2])
+
+    def _ident(self, node: tuple) -> Floor:
+        return Floor(1)
+
+    def _select(self, node: tuple) -> Floor:
+        # a chain of selections is one attribute to cel-go's tracker: the identifier's cost is its floor
+        operand = node[1]
+        if operand == ("ident", "variables") and "variables" not in self.locals:
+            known = self.variables.get(node[2], EMPTY)
+            return Floor(1, known.size, known.value, known.listy)
+        return Floor(self.floor(operand).cost)
+
+    def _has(self, node: tuple) -> Floor:
+        return Floor(self.floor(node[1]).cost + 1)
+
+    def _and(self, node: tuple) -> Floor:        # short-circuit: the left side always runs
+        return Floor(self.floor(node[1]).cost)
+
+    _or = _and
+
+    def _cond(self, node: tuple) -> Floor:
+        c, t, f = (self.floor(n) for n in node[1:])
+        return Floor(c.cost + min(t.cost, f.cost), min(t.size, f.size))
+
+    def _list(self, node: tuple) -> Floor:
+        items = [self.floor(n) for n in node[1]]
+        constant = all(n[0] == "lit" for n in node[1])     # folded to a constant (cel.OptOptimize)
+        return Floor(0 if constant else LIST_CREATE + sum(i.cost for i in items), len(items), listy=True)
+
+    def _map(self, node: tuple) -> Floor:
+        cost = sum(self.floor(k).cost + self.floor(v).cost for k, v in node[1])
+        constant = all(k[0] == "lit" and v[0] == "lit" for k, v in node[1])
+        return Floor(0 if constant else MAP_CREATE + cost, len(node[1]))
+
+    def _struct(self, node: tuple) -> Floor:
+        return Floor(STRUCT_CREATE + sum(self.floor(v).cost for v in node[1]))
+
+    def _macro(self, node: tuple) -> Floor:
+        _, name, target, args = node
+        rng = self.floor(target)
+        count = 1 if len(args) == 2 or name == "map" else 2      # map(x, p, f) binds one name
+        names = [a[1] for a in args[:count] if a[0] == "ident"]
+        self.locals.extend(names)
+        try:
+            bodies = [self.floor(a) for a in args[len(names):]]
+        finally:
+            del self.locals[len(self.locals) - len(names):]
+        body = Floor(sum(b.cost for b in bodies), value=bodies[-1].value if bodies else None)
+        # all/exists stop at the first false/true: every element is visited only when the body
+        # cannot stop them; the other macros visit every element
+        full = (name not in ("all", "exists")) or body.value is (name == "all")
+        steps = rng.size if full else min(rng.size, 1)
+        cost = rng.cost + steps * (1 + body.cost)
+        if name in ("map", "transformList", "filter"):
+            return Floor(cost, rng.size if name != "filter" else 0, listy=True)
+        value = body.value if name in ("all", "exists") and full and rng.size else None
+        return Floor(cost, 1, value)
+
+    def _call(self, node: tuple) -> Floor:
+        _, name, target, args = node
+        if name == "bind" and target == ("ident", "cel") and len(args) == 3:   # cel.bind(x, init, body): init
+            self.locals.append(str(args[0][1]))                              # runs only if body reads x
+            try:
+                return self.floor(args[2])
+            finally:
+                self.locals.pop()
+        target_floor = self.floor(target) if target is not None else None
+        floors = [self.floor(a) for a in args]
+        base = sum(f.cost for f in floors) + (target_floor.cost if target_floor else 0)
+        operands = ([target_floor] if target_floor else []) + floors
+        if name == "dyn" and floors:
+            return Floor(base + 1, floors[0].size, floors[0].value, floors[0].listy)
+        if name == "+" and len(floors) == 2:
+            a, b = floors
+            size = a.size + b.size
+            if a.listy or b.listy:
+                return Floor(base + 1, size, listy=True)
+            return Floor(base + _ceil(size * TRAVERSAL), size)
+        if name in ("==", "!=", "<", "<=", ">", ">=") and len(floors) == 2:
+            return Floor(base + _ceil(min(floors[0].size, floors[1].size) * TRAVERSAL), 1)
+        if name == "in" and len(floors) == 2:
+            return Floor(base + floors[1].size, 1)
+        if name in ("startsWith", "endsWith") and len(operands) == 2:
+            return Floor(base + _ceil(operands[1].size * TRAVERSAL), 1)
+        if name == "contains" and len(operands) == 2:
+            return Floor(base + _ceil(operands[0].size * TRAVERSAL) * _ceil(operands[1].size * TRAVERSAL), 1)
+        if name == "matches" and len(operands) == 2:
+            return Floor(base + _ceil((operands[0].size + 1) * TRAVERSAL) * _ceil(operands[1].size * REGEX_FACTOR), 1)
+        if name == "size" and operands:
+            return Floor(base + 1, 1)
+        return Floor(base + 1)
+
+
+def floor(text: str, variables: Mapping[str, Floor] = {}) -> Floor | None:
+    """The floor of ``text`` given the floors of the policy's variables; None when unparsable."""
+    try:
+        return _Coster(variables).floor(parse(text))
+    except (Unparsable, RecursionError):
+        return None
+
+
+_VARIABLE = re.compile(r"\bvariables\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def policy_problem(variables: Iterable[tuple[str, str]], expressions: Iterable[tuple[str, str]]) -> str | None:
+    """Why a policy's expressions cannot pass on any object (``(where, source)`` pairs; variables
+    ``(name, source)`` in order, each seeing the earlier ones), or None. Only variables an
+    expression reaches count (they are evaluated lazily, each as its own call)."""
+    floors: dict[str, Floor] = {}
+    sources = {}
+    for name, source in variables:
+        sources[name] = source
+        floors[name] = floor(source, floors) or EMPTY
+    expressions = list(expressions)
+    reached, todo = [], [name for _, source in expressions for name in _VARIABLE.findall(source)]
+    while todo:
+        name = todo.pop()
+        if name in sources and name not in reached:
+            reached.append(name)
+            todo.extend(_VARIABLE.findall(sources[name]))
+    checks = [(f"variable {name!r}", floors[name]) for name in sources if name in reached]
+    checks += [(where, floor(source, floors) or EMPTY) for where, source in expressions]
+    return problem_of(checks, PER_CALL_LIMIT)
+
+
+def problem_of(checks: Iterable[tuple[str, Floor]], limit: int) -> str | None:
+    for where, est in checks:
+        if est.cost > limit:
+            return (f"{where} costs at least {est.cost:,} on every object by cel-go's cost model, over the API "
+                    f"server's per-call CEL cost limit ({limit:,}): every evaluation fails (with failurePolicy "
+                    "Fail, every matching object is denied)")
+        if est.listy and est.size > MAX_LIST_ELEMENTS:
+            return (f"{where} builds a list of at least {est.size:,} elements: cel-go joins lists without copying "
+                    f"them, the `cel` library copies them (at most {MAX_LIST_ELEMENTS:,} elements are evaluated "
+                    "here)")
+    return None
+
+
+def rule_problem(rule: Mapping[str, Any]) -> str | None:
+    """Why a CRD validation rule cannot pass, or None: a floor over the API server's static limit
+    for CRD rules (it refuses the CRD) or over the per-call limit (every evaluation fails)."""
+    checks = [(f"the {part}", floor(rule[part]) or EMPTY) for part in ("rule", "messageExpression")
+              if isinstance(rule.get(part), str)]
+    if (wrong := problem_of(checks, STATIC_ESTIMATED_COST_LIMIT)) is not None:
+        return wrong.replace("over the API server's per-call CEL cost limit",
+                             "over the API server's estimated cost limit for a CRD rule").replace(
+            ": every evaluation fails (with failurePolicy Fail, every matching object is denied)",
+            ": the API server refuses the CRD")
+    return problem_of(checks, PER_CALL_LIMIT)
