@@ -92,3 +92,19 @@ def test_the_loader_names_such_a_policy_once_and_never_evaluates_it(tmp_path, mo
              "spec": {"weight": 1}}
     outcomes = RuleSet(index).evaluate(queue)
     assert ["'fine'" in o.source for o in outcomes if isinstance(o, Denial)] == [True]
+
+
+def test_a_cost_that_depends_on_the_object_is_left_to_the_safety_net(tmp_path, monkeypatch):
+    # the floor cannot see the size of object.spec.items: the policy is loaded, and the evaluating
+    # child's CPU-time budget stops the 27,000,000 steps this object asks for
+    loop = "object.spec.items.all(a, object.spec.items.all(b, object.spec.items.all(c, true)))"
+    assert cost.floor(loop).cost == 1
+    (tmp_path / "volcano").mkdir()
+    (tmp_path / "volcano" / "p.yaml").write_text(policy(validations=[loop]))
+    monkeypatch.setenv(loader.ENV_CACHE, str(tmp_path / "cache"))
+    index = loader.load_index(RuleSources(tmp_path, None, "test"))
+    assert [p["name"] for p in index.policies] == ["hostile"]
+    queue = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "q"},
+             "spec": {"weight": 1, "items": list(range(300))}}
+    [denial] = [o for o in RuleSet(index).evaluate(queue) if isinstance(o, Denial)]
+    assert "ran out of the runtime budget" in denial.message
