@@ -236,6 +236,24 @@ def _regex_members(pattern: GoPattern, in_order: list[str], position: dict[str, 
                   key=position.__getitem__)
 
 
+def _label_members(selector: dict, node_names: list[str], labels_of: Mapping[str, dict],
+                   by_label: dict) -> list[str]:
+    """Nodes a labelMatch member selects, in snapshot order. With ``matchLabels`` only the nodes
+    carrying its rarest pair are tested (``by_label``, built once: 512 leaves of 16,384 nodes are
+    then 16,384 tests, not 8 million)."""
+    pairs = selector.get("matchLabels") if isinstance(selector.get("matchLabels"), dict) else {}
+    if not pairs or not all(isinstance(v, str) for v in pairs.values()):
+        return [n for n in node_names if selector_matches(selector, labels_of[n])]
+    if None not in by_label:
+        by_label[None] = []          # built (a node may have no labels at all)
+        for n in node_names:
+            for key, value in labels_of[n].items():
+                if isinstance(value, str):
+                    by_label.setdefault((key, value), []).append(n)
+    candidates = min((by_label.get((k, v), []) for k, v in pairs.items()), key=len)
+    return [n for n in candidates if selector_matches(selector, labels_of[n])]
+
+
 def build_fabric(shown: str, nodes: list[tuple[Reader, dict]], hypernodes: list[tuple[Reader, dict]],
                  extra: Mapping[str, Mapping[str, Decimal]],
                  conflicts: list[tuple[str, str, str]] | None = None) -> Fabric:
@@ -280,6 +298,7 @@ def build_fabric(shown: str, nodes: list[tuple[Reader, dict]], hypernodes: list[
         if tier_name:
             tier_names.setdefault(tier, tier_name)
     node_names = list(by_name)
+    by_label: dict = {}      # (key, value) -> nodes carrying it, filled on the first labelMatch member
     position = {n: i for i, n in enumerate(node_names)}
     in_order = sorted(node_names)
     for name, (doc, tier, _, members) in specs.items():
@@ -291,7 +310,7 @@ def build_fabric(shown: str, nodes: list[tuple[Reader, dict]], hypernodes: list[
                 elif how == "regex":
                     chosen = _regex_members(what, in_order, position)
                 else:
-                    chosen = [n for n in node_names if selector_matches(what, labels_of[n])]
+                    chosen = _label_members(what, node_names, labels_of, by_label)
                 for n in chosen:
                     if by_name[n].leaf is not None and by_name[n].leaf != name:
                         why = f"a member of HyperNodes {by_name[n].leaf} and {name}; Volcano needs one leaf per node"

@@ -145,3 +145,28 @@ def test_a_surrogate_pair_is_one_character_and_reads(tmp_path):
     assert "\\ud83d\\ude00" in path.read_text()
     [(_, obj)] = read_objects(path, "snap.json")
     assert obj["metadata"]["annotations"]["note"] == "\U0001F600"
+
+
+def test_label_members_test_each_node_once_not_once_per_leaf(tmp_path, monkeypatch):
+    """Leaves that select their nodes by labels (labelMatch): each leaf tests only the nodes
+    carrying its rarest label pair, with the same members, in snapshot order, as testing every
+    node; a selector with matchExpressions only is still tested on every node."""
+    leaves = 32
+    nodes = [kubectl_node(f"n{i:04}", labels={"example.com/leaf": f"l{i % leaves}", "zone": "a"}, images=0)
+             for i in range(leaves * 16)]
+    hypernodes = [{"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": {"name": f"l{k}"},
+                   "spec": {"tier": 1, "members": [{"type": "Node", "selector": {"labelMatch": {
+                       "matchLabels": {"example.com/leaf": f"l{k}", "zone": "a"}}}}]}} for k in range(leaves - 1)]
+    hypernodes.append({"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": {"name": "last"},
+                       "spec": {"tier": 1, "members": [{"type": "Node", "selector": {"labelMatch": {
+                           "matchExpressions": [{"key": "example.com/leaf", "operator": "In",
+                                                 "values": [f"l{leaves - 1}"]}]}}}]}})
+    path = tmp_path / "snap.json"
+    path.write_text(json.dumps(kubectl_list(hypernodes + nodes)))
+    calls = []
+    real = snap_mod.selector_matches
+    monkeypatch.setattr(snap_mod, "selector_matches", lambda s, labels: calls.append(1) or real(s, labels))
+    fabric, _ = load_cluster(path, "snap.json")
+    assert fabric.switches["l3"].nodes == [f"n{i:04}" for i in range(3, leaves * 16, leaves)]
+    assert fabric.switches["last"].nodes == [f"n{i:04}" for i in range(leaves - 1, leaves * 16, leaves)]
+    assert len(calls) == (leaves - 1) * 16 + len(nodes)   # each matchLabels leaf its own 16, "last" all
