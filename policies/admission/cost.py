@@ -26,7 +26,6 @@ evaluating child's CPU-time and memory budget (``worker.py``): the safety net, n
 """
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
@@ -35,8 +34,7 @@ PER_CALL_LIMIT = 1_000_000                  # k8s.io/apiserver/pkg/apis/cel: Per
 RUNTIME_COST_BUDGET = 10_000_000            # ... RuntimeCELCostBudget (per policy binding or object)
 STATIC_ESTIMATED_COST_LIMIT = 10_000_000    # k8s.io/apiextensions-apiserver validation: per CRD rule
 MAX_LIST_ELEMENTS = 1_000_000               # what the `cel` library may materialise in one list
-TRAVERSAL = 0.1                             # cel-go common.StringTraversalCostFactor
-REGEX_FACTOR = 0.25                         # cel-go common.RegexStringLengthCostFactor
+# cel-go's common.StringTraversalCostFactor (0.1) and RegexStringLengthCostFactor (0.25): _tenth, _quarter
 LIST_CREATE, MAP_CREATE, STRUCT_CREATE = 10, 30, 40
 MACROS = {"all", "exists", "exists_one", "existsOne", "map", "filter", "transformList", "transformMap"}
 
@@ -238,8 +236,13 @@ class Floor:
 EMPTY = Floor(0)
 
 
-def _ceil(x: float) -> int:
-    return int(math.ceil(x))
+def _tenth(size: int) -> int:
+    """``ceil(size * 0.1)`` in integers (sizes of doubled strings pass a float's range)."""
+    return -(-size // 10)
+
+
+def _quarter(size: int) -> int:
+    return -(-size // 4)
 
 
 class _Coster:
@@ -329,17 +332,17 @@ class _Coster:
             size = a.size + b.size
             if a.listy or b.listy:
                 return Floor(base + 1, size, listy=True)
-            return Floor(base + _ceil(size * TRAVERSAL), size)
+            return Floor(base + _tenth(size), size)
         if name in ("==", "!=", "<", "<=", ">", ">=") and len(floors) == 2:
-            return Floor(base + _ceil(min(floors[0].size, floors[1].size) * TRAVERSAL), 1)
+            return Floor(base + _tenth(min(floors[0].size, floors[1].size)), 1)
         if name == "in" and len(floors) == 2:
             return Floor(base + floors[1].size, 1)
         if name in ("startsWith", "endsWith") and len(operands) == 2:
-            return Floor(base + _ceil(operands[1].size * TRAVERSAL), 1)
+            return Floor(base + _tenth(operands[1].size), 1)
         if name == "contains" and len(operands) == 2:
-            return Floor(base + _ceil(operands[0].size * TRAVERSAL) * _ceil(operands[1].size * TRAVERSAL), 1)
+            return Floor(base + _tenth(operands[0].size) * _tenth(operands[1].size), 1)
         if name == "matches" and len(operands) == 2:
-            return Floor(base + _ceil((operands[0].size + 1) * TRAVERSAL) * _ceil(operands[1].size * REGEX_FACTOR), 1)
+            return Floor(base + _tenth(operands[0].size + 1) * _quarter(operands[1].size), 1)
         if name == "size" and operands:
             return Floor(base + 1, 1)
         return Floor(base + 1)

@@ -108,3 +108,10 @@ def test_a_cost_that_depends_on_the_object_is_left_to_the_safety_net(tmp_path, m
              "spec": {"weight": 1, "items": list(range(300))}}
     [denial] = [o for o in RuleSet(index).evaluate(queue) if isinstance(o, Denial)]
     assert "ran out of the runtime budget" in denial.message
+
+
+def test_sizes_past_a_floats_range_are_counted_in_integers():
+    # 1,200 doublings: sizes of 2**1200 characters; the verdict is still the 21st variable's
+    chain = [("s0", "'abcdefgh'")] + [(f"s{i}", f"variables.s{i - 1} + variables.s{i - 1}") for i in range(1, 1200)]
+    assert cost.policy_problem(chain, [("v", "size(variables.s1199) > 0")]).startswith("variable 's21' costs")
+    assert cost.floor("variables.s1199 == 'x'", {"s1199": cost.Floor(0, 8 * 2**1199)}).cost == 2
