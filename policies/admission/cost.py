@@ -21,8 +21,13 @@ So a floor over a limit is a verdict, the same on every machine and for every ob
 - ``MAX_LIST_ELEMENTS``: a list this long is cheap for cel-go, which joins lists lazily, but the
   `cel` library copies every concatenation; such an expression is not evaluated here at all.
 
-What the floor cannot see (the size of an object's fields) is still bounded at run time by the
-evaluating child's CPU-time and memory budget (``worker.py``): the safety net, not the verdict.
+With the inputs in hand (``Calls.over_limit``, before each call of the engine's ``Scope.run``) the
+floor counts the object's real sizes, each comprehension element by element (once, times its size,
+when its body does not name the element), and stops counting once past the per-call limit: such a
+call fails as cel-go's does ("actual cost limit exceeded"), deterministically. What the floor cannot
+count within ``MAX_VISITS`` steps is left to the evaluating child's CPU-time and memory budget
+(``worker.py``): the safety net, whose verdict depends on the machine. Not counted: the per-object
+budget over all of a policy's calls (``RUNTIME_COST_BUDGET``).
 """
 from __future__ import annotations
 
@@ -223,17 +228,32 @@ def parse(text: str) -> tuple:
 
 # --- the floor ----------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+class _Unknown:
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN = _Unknown()          # a value this floor does not know (the object's fields when judged alone)
+MAX_VISITS = 50_000           # nodes one floor visits (about 0.1 s); beyond, no verdict: the safety net decides
+
+
+@dataclass(slots=True)      # built once per node visited: no frozen-dataclass setattr cost
 class Floor:
-    """The least cost and value size of an expression on any input; ``value`` a known constant
-    (bool), ``listy`` whether the value is a list (for the materialisation bound)."""
+    """The least cost and value size of an expression; ``value`` a known constant (bool),
+    ``listy`` whether the value is a list (for the materialisation bound), ``known`` the concrete
+    value when the inputs are given (else UNKNOWN)."""
     cost: int
     size: int = 0
     value: Any = None
     listy: bool = False
+    known: Any = UNKNOWN
 
 
 EMPTY = Floor(0)
+
+
+class _TooBig(Exception):
+    pass
 
 
 def _tenth(size: int) -> int:
@@ -245,27 +265,54 @@ def _quarter(size: int) -> int:
     return -(-size // 4)
 
 
+def _of(cost: int, value: Any) -> Floor:
+    """A concrete value's floor: its size as cel-go's tracker measures it (length, else 1)."""
+    size = len(value) if isinstance(value, (str, bytes, list, dict)) else 1
+    return Floor(cost, size, listy=isinstance(value, list), known=value)
+
+
 class _Coster:
-    def __init__(self, variables: Mapping[str, Floor]) -> None:
-        self.variables = variables
-        self.locals: list[str] = []
+    """Floors of one expression: ``variables`` the static floors of a policy's variables;
+    ``values`` the concrete inputs (``object``, ``self``, ``variables``...) when judging one call;
+    ``limit``: a comprehension stops counting once past it (the verdict is known)."""
+
+    def __init__(self, variables: Mapping[str, Floor], values: Mapping[str, Any] = {},
+                 limit: int | None = None) -> None:
+        self.variables, self.values, self.limit = variables, values, limit
+        self.scopes: list[dict[str, Any]] = []
+        self.visits = 0
+        self.mentioned: dict[int, bool] = {}
 
     def floor(self, node: tuple) -> Floor:
+        self.visits += 1
+        if self.visits > MAX_VISITS:
+            raise _TooBig
         return getattr(self, "_" + node[0])(node)
+
+    def _bound(self, name: str) -> Any:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        return self.values.get(name, UNKNOWN)
 
     def _lit(self, node: tuple) -> Floor:
         return Floor(0, node[1], node[2])
 
     def _ident(self, node: tuple) -> Floor:
-        return Floor(1)
+        value = self._bound(node[1])
+        return Floor(1) if value is UNKNOWN else _of(1, value)
 
     def _select(self, node: tuple) -> Floor:
         # a chain of selections is one attribute to cel-go's tracker: the identifier's cost is its floor
         operand = node[1]
-        if operand == ("ident", "variables") and "variables" not in self.locals:
+        if operand == ("ident", "variables") and self._bound("variables") is UNKNOWN \
+                and not any("variables" in scope for scope in self.scopes):
             known = self.variables.get(node[2], EMPTY)
             return Floor(1, known.size, known.value, known.listy)
-        return Floor(self.floor(operand).cost)
+        base = self.floor(operand)
+        if isinstance(base.known, dict) and node[2] in base.known:
+            return _of(base.cost, base.known[node[2]])
+        return Floor(base.cost)
 
     def _has(self, node: tuple) -> Floor:
         return Floor(self.floor(node[1]).cost + 1)
@@ -292,41 +339,79 @@ class _Coster:
     def _struct(self, node: tuple) -> Floor:
         return Floor(STRUCT_CREATE + sum(self.floor(v).cost for v in node[1]))
 
+    def _body(self, args: list[tuple], names: list[str], bound: Iterable[Any]) -> Floor:
+        self.scopes.append(dict(zip(names, bound)))
+        try:
+            bodies = [self.floor(a) for a in args[len(names):]]
+        finally:
+            self.scopes.pop()
+        return Floor(sum(b.cost for b in bodies), value=bodies[-1].value if bodies else None)
+
+    def _mentions(self, node: tuple, names: list[str]) -> bool:
+        """Whether the body of the comprehension ``node`` names any of ``names`` (shadowing
+        ignored: a yes may be spurious, and only costs counting element by element)."""
+        if id(node) not in self.mentioned:     # the tree outlives the coster: ids stay unique
+            todo, found = list(node[3][len(names):]), False
+            while todo and not found:
+                part = todo.pop()
+                found = len(part) == 2 and part[0] == "ident" and part[1] in names if isinstance(part, tuple) \
+                    else False
+                todo.extend(p for p in part if isinstance(p, (tuple, list)))
+            self.mentioned[id(node)] = found
+        return self.mentioned[id(node)]
+
     def _macro(self, node: tuple) -> Floor:
         _, name, target, args = node
         rng = self.floor(target)
         count = 1 if len(args) == 2 or name == "map" else 2      # map(x, p, f) binds one name
         names = [a[1] for a in args[:count] if a[0] == "ident"]
-        self.locals.extend(names)
-        try:
-            bodies = [self.floor(a) for a in args[len(names):]]
-        finally:
-            del self.locals[len(self.locals) - len(names):]
-        body = Floor(sum(b.cost for b in bodies), value=bodies[-1].value if bodies else None)
-        # all/exists stop at the first false/true: every element is visited only when the body
-        # cannot stop them; the other macros visit every element
-        full = (name not in ("all", "exists")) or body.value is (name == "all")
-        steps = rng.size if full else min(rng.size, 1)
-        cost = rng.cost + steps * (1 + body.cost)
+        # all/exists stop at the first false/true: an element after the first counts only when
+        # the body cannot stop them; the other macros visit every element
+        goes_on = {"all": True, "exists": False}.get(name)
+        if isinstance(rng.known, (list, dict)) and self._mentions(node, names):
+            items = list(rng.known.items() if isinstance(rng.known, dict) else enumerate(rng.known))
+            cost, steps, body = rng.cost, 0, EMPTY
+            for key, item in items:
+                body = self._body(args, names, (key, item) if len(names) == 2 else
+                                  (key if isinstance(rng.known, dict) else item,))
+                cost, steps = cost + 1 + body.cost, steps + 1
+                if goes_on is not None and body.value is not goes_on or \
+                        (self.limit is not None and cost > self.limit):
+                    break
+            size = len(items)
+        else:   # the body is the same for every element (or the elements are unknown)
+            body = self._body(args, names, [UNKNOWN] * len(names))
+            size = rng.size
+            steps = size if goes_on is None or body.value is goes_on else min(size, 1)
+            cost = rng.cost + steps * (1 + body.cost)
         if name in ("map", "transformList", "filter"):
-            return Floor(cost, rng.size if name != "filter" else 0, listy=True)
-        value = body.value if name in ("all", "exists") and full and rng.size else None
+            return Floor(cost, size if name != "filter" else 0, listy=True)
+        value = body.value if goes_on is not None and body.value is goes_on and steps == size and size else None
         return Floor(cost, 1, value)
 
     def _call(self, node: tuple) -> Floor:
         _, name, target, args = node
         if name == "bind" and target == ("ident", "cel") and len(args) == 3:   # cel.bind(x, init, body): init
-            self.locals.append(str(args[0][1]))                              # runs only if body reads x
+            self.scopes.append({str(args[0][1]): UNKNOWN})                   # runs only if body reads x
             try:
                 return self.floor(args[2])
             finally:
-                self.locals.pop()
+                self.scopes.pop()
         target_floor = self.floor(target) if target is not None else None
         floors = [self.floor(a) for a in args]
         base = sum(f.cost for f in floors) + (target_floor.cost if target_floor else 0)
         operands = ([target_floor] if target_floor else []) + floors
+        return self._function(name, base, floors, operands)
+
+    @staticmethod
+    def _function(name: str, base: int, floors: list[Floor], operands: list[Floor]) -> Floor:
         if name == "dyn" and floors:
-            return Floor(base + 1, floors[0].size, floors[0].value, floors[0].listy)
+            return Floor(base + 1, floors[0].size, floors[0].value, floors[0].listy, floors[0].known)
+        if name == "[]" and len(floors) == 2:
+            box, key = floors[0].known, floors[1].known
+            if isinstance(box, list) and type(key) is int and 0 <= key < len(box) or \
+                    isinstance(box, dict) and isinstance(key, (str, int)) and key in box:
+                return _of(base + 1, box[key])
         if name == "+" and len(floors) == 2:
             a, b = floors
             size = a.size + b.size
@@ -343,17 +428,63 @@ class _Coster:
             return Floor(base + _tenth(operands[0].size) * _tenth(operands[1].size), 1)
         if name == "matches" and len(operands) == 2:
             return Floor(base + _tenth(operands[0].size + 1) * _quarter(operands[1].size), 1)
-        if name == "size" and operands:
-            return Floor(base + 1, 1)
-        return Floor(base + 1)
+        return Floor(base + 1, 1 if name == "size" else 0)
 
 
 def floor(text: str, variables: Mapping[str, Floor] = {}) -> Floor | None:
-    """The floor of ``text`` given the floors of the policy's variables; None when unparsable."""
+    """The floor of ``text`` on any input, given the floors of the policy's variables; None when
+    unparsable."""
     try:
         return _Coster(variables).floor(parse(text))
-    except (Unparsable, RecursionError):
+    except (Unparsable, RecursionError, _TooBig):
         return None
+
+
+class Calls:
+    """The per-call verdict with the inputs known, for one evaluating context (its parse trees are
+    kept here, not in a module global): the floor of the expression on these inputs, whose fields'
+    sizes are now known and whose comprehensions over them are counted element by element."""
+
+    def __init__(self) -> None:
+        self.trees: dict[str, tuple | None] = {}
+
+    def over_limit(self, source: str, values: Mapping[str, Any]) -> str | None:
+        """The API server's error when ``source`` on ``values`` is sure to pass the per-call cost
+        limit, else None (and None when this parser does not read it)."""
+        if source not in self.trees:
+            try:
+                tree = parse(source)
+            except Unparsable:
+                tree = None
+            self.trees[source] = tree if tree is not None and _sized(tree) else None
+        tree = self.trees[source]
+        if tree is None:
+            return None
+        try:
+            est = _Coster({}, values, PER_CALL_LIMIT).floor(tree)
+        except (RecursionError, _TooBig):
+            return None
+        except Exception:   # noqa: BLE001 - a fault here must never decide a verdict: the safety net does
+            return None
+        if est.cost <= PER_CALL_LIMIT:
+            return None
+        return (f"operation cancelled: actual cost limit exceeded (on this object the expression costs more than "
+                f"{PER_CALL_LIMIT:,}, the API server's per-call CEL cost limit, by cel-go's cost model)")
+
+
+_SIZED_CALLS = frozenset({"in", "matches", "contains", "startsWith", "endsWith", "+"})
+
+
+def _sized(node: Any) -> bool:
+    """Whether the tree has a part whose cost grows with its inputs' sizes (a comprehension, ``in``,
+    string matching or joining): only those can pass the limit on some objects and not others."""
+    if isinstance(node, list):
+        return any(_sized(item) for item in node)
+    if not isinstance(node, tuple):
+        return False
+    if node and (node[0] == "macro" or node[0] == "call" and node[1] in _SIZED_CALLS):
+        return True
+    return any(_sized(part) for part in node if isinstance(part, (tuple, list)))
 
 
 _VARIABLE = re.compile(r"\bvariables\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)")

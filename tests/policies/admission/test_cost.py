@@ -94,20 +94,34 @@ def test_the_loader_names_such_a_policy_once_and_never_evaluates_it(tmp_path, mo
     assert ["'fine'" in o.source for o in outcomes if isinstance(o, Denial)] == [True]
 
 
-def test_a_cost_that_depends_on_the_object_is_left_to_the_safety_net(tmp_path, monkeypatch):
-    # the floor cannot see the size of object.spec.items: the policy is loaded, and the evaluating
-    # child's CPU-time budget stops the 27,000,000 steps this object asks for
-    loop = "object.spec.items.all(a, object.spec.items.all(b, object.spec.items.all(c, true)))"
-    assert cost.floor(loop).cost == 1
-    (tmp_path / "volcano").mkdir()
-    (tmp_path / "volcano" / "p.yaml").write_text(policy(validations=[loop]))
+def _judge(tmp_path, monkeypatch, validation: str, spec: dict):
+    (tmp_path / "volcano").mkdir(exist_ok=True)
+    (tmp_path / "volcano" / "p.yaml").write_text(policy(validations=[validation]))
     monkeypatch.setenv(loader.ENV_CACHE, str(tmp_path / "cache"))
     index = loader.load_index(RuleSources(tmp_path, None, "test"))
-    assert [p["name"] for p in index.policies] == ["hostile"]
+    assert [p["name"] for p in index.policies] == ["hostile"]     # nothing to judge before the object
     queue = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "q"},
-             "spec": {"weight": 1, "items": list(range(300))}}
+             "spec": {"weight": 1, **spec}}
     [denial] = [o for o in RuleSet(index).evaluate(queue) if isinstance(o, Denial)]
-    assert "ran out of the runtime budget" in denial.message
+    return denial.message
+
+
+def test_a_cost_that_depends_on_the_object_is_judged_per_call_with_its_sizes(tmp_path, monkeypatch):
+    # 300 ** 3 steps on this object: past the per-call limit by arithmetic, before the library runs
+    loop = "object.spec.items.all(a, object.spec.items.all(b, object.spec.items.all(c, true)))"
+    assert cost.floor(loop).cost == 1
+    said = _judge(tmp_path, monkeypatch, loop, {"items": list(range(300))})
+    assert "operation cancelled: actual cost limit exceeded" in said
+    assert cost.Calls().over_limit(loop, {"object": {"spec": {"items": list(range(90))}}}) is None   # 729,000
+
+
+def test_what_the_floor_cannot_count_in_time_is_left_to_the_safety_net(tmp_path, monkeypatch):
+    # each element's body differs: counted element by element, past MAX_VISITS there is no verdict,
+    # and the evaluating child's CPU-time and memory budget stops it
+    loop = "object.spec.names.map(n, object.spec.names.filter(m, m == n))"
+    names = ["x" * 50] * 2000
+    assert cost.Calls().over_limit(loop, {"object": {"spec": {"names": names}}}) is None
+    assert "ran out of the" in _judge(tmp_path, monkeypatch, loop, {"names": names})
 
 
 def test_sizes_past_a_floats_range_are_counted_in_integers():
@@ -115,3 +129,28 @@ def test_sizes_past_a_floats_range_are_counted_in_integers():
     chain = [("s0", "'abcdefgh'")] + [(f"s{i}", f"variables.s{i - 1} + variables.s{i - 1}") for i in range(1, 1200)]
     assert cost.policy_problem(chain, [("v", "size(variables.s1199) > 0")]).startswith("variable 's21' costs")
     assert cost.floor("variables.s1199 == 'x'", {"s1199": cost.Floor(0, 8 * 2**1199)}).cost == 2
+
+
+def test_a_per_call_floor_with_the_inputs_counts_their_sizes():
+    calls = cost.Calls()
+    big = {"spec": {"name": "a" * 4_000_000}}
+    # (4,000,000 + 1) / 10 * 400 / 4: a long pattern over a long string, on this object only
+    assert calls.over_limit("object.spec.name.matches('" + "a" * 400 + "')", {"object": big}) is not None
+    assert calls.over_limit("object.spec.name.matches('" + "a" * 400 + "')", {"object": {"spec": {"name": "a"}}}) \
+        is None
+    # an element's fields are its own: 3 tasks of 1,000 containers, every container visited by map
+    tasks = {"spec": {"tasks": [{"containers": list(range(1000))}] * 3}}
+    assert cost.Calls().over_limit("object.spec.tasks.map(t, t.containers.map(c, c))", {"object": tasks}) is None
+    # 1,100 tasks: 1,100 * (1 + 1,000 * (1 + 0)) = 1,101,100, counted in 1,100 steps (the inner body
+    # does not name its element, so its 1,000 steps are one multiplication)
+    tasks["spec"]["tasks"] = [{"containers": list(range(1000))}] * 1100
+    assert cost.Calls().over_limit("object.spec.tasks.map(t, t.containers.map(c, 1))", {"object": tasks}) is not None
+
+
+@pytest.mark.parametrize("source", ["object.spec.tasks.all(t, t.replicas > 0)", "object.spec.tasks.map(t, t)",
+                                    "object.spec.tasks.exists(t, true)", "object.spec.tasks.filter(t, t.x in [1])"])
+def test_empty_and_odd_inputs_give_no_verdict_rather_than_a_fault(source):
+    calls = cost.Calls()
+    for spec in ({"tasks": []}, {"tasks": {}}, {"tasks": None}, {"tasks": [None, 1, "x", {"replicas": "3"}]}, {}):
+        assert calls.over_limit(source, {"object": {"spec": spec}}) is None
+        assert cost._Coster({}, {"object": {"spec": spec}}).floor(cost.parse(source)).cost < 20
