@@ -254,13 +254,9 @@ def _label_members(selector: dict, node_names: list[str], labels_of: Mapping[str
     return [n for n in candidates if selector_matches(selector, labels_of[n])]
 
 
-def build_fabric(shown: str, nodes: list[tuple[Reader, dict]], hypernodes: list[tuple[Reader, dict]],
-                 extra: Mapping[str, Mapping[str, Decimal]],
-                 conflicts: list[tuple[str, str, str]] | None = None) -> Fabric:
-    """Nodes and HyperNodes as a ``Fabric``; ``extra`` adds synthetic resources per node (selectors).
-    A node under two leaves, or a HyperNode under two parents, is an input error; with ``conflicts``
-    given (``drift``, which reports the cluster as it is) it is recorded there instead, as
-    ``(kind, name, why)``, and the first HyperNode keeps it."""
+def _read_nodes(nodes: list[tuple[Reader, dict]], extra: Mapping[str, Mapping[str, Decimal]]
+                ) -> tuple[dict[str, Node], dict[str, dict], dict[tuple, NodePool]]:
+    """The nodes by name, their labels, and one pool per distinct allocatable."""
     pools: dict[tuple, NodePool] = {}
     by_name: dict[str, Node] = {}
     labels_of: dict[str, dict] = {}
@@ -279,7 +275,11 @@ def build_fabric(shown: str, nodes: list[tuple[Reader, dict]], hypernodes: list[
             pool = pools[key] = _pool(f"pool-{len(pools) + 1}", alloc)
         by_name[name] = Node(name, None, pool, labels=dict(labels))
         labels_of[name] = labels
+    return by_name, labels_of, pools
 
+
+def _read_hypernodes(hypernodes: list[tuple[Reader, dict]]) -> dict[str, tuple[Reader, int, str | None, list]]:
+    """HyperNode name -> (its reader, tier, tierName, members)."""
     specs: dict[str, tuple[Reader, int, str | None, list]] = {}
     for doc, obj in hypernodes:
         meta = doc.get(obj, "metadata", "", dict, "a mapping with name")
@@ -290,7 +290,52 @@ def build_fabric(shown: str, nodes: list[tuple[Reader, dict]], hypernodes: list[
         tier = doc.integer(spec, "tier", "spec", 0, "an integer >= 0")
         tier_name = doc.get(spec, "tierName", "spec", str, "a tier name", None)
         specs[name] = (doc, tier, tier_name, _members(doc, obj, ""))
+    return specs
 
+
+def _place_nodes(doc: Reader, sw: Switch, chosen: list[str], by_name: dict[str, Node],
+                 conflicts: list[tuple[str, str, str]] | None) -> None:
+    """Hang the chosen nodes under leaf ``sw`` (a node already under another leaf: a conflict)."""
+    for n in chosen:
+        if by_name[n].leaf is not None and by_name[n].leaf != sw.name:
+            why = f"a member of HyperNodes {by_name[n].leaf} and {sw.name}; Volcano needs one leaf per node"
+            if conflicts is None:
+                raise doc.error("spec.members", f"node {n!r} is {why}")
+            conflicts.append(("Node", n, why))
+            continue
+        if by_name[n].leaf is None:
+            by_name[n].leaf = sw.name
+            sw.nodes.append(n)
+
+
+def _place_children(doc: Reader, sw: Switch, tier: int, children: list[str], switches: dict[str, Switch],
+                    specs: dict, conflicts: list[tuple[str, str, str]] | None) -> None:
+    """Hang the chosen HyperNodes under ``sw`` (one under another parent: a conflict)."""
+    for child in children:
+        cs = switches[child]
+        if cs.parent is not None and cs.parent != sw.name:
+            why = f"a member of HyperNodes {cs.parent} and {sw.name}; a HyperNode has one parent"
+            if conflicts is None:
+                raise doc.error("spec.members", f"HyperNode {child!r} is {why}")
+            conflicts.append(("HyperNode", child, why))
+            continue
+        if specs[child][1] >= tier:
+            raise doc.error("spec.members", f"member HyperNode {child!r} (tier {specs[child][1]}) is "
+                            f"not below {sw.name!r} (tier {tier})")
+        if cs.parent is None:
+            cs.parent = sw.name
+            sw.children.append(child)
+
+
+def build_fabric(shown: str, nodes: list[tuple[Reader, dict]], hypernodes: list[tuple[Reader, dict]],
+                 extra: Mapping[str, Mapping[str, Decimal]],
+                 conflicts: list[tuple[str, str, str]] | None = None) -> Fabric:
+    """Nodes and HyperNodes as a ``Fabric``; ``extra`` adds synthetic resources per node (selectors).
+    A node under two leaves, or a HyperNode under two parents, is an input error; with ``conflicts``
+    given (``drift``, which reports the cluster as it is) it is recorded there instead, as
+    ``(kind, name, why)``, and the first HyperNode keeps it."""
+    by_name, labels_of, pools = _read_nodes(nodes, extra)
+    specs = _read_hypernodes(hypernodes)
     switches: dict[str, Switch] = {}
     tier_names: dict[int, str] = {}
     for name, (doc, tier, tier_name, _) in specs.items():
@@ -302,49 +347,22 @@ def build_fabric(shown: str, nodes: list[tuple[Reader, dict]], hypernodes: list[
     position = {n: i for i, n in enumerate(node_names)}
     in_order = sorted(node_names)
     for name, (doc, tier, _, members) in specs.items():
-        sw = switches[name]
         for kind, how, what in members:
             if kind == "Node":
-                if how == "exact":
-                    chosen = [what] if what in by_name else []
-                elif how == "regex":
-                    chosen = _regex_members(what, in_order, position)
-                else:
-                    chosen = _label_members(what, node_names, labels_of, by_label)
-                for n in chosen:
-                    if by_name[n].leaf is not None and by_name[n].leaf != name:
-                        why = f"a member of HyperNodes {by_name[n].leaf} and {name}; Volcano needs one leaf per node"
-                        if conflicts is None:
-                            raise doc.error("spec.members", f"node {n!r} is {why}")
-                        conflicts.append(("Node", n, why))
-                        continue
-                    if by_name[n].leaf is None:
-                        by_name[n].leaf = name
-                        sw.nodes.append(n)
+                chosen = ([what] if what in by_name else []) if how == "exact" else (
+                    _regex_members(what, in_order, position) if how == "regex" else
+                    _label_members(what, node_names, labels_of, by_label))
+                _place_nodes(doc, switches[name], chosen, by_name, conflicts)
             else:
                 children = [what] if how == "exact" and what in specs else (
                     [c for c in specs if c != name and what.found_in(c)] if how == "regex" else [])
-                for child in children:
-                    cs = switches[child]
-                    if cs.parent is not None and cs.parent != name:
-                        why = f"a member of HyperNodes {cs.parent} and {name}; a HyperNode has one parent"
-                        if conflicts is None:
-                            raise doc.error("spec.members", f"HyperNode {child!r} is {why}")
-                        conflicts.append(("HyperNode", child, why))
-                        continue
-                    if specs[child][1] >= tier:
-                        raise doc.error("spec.members", f"member HyperNode {child!r} (tier {specs[child][1]}) is "
-                                        f"not below {name!r} (tier {tier})")
-                    if cs.parent is None:
-                        cs.parent = name
-                        sw.children.append(child)
+                _place_children(doc, switches[name], tier, children, switches, specs, conflicts)
     for sw in switches.values():
         if sw.nodes and sw.children:
             raise InputError(shown, sw.where, f"HyperNode {sw.name!r} has both node and HyperNode members; "
                               "the simulator needs nodes on leaves only")
-    fabric = Fabric(f"snapshot {shown}", tier_names, switches, by_name, {p.name: p for p in pools.values()},
-                    mixed_depth=True, links=dict(DEFAULT_LINKS), file=shown, declared_in_stack=False)
-    return fabric
+    return Fabric(f"snapshot {shown}", tier_names, switches, by_name, {p.name: p for p in pools.values()},
+                  mixed_depth=True, links=dict(DEFAULT_LINKS), file=shown, declared_in_stack=False)
 
 
 # --- pods, PodGroups, jobs ------------------------------------------------------------------------
