@@ -420,15 +420,17 @@ class _Coster:
             return Floor(base + _tenth(size), size)
         if name in ("==", "!=", "<", "<=", ">", ">=") and len(floors) == 2:
             return Floor(base + _tenth(min(floors[0].size, floors[1].size)), 1)
-        if name == "in" and len(floors) == 2:
-            return Floor(base + floors[1].size, 1)
-        if name in ("startsWith", "endsWith") and len(operands) == 2:
-            return Floor(base + _tenth(operands[1].size), 1)
+        if name == "in" and len(floors) == 2:   # a list is searched; a map's key is one look-up
+            return Floor(base + (1 if isinstance(floors[1].known, dict) else floors[1].size), 1)
+        if name in ("startsWith", "endsWith") and len(operands) == 2:   # the receiver's length at run time,
+            return Floor(base + _tenth(min(operands[0].size, operands[1].size)), 1)   # the prefix's estimated
         if name == "contains" and len(operands) == 2:
             return Floor(base + _tenth(operands[0].size) * _tenth(operands[1].size), 1)
         if name == "matches" and len(operands) == 2:
             return Floor(base + _tenth(operands[0].size + 1) * _quarter(operands[1].size), 1)
-        return Floor(base + 1, 1 if name == "size" else 0)
+        # cel-go's own functions and operators cost 1; the Kubernetes libraries' functions have their
+        # own estimators (apiserver cel/library/cost.go), some 0 for short inputs: counted as 0
+        return Floor(base + (1 if name in _CEL_GO_UNIT else 0), 1 if name == "size" else 0)
 
 
 def floor(text: str, variables: Mapping[str, Floor] = {}) -> Floor | None:
@@ -472,6 +474,10 @@ class Calls:
                 f"{PER_CALL_LIMIT:,}, the API server's per-call CEL cost limit, by cel-go's cost model)")
 
 
+_CEL_GO_UNIT = frozenset({"!", "-", "*", "/", "%", "[]", "size", "int", "uint", "double", "bool", "type",
+                          "duration", "timestamp", "getFullYear", "getMonth", "getDayOfYear", "getDayOfMonth",
+                          "getDate", "getDayOfWeek", "getHours", "getMinutes", "getSeconds", "getMilliseconds",
+                          "hasValue", "value", "orValue", "or", "of", "none"})
 _SIZED_CALLS = frozenset({"in", "matches", "contains", "startsWith", "endsWith", "+"})
 
 

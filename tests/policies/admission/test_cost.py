@@ -154,3 +154,16 @@ def test_empty_and_odd_inputs_give_no_verdict_rather_than_a_fault(source):
     for spec in ({"tasks": []}, {"tasks": {}}, {"tasks": None}, {"tasks": [None, 1, "x", {"replicas": "3"}]}, {}):
         assert calls.over_limit(source, {"object": {"spec": spec}}) is None
         assert cost._Coster({}, {"object": {"spec": spec}}).floor(cost.parse(source)).cost < 20
+
+
+def test_per_call_floors_never_charge_more_than_cel_go():
+    calls = cost._Coster
+    labels = {f"k{i}": "v" for i in range(5000)}
+    values = {"object": {"metadata": {"labels": labels, "name": "a"}, "spec": {"items": list(range(300))}}}
+    # a map's `in` is one look-up (cel-go's InMap), a list's a search (InList)
+    assert calls({}, values).floor(cost.parse("'k1' in object.metadata.labels")).cost == 2
+    assert calls({}, values).floor(cost.parse("1 in object.spec.items")).cost == 301
+    # startsWith is charged on the receiver at run time, on the prefix by the estimator: the smaller
+    assert calls({}, values).floor(cost.parse("object.metadata.name.startsWith('" + "x" * 900 + "')")).cost == 2
+    # a Kubernetes library function may cost 0 at run time: counted as 0
+    assert calls({}, values).floor(cost.parse("object.spec.items.map(i, quantity('1'))")).cost == 301
