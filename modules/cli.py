@@ -42,7 +42,7 @@ A STACK is a name (dev) or the path of its file (stacks/Pulumi.dev.yaml). Comman
 
 exit codes:
   0    success (check/preview: no mandatory violation; render --check: up to date)
-  1    check/preview found a mandatory violation; render --check found stale files
+  1    check/preview found a mandatory violation; render --check found stale files; drift found drift
   2    bad input (the message names the file and the path in it) or bad command line
   3    preview: the policy pack could not be started or answered badly
   4    a trainstack bug: one line asking for a report; --debug (anywhere on the line) shows the traceback

@@ -396,7 +396,7 @@ def _scalar(loader: _EventLoader, event: yaml.ScalarEvent, seen: dict) -> Any:
     return value
 
 
-def load_manifests(text: str, file: str) -> list[Any]:
+def load_manifests(text: str, file: str, limit: int = MAX_FABRIC_FILE_BYTES) -> list[Any]:
     """``load_all`` for manifests, in one pass over the parser's events: the items of a document's
     top-level ``items`` list are built one at a time, and an item mapping with neither
     ``apiVersion`` nor ``kind``, or a scalar, stands as a ``KeylessItem`` (a ``List`` of a
@@ -404,8 +404,8 @@ def load_manifests(text: str, file: str) -> list[Any]:
     may point from one item into another."""
     if _MAYBE_ALIAS.search(text):
         return load_all(text, file)
-    if len(text) > MAX_FABRIC_FILE_BYTES:
-        raise InputError(file, "", f"the text is larger than {MAX_FABRIC_FILE_BYTES // 2**20} MiB")
+    if len(text) > limit:   # ``limit``: a snapshot's; memory stays per item (load_all keeps its own cap)
+        raise InputError(file, "", f"the text is larger than {limit // 2**20} MiB")
     # Without aliases, check_bounds would only bound the nesting: counted here, on the same events,
     # before any part is composed (the composer recurses).
     docs: list[Any] = []

@@ -78,13 +78,27 @@ malformed: it is named in the note and not loaded, and the limit is checked on t
 scan that counts brackets, calls, member selections and chained operators, before the CEL library
 parses anything (`policies/admission/limits.py`). This covers every expression: validations,
 `matchConditions`, `variables`, `messageExpression`, JSONPatch mutations, CRD rules and their
-`messageExpression`, in files and chart archives. The `cel` package tracks no cost, so evaluation runs
-in a child process (forked, or a fresh interpreter where other threads run, as in the pack) with the
-API server's runtime cost budget expressed as CPU time: 0.25 s per expression and 1 s per object
-(the API server's per-call and per-object limits are calibrated to about 0.1 s and 1 s), and at most
-256 MiB of memory per evaluation. An expression that runs out of it fails as one that runs out of
-cost budget fails in the API server (an error: denied under `failurePolicy: Fail`), is named in the
-finding, and is not run again in that process; the child is replaced. A `messageExpression` result
+`messageExpression`, in files and chart archives. The `cel` package tracks no cost, so the cost is
+judged before it runs, by cel-go's cost model (`policies/admission/cost.py`): each expression's
+floor, the least cost cel-go's runtime charges on any object (literals, the sizes of earlier
+variables, comprehensions over literals; a field of the object counts as empty). A policy with a
+variable or expression whose floor passes the API server's per-call limit (1,000,000) fails on
+every object it matches, and a CRD rule whose floor passes the limit on a rule's estimated cost
+(10,000,000) makes the API server refuse the CRD: either is one line in the note, the same on every
+machine, and is not evaluated per object. So is an expression that builds a list of more than
+1,000,000 elements (cheap for cel-go, which joins lists without copying them; the `cel` package
+copies them). Before each call the floor is taken again with the object in hand (its lists' and
+strings' sizes, each comprehension counted element by element): past the per-call limit, the call
+fails as the API server's does ("operation cancelled: actual cost limit exceeded"), without running,
+about 10 ms per `check prod`. What the floor cannot count (more than 50,000 steps of its own) stays
+bounded by a safety net: evaluation runs in a child process (forked, or a fresh interpreter where
+other threads run, as in the pack) with the API server's runtime cost budget expressed as CPU time:
+0.25 s per expression and 1 s per object (the API server's per-call and per-object limits are
+calibrated to about 0.1 s and 1 s), and at most 256 MiB of memory per evaluation. An expression that
+runs out of it fails as one that runs out of cost budget fails in the API server (an error: denied
+under `failurePolicy: Fail`), is named in the finding, and is not run again in that process; the
+child is replaced. That verdict depends on the machine's speed: a safety net, not the cost model.
+The per-object budget (10,000,000 over all of a policy's calls) is not counted. A `messageExpression` result
 over 5 KiB is not used (the static `message` is). A native panic of the library is caught and
 reported as a compile or run-time error, never a crash.
 

@@ -40,7 +40,7 @@ from modules.core.selectors import selector_matches
 from modules.core.wire import plain
 from modules.semantics.shapes import as_dict, labels, meta
 
-from . import limits, worker
+from . import cost, limits, worker
 from .loader import Index
 
 # Standard CEL functions the `cel` package implements itself (macros and operators are `_x_`/`@x`).
@@ -203,6 +203,7 @@ class Scope:
         self.context = rt.cel.Context(variables=dict(rt.namespaces), functions=rt.functions)
         self.bound: dict[str, Any] = {}
         self.pending: dict[str, Any] = {}   # set, but not yet given to the context
+        self.costs = cost.Calls()           # the per-call cost limit by cel-go's model (cost.py)
 
     def bind(self, values: dict[str, Any]) -> None:
         """Set variables; each binding converts the value to CEL, so one already bound to the same
@@ -231,6 +232,8 @@ class Scope:
             raise EvalError(f"the expression {why}")
         if self.pending:
             self._give(compiled.reads)
+        if (over := self.costs.over_limit(compiled.source, self.bound)) is not None:
+            raise EvalError(over)
         worker.note(worker.RUN, compiled.source)
         if not worker.start_call():
             raise EvalError(f"the runtime budget of the object ({limits.OBJECT_CPU_SECONDS:g} s of CPU time, the "

@@ -12,7 +12,10 @@ Compile-time (cel-go's parser defaults, which the Kubernetes CEL environment kee
 
 Run-time (k8s.io/apiserver's cel config): a cost budget per call (1,000,000 units, "roughly 0.1 s") and
 per object and binding (10,000,000 units, "roughly 1 s"); a ``messageExpression`` result at most 5 KiB.
-The `cel` library tracks no cost, so the engine measures CPU time instead (see ``engine.Worker``).
+The `cel` library tracks no cost. What is sure to pass those limits on every object is found when a
+policy or CRD is read, by cel-go's cost model (``cost.py``: the deterministic verdict); what depends
+on the object is bounded by CPU time and memory in the evaluating child (``worker.py``): the safety
+net, whose verdict depends on the machine.
 """
 from __future__ import annotations
 

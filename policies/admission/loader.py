@@ -29,7 +29,7 @@ from modules.core import cache, yamlio
 from modules.core.cache import ENV_CACHE, cache_root  # noqa: F401 - ENV_CACHE: the admission commands read it here
 from modules.core.errors import InputError
 
-from . import limits
+from . import cost, limits
 
 HERE = Path(__file__).resolve().parent
 SOURCES = HERE / "sources.yaml"
@@ -37,8 +37,9 @@ ENV_DIR = "TRAINSTACK_ADMISSION_DIR"
 ENV_CRDS = "TRAINSTACK_CRD_DIR"
 POLICY_KINDS = ("ValidatingAdmissionPolicy", "MutatingAdmissionPolicy")
 BINDING_KINDS = ("ValidatingAdmissionPolicyBinding", "MutatingAdmissionPolicyBinding")
-INDEX_VERSION = 5   # 2: the index carries the problems met while extracting; 3: malformed policies skipped;
-                    # 4: one entry per binding; 5: expressions over the API server's CEL limits skipped
+INDEX_VERSION = 6   # 2: the index carries the problems met while extracting; 3: malformed policies skipped;
+                    # 4: one entry per binding; 5: expressions over the API server's CEL limits skipped;
+                    # 6: policies and CRD rules whose cost floor passes the API server's cost limits skipped
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_BYTES = yamlio.MAX_FABRIC_FILE_BYTES   # the largest YAML yamlio parses (a CRD is at most a few MB)
 # A chart archive is read no further than this many uncompressed bytes or members (Volcano's chart:
@@ -213,6 +214,18 @@ def _spec_wrong(kind: str, spec: dict) -> str | None:
     return _rules_wrong(spec.get("matchConstraints"), "spec.matchConstraints")
 
 
+def _cost_wrong(spec: dict) -> str | None:
+    """Why every evaluation of the policy fails by the API server's CEL cost limits (or what the
+    `cel` library cannot build), known before any object is seen (``cost.policy_problem``); None
+    otherwise. A messageExpression that fails falls back to the message: not counted."""
+    variables = [(item["name"], item["expression"]) for item in spec.get("variables") or []]
+    expressions = [(f"spec.{key}[{i}].{where}", source)
+                   for key in ("matchConditions", "validations", "mutations")
+                   for i, item in enumerate(spec.get(key) or [])
+                   for where, source in _expressions(item) if where != "messageExpression"]
+    return cost.policy_problem(variables, expressions)
+
+
 def _expressions(item: dict) -> list[tuple[str, str]]:
     """``(field, CEL source)`` of every expression in one matchCondition, variable, validation or
     mutation (its types already checked)."""
@@ -266,6 +279,8 @@ def extract_policies(docs: list[tuple[str, bytes]], pins: dict[str, dict], probl
                                 "server refuses it)")
             elif kind in BINDING_KINDS:
                 bindings.setdefault(spec.get("policyName"), []).append(spec)
+            elif (wrong := _cost_wrong(spec)) is not None:
+                problems.append(f"{label}: document {number}: {kind} {_name(doc)!r} not evaluated: {wrong}")
             elif _name(doc) not in {p["name"] for p in policies}:
                 policies.append({
                     "kind": kind, "name": _name(doc), "source": label, "release": release,
@@ -328,8 +343,9 @@ def extract_crd_rules(folder: Path, pins: dict[str, dict], problems: list[str]) 
                 _walk((version.get("schema") or {}).get("openAPIV3Schema") or {}, [], rules)
                 versions.append((version, rules))
             if (wrong := _crd_rules_wrong(versions)) is not None:
+                said = wrong.removesuffix("; skipped")
                 problems.append(f"{label}: document {number}: CustomResourceDefinition {crd['crd']!r} skipped: "
-                                f"{wrong} (the API server refuses it)")
+                                + (said if said != wrong else f"{wrong} (the API server refuses it)"))
                 continue
             for version, rules in versions:
                 out.append({**crd, "source": label, "release": pin["release"] if pin else "unpinned",
@@ -338,13 +354,16 @@ def extract_crd_rules(folder: Path, pins: dict[str, dict], problems: list[str]) 
 
 
 def _crd_rules_wrong(versions: list[tuple[dict, list[dict]]]) -> str | None:
-    """The first rule of a CRD over the API server's CEL limits, or None."""
+    """The first rule of a CRD over the API server's CEL limits (size, depth, and the cost floor of
+    ``cost.rule_problem``), or None."""
     for version, rules in versions:
         for rule in rules:
+            where = ".".join(p if isinstance(p, str) else p[0] for p in rule["path"]) or "<root>"
             for part in ("rule", "messageExpression"):
                 if isinstance(rule.get(part), str) and (wrong := limits.problem(rule[part])) is not None:
-                    where = ".".join(p if isinstance(p, str) else p[0] for p in rule["path"]) or "<root>"
                     return f"version {version['name']}: the {part} at {where} {wrong}"
+            if (wrong := cost.rule_problem(rule)) is not None:   # says what the API server does
+                return f"version {version['name']}: at {where}, {wrong}; skipped"
     return None
 
 
