@@ -1,0 +1,56 @@
+"""apiextensions-apiserver's checks of a custom resource on create (Kubernetes v1.35), in the port
+layer: decoding (unknown fields pruned, schema defaults, non-nullable nulls dropped), the mutating
+webhooks, then the structural schema (kube-openapi's validator on ``jsonschema``:
+``openapi.py``), ``x-kubernetes-embedded-resource`` objects (``embedded.py``) and
+``x-kubernetes-list-type`` uniqueness (``listtype.py``). README.md holds the facts relied on.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from modules.upstream.field import FieldError
+
+from . import defaulting, embedded, listtype, openapi, pruning
+from .structural import LimitError, as_decoded, check_object, prepare
+
+__all__ = ["Admission", "LimitError", "admit", "prepare", "validate_schema", "schema_errors"]
+
+
+@dataclass
+class Admission:
+    """What the API server makes of one custom resource on create."""
+
+    errors: list[FieldError] = field(default_factory=list)   # validation refusals (after mutation)
+    unknown: list[tuple[str, bool]] = field(default_factory=list)   # (path, parent declares properties)
+    stored: Any = None                                        # the object as validated
+
+
+def schema_errors(schema: dict | None, obj: Any) -> list[FieldError]:
+    """``customResourceStrategy.Validate``'s schema part on a decoded object: the OpenAPI schema
+    (``ValidateCustomResource``), embedded resources, then list-type uniqueness."""
+    if not schema:
+        return []
+    errors = openapi.validate(schema, obj)
+    errors += embedded.validate(schema, obj)
+    errors += listtype.validate(schema, obj)
+    return errors
+
+
+def validate_schema(schema: dict, obj: Any) -> list[FieldError]:
+    """kube-openapi's validation alone (``ValidateCustomResource`` with a nil path), as
+    apiextensions' own tests call it."""
+    return openapi.validate(schema, obj)
+
+
+def admit(obj: dict, schema: dict | None, mutate: Callable[[dict], dict] | None = None) -> Admission:
+    """Decode ``obj`` as the API server does (bounded: :class:`LimitError`), mutate it, validate it."""
+    check_object(obj)
+    decoded = as_decoded(obj)
+    unknown = [(text, pruning.declared_parent(schema, parts)) for text, parts in pruning.unknown_paths(decoded, schema)]
+    pruning.prune(decoded, schema)
+    defaulting.apply_defaults(decoded, schema)
+    defaulting.prune_nulls(decoded, schema)
+    if mutate is not None:
+        decoded = mutate(decoded)
+    return Admission(errors=schema_errors(schema, decoded), unknown=unknown, stored=decoded)

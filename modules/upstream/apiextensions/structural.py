@@ -1,0 +1,108 @@
+"""A CRD version's ``openAPIV3Schema`` made ready for validation, within bounds.
+
+What the API server does to the schema before it validates anything (apiextensions-apiserver
+v0.35.0 ``pkg/apiserver/validation/validation.go`` ``ConvertJSONSchemaPropsWithPostProcess`` and
+``formats.go``): ``type`` becomes a list; ``x-kubernetes-int-or-string`` means the types integer
+and string; a format apiextensions does not support is dropped; ``$ref`` cannot occur (the API
+server refuses a CRD with one).
+
+Schemas and objects come from outside (a CRD folder, ``--manifests``), so every walk here is
+bounded: a schema deeper than ``MAX_DEPTH`` or with more than ``MAX_NODES`` schema nodes, or an
+object deeper than ``MAX_DEPTH`` or with more than ``MAX_VALUES`` values, raises
+:class:`LimitError` (the caller reports it as not evaluated); patterns are RE2 (linear time).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from . import formats
+
+MAX_DEPTH = 64            # nesting of a schema or an object (Kubernetes objects stay under 25)
+MAX_NODES = 200_000       # schema nodes of one CRD version (Volcano's Job CRD: about 9,000)
+MAX_VALUES = 500_000      # values in one object
+_KEYWORDS = ("nullable", "default", "enum", "maximum", "minimum", "exclusiveMaximum", "exclusiveMinimum", "multipleOf",
+             "maxLength", "minLength", "pattern", "maxItems", "minItems", "uniqueItems", "maxProperties",
+             "minProperties", "required", "x-kubernetes-preserve-unknown-fields", "x-kubernetes-embedded-resource",
+             "x-kubernetes-list-type", "x-kubernetes-list-map-keys", "x-kubernetes-int-or-string")
+
+
+class LimitError(ValueError):
+    """A schema or an object beyond the bounds this module evaluates."""
+
+
+def prepare(schema: Any) -> dict:
+    """The validation form of a CRD schema node (a new dict; the input is not changed)."""
+    budget = [MAX_NODES]
+    return _prepare(schema, 0, budget)
+
+
+def _prepare(node: Any, depth: int, budget: list[int]) -> dict:
+    if depth > MAX_DEPTH:
+        raise LimitError(f"the schema is nested deeper than {MAX_DEPTH} levels")
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise LimitError(f"the schema has more than {MAX_NODES} nodes")
+    if not isinstance(node, dict):
+        return {}
+    out: dict = {k: node[k] for k in _KEYWORDS if k in node}
+    if isinstance(node.get("type"), str) and node["type"]:
+        out["type"] = [node["type"]]
+    if node.get("x-kubernetes-int-or-string") is True:
+        out["type"] = ["integer", "string"]
+    fmt = node.get("format")
+    if isinstance(fmt, str) and formats.normalize(fmt) in formats.SUPPORTED:
+        out["format"], out["x-format"] = fmt, formats.normalize(fmt)   # messages name it as written
+    if isinstance(node.get("properties"), dict):
+        out["properties"] = {str(k): _prepare(v, depth + 1, budget) for k, v in node["properties"].items()}
+    if isinstance(node.get("items"), dict):
+        out["items"] = _prepare(node["items"], depth + 1, budget)
+    extra = node.get("additionalProperties")
+    if isinstance(extra, dict):
+        out["additionalProperties"] = _prepare(extra, depth + 1, budget)
+    elif isinstance(extra, bool):
+        out["additionalProperties"] = extra
+    for key in ("allOf", "anyOf", "oneOf"):
+        if isinstance(node.get(key), list):
+            out[key] = [_prepare(v, depth + 1, budget) for v in node[key]]
+    if isinstance(node.get("not"), dict):
+        out["not"] = _prepare(node["not"], depth + 1, budget)
+    return out
+
+
+def check_object(value: Any) -> None:
+    """Raise :class:`LimitError` for an object deeper than MAX_DEPTH or larger than MAX_VALUES
+    (an explicit stack: no recursion on hostile input)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    seen = 0
+    while stack:
+        node, depth = stack.pop()
+        seen += 1
+        if seen > MAX_VALUES:
+            raise LimitError(f"the object holds more than {MAX_VALUES} values")
+        if depth > MAX_DEPTH:
+            raise LimitError(f"the object is nested deeper than {MAX_DEPTH} levels")
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node)
+
+
+def as_decoded(value: Any) -> Any:
+    """The object as the API server decodes the JSON a client sends: a whole-number float is an
+    integer (kubectl and Pulumi write ``2.0`` as ``2``); YAML keys that are not strings become
+    strings (JSON has only string keys)."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2 ** 63:
+        return int(value)
+    if isinstance(value, dict):
+        return {_key(k): as_decoded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [as_decoded(v) for v in value]
+    return value
+
+
+def _key(key: Any) -> str:
+    if isinstance(key, str):
+        return key
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    return "null" if key is None else str(key)
