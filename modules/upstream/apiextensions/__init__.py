@@ -9,12 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from modules.upstream.field import FieldError
+from modules.upstream.field import ErrorType, FieldError
 
 from . import defaulting, embedded, listtype, openapi, pruning
+from .openapi import is_type_error
 from .structural import LimitError, as_decoded, check_object, prepare
 
-__all__ = ["Admission", "LimitError", "admit", "prepare", "validate_schema", "schema_errors"]
+__all__ = ["Admission", "LimitError", "admit", "blocking", "is_type_error", "prepare", "schema_errors",
+           "validate_schema"]
 
 
 @dataclass
@@ -52,5 +54,18 @@ def admit(obj: dict, schema: dict | None, mutate: Callable[[dict], dict] | None 
     defaulting.apply_defaults(decoded, schema)
     defaulting.prune_nulls(decoded, schema)
     if mutate is not None:
+        # The mutating webhooks decode the object into their Go types: a value of the wrong type is
+        # never defaulted by them (trainstack's ports would default it as if absent), and the
+        # refusal the API server gives is the schema's type error.
+        before = schema_errors(schema, decoded)
+        if any(is_type_error(e) for e in before):
+            return Admission(errors=before, unknown=unknown, stored=decoded)
         decoded = mutate(decoded)
     return Admission(errors=schema_errors(schema, decoded), unknown=unknown, stored=decoded)
+
+
+def blocking(errors: list[FieldError]) -> bool:
+    """``hasBlockingErr``: errors after which the API server skips the CRD's CEL rules (enum,
+    required, too long, too many, a type error)."""
+    kinds = {ErrorType.NOT_SUPPORTED, ErrorType.REQUIRED, ErrorType.TOO_LONG, ErrorType.TOO_MANY}
+    return any(e.type in kinds or is_type_error(e) for e in errors)
