@@ -24,8 +24,11 @@ def _child(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
-def validate(schema: dict | None, obj: Any, path: str = "") -> list[FieldError]:
-    """Every embedded resource under ``obj`` (at ``path``), against the prepared schema."""
+def validate(schema: dict | None, obj: Any, path: str = "", root_embedded: bool = False) -> list[FieldError]:
+    """Every embedded resource under ``obj`` (at ``path``), against the prepared schema; with
+    ``root_embedded`` (upstream's ``isResourceRoot``) ``obj`` itself is one."""
+    if root_embedded:
+        schema = {**(schema or {}), "x-kubernetes-embedded-resource": True}
     return list(_walk(schema, obj, path)) if schema else []
 
 

@@ -115,7 +115,10 @@ def _type(validator, schema: dict, instance: Any, _schema: dict) -> Iterator[Val
 
 
 def _branches(validator, schema: dict, instance: Any, _schema: dict) -> Iterator[ValidationError]:
-    """``schemaPropsValidator``: anyOf, oneOf, allOf, not (each branch on the same path)."""
+    """``schemaPropsValidator``: anyOf, oneOf, allOf, not (each branch on the same path); a null
+    value meets only the type and enum checks (``SchemaValidator.Validate``), not these."""
+    if instance is None:
+        return
     if schema.get("anyOf"):
         results = [list(validator.descend(instance, sub)) for sub in schema["anyOf"]]
         if all(results):
