@@ -13,6 +13,8 @@ object deeper than ``MAX_DEPTH`` or with more than ``MAX_VALUES`` values, raises
 """
 from __future__ import annotations
 
+import base64
+from datetime import date, datetime
 from typing import Any
 
 from . import formats
@@ -93,6 +95,10 @@ def as_decoded(value: Any) -> Any:
     strings (JSON has only string keys)."""
     if isinstance(value, float) and value.is_integer() and abs(value) < 2 ** 63:
         return int(value)
+    if isinstance(value, (date, datetime)):   # an unquoted YAML timestamp: a JSON string once sent
+        return value.isoformat().replace("+00:00", "Z")
+    if isinstance(value, bytes):              # a YAML !!binary: base64 text in JSON
+        return base64.b64encode(value).decode("ascii")
     if isinstance(value, dict):
         return {_key(k): as_decoded(v) for k, v in value.items()}
     if isinstance(value, list):
