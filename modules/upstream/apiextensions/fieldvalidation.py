@@ -66,9 +66,10 @@ def engine_for(gitops_engine: str | None, in_stack: bool) -> Engine:
 def outcome(engine: Engine, path: str, in_struct: bool, namespace: str, name: str, gvk: str) -> tuple[str, str]:
     """(REFUSED or PRUNED, the API server's words) for one unknown field."""
     if engine.server_side and in_struct:
-        where = f"{namespace}/{name}" if namespace else name
-        return REFUSED, (f"failed to create typed patch object ({where}; {gvk}): .{path}: field not declared "
-                         "in schema")
+        # managedfields' objectGVKNN: "<namespace>/<name>; <group/version>, Kind=<kind>" (an empty
+        # namespace for a cluster-scoped object)
+        return REFUSED, (f"failed to create typed patch object ({namespace}/{name}; {gvk}): .{path}: field not "
+                         "declared in schema")
     if engine.strict:
         return REFUSED, f'strict decoding error: unknown field "{path}"'
     return PRUNED, f'unknown field "{path}"'
