@@ -12,6 +12,7 @@ API server prunes with a warning. The CRDs are read from where the CEL rules of 
 """
 from __future__ import annotations
 
+from collections import OrderedDict
 from pathlib import Path
 from typing import Iterator
 
@@ -65,6 +66,12 @@ def _enabled(ctx: CheckContext):
     return ctx.remember("upstream-admission:enabled", lambda: enabled_admissions(ctx.manifests))
 
 
+# Both rules and upstream-admission ask about the same objects in one run: the answer is kept for
+# the object (by identity: the object is held, so its id is not reused) and the enabled webhooks.
+_JUDGED: OrderedDict[tuple[int, frozenset | None], tuple[dict, object]] = OrderedDict()
+_JUDGED_MAX = 4096
+
+
 def admission(obj: dict, ctx: CheckContext) -> tuple[dict, apiextensions.Admission] | None:
     """(the CRD entry, what the API server makes of ``obj``), or None for an object of no known CRD.
     :class:`apiextensions.LimitError` for an object beyond the bounds evaluated."""
@@ -72,7 +79,21 @@ def admission(obj: dict, ctx: CheckContext) -> tuple[dict, apiextensions.Admissi
     if entry is None:
         return None
     enabled = _enabled(ctx)
-    return entry, apiextensions.admit(obj, entry["schema"], lambda o: _mutate(o, enabled))
+    key = (id(obj), enabled)
+    kept = _JUDGED.get(key)
+    if kept is not None and kept[0] is obj:
+        outcome = kept[1]
+    else:
+        try:
+            outcome = apiextensions.admit(obj, entry["schema"], lambda o: _mutate(o, enabled))
+        except apiextensions.LimitError as exc:
+            outcome = exc
+        _JUDGED[key] = (obj, outcome)
+        while len(_JUDGED) > _JUDGED_MAX:
+            _JUDGED.popitem(last=False)
+    if isinstance(outcome, apiextensions.LimitError):
+        raise outcome
+    return entry, outcome
 
 
 def refused_by_schema(obj: dict, ctx: CheckContext) -> bool:

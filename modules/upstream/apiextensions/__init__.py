@@ -53,15 +53,15 @@ def admit(obj: dict, schema: dict | None, mutate: Callable[[dict], dict] | None 
     pruning.prune(decoded, schema)
     defaulting.apply_defaults(decoded, schema)
     defaulting.prune_nulls(decoded, schema)
-    if mutate is not None:
+    mutated = mutate(decoded) if mutate is not None else decoded
+    if mutated != decoded:
         # The mutating webhooks decode the object into their Go types: a value of the wrong type is
         # never defaulted by them (trainstack's ports would default it as if absent), and the
         # refusal the API server gives is the schema's type error.
         before = schema_errors(schema, decoded)
         if any(is_type_error(e) for e in before):
             return Admission(errors=before, unknown=unknown, stored=decoded)
-        decoded = mutate(decoded)
-    return Admission(errors=schema_errors(schema, decoded), unknown=unknown, stored=decoded)
+    return Admission(errors=schema_errors(schema, mutated), unknown=unknown, stored=mutated)
 
 
 def blocking(errors: list[FieldError]) -> bool:
