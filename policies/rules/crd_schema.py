@@ -12,6 +12,8 @@ API server prunes with a warning. The CRDs are read from where the CEL rules of 
 """
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import OrderedDict
 from pathlib import Path
 from typing import Iterator
@@ -66,10 +68,16 @@ def _enabled(ctx: CheckContext):
     return ctx.remember("upstream-admission:enabled", lambda: enabled_admissions(ctx.manifests))
 
 
-# Both rules and upstream-admission ask about the same objects in one run: the answer is kept for
-# the object (by identity: the object is held, so its id is not reused) and the enabled webhooks.
-_JUDGED: OrderedDict[tuple[int, frozenset | None], tuple[dict, object]] = OrderedDict()
-_JUDGED_MAX = 4096
+# Both rules and upstream-admission ask about the same objects in one run: the answer is kept by a
+# digest of the object's content (its canonical JSON) and the enabled webhooks, for the last
+# _JUDGED_MAX objects (a 16,384-node fabric renders a few thousand custom resources).
+_JUDGED: OrderedDict[tuple[bytes, frozenset | None], object] = OrderedDict()
+_JUDGED_MAX = 65536
+
+
+def _content(obj: dict) -> bytes:
+    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=repr)
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).digest()
 
 
 def admission(obj: dict, ctx: CheckContext) -> tuple[dict, apiextensions.Admission] | None:
@@ -79,18 +87,20 @@ def admission(obj: dict, ctx: CheckContext) -> tuple[dict, apiextensions.Admissi
     if entry is None:
         return None
     enabled = _enabled(ctx)
-    key = (id(obj), enabled)
-    kept = _JUDGED.get(key)
-    if kept is not None and kept[0] is obj:
-        outcome = kept[1]
-    else:
+    try:
+        key = (_content(obj), enabled)
+    except (TypeError, ValueError, RecursionError):   # not JSON-like (a cycle, mixed key types): not kept
+        key = None
+    outcome = _JUDGED.get(key) if key is not None else None
+    if outcome is None:
         try:
             outcome = apiextensions.admit(obj, entry["schema"], lambda o: _mutate(o, enabled))
         except apiextensions.LimitError as exc:
             outcome = exc
-        _JUDGED[key] = (obj, outcome)
-        while len(_JUDGED) > _JUDGED_MAX:
-            _JUDGED.popitem(last=False)
+        if key is not None:
+            _JUDGED[key] = outcome
+            while len(_JUDGED) > _JUDGED_MAX:
+                _JUDGED.popitem(last=False)
     if isinstance(outcome, apiextensions.LimitError):
         raise outcome
     return entry, outcome
