@@ -22,10 +22,33 @@ from . import formats
 MAX_DEPTH = 64            # nesting of a schema or an object (Kubernetes objects stay under 25)
 MAX_NODES = 200_000       # schema nodes of one CRD version (Volcano's Job CRD: about 9,000)
 MAX_VALUES = 500_000      # values in one object
-_KEYWORDS = ("nullable", "default", "enum", "maximum", "minimum", "exclusiveMaximum", "exclusiveMinimum", "multipleOf",
-             "maxLength", "minLength", "pattern", "maxItems", "minItems", "uniqueItems", "maxProperties",
-             "minProperties", "required", "x-kubernetes-preserve-unknown-fields", "x-kubernetes-embedded-resource",
-             "x-kubernetes-list-type", "x-kubernetes-list-map-keys", "x-kubernetes-int-or-string")
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _count(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _strings(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+# The keywords kept, each with the shape the API server's CRD validation requires of it (a CRD
+# breaking one is refused at its own creation; a hostile one here simply loses the keyword).
+_KEYWORDS: dict[str, Any] = {
+    "nullable": lambda v: isinstance(v, bool), "default": lambda v: True, "enum": lambda v: isinstance(v, list),
+    "maximum": _number, "minimum": _number, "exclusiveMaximum": lambda v: isinstance(v, bool),
+    "exclusiveMinimum": lambda v: isinstance(v, bool), "multipleOf": _number, "maxLength": _count,
+    "minLength": _count, "pattern": lambda v: isinstance(v, str), "maxItems": _count, "minItems": _count,
+    "uniqueItems": lambda v: isinstance(v, bool), "maxProperties": _count, "minProperties": _count,
+    "required": _strings, "x-kubernetes-preserve-unknown-fields": lambda v: isinstance(v, bool),
+    "x-kubernetes-embedded-resource": lambda v: isinstance(v, bool),
+    "x-kubernetes-list-type": lambda v: isinstance(v, str), "x-kubernetes-list-map-keys": _strings,
+    "x-kubernetes-int-or-string": lambda v: isinstance(v, bool),
+}
 
 
 class LimitError(ValueError):
@@ -46,7 +69,7 @@ def _prepare(node: Any, depth: int, budget: list[int]) -> dict:
         raise LimitError(f"the schema has more than {MAX_NODES} nodes")
     if not isinstance(node, dict):
         return {}
-    out: dict = {k: node[k] for k in _KEYWORDS if k in node}
+    out: dict = {k: node[k] for k, shape in _KEYWORDS.items() if k in node and shape(node[k])}
     if isinstance(node.get("type"), str) and node["type"]:
         out["type"] = [node["type"]]
     if node.get("x-kubernetes-int-or-string") is True:

@@ -127,3 +127,15 @@ def _deep_schema(depth: int) -> dict:
         node["properties"] = {"a": {"type": "object"}}
         node = node["properties"]["a"]
     return schema
+
+
+def test_a_hostile_schema_loses_keywords_of_the_wrong_shape_instead_of_misreading_them():
+    schema = prepare({"type": "object", "required": "name", "properties": {
+        "a": {"type": "string", "enum": "xyz", "maxLength": -1, "pattern": 5},
+        "b": {"type": "string", "pattern": "(?=lookahead)"}}})
+    assert "required" not in schema and set(schema["properties"]["a"]) == {"type"}
+    assert errors(schema, {"a": "q"}) == []
+    # a pattern Go's regexp refuses is reported as the API server reports it, not raised
+    assert errors(schema, {"b": "x"}) == [
+        "b: Invalid value: \"x\": b in body should match '(?=lookahead), but pattern is invalid: error parsing "
+        "regexp: invalid or unsupported Perl syntax: `(?=`'"]
