@@ -139,3 +139,30 @@ def test_a_hostile_schema_loses_keywords_of_the_wrong_shape_instead_of_misreadin
     assert errors(schema, {"b": "x"}) == [
         "b: Invalid value: \"x\": b in body should match '(?=lookahead), but pattern is invalid: error parsing "
         "regexp: invalid or unsupported Perl syntax: `(?=`'"]
+
+
+def test_every_kube_openapi_message_reads_as_its_template():
+    """kube-openapi pkg/validation/errors/schema.go's templates, as apiextensions wraps them."""
+    schema = {"type": "object", "properties": {
+        "s": {"type": "string", "minLength": 3},
+        "l": {"type": "array", "minItems": 2},
+        "o": {"type": "object", "minProperties": 1},
+        "x": {"type": "number", "minimum": 1.5, "exclusiveMinimum": True},
+        "y": {"type": "integer", "maximum": 10, "exclusiveMaximum": True},
+        "m": {"type": "integer", "multipleOf": 4},
+        "f": {"type": "number", "multipleOf": 0.5},
+        "d": {"type": "string", "format": "date"},
+        "i": {"type": "string", "format": "ipv4"},   # a number where a formatted string belongs
+    }}
+    assert errors(schema, {"s": "ab", "l": [1], "o": {}, "x": 1.5, "y": 10, "m": 6, "f": 0.7, "d": "2024-13-01",
+                           "i": 5}) == [
+        's: Invalid value: "ab": s in body should be at least 3 chars long',
+        "l: Invalid value: 1: l in body should have at least 2 items",
+        "o: Invalid value: 0: o in body should have at least 1 properties",
+        "x: Invalid value: 1.5: x in body should be greater than 1.5",
+        "y: Invalid value: 10: y in body should be less than 10",
+        "m: Invalid value: 6: m in body should be a multiple of 4",
+        "f: Invalid value: 0.7: f in body should be a multiple of 0.5",
+        'd: Invalid value: "2024-13-01": d in body must be of type date: "2024-13-01"',
+        'i: Invalid value: "int64": i in body must be of type ipv4: "int64"',
+    ]
