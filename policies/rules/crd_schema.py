@@ -93,8 +93,10 @@ def admission(obj: dict, ctx: CheckContext) -> tuple[dict, apiextensions.Admissi
         key = None
     outcome = _JUDGED.get(key) if key is not None else None
     if outcome is None:
+        # With the status subresource the API server resets .status on create (PrepareForCreate).
+        body = {k: v for k, v in obj.items() if k != "status"} if entry.get("status_subresource") else obj
         try:
-            outcome = apiextensions.admit(obj, entry["schema"], lambda o: _mutate(o, enabled))
+            outcome = apiextensions.admit(body, entry["schema"], lambda o: _mutate(o, enabled))
         except apiextensions.LimitError as exc:
             outcome = exc
         if key is not None:

@@ -111,3 +111,12 @@ def test_unknown_fields_are_refused_under_kubectl_and_flux_and_pruned_with_a_war
     [(path, message)] = findings(UNKNOWN, obj, in_stack("none"))
     assert path == "spec.bogusTop" and "drops it" in message and 'unknown field "spec.bogusTop"' in message
     assert [p for p, _ in findings(UNKNOWN, runtime, in_stack("none"))] == ["spec.mlPolicy.torch.numProcPerNode"]
+
+
+def test_status_is_dropped_only_where_the_crd_has_the_status_subresource():
+    assert findings(SCHEMA, {**queue(2), "status": {"state": 5}}) == []   # Queue: status subresource
+    app = {"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", "metadata": {"name": "a", "namespace": "argocd"},
+           "spec": {"project": "default", "source": {"repoURL": "https://x", "path": "p"},
+                    "destination": {"server": "https://kubernetes.default.svc"}},
+           "status": {"sync": {"status": 5}}}
+    assert [p for p, _ in findings(SCHEMA, app)] == ["status.sync.status"]   # no subresource: validated

@@ -71,7 +71,9 @@ def _entries(doc: dict, label: str, problems: list[str]) -> dict[str, dict]:
             problems.append(f"{label}: CustomResourceDefinition {name!r} version {version['name']}: {exc}; its "
                             "objects are not schema-checked")
             continue
-        out[f"{group}/{version['name']}/{kind}"] = {"schema": schema, "source": label, "crd": name}
+        subresources = version.get("subresources") if isinstance(version.get("subresources"), dict) else {}
+        out[f"{group}/{version['name']}/{kind}"] = {"schema": schema, "source": label, "crd": name,
+                                                    "status_subresource": "status" in subresources}
     return out
 
 
