@@ -115,7 +115,8 @@ def test_unknown_fields_are_refused_under_kubectl_and_flux_and_pruned_with_a_war
 
 def test_status_is_dropped_only_where_the_crd_has_the_status_subresource():
     assert findings(SCHEMA, {**queue(2), "status": {"state": 5}}) == []   # Queue: status subresource
-    app = {"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", "metadata": {"name": "a", "namespace": "argocd"},
+    app = {"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+           "metadata": {"name": "a", "namespace": "argocd"},
            "spec": {"project": "default", "source": {"repoURL": "https://x", "path": "p"},
                     "destination": {"server": "https://kubernetes.default.svc"}},
            "status": {"sync": {"status": 5}}}
