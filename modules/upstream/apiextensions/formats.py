@@ -20,6 +20,7 @@ from datetime import date, datetime
 from typing import Callable
 
 from modules.core.patterns import compile_go
+from modules.upstream.vocabulary.go import atoi
 
 # The supported formats at compatibility version 1.35, normalised (dashes removed).
 SUPPORTED = frozenset({
@@ -64,8 +65,8 @@ _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}\Z", re.ASCII)
 _DATETIME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?"
                        r"([Zz]|[+-]\d{2}:\d{2})?\Z", re.ASCII)
 _DURATION = re.compile(r"(\d+)\s*([A-Za-zµ]+)")
-_DURATION_UNITS = {"ns", "nano", "us", "µs", "micro", "ms", "milli", "s", "sec", "m", "min", "h", "hr", "hour",
-                   "d", "day", "w", "wk", "week"}
+_DURATION_GROUPS = (("ns", "nano"), ("us", "µs", "micro"), ("ms", "milli"), ("s", "sec"), ("m", "min"),
+                    ("h", "hr", "hour"), ("d", "day"), ("w", "wk", "week"))
 _GO_DURATION = re.compile(r"^[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+\Z|^[-+]?0\Z")
 _EMAIL = re.compile(r"^(?:[^<>@\s\"]*\s*<)?[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9.-]+(?:\]|>)?\Z")
 _URI_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
@@ -164,11 +165,19 @@ def _datetime(text: str) -> bool:
 
 
 def _duration(text: str) -> bool:
-    """strfmt's ``IsDuration``: Go's ``time.ParseDuration``, else ``<digits> <unit>`` pairs."""
+    """strfmt's ``ParseDuration``: Go's ``time.ParseDuration``, else any ``<digits> <unit>`` match whose
+    unit (case-insensitive) is one of a group's names or starts with the group's last name
+    (``5 days``, ``2 Hours``); a count beyond int64 fails the whole text."""
     if _GO_DURATION.match(text):
         return True
-    found = _DURATION.findall(text)
-    return bool(found) and all(unit in _DURATION_UNITS for _, unit in found)
+    ok = False
+    for count, unit in _DURATION.findall(text):
+        if atoi(count) is None:
+            return False
+        unit = unit.strip().lower()
+        ok = ok or any(unit == v.lower() or (i == len(group) - 1 and unit.startswith(v))
+                       for group in _DURATION_GROUPS for i, v in enumerate(group))
+    return ok
 
 
 def _uri(text: str) -> bool:
