@@ -21,7 +21,7 @@ from . import formats
 
 MAX_DEPTH = 64            # nesting of a schema or an object (Kubernetes objects stay under 25)
 MAX_NODES = 200_000       # schema nodes of one CRD version (Volcano's Job CRD: about 9,000)
-MAX_VALUES = 500_000      # values in one object
+MAX_VALUES = 100_000      # values in one object (a 16,384-node HyperNode tree: a few thousand)
 
 
 def _number(v: Any) -> bool:

@@ -166,3 +166,29 @@ def test_every_kube_openapi_message_reads_as_its_template():
         'd: Invalid value: "2024-13-01": d in body must be of type date: "2024-13-01"',
         'i: Invalid value: "int64": i in body must be of type ipv4: "int64"',
     ]
+
+
+def test_a_crd_folder_with_hostile_files_loads_what_it_can_and_says_what_it_skipped(tmp_path):
+    from modules.upstream.apiextensions import crds
+
+    def crd(kind: str, schema: dict) -> str:
+        import yaml
+
+        return yaml.safe_dump({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                               "metadata": {"name": f"{kind.lower()}s.example.com"},
+                               "spec": {"group": "example.com", "names": {"kind": kind, "plural": f"{kind.lower()}s"},
+                                        "versions": [{"name": "v1", "served": True, "storage": True,
+                                                      "schema": {"openAPIV3Schema": schema}}]}})
+
+    (tmp_path / "good.yaml").write_text(crd("Good", {"type": "object"}))
+    deep: dict = {"type": "array"}
+    node = deep
+    for _ in range(70):   # 70 schema levels in about 80 YAML levels (within yamlio's 100)
+        node["items"] = {"type": "array"}
+        node = node["items"]
+    (tmp_path / "deep.yaml").write_text(crd("Deep", deep))
+    (tmp_path / "broken.yaml").write_text("kind: CustomResourceDefinition\nspec: [unclosed\n")
+    result = crds.read_folder(tmp_path)
+    assert set(result.by_gvk) == {"example.com/v1/Good"}
+    assert any("deep.yaml" in p and "deeper than 64" in p for p in result.problems)
+    assert any(p.startswith("broken.yaml: not read") for p in result.problems)
