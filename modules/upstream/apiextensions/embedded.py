@@ -15,9 +15,13 @@ from modules.upstream.field import FieldError
 
 from .gofmt import printed
 
-# The string formats of apimachinery's pkg/util/validation. h1 moves them into the port layer
-# (modules/upstream/vocabulary/names.py); this is the one import to repoint then.
-from modules.semantics import apivalidation as _names   # noqa: E402
+# The string formats of apimachinery's pkg/util/validation: the port layer's vocabulary once h1's
+# move (modules/upstream/vocabulary/names.py) is merged, the older module before it. This is the
+# one import to simplify then.
+try:
+    from modules.upstream.vocabulary import names as _names
+except ImportError:   # pragma: no cover - a tree without h1's vocabulary
+    from modules.semantics import apivalidation as _names   # type: ignore[no-redef]
 
 
 def _child(path: str, key: str) -> str:
