@@ -21,6 +21,7 @@ from typing import Iterator
 from modules.upstream import apiextensions
 from modules.upstream.apiextensions import crds, fieldvalidation
 from modules.upstream.field import ErrorType, FieldError
+from modules.upstream.vocabulary.go import go_quote
 
 from ..framework import ADVISORY, MANDATORY, CheckContext, Finding, NotChecked, Rule, api_group, meta, where
 
@@ -110,12 +111,15 @@ def admission(obj: dict, ctx: CheckContext) -> tuple[dict, apiextensions.Admissi
 
 def refused_by_schema(obj: dict, ctx: CheckContext) -> bool:
     """Whether the API server refuses ``obj`` in its schema validation, before any validating
-    admission (Volcano's webhooks and policies) runs: admission policies then never see it."""
+    admission (Volcano's webhooks and policies) runs, or has no resource for its version at all:
+    admission policies then never see it."""
     try:
         judged = admission(obj, ctx)
     except apiextensions.LimitError:
         return False
-    return judged is not None and bool(judged[1].errors)
+    if judged is None:   # a kind of a CRD read, in a version none serves: no resource to admit it to
+        return any(True for _ in _unserved(obj))
+    return bool(judged[1].errors)
 
 
 def _path(error: FieldError) -> str:
@@ -129,6 +133,7 @@ def _schema_findings(obj: dict, ctx: CheckContext) -> Iterator[Finding | NotChec
         yield NotChecked(f"{where(obj, '')}: not schema-checked: {exc}")
         return
     if judged is None:
+        yield from _unserved(obj)
         return
     entry, result = judged
     crd = f"CRD {entry['crd']} ({entry['source']})"
@@ -144,6 +149,20 @@ def _schema_findings(obj: dict, ctx: CheckContext) -> Iterator[Finding | NotChec
             yield Finding(text, f"{where(obj, text)}: unknown field: the API server rejects it: \"{words}\" "
                                 f"(sent by {engine.name}: {engine.sends}; {crd} declares no such field); remove "
                                 "it or correct its name.")
+
+
+def _unserved(obj: dict) -> Iterator[Finding]:
+    """A kind the CRDs define, in a version none of them serves: the API server has no such resource
+    (apimachinery's ``NoKindMatchError``; kubectl stops before sending anything)."""
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    if not isinstance(api_version, str) or not isinstance(kind, str) or "/" not in api_version:
+        return
+    served = schemas().served_versions(api_version.rpartition("/")[0], kind)
+    if served:
+        group = api_version.rpartition("/")[0]
+        yield Finding("apiVersion", f"{where(obj, 'apiVersion')}: the API server has no such resource: \"no matches "
+                                    f"for kind {go_quote(kind)} in version {go_quote(api_version)}\" (the pinned CRD "
+                                    f"serves {', '.join(f'{group}/{v}' for v in served)}); use a served version.")
 
 
 def _engine(ctx: CheckContext) -> fieldvalidation.Engine:
@@ -183,8 +202,9 @@ RULES = (
         description="Every custom resource passes the structural schema of its CRD's served version, as the API "
                     "server validates it on create after decoding and the mutating webhooks: types (int-or-string, "
                     "nullable), enum, pattern, format, numeric and length bounds, required fields, list-type "
-                    "set/map uniqueness, embedded resources; and carries no unknown field where the engine's "
-                    "request refuses one (kubectl's Strict field validation, a server-side apply).",
+                    "set/map uniqueness, embedded resources; names a version its CRD serves; and carries no "
+                    "unknown field where the engine's request refuses one (kubectl's Strict field validation, a "
+                    "server-side apply).",
         why="apiextensions-apiserver validates every custom resource against the CRD's openAPIV3Schema before "
             "any admission webhook or policy runs; an object that breaks it (a Queue weight above 65535, "
             "`minAvailable: \"two\"`, a duplicate key of a map-list) is refused, and `pulumi up` or the GitOps "

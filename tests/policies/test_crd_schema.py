@@ -121,3 +121,13 @@ def test_status_is_dropped_only_where_the_crd_has_the_status_subresource():
                     "destination": {"server": "https://kubernetes.default.svc"}},
            "status": {"sync": {"status": 5}}}
     assert [p for p, _ in findings(SCHEMA, app)] == ["status.sync.status"]   # no subresource: validated
+
+
+def test_a_kind_in_a_version_its_crd_does_not_serve_has_no_resource():
+    obj = {**job(), "apiVersion": "batch.volcano.sh/v1beta1"}
+    [(path, message)] = findings(SCHEMA, obj)
+    assert path == "apiVersion"
+    assert 'no matches for kind "Job" in version "batch.volcano.sh/v1beta1"' in message
+    assert "serves batch.volcano.sh/v1alpha1" in message
+    ctx = CheckContext(manifests=[obj])
+    assert [f for f in admission.RULES[0].check_stack([obj], ctx) if isinstance(f, Finding)] == []

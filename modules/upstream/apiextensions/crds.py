@@ -34,9 +34,10 @@ class Schemas:
         group, _, version = api_version.rpartition("/")
         return self.by_gvk.get(f"{group}/{version}/{kind}")
 
-    def kinds(self) -> set[tuple[str, str]]:
-        """(group, kind) of every CRD read (whatever version)."""
-        return {(k.split("/")[0], k.split("/")[2]) for k in self.by_gvk}
+    def served_versions(self, group: str, kind: str) -> list[str]:
+        """The versions the CRDs read serve for ``group``/``kind`` (none: no CRD of that kind here)."""
+        return [key.split("/")[1] for key in self.by_gvk if key.startswith(f"{group}/") and key.endswith(f"/{kind}")
+                and key.count("/") == 2]
 
 
 def _documents(path: Path, label: str, problems: list[str]) -> list:
