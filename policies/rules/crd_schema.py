@@ -174,9 +174,10 @@ def _engine(ctx: CheckContext) -> fieldvalidation.Engine:
 def _unknown(obj: dict, result: apiextensions.Admission, engine: fieldvalidation.Engine):
     md = meta(obj)
     gvk = f"{api_group(obj)}/{str(obj.get('apiVersion')).rpartition('/')[2]}, Kind={obj.get('kind')}"
-    for text, in_struct in result.unknown:
-        yield text, in_struct, fieldvalidation.outcome(engine, text, in_struct, str(md.get("namespace") or ""),
-                                                       str(md.get("name") or ""), gvk)
+    for unknown in result.unknown:
+        yield unknown.path, unknown.in_struct, fieldvalidation.outcome(
+            engine, unknown.path, unknown.in_struct, str(md.get("namespace") or ""), str(md.get("name") or ""), gvk,
+            unknown.apply_path)
 
 
 def _unknown_findings(obj: dict, ctx: CheckContext) -> Iterator[Finding]:

@@ -15,8 +15,17 @@ from . import defaulting, embedded, listtype, openapi, pruning
 from .openapi import is_type_error
 from .structural import LimitError, as_decoded, check_object, prepare
 
-__all__ = ["Admission", "LimitError", "admit", "blocking", "is_type_error", "prepare", "schema_errors",
+__all__ = ["Admission", "LimitError", "Unknown", "admit", "blocking", "is_type_error", "prepare", "schema_errors",
            "validate_schema"]
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """A field the schema does not declare."""
+
+    path: str          # as the pruning reports it (``spec.tasks[0].bogus``)
+    in_struct: bool    # its object's schema declares properties (a server-side apply refuses it)
+    apply_path: str    # as a server-side apply names it (``.spec.tasks[0].bogus``, ``[name="a"]`` items)
 
 
 @dataclass
@@ -24,7 +33,7 @@ class Admission:
     """What the API server makes of one custom resource on create."""
 
     errors: list[FieldError] = field(default_factory=list)   # validation refusals (after mutation)
-    unknown: list[tuple[str, bool]] = field(default_factory=list)   # (path, parent declares properties)
+    unknown: list[Unknown] = field(default_factory=list)
     stored: Any = None                                        # the object as validated
 
 
@@ -49,7 +58,8 @@ def admit(obj: dict, schema: dict | None, mutate: Callable[[dict], dict] | None 
     """Decode ``obj`` as the API server does (bounded: :class:`LimitError`), mutate it, validate it."""
     check_object(obj)
     decoded = as_decoded(obj)
-    unknown = [(text, pruning.declared_parent(schema, parts)) for text, parts in pruning.unknown_paths(decoded, schema)]
+    unknown = [Unknown(text, pruning.declared_parent(schema, parts), pruning.apply_path(decoded, schema, parts))
+               for text, parts in pruning.unknown_paths(decoded, schema)]
     pruning.prune(decoded, schema)
     defaulting.apply_defaults(decoded, schema)
     defaulting.prune_nulls(decoded, schema)

@@ -63,13 +63,15 @@ def engine_for(gitops_engine: str | None, in_stack: bool) -> Engine:
     return ENGINES.get(gitops_engine or "none", ENGINES["pulumi"])
 
 
-def outcome(engine: Engine, path: str, in_struct: bool, namespace: str, name: str, gvk: str) -> tuple[str, str]:
-    """(REFUSED or PRUNED, the API server's words) for one unknown field."""
+def outcome(engine: Engine, path: str, in_struct: bool, namespace: str, name: str, gvk: str,
+            apply_path: str = "") -> tuple[str, str]:
+    """(REFUSED or PRUNED, the API server's words) for one unknown field (``apply_path``: the path as
+    a server-side apply names it; ``.<path>`` when not given)."""
     if engine.server_side and in_struct:
         # managedfields' objectGVKNN: "<namespace>/<name>; <group/version>, Kind=<kind>" (an empty
         # namespace for a cluster-scoped object)
-        return REFUSED, (f"failed to create typed patch object ({namespace}/{name}; {gvk}): .{path}: field not "
-                         "declared in schema")
+        return REFUSED, (f"failed to create typed patch object ({namespace}/{name}; {gvk}): "
+                         f"{apply_path or '.' + path}: field not declared in schema")
     if engine.strict:
         return REFUSED, f'strict decoding error: unknown field "{path}"'
     return PRUNED, f'unknown field "{path}"'

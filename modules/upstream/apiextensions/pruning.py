@@ -16,6 +16,7 @@ field "<path>"``; ``Warn`` (the server's default) prunes them and answers the wa
 """
 from __future__ import annotations
 
+import json
 from typing import Any
 
 META_FIELDS = ("apiVersion", "kind", "metadata")
@@ -55,6 +56,38 @@ def declared_parent(schema: dict | None, parts: tuple) -> bool:
             extra = node.get("additionalProperties")
             node = extra if isinstance(extra, dict) else None
     return isinstance(node, dict) and bool(node.get("properties"))
+
+
+def apply_path(obj: dict, schema: dict | None, parts: tuple) -> str:
+    """The path as a server-side apply's typed conversion names it (structured-merge-diff's
+    ``PathElement.String``): ``.field`` per field, ``[k="v",...]`` for an item of an
+    ``x-kubernetes-list-type: map`` list (its key fields, sorted), ``[=v]`` for a set item, ``[i]``
+    otherwise (an atomic list)."""
+    out, node, value = "", schema, obj
+    for part in parts:
+        if isinstance(part, int):
+            item = value[part] if isinstance(value, list) and part < len(value) else None
+            kind = node.get("x-kubernetes-list-type") if isinstance(node, dict) else None
+            keys = node.get("x-kubernetes-list-map-keys") if isinstance(node, dict) else None
+            if kind == "map" and isinstance(item, dict) and keys:
+                out += "[" + ",".join(f"{k}={_smd_value(item[k])}" for k in sorted(keys) if k in item) + "]"
+            elif kind == "set":
+                out += f"[={_smd_value(item)}]"
+            else:
+                out += f"[{part}]"
+            node, value = (node.get("items") if isinstance(node, dict) else None), item
+        else:
+            out += f".{part}"
+            sub = (node.get("properties") or {}).get(part) if isinstance(node, dict) else None
+            if sub is None and isinstance(node, dict) and isinstance(node.get("additionalProperties"), dict):
+                sub = node["additionalProperties"]
+            node, value = sub, (value.get(part) if isinstance(value, dict) else None)
+    return out
+
+
+def _smd_value(value: Any) -> str:
+    """structured-merge-diff's ``value.ToString``: JSON for scalars."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def prune(obj: dict, schema: dict | None) -> None:

@@ -56,7 +56,8 @@ def test_admit_prunes_defaults_and_mutates_before_validating():
                                  raise_zero)
     assert judged.errors == []
     assert judged.stored["spec"] == {"weight": 1, "free": {}, "mode": "hard"}
-    assert judged.unknown == [("spec.bogus", True), ("spec.free.a", False)]
+    assert [(u.path, u.in_struct, u.apply_path) for u in judged.unknown] == [
+        ("spec.bogus", True, ".spec.bogus"), ("spec.free.a", False, ".spec.free.a")]
     assert [e.error() for e in apiextensions.admit({"spec": {"weight": 0}}, prepare(JOB)).errors] == [
         "spec.weight: Invalid value: 0: spec.weight in body should be greater than or equal to 1"]
 
@@ -71,6 +72,11 @@ def test_preserve_unknown_fields_keeps_unknown_and_walks_declared():
     assert pruning.unknown_fields({"spec": {"kept": {"y": 1, "x": 2}}}, prepare(JOB)) == []
     assert pruning.unknown_fields({"spec": {"kept": {"x": 2}}, "metadata": {"nome": "a"}}, prepare(JOB)) == [
         "metadata.nome"]
+
+
+def test_a_server_side_apply_names_map_list_items_by_their_keys():
+    judged = apiextensions.admit({"spec": {"env": [{"name": "A", "bogus": 1}], "labels": {"x": "y"}}}, prepare(JOB))
+    assert [(u.path, u.apply_path) for u in judged.unknown] == [("spec.env[0].bogus", '.spec.env[name="A"].bogus')]
 
 
 def test_duplicate_map_list_key_is_a_duplicate_value():
