@@ -4,9 +4,10 @@
 
 Runs every case ported under tests/policies/admission/upstream/<source>/ (Volcano's webhooks, Trainer's,
 the Training Operator's, the API server's validation; see policies/admission/upstream_tables.py)
-through the webhook registry and prints {"cases", "reproduced", "case_names", "by_source": {source:
-{"cases", "reproduced"}}, "divergent": [{"source", "file", "case", "reason", "got"}]} with --json, a
-summary otherwise.
+through the webhook registry, and the CRD structural-schema tables (source ``crd-schema``,
+modules/upstream/apiextensions/tables.py) through the schema port, and prints {"cases", "reproduced",
+"case_names", "by_source": {source: {"cases", "reproduced"}}, "divergent": [{"source", "file", "case",
+"reason", "got"}]} with --json, a summary otherwise.
 """
 from __future__ import annotations
 
@@ -20,11 +21,32 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from policies.admission.upstream_tables import report  # noqa: E402
 
 
+# --- CRD structural schemas (h3-schema's block) ------------------------------------------------------
+# apiextensions-apiserver's and kube-openapi's own tables (tests/modules/upstream/apiextensions/tables/),
+# run against the schema port in modules/upstream/apiextensions/, reported as one more source.
+
+def add_crd_schema(out: dict) -> dict:
+    from modules.upstream.apiextensions import tables
+
+    schema = tables.report()
+    names = [f"{r.file}: {r.name}" for r in tables.results()]
+    out["by_source"][tables.SOURCE] = {"cases": schema["cases"], "reproduced": schema["reproduced"]}
+    out["cases"] += schema["cases"]
+    out["reproduced"] += schema["reproduced"]
+    out["case_names"] += names
+    out["divergent"] += [{"source": tables.SOURCE, "file": d["file"], "case": d["case"],
+                          "reason": "not reproduced (no reason recorded)", "got": d["got"]}
+                         for d in schema["divergent"]]
+    return out
+# --- end of the CRD schema block ------------------------------------------------------------------------
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print the JSON report")
     args = parser.parse_args()
     out, _ = report()
+    out = add_crd_schema(out)
     if args.json:
         print(json.dumps(out, indent=2))
         return 0

@@ -130,6 +130,7 @@ with `.validate(s)` (an optional list of errors); `jsonpatch.escapeKey`.
   parent state, a PodGroup's queue being open, ...): this rule runs them too, in trainstack's own
   code (see "Volcano's Go-only admission webhooks" above). The policies are evaluated whatever
   `vapEnable` says, because the webhooks enforce the same checks.
-- The CRDs' OpenAPI schema itself (types, patterns, required fields) and defaulting: the test suite
-  validates rendered objects against the CRD schemas; this rule runs only the CEL rules.
+- The CRDs' OpenAPI schema itself (types, patterns, required fields, list types, defaulting, unknown
+  fields): `crd-schema` and `crd-unknown-fields` (modules/upstream/apiextensions); this rule runs only
+  the CEL rules, and none on an object its schema refuses (the API server stops there).
 """  # noqa: E501 (markdown table rows cannot wrap)

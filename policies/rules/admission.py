@@ -24,7 +24,10 @@ def _covered(obj: dict) -> bool:
 
 def _upstream_admission(objects: list[dict], ctx: CheckContext) -> Iterator[RuleOutcome]:
     from ..admission import Denial, rules
+    from .crd_schema import refused_by_schema
 
+    # An object its CRD schema refuses never reaches validating admission (crd-schema reports it).
+    objects = [o for o in objects if not refused_by_schema(o, ctx)]
     # Our own code for upstream's Go-only checks: evaluated whether or not the CEL rules load.
     yield from _go_webhooks(objects, ctx)
     ruleset = rules()
