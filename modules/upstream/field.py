@@ -14,18 +14,32 @@ from modules.upstream.vocabulary.go import go_value
 
 
 class ErrorType(Enum):
-    """apimachinery's ``field.ErrorType``; the value is upstream's ``String()``."""
+    """apimachinery's ``field.ErrorType``: the value is upstream's constant, ``text`` its ``String()``
+    (``TypeInvalid`` and ``Invalid`` read alike but are distinct codes)."""
 
-    NOT_FOUND = "Not found"
-    REQUIRED = "Required value"
-    DUPLICATE = "Duplicate value"
-    INVALID = "Invalid value"
-    NOT_SUPPORTED = "Unsupported value"
-    FORBIDDEN = "Forbidden"
-    TOO_LONG = "Too long"
-    TOO_MANY = "Too many"
-    INTERNAL = "Internal error"
-    TYPE_INVALID = "Invalid value"   # same wording as INVALID upstream; a distinct code here
+    NOT_FOUND = "FieldValueNotFound"
+    REQUIRED = "FieldValueRequired"
+    DUPLICATE = "FieldValueDuplicate"
+    INVALID = "FieldValueInvalid"
+    NOT_SUPPORTED = "FieldValueNotSupported"
+    FORBIDDEN = "FieldValueForbidden"
+    TOO_LONG = "FieldValueTooLong"
+    TOO_MANY = "FieldValueTooMany"
+    INTERNAL = "InternalError"
+    TYPE_INVALID = "FieldValueTypeInvalid"
+
+    @property
+    def text(self) -> str:
+        return _TEXT[self]
+
+
+_TEXT = {
+    ErrorType.NOT_FOUND: "Not found", ErrorType.REQUIRED: "Required value",
+    ErrorType.DUPLICATE: "Duplicate value", ErrorType.INVALID: "Invalid value",
+    ErrorType.NOT_SUPPORTED: "Unsupported value", ErrorType.FORBIDDEN: "Forbidden",
+    ErrorType.TOO_LONG: "Too long", ErrorType.TOO_MANY: "Too many", ErrorType.INTERNAL: "Internal error",
+    ErrorType.TYPE_INVALID: "Invalid value",
+}
 
 
 class _Omit:
@@ -54,9 +68,9 @@ class FieldError:
     def message(self) -> str:
         """``ErrorBody()``: the text after ``<field>: ``."""
         if self.type in _VALUELESS or self.value is OMIT:
-            text = self.type.value
+            text = self.type.text
         else:
-            text = f"{self.type.value}: {go_value(self.value)}"
+            text = f"{self.type.text}: {go_value(self.value)}"
         return f"{text}: {self.detail}" if self.detail else text
 
     def error(self) -> str:

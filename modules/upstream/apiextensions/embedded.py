@@ -15,13 +15,7 @@ from modules.upstream.field import FieldError
 
 from .gofmt import printed
 
-# The string formats of apimachinery's pkg/util/validation: the port layer's vocabulary once h1's
-# move (modules/upstream/vocabulary/names.py) is merged, the older module before it. This is the
-# one import to simplify then.
-try:
-    from modules.upstream.vocabulary import names as _names
-except ImportError:   # pragma: no cover - a tree without h1's vocabulary
-    from modules.semantics import apivalidation as _names   # type: ignore[no-redef]
+from modules.upstream.vocabulary import names as _names
 
 
 def _child(path: str, key: str) -> str:

@@ -327,14 +327,10 @@ def to_field_error(error: ValidationError, root: str = "") -> FieldError:
     return fe.invalid(where, printed(issue.value), text)
 
 
-TYPE_WORDS = " in body must be of type "
-
-
 def is_type_error(error: FieldError) -> bool:
     """Whether ``error`` is one of kube-openapi's type errors (apimachinery's ``TypeInvalid``: a wrong
-    JSON type or a string not in its format). ``ErrorType.TYPE_INVALID`` is an alias of ``INVALID``
-    in field.py (one Enum value), so the code cannot tell them apart; the wording can."""
-    return error.type is fe.ErrorType.INVALID and TYPE_WORDS in error.detail
+    JSON type or a string not in its format)."""
+    return error.type is fe.ErrorType.TYPE_INVALID
 
 
 def validate(schema: dict, instance: Any, root: str = "") -> list[FieldError]:

@@ -59,7 +59,7 @@ def _matches(expect: dict, errors: list[FieldError]) -> bool:
         return set(expect["errors"]) == {e.error() for e in errors}
     if "matches" in expect:
         wanted = Counter((m["type"], m["field"]) for m in expect["matches"])
-        return wanted == Counter((e.type.value, e.field) for e in errors)
+        return wanted == Counter((e.type.text, e.field) for e in errors)
     return bool(expect.get("allowed")) == (not errors)
 
 

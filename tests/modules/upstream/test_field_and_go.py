@@ -76,3 +76,11 @@ def test_atoi_32_bit_range():
 def test_ascii_digits_refuse_other_scripts():
     assert is_ascii_digits("0123") and not is_ascii_digits("²") and not is_ascii_digits("٣")
     assert not is_ascii_digits("")
+
+
+def test_type_invalid_is_its_own_code_worded_as_invalid():
+    """apimachinery's TypeInvalid and Invalid print alike; a port tells them apart by code."""
+    assert field.ErrorType.TYPE_INVALID is not field.ErrorType.INVALID
+    assert len({t.value for t in field.ErrorType}) == len(field.ErrorType)
+    error = field.type_invalid("spec.minAvailable", "string", "spec.minAvailable in body must be of type integer")
+    assert error.error().startswith('spec.minAvailable: Invalid value: "string": ')
