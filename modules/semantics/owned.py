@@ -44,7 +44,7 @@ from typing import Iterable, Iterator
 from modules.core import yamlio
 from modules.core.bundle import MANAGED_LABEL, OWNED_ANNOTATION, owned_paths
 
-from .mutation import STATUS_SUBRESOURCE, mutate_volcano_job, mutate_volcano_queue
+from modules.upstream.volcano.mutation import STATUS_SUBRESOURCE, mutate_volcano_job, mutate_volcano_queue
 from .shapes import api_group, as_dict, as_list, meta
 
 K8S = "kubernetes/kubernetes v1.35.3"

@@ -89,7 +89,7 @@ over 5 KiB is not used (the static `message` is). A native panic of the library 
 reported as a compile or run-time error, never a crash.
 
 The CEL evaluator is the `common-expression-language` package (Rust `cel` crate); the Kubernetes
-libraries the rules call are implemented in `policies/admission/k8s_functions.py`: `quantity`,
+libraries the rules call are implemented in `modules/upstream/cel/library.py`: `quantity`,
 `isQuantity` and a quantity's `compareTo`, `isLessThan`, `isGreaterThan`, `add`, `sub`,
 `asInteger`, `isInteger`, `asApproximateFloat`, `sign`; strings `split`, `join`, `replace`,
 `lowerAscii`, `upperAscii`, `substring`, `charAt`, `trim`, `indexOf`, `lastIndexOf`, `format`;

@@ -69,7 +69,7 @@ def runtime() -> SimpleNamespace:
     table cost about 4 ms of every run)."""
     import logging
 
-    from . import k8s_functions as kf
+    from modules.upstream.cel import library as kf
     from .celrt import cel
 
     # The library logs each failing Python function at WARNING before raising; the error itself

@@ -1,6 +1,6 @@
 """Upstream's Go-only admission checks (the webhook registry) applied to manifests, as the API
 server's admission chain meets an object on CREATE: ``.status`` of a status-subresource kind dropped,
-the mutating webhooks' defaults applied (modules/semantics/mutation.py), then every registered
+the mutating webhooks' defaults applied (modules/upstream/volcano/mutation.py), then every registered
 validating check whose webhook the Volcano chart enables: ``enabled_admissions`` reads the Volcano
 chart release among the manifests (``custom.admission_enable``, ``custom.enabled_admissions``), and
 without one the chart's defaults hold (jobflows and pods webhooks off)."""
@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from modules.semantics.mutation import as_created, mutate
+from modules.upstream.volcano.mutation import as_created, mutate
 from modules.semantics.scheduler_conf import is_volcano_release, release_values
 from modules.semantics.shapes import api_group, as_dict
-from modules.semantics.volcano_webhooks import job_of_cronjob
+from modules.upstream.volcano.webhooks import job_of_cronjob
 
 from .webhooks import CHART_DEFAULT_ADMISSIONS, CREATE, VALIDATE, Request, Webhook, webhooks
 

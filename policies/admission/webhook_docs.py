@@ -7,7 +7,7 @@ SECTION = """
 Volcano v1.15.1 checks much of what it admits in Go, in its webhook server
 (`pkg/webhooks/admission/<kind>/{validate,mutate}` of volcano-sh/volcano): no ValidatingAdmissionPolicy
 and no CRD rule states these checks. trainstack writes them in its own code
-(`modules/semantics/volcano_webhooks.py`, the mutations in `modules/semantics/mutation.py`),
+(`modules/upstream/volcano/webhooks.py`, the mutations in `modules/upstream/volcano/mutation.py`),
 registers each under the upstream webhook it stands for (`policies/admission/providers/volcano.py`),
 and `upstream-admission` reports their refusals in every runner (`check`, the CrossGuard pack,
 `preview`): upstream's message, the upstream file and function, the field path and a fix.

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator
 
-from modules.semantics.mutation import as_created
-from modules.semantics.partitions import UPSTREAM_MESSAGES
+from modules.upstream.volcano.mutation import as_created
+from modules.upstream.volcano.partitions import UPSTREAM_MESSAGES
 
 from ..framework import MANDATORY, CheckContext, Finding, NotChecked, RuleOutcome, Rule, api_group, is_kind, meta, where
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..framework import MANDATORY, CheckContext, Finding, Rule, where
-from modules.semantics import training_operator
+from modules.upstream.training_operator import webhooks as training_operator
 
 RULE_ID = "training-operator-admission"
 _REPO = "kubeflow/trainer v1.9.4 (the Training Operator)"

@@ -1,6 +1,6 @@
 """What Volcano v1.15.1's job admission webhook checks in Go about partitions, which no
 ValidatingAdmissionPolicy of the chart nor CEL rule of the Job CRD carries: a task's partitionPolicy
-must cut its replicas into whole partitions (modules/semantics/partitions.py). A named sub-rule of
+must cut its replicas into whole partitions (modules/upstream/volcano/partitions.py). A named sub-rule of
 `upstream-admission`, which runs the job webhook's other checks and leaves these to it.
 """
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..framework import MANDATORY, CheckContext, Finding, Rule, api_group, where
-from modules.semantics.partitions import partition_policies, webhook_refusal
+from modules.upstream.volcano.partitions import partition_policies, webhook_refusal
 
 RULE_ID = "volcano-job-admission"
 GROUP = "batch.volcano.sh"

@@ -3,7 +3,7 @@ plugins' ``Validate`` under ``pkg/runtime/framework/plugins``), our own code in
 ``policies/rules/trainer_admission.py`` (rule ``trainer-admission`` reports them in every runner)."""
 from __future__ import annotations
 
-from ...rules.trainer_admission import admission_problems
+from modules.upstream.trainer.webhooks import admission_problems
 from ..webhooks import CREATE, UPDATE, VALIDATE, Request, Webhook
 
 _REPO = "kubeflow/trainer v2.3.0"

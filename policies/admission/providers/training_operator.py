@@ -1,9 +1,9 @@
 """The Kubeflow Training Operator v1.9.4's validating webhooks (kubeflow/trainer tag v1.9.4
-``pkg/webhooks``), our own code in ``modules/semantics/training_operator.py``. v1.9.4 has no MPIJob
+``pkg/webhooks``), our own code in ``modules/upstream/training_operator/webhooks.py``. v1.9.4 has no MPIJob
 webhook: an MPIJob is judged by its CRD schema only."""
 from __future__ import annotations
 
-from modules.semantics import training_operator
+from modules.upstream.training_operator import webhooks as training_operator
 
 from ..webhooks import CREATE, UPDATE, VALIDATE, Request, Webhook
 

@@ -3,8 +3,8 @@ code in ``modules/semantics`` (``mutation.py``, ``volcano_webhooks.py``): which 
 which upstream webhook, and the chart's ``enabled_admissions`` entry that switches it on."""
 from __future__ import annotations
 
-from modules.semantics import mutation
-from modules.semantics import volcano_webhooks as vw
+from modules.upstream.volcano import mutation
+from modules.upstream.volcano import webhooks as vw
 
 from ..webhooks import CREATE, MUTATE, UPDATE, VALIDATE, Request, Webhook
 

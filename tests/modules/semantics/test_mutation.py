@@ -1,8 +1,8 @@
-"""An object as the API server stores it at CREATE (modules/semantics/mutation.py). Upstream's own
+"""An object as the API server stores it at CREATE (modules/upstream/volcano/mutation.py). Upstream's own
 mutation tables run in tests/policies/admission/test_upstream_tables.py; these are our cases."""
 from __future__ import annotations
 
-from modules.semantics.mutation import as_created, mutate, mutate_volcano_job, mutate_volcano_podgroup
+from modules.upstream.volcano.mutation import as_created, mutate, mutate_volcano_job, mutate_volcano_podgroup
 from modules.semantics.workloads import gang_of
 
 JOB = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "j"},

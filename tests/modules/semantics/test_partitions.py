@@ -1,5 +1,5 @@
 """A Volcano Job's partitions and task minAvailable as Volcano v1.15.1's job webhooks treat them
-(modules/semantics/partitions.py).
+(modules/upstream/volcano/partitions.py).
 
 Provenance: volcano-sh/volcano v1.15.1, pkg/webhooks/admission/jobs/mutate/mutate_job.go
 (``mutateSpec``, ``patchDefaultMinAvailable``) and pkg/webhooks/admission/jobs/validate/admit_job.go
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from modules.semantics.partitions import partition_policies, webhook_refusal
+from modules.upstream.volcano.partitions import partition_policies, webhook_refusal
 from modules.semantics.workloads import workload_of
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from modules.semantics import volcano_webhooks as vw
+from modules.upstream.volcano import webhooks as vw
 
 
 @pytest.mark.parametrize("schedule, valid", [

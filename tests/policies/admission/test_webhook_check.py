@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import copy
 
-from modules.semantics.mutation import as_created, mutate
-from modules.semantics.volcano_webhooks import validate_queue
+from modules.upstream.volcano.mutation import as_created, mutate
+from modules.upstream.volcano.webhooks import validate_queue
 from policies.admission.webhook_check import cluster_of, enabled_admissions, judge
 from policies.admission.webhooks import CHART_DEFAULT_ADMISSIONS
 from policies.framework import CheckContext

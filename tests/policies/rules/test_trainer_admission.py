@@ -53,7 +53,7 @@ def judge(case: dict) -> list[Finding | NotChecked]:
 def judge_update(case: dict) -> list[Finding]:
     """An UPDATE case: the rule judges creates, so its function is asked with the old object (the
     JobSet plugin's runtimePatches immutability), worded as the rule words its findings."""
-    from policies.rules.trainer_admission import admission_problems
+    from modules.upstream.trainer.webhooks import admission_problems
     problems = admission_problems(case["object"], list(case.get("cluster") or ()), True, set(), case["old_object"])
     return [Finding(path, f"Trainer's TrainJob webhook rejects it: {message}") for path, message in problems or ()]
 

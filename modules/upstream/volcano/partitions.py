@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
-from .shapes import as_dict, as_int, as_list, meta
+from modules.semantics.shapes import as_dict, as_int, as_list, meta
 
 _TASK_INTS, _POLICY_INTS = ("replicas", "minAvailable"), ("totalPartitions", "partitionSize", "minPartitions")
 

@@ -8,7 +8,7 @@ Order (the API server's admission chain):
    (volcano-sh/volcano v1.15.1 ``pkg/webhooks/admission/jobs/mutate/mutate_job.go``) and the queue
    webhook (``pkg/webhooks/admission/queues/mutate/mutate_queue.go``), both on CREATE only; the
    PodGroup webhook (``pkg/webhooks/admission/podgroups/mutate/mutate_podgroup.go``) when enabled.
-3. Validation (``modules/semantics/volcano_webhooks.py``, the CEL policies, the CRD rules) judges
+3. Validation (``modules/upstream/volcano/webhooks.py``, the CEL policies, the CRD rules) judges
    the result.
 
 Every function returns a new object and never changes its argument.
@@ -18,8 +18,8 @@ from __future__ import annotations
 import copy
 from typing import Callable
 
-from .partitions import task_min_available
-from .shapes import api_group, as_dict, as_int, as_list
+from modules.upstream.volcano.partitions import task_min_available
+from modules.semantics.shapes import api_group, as_dict, as_int, as_list
 
 # Kinds whose CRD declares ``subresources.status`` (the upstream CRDs: Volcano Job, Queue, PodGroup,
 # HyperNode, CronJob, JobFlow/JobTemplate; Trainer TrainJob; JobSet; Training Operator jobs;

@@ -19,10 +19,10 @@ from decimal import Decimal
 from typing import Callable, Iterable
 
 from modules.core.quantity import parse_quantity
-
-from .apivalidation import cron_schedule_error, dns1123_subdomain, qualified_name, validate_pod_template
-from .partitions import partition_policies, webhook_refusal
-from .shapes import annotations, as_dict, as_int, as_list, meta
+from modules.semantics.apivalidation import (cron_schedule_error, dns1123_subdomain, qualified_name,
+                                             validate_pod_template)
+from modules.semantics.shapes import annotations, as_dict, as_int, as_list, meta
+from modules.upstream.volcano.partitions import partition_policies, webhook_refusal
 
 Problem = tuple[str, str]
 Lookup = Callable[[str, str], "dict | None"]
