@@ -9,7 +9,7 @@ One table (``TABLE``), each entry with its upstream source:
   mutating webhooks, modelled once in ``mutation.py``).
 - **sync**: what an operator rewrites on every sync (the PodGroups of Training Operator v1 and Volcano
   jobs, the Deployment controller's revision annotation).
-- **status**: ``status`` of every kind with the status subresource (``mutation.STATUS_SUBRESOURCE``).
+- **status**: ``status`` of every kind with the status subresource (``modules.upstream.chain.STATUS_SUBRESOURCE``).
 
 An applier that re-applies a manifest setting such a field resets it on every sync (Flux and Argo CD
 with self-heal reconcile continuously; ``pulumi up`` force-applies). A field nobody else needs in
@@ -44,7 +44,8 @@ from typing import Iterable, Iterator
 from modules.core import yamlio
 from modules.core.bundle import MANAGED_LABEL, OWNED_ANNOTATION, owned_paths
 
-from modules.upstream.volcano.mutation import STATUS_SUBRESOURCE, mutate_volcano_job, mutate_volcano_queue
+from modules.upstream.chain import STATUS_SUBRESOURCE
+from modules.upstream.volcano.mutation import mutate_volcano_job, mutate_volcano_queue
 from .shapes import api_group, as_dict, as_list, meta
 
 K8S = "kubernetes/kubernetes v1.35.3"

@@ -114,8 +114,9 @@ with `.validate(s)` (an optional list of errors); `jsonpatch.escapeKey`.
   ApplyConfiguration mutations are not applied (Volcano uses none).
 - Volcano's Go webhooks (on by default) also check what no policy states (queue hierarchy and
   parent state, a PodGroup's queue being open, ...): this rule runs them too, in trainstack's own
-  code (see "Volcano's Go-only admission webhooks" above). The policies are evaluated whatever
-  `vapEnable` says, because the webhooks enforce the same checks.
+  code (see "Volcano's Go-only admission webhooks" above). The policies count only where the chart
+  installs them (`custom.vap_enable`, the stack option `vapEnable`; without a Volcano release the
+  v1.15.1 chart's default, false, is assumed and a note says so).
 - The CRDs' OpenAPI schema itself (types, patterns, required fields) and defaulting: the test suite
   validates rendered objects against the CRD schemas; this rule runs only the CEL rules.
 """  # noqa: E501 (markdown table rows cannot wrap)

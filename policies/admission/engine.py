@@ -480,6 +480,11 @@ class RuleSet:
     def missing(self) -> list[str]:
         return self.index.missing
 
+    def policy_sources(self) -> frozenset[str]:
+        """The ``source`` of every outcome an admission policy (not a CRD rule) gives: a caller drops
+        these where the chart does not install the policies (``vap_enable: false``)."""
+        return frozenset(self._label(p) for p in self.policies)
+
     def scope(self, name: str = "policy") -> Scope:
         """Policies and CRD rules bind different variables: separate contexts keep a rebind of
         `self` from converting the whole object again."""

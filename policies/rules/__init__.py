@@ -14,7 +14,8 @@ ORDER = (
     "scheduler-name-volcano", "shared-claims-rwx-retained", "hpa-target-scalable", "controller-owned-fields",
     "image-pinned",
     "host-network-opt-in", "no-secrets-in-configmaps", "rbac-no-wildcards", "configmap-refs-exist",
-    "nccl-debug-production", "nccl-algo-override", "pod-security-baseline", "pod-security-restricted",
+    "nccl-debug-production", "nccl-algo-override", "volcano-cronjob-runs", "pod-security-baseline",
+    "pod-security-restricted",
     "upstream-admission",
 )
 

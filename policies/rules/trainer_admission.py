@@ -5,9 +5,12 @@ from __future__ import annotations
 from typing import Iterator
 
 from modules.semantics.workloads import find_runtime
+from modules.upstream.chain import refusals
+from modules.upstream.cluster import Cluster
+from modules.upstream.install import EVERY_WEBHOOK
+from modules.upstream.trainer.install import built_in_runtimes
 from modules.upstream.trainer.webhooks import (ANCESTOR_LABEL, GROUP, RUNTIME_KINDS, _RELEASE, _SOURCES,
-                                               _runtime_ref, problem_source, runtime_problems, runtime_source,
-                                               trainjob_refusals)
+                                               _runtime_ref, problem_source, runtime_source)
 
 from ..framework import MANDATORY, CheckContext, Finding, NotChecked, Rule, meta, where
 
@@ -22,42 +25,52 @@ _FIX = {
 
 
 
-def _trainer_admission(obj: dict, ctx: CheckContext) -> Iterator[Finding | NotChecked]:
-    known = bool(ctx.config.get("clusterObjectsKnown"))
-    if obj.get("kind") in RUNTIME_KINDS:
-        for path, message in runtime_problems(obj):
-            yield Finding(path, f"{where(obj, path)}: Trainer's {obj['kind']} webhook rejects it: {message} "
-                                f"({runtime_source(obj)}). {_FIX['runtime']}")
-        return
-    group, kind, name = _runtime_ref(obj)
+def _trainjob_cluster(obj: dict, ctx: CheckContext) -> tuple[Cluster, bool]:
+    """What Trainer's TrainJob webhook looks up for ``obj``, and whether its runtime is known to be
+    missing when absent: the setting ``clusterObjectsKnown`` says the checked objects are all, and a
+    stack knows its runtimes as it knows its Queues (those it renders; a runtime its Trainer chart
+    release installs is present but unseen)."""
+    _, _, name = _runtime_ref(obj)
+    built_in = ctx.remember("trainer-admission:built-in", lambda: built_in_runtimes(ctx.manifests))
+    known = bool(ctx.config.get("clusterObjectsKnown")) or (ctx.stack is not None and name not in built_in)
     present = ctx.remember("priority-classes", lambda: {
         str(meta(o).get("name")) for o in ctx.manifests if o.get("kind") == "PriorityClass"})
     listed = {str(n) for n in ctx.config.get("priorityClasses") or ()}
     # Judged only when something says which PriorityClasses exist: the stack renders its own
     # (trainstack:volcano.priorityClasses), the settings list the cluster's, or the objects are all.
-    classes = present | listed if (known or present or listed) else None
-    problems = trainjob_refusals(obj, ctx.manifests, known, classes)
-    if problems is None:
-        yield NotChecked(f"{where(obj, 'spec.runtimeRef')}: {kind} {name!r} is not among the checked objects, "
-                         "so Trainer's plugin validations (Torch, Volcano, JobSet) were not evaluated",
+    settings = {"priorityClasses": present | listed} if (known or present or listed) else {}
+    return Cluster(tuple(ctx.manifests), known, settings), name in built_in
+
+
+def _trainer_admission(obj: dict, ctx: CheckContext) -> Iterator[Finding | NotChecked]:
+    if obj.get("kind") in RUNTIME_KINDS:
+        for _, error in refusals(obj, EVERY_WEBHOOK, Cluster(tuple(ctx.manifests)), sources=("trainer",)):
+            yield Finding(error.field, f"{where(obj, error.field)}: Trainer's {obj['kind']} webhook rejects it: "
+                                       f"{error.message()} ({runtime_source(obj)}). {_FIX['runtime']}")
+        return
+    group, kind, name = _runtime_ref(obj)
+    cluster, built_in = _trainjob_cluster(obj, ctx)
+    if group == GROUP and kind in RUNTIME_KINDS and not cluster.known and find_runtime(obj, ctx.manifests) is None:
+        place = ("installed by the Trainer chart release (its template is not among the checked objects)"
+                 if built_in else "not among the checked objects")
+        yield NotChecked(f"{where(obj, 'spec.runtimeRef')}: {kind} {name!r} is {place}, so Trainer's plugin "
+                         "validations (Torch, Volcano, JobSet) were not evaluated",
                          path="spec.runtimeRef")
         return
-    if group != GROUP or kind not in RUNTIME_KINDS:
-        (path, message), = problems
-        yield Finding(path, f"{where(obj, path)}: Trainer's TrainJob webhook rejects it: {message} "
-                            f"({_RELEASE} {_SOURCES['trainjob']}). Reference a "
-                            f"ClusterTrainingRuntime or TrainingRuntime of {GROUP}.")
-        return
-    if find_runtime(obj, ctx.manifests) is None:
-        (path, message), = problems
-        yield Finding(path, f"{where(obj, path)}: Trainer's TrainJob webhook rejects it: {message} "
-                            f"({_RELEASE} {_SOURCES['trainjob']}). Create the runtime before the TrainJob.")
-        return
-    runtime = find_runtime(obj, ctx.manifests)
-    for path, message in problems:
-        source = problem_source((path, message), obj, runtime, classes)
-        yield Finding(path, f"{where(obj, path)}: Trainer's TrainJob webhook rejects it (runtime {kind} {name!r}): "
-                            f"{message} ({source}). {_FIX['trainjob']}")
+    for _, error in refusals(obj, EVERY_WEBHOOK, cluster, sources=("trainer",)):
+        path = error.field
+        if error.origin in _RUNTIME_REF_FIX:
+            yield Finding(path, f"{where(obj, path)}: Trainer's TrainJob webhook rejects it: {error.message()} "
+                                f"({_RELEASE} {_SOURCES['trainjob']}). {_RUNTIME_REF_FIX[error.origin]}")
+        else:
+            yield Finding(path, f"{where(obj, path)}: Trainer's TrainJob webhook rejects it (runtime {kind} "
+                                f"{name!r}): {error.message()} ({problem_source(error)}). {_FIX['trainjob']}")
+
+
+_RUNTIME_REF_FIX = {
+    "trainer.trainjob.runtime-kind": f"Reference a ClusterTrainingRuntime or TrainingRuntime of {GROUP}.",
+    "trainer.trainjob.runtime-not-found": "Create the runtime before the TrainJob.",
+}
 
 
 RULES = (

@@ -12,6 +12,10 @@ import math
 import re
 from modules.core.quantity import parse_quantity
 from modules.semantics.shapes import as_dict, as_int, as_list, meta
+from modules.upstream.cluster import Cluster
+from modules.upstream.field import FieldError
+from modules.upstream.vocabulary.go import go_quote
+from modules.upstream.webhook_error import refuse
 from modules.semantics.workloads import find_runtime, is_mpi, launcher_as_node, trainer_settings
 
 GROUP = "trainer.kubeflow.org"
@@ -35,12 +39,12 @@ TORCHTUNE_IMMUTABLE = ("output_dir", "tokenizer.path", "checkpointer.checkpoint_
 _DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _HTTP_PATH = re.compile(r"[A-Za-z0-9/\-._~%!$&'()*+,;=:]+")
 
-Problem = tuple[str, str]   # (field path as upstream names it, upstream's message)
+Problem = FieldError   # a coded refusal (modules/upstream/webhook_error.py), worded as upstream's
 
 
 def _q(text: object) -> str:
-    """A Go %q of a plain string."""
-    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """Go's %q of the value's text."""
+    return go_quote(str(text))
 
 
 def _jobs(runtime: dict) -> list[dict]:
@@ -70,10 +74,10 @@ def runtime_problems(runtime: dict) -> list[Problem]:
         base = f"spec.template.spec.replicatedJobs[{i}]"
         replicas = as_int(rj.get("replicas", 1))   # the JobSet CRD defaults replicas to 1
         if replicas != 1:
-            out.append((f"{base}.replicas", "always must be 1"))
+            out.append(refuse(f"{base}.replicas", "trainer.runtime.replicas", "always must be 1"))
         if REQUIRED_CONTAINER[ancestor] not in _names(_pod_spec(rj).get("containers")):
-            out.append((f"{base}.template.spec.template.spec.containers",
-                        f"must contain the required container for the ancestor: {ancestor}"))
+            out.append(refuse(f"{base}.template.spec.template.spec.containers", "trainer.runtime.container",
+                              f"must contain the required container for the ancestor: {ancestor}"))
     return out
 
 
@@ -93,16 +97,17 @@ def _torch_problems(job: dict, runtime: dict) -> list[Problem]:
             present = set(_names(_pod_spec(rj).get("containers"))) | set(_names(_pod_spec(rj).get("initContainers")))
         for name in as_list(target.get("containerNames")):
             if str(name) not in present:
-                out.append(("spec.runtimeRef", f"envInjection target podSet {_q(target.get('jobName'))} container "
-                                               f"{_q(name)} not found in runtime template"))
+                out.append(refuse("spec.runtimeRef", "trainer.torch.env-injection",
+                                  f"envInjection target podSet {_q(target.get('jobName'))} container "
+                                  f"{_q(name)} not found in runtime template"))
     trainer = as_dict(as_dict(job.get("spec")).get("trainer"))
     if not trainer:
         return out
     reserved = sorted({str(e.get("name")) for e in map(as_dict, as_list(trainer.get("env")))
                        if e.get("name") in TORCHRUN_RESERVED})
     if reserved:
-        out.append(("spec.trainer.env",
-                    f"must not have reserved envs, invalid envs configured: [{' '.join(reserved)}]"))
+        out.append(refuse("spec.trainer.env", "trainer.torch.reserved-env",
+                          f"must not have reserved envs, invalid envs configured: [{' '.join(reserved)}]"))
     if as_list(trainer.get("command")) == TORCHTUNE_ENTRYPOINT:
         out.extend(_torchtune_problems(job, runtime, trainer))
     return out
@@ -152,12 +157,12 @@ def _torchtune_problems(job: dict, runtime: dict, trainer: dict) -> list[Problem
     name = str(as_dict(as_dict(job.get("spec")).get("runtimeRef")).get("name", ""))
     model = _torchtune_model(name)
     if model not in TORCHTUNE_MODELS:
-        out.append(("spec.runtimeRef.name",
-                    f"must have a supported pretrained model, invalid model configured: {model}"))
+        out.append(refuse("spec.runtimeRef.name", "trainer.torchtune.model",
+                          f"must have a supported pretrained model, invalid model configured: {model}"))
     nodes, per_node = trainer_settings(job)
     nodes = 1 if nodes is None else nodes
     if nodes > 1 and model != TORCHTUNE_MULTINODE_MODEL:
-        out.append(("spec.trainer.numNodes", f"must be 1 for {model} model"))
+        out.append(refuse("spec.trainer.numNodes", "trainer.torchtune.nodes", f"must be 1 for {model} model"))
     procs = as_int(trainer.get("numProcPerNode"))    # None: "auto"
     resources = per_node if per_node is not None else _node_resources(runtime)
     gpus = _gpus(resources)
@@ -175,18 +180,21 @@ def _torchtune_problems(job: dict, runtime: dict, trainer: dict) -> list[Problem
         suffix = "_full_multinode" if nodes > 1 else "_full"
     if suffix.startswith("_qlora"):
         if model == "qwen2_5/1.5B":
-            out.append(("spec.runtimeRef.name", f"QLoRA is not supported for {model} model"))
+            out.append(refuse("spec.runtimeRef.name", "trainer.torchtune.qlora-model",
+                              f"QLoRA is not supported for {model} model"))
         if suffix != "_qlora_single_device" and model in ("llama3_2/1B", "llama3_2/3B"):
-            out.append(("spec.trainer.numProcPerNode", f"must be auto or 1 for {model} model when using QLoRA"))
-            out.append(("spec.trainer.resourcesPerNode",
-                        f"must have gpu resource with value 1 for {model} model when using QLoRA"))
+            out.append(refuse("spec.trainer.numProcPerNode", "trainer.torchtune.qlora-procs",
+                              f"must be auto or 1 for {model} model when using QLoRA"))
+            out.append(refuse("spec.trainer.resourcesPerNode", "trainer.torchtune.qlora-gpus",
+                              f"must have gpu resource with value 1 for {model} model when using QLoRA"))
     if nodes > 1 and (lora or qlora):
-        out.append(("spec.trainer.numNodes", "LoRA fine-tuning is not supported for multi-node training in TorchTune"))
+        out.append(refuse("spec.trainer.numNodes", "trainer.torchtune.lora-multinode",
+                          "LoRA fine-tuning is not supported for multi-node training in TorchTune"))
     for i, arg in enumerate(args):
         key = str(arg).split("=", 1)[0]
         if key in TORCHTUNE_IMMUTABLE:
-            out.append((f"spec.trainer.args[{i}]",
-                        f"must not set immutable config {_q(key)} in trainer args; it is managed by the runtime"))
+            out.append(refuse(f"spec.trainer.args[{i}]", "trainer.torchtune.immutable-arg",
+                              f"must not set immutable config {_q(key)} in trainer args; it is managed by the runtime"))
     return out
 
 
@@ -210,7 +218,8 @@ def _volcano_problems(job: dict, runtime: dict, priority_classes: set[str] | Non
         template_meta = as_dict(as_dict(as_dict(patch.get("trainingRuntimeSpec")).get("template")).get("metadata"))
         notes.update(as_dict(template_meta.get("annotations")))
     if QUEUE_ANNOTATION in notes and notes[QUEUE_ANNOTATION] == "":
-        out.append((f"spec.annotations[{QUEUE_ANNOTATION}]", "Volcano queue name must not be empty"))
+        out.append(refuse(f"spec.annotations[{QUEUE_ANNOTATION}]", "trainer.volcano.queue-empty",
+                          "Volcano queue name must not be empty"))
     # Each replicated job's priorityClassName, a runtime patch's winning over the runtime's.
     patched = {}
     for patch in _patches(job):
@@ -226,9 +235,9 @@ def _volcano_problems(job: dict, runtime: dict, priority_classes: set[str] | Non
         if name in BUILTIN_PRIORITY_CLASSES:
             break   # upstream stops looking at the first built-in class
         if priority_classes is not None and name not in priority_classes:
-            out.append(("spec.templateSpec.priorityClassName",
-                        f"PriorityClass {_q(name)} doesn't exist: priorityclasses.scheduling.k8s.io {_q(name)} "
-                        "not found"))
+            out.append(refuse("spec.templateSpec.priorityClassName", "trainer.volcano.priority-class",
+                              f"PriorityClass {_q(name)} doesn't exist: priorityclasses.scheduling.k8s.io {_q(name)} "
+                              "not found"))
     return out
 
 
@@ -257,11 +266,12 @@ def _patches_immutability(job: dict, old: dict | None, jobset: dict | None) -> l
     if as_list(spec.get("runtimePatches")) == as_list(old_spec.get("runtimePatches")):
         return []
     if old_spec.get("suspend") is not True and spec.get("suspend") is not True:
-        return [("spec.runtimePatches",
-                 "RuntimePatches can only be modified when the TrainJob is suspended before or after the update")]
+        return [refuse("spec.runtimePatches", "trainer.jobset.patches-not-suspended",
+                       "RuntimePatches can only be modified when the TrainJob is suspended before or after the update")]
     statuses = as_list(as_dict(as_dict(jobset).get("status")).get("replicatedJobsStatus"))
-    return [("spec.runtimePatches", f"RuntimePatches cannot be modified when the JobSet's ReplicatedJob "
-                                    f"{as_dict(st).get('name')} is still active")
+    return [refuse("spec.runtimePatches", "trainer.jobset.patches-active",
+                   f"RuntimePatches cannot be modified when the JobSet's ReplicatedJob "
+                   f"{as_dict(st).get('name')} is still active")
             for st in statuses if (as_int(as_dict(st).get("active")) or 0) > 0]
 
 
@@ -275,38 +285,41 @@ def _jobset_problems(job: dict, runtime: dict, old: dict | None = None, jobset: 
         if initializer.get(key) is None:
             continue
         if step not in jobs:
-            out.append(("spec.runtimeRef", f"must have {step} job when trainJob is configured with input {config}"))
+            out.append(refuse("spec.runtimeRef", "trainer.jobset.initializer-job",
+                              f"must have {step} job when trainJob is configured with input {config}"))
         elif step not in containers[step]:
-            out.append(("spec.runtimeRef", f"must have container with name - {step} in the {step} job"))
+            out.append(refuse("spec.runtimeRef", "trainer.jobset.initializer-container",
+                              f"must have container with name - {step} in the {step} job"))
         else:
             mounts = [m for c in as_list(_pod_spec(jobs[step]).get("containers")) if as_dict(c).get("name") == step
                       for m in _names(as_dict(c).get("volumeMounts"))]
             if INITIALIZER_VOLUME not in mounts:
-                out.append(("spec.runtimeRef", f"must have volumeMount with name - {INITIALIZER_VOLUME} in container "
-                                               f"{step} of the {step} job"))
+                out.append(refuse("spec.runtimeRef", "trainer.jobset.initializer-mount",
+                                  f"must have volumeMount with name - {INITIALIZER_VOLUME} in container "
+                                  f"{step} of the {step} job"))
     out += _patches_immutability(job, old, jobset)
     for patch in _patches(job):
         problem = _domain_prefixed_path(patch.get("manager"))
         if problem:
-            out.append(("spec.runtimePatches.manager", problem))
+            out.append(refuse("spec.runtimePatches.manager", "trainer.jobset.patch-manager", problem))
         for rj in _patch_jobs(patch):
             name = str(rj.get("name"))
             if name not in containers:
-                out.append(("spec.runtimePatches",
-                            "must not have replicated job that doesn't exist in the runtime job template"))
+                out.append(refuse("spec.runtimePatches", "trainer.jobset.patch-job",
+                                  "must not have replicated job that doesn't exist in the runtime job template"))
                 continue
             pod = _pod_spec(rj)
             for c in map(as_dict, as_list(pod.get("initContainers"))):
                 if str(c.get("name")) not in containers[name]:
-                    out.append(("spec.runtimePatches",
-                                f"must not have initContainer that doesn't exist in the runtime job {name}"))
+                    out.append(refuse("spec.runtimePatches", "trainer.jobset.patch-init-container",
+                                      f"must not have initContainer that doesn't exist in the runtime job {name}"))
             for c in map(as_dict, as_list(pod.get("containers"))):
                 if str(c.get("name")) not in containers[name]:
-                    out.append(("spec.runtimePatches",
-                                f"must not have container that doesn't exist in the runtime job {name}"))
+                    out.append(refuse("spec.runtimePatches", "trainer.jobset.patch-container",
+                                      f"must not have container that doesn't exist in the runtime job {name}"))
                 elif as_list(c.get("env")) and c.get("name") in (DATASET, MODEL, NODE):
-                    out.append(("spec.runtimePatches",
-                                f"must not have envs for the {DATASET}, {MODEL}, {NODE} containers"))
+                    out.append(refuse("spec.runtimePatches", "trainer.jobset.patch-env",
+                                      f"must not have envs for the {DATASET}, {MODEL}, {NODE} containers"))
     return out
 
 
@@ -323,13 +336,14 @@ def _mpi_problems(job: dict, runtime: dict) -> list[Problem]:
     nodes = trainer_settings(job)[0]
     names = {str(rj.get("name")) for rj in _jobs(runtime)}
     if (1 if nodes is None else nodes) >= 2 and launcher_as_node(runtime) and not {"launcher", NODE} <= names:
-        out.append(("spec.trainer.numNodes", "must have 1 when MPI trainingRuntime with enabled runLauncherAsNode "
-                                             "does not have either launcher and node"))
+        out.append(refuse("spec.trainer.numNodes", "trainer.mpi.launcher-and-node",
+                          "must have 1 when MPI trainingRuntime with enabled runLauncherAsNode "
+                          "does not have either launcher and node"))
     reserved = sorted({str(e.get("name")) for e in map(as_dict, as_list(trainer.get("env")))
                        if e.get("name") in MPI_RESERVED})
     if reserved:
-        out.append(("spec.trainer.env",
-                    f"must not have reserved envs, invalid envs configured: [{' '.join(reserved)}]"))
+        out.append(refuse("spec.trainer.env", "trainer.mpi.reserved-env",
+                          f"must not have reserved envs, invalid envs configured: [{' '.join(reserved)}]"))
     return out
 
 
@@ -350,15 +364,12 @@ _SOURCES = {"torch": "pkg/runtime/framework/plugins/torch/torch.go Validate",
             "trainjob": "pkg/webhooks/trainjob_webhook.go ValidateCreate"}
 
 
-def problem_source(problem: Problem, job: dict, runtime: dict | None, priority_classes: set[str] | None) -> str:
-    """The upstream file and function that refuses ``problem`` of a TrainJob (for the message)."""
-    if runtime is not None:
-        for key, found in (("torch", _torch_problems(job, runtime)), ("mpi", _mpi_problems(job, runtime)),
-                           ("volcano", _volcano_problems(job, runtime, priority_classes)),
-                           ("jobset", _jobset_problems(job, runtime))):
-            if problem in found:
-                return f"{_RELEASE} {_SOURCES[key]}"
-    return f"{_RELEASE} {_SOURCES['trainjob']}"
+def problem_source(problem: FieldError) -> str:
+    """The upstream file and function that refuses ``problem`` of a TrainJob (for the message), from
+    its code (``trainer.<plugin>.<check>``; TorchTune's checks are the Torch plugin's)."""
+    plugin = problem.origin.split(".")[1] if problem.origin.count(".") >= 2 else "trainjob"
+    plugin = "torch" if plugin == "torchtune" else plugin
+    return f"{_RELEASE} {_SOURCES.get(plugin, _SOURCES['trainjob'])}"
 
 
 def runtime_source(runtime: dict) -> str:
@@ -380,14 +391,15 @@ def trainjob_refusals(job: dict, objects: list[dict], known: bool, priority_clas
     False (the cluster may hold it), so nothing was judged."""
     group, kind, name = _runtime_ref(job)
     if group != GROUP or kind not in RUNTIME_KINDS:
-        return [("spec.runtimeRef", f"unsupported runtime: {kind}.{group}")]
+        return [refuse("spec.runtimeRef", "trainer.trainjob.runtime-kind", f"unsupported runtime: {kind}.{group}")]
     runtime = find_runtime(job, objects)
     if runtime is None:
         if not known:
             return None
         path = "spec.RuntimeRef" if kind == "ClusterTrainingRuntime" else "spec.runtimeRef"
         step = kind[0].lower() + kind[1:]
-        return [(path, f"{kind.lower()}s.{GROUP} {_q(name)} not found: specified {step} must be created before "
+        return [refuse(path, "trainer.trainjob.runtime-not-found",
+                       f"{kind.lower()}s.{GROUP} {_q(name)} not found: specified {step} must be created before "
                        "the TrainJob is created")]
     jobset = None
     if old is not None:
@@ -404,3 +416,16 @@ def admission_problems(obj: dict, objects: list[dict], known: bool, priority_cla
     if obj.get("kind") in RUNTIME_KINDS:
         return runtime_problems(obj)
     return trainjob_refusals(obj, objects, known, priority_classes, old)
+
+
+def validate(obj: dict, operation: str, old: dict | None, cluster: Cluster) -> list[FieldError]:
+    """Trainer's validating webhooks for any of their kinds: the runtime a TrainJob names, its
+    JobSet and the PriorityClasses looked up in ``cluster``. The PriorityClasses are judged against
+    the setting ``priorityClasses`` (the names that exist) when given, else against the cluster's
+    when its list is complete. A TrainJob whose runtime the cluster may hold unseen: not judged."""
+    classes = cluster.setting("priorityClasses", None)
+    if classes is None and cluster.known:
+        classes = cluster.names("PriorityClass")
+    problems = admission_problems(obj, list(cluster.objects), cluster.known, classes,
+                                  old if operation == "UPDATE" else None)
+    return problems or []

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from modules.semantics.shapes import as_dict, as_int, as_list, meta
+from modules.upstream.field import FieldError
+from modules.upstream.webhook_error import refuse
 
 _TASK_INTS, _POLICY_INTS = ("replicas", "minAvailable"), ("totalPartitions", "partitionSize", "minPartitions")
 
@@ -78,22 +80,27 @@ def partition_policies(obj: dict) -> Iterator[PartitionPolicy]:
                               as_int(policy.get("partitionSize")), as_int(policy.get("minPartitions")) or 0)
 
 
-def webhook_refusal(obj: dict, p: PartitionPolicy) -> tuple[str, str] | None:
-    """``(path, upstream's message)`` for the first check ``validatePartitionPolicy`` fails, or None.
-    An absent totalPartitions/partitionSize is the CRD schema's business (both are required)."""
+def webhook_refusal(obj: dict, p: PartitionPolicy) -> FieldError | None:
+    """The coded refusal of the first check ``validatePartitionPolicy`` fails, or None. An absent
+    totalPartitions/partitionSize is the CRD schema's business (both are required)."""
     job = meta(obj).get("name")
     if obj.get("kind") == "CronJob":   # its Jobs are named <cronjob>-<scheduled minute> (cronjob getJobName)
         job = f"{job}-<minutes>"
     failed = refused_field(p)
-    return (f"{p.path}.{failed}", f"{UPSTREAM_MESSAGES[failed]} in task: {p.task}, job: {job}") if failed else None
+    if not failed:
+        return None
+    code, text = CHECKS[failed]
+    return refuse(f"{p.path}.{failed}", code, f"{text} in task: {p.task}, job: {job}")
 
 
-UPSTREAM_MESSAGES = {
-    "partitionPolicy.totalPartitions": "'TotalPartitions' must be greater than 0",
-    "partitionPolicy.partitionSize": "'PartitionSize' must be greater than 0",
-    "replicas": "'Replicas' are not equal to TotalPartitions*PartitionSize",
-    "minAvailable": "'MinAvailable' is not equal to MinPartitions*PartitionSize",
+# The task field each check of validatePartitionPolicy refuses -> (our code, upstream's words).
+CHECKS = {
+    "partitionPolicy.totalPartitions": ("job.partition-total", "'TotalPartitions' must be greater than 0"),
+    "partitionPolicy.partitionSize": ("job.partition-size", "'PartitionSize' must be greater than 0"),
+    "replicas": ("job.partition-replicas", "'Replicas' are not equal to TotalPartitions*PartitionSize"),
+    "minAvailable": ("job.partition-min-available", "'MinAvailable' is not equal to MinPartitions*PartitionSize"),
 }
+CODES = frozenset(code for code, _ in CHECKS.values())
 
 
 def refused_field(p: PartitionPolicy) -> str | None:

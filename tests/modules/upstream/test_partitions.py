@@ -25,7 +25,7 @@ def job(*tasks, min_available=None):
 
 def refusal(obj):
     found = [webhook_refusal(obj, p) for p in partition_policies(obj)]
-    return [f for f in found if f is not None]
+    return [(f.field, f.message()) for f in found if f is not None]
 
 
 @pytest.mark.parametrize("policy, replicas, task_min, expected", [

@@ -1,17 +1,21 @@
 """The Kubernetes API server's built-in validation (kubernetes/kubernetes v1.35, ``pkg/apis/*/validation``),
-our own code in ``modules/semantics/apivalidation.py``: which kinds it judges. Custom resources get the
+our own code in ``modules/semantics/apivalidation.py``, in the registry: which kinds it judges. Custom resources get the
 object-metadata checks only (name, labels, annotations): their bodies are the CRD schema's to judge."""
 from __future__ import annotations
 
 from modules.semantics import apivalidation
-
-from ..webhooks import VALIDATE, Request, Webhook
+from modules.upstream.cluster import Cluster
+from modules.upstream.field import FieldError
+from modules.upstream.registry import VALIDATE, Check
+from modules.upstream.webhook_error import refuse
 
 _REPO = "kubernetes/kubernetes v1.35"
 
 
-def _validate(request: Request) -> list[tuple[str, str]]:
-    return apivalidation.validate_object(request.object)
+def _validate(obj: dict, operation: str, old: dict | None, cluster: Cluster) -> list[FieldError]:
+    """The API server's validation of ``obj`` on create, each refusal with its field path and the
+    API server's message (the port words them whole; coded by source until it returns field errors)."""
+    return [refuse(path, "kubernetes", message) for path, message in apivalidation.validate_object(obj)]
 
 
 # (API group, kind, the upstream file that holds its checks)
@@ -52,12 +56,12 @@ _CUSTOM = tuple((group, kind) for group, kinds in (
     ("monitoring.coreos.com", ("PrometheusRule", "ServiceMonitor", "PodMonitor")),
 ) for kind in kinds)
 
-WEBHOOKS = tuple(
-    Webhook("kubernetes", group, kind, VALIDATE, _validate, f"{_REPO} {where}", where.rsplit(" ", 1)[-1])
+CHECKS = tuple(
+    Check("kubernetes", group, kind, VALIDATE, _validate, f"{_REPO} {where}", where.rsplit(" ", 1)[-1])
     for group, kind, where in _KINDS
 ) + tuple(
-    Webhook("kubernetes", group, kind, VALIDATE, _validate,
-            f"{_REPO} staging/src/k8s.io/apiextensions-apiserver/pkg/registry/customresource/validator.go",
-            "ValidateObjectMetaAccessor")
+    Check("kubernetes", group, kind, VALIDATE, _validate,
+          f"{_REPO} staging/src/k8s.io/apiextensions-apiserver/pkg/registry/customresource/validator.go",
+          "ValidateObjectMetaAccessor")
     for group, kind in _CUSTOM
 )
