@@ -23,7 +23,7 @@ import yaml
 from modules.upstream.cluster import Cluster
 from modules.upstream.registry import MUTATE, SOURCES, VALIDATE, checks
 
-from .engine import apply_patch
+from .jsonpatch import apply_patch
 
 ROOT = Path(__file__).resolve().parents[2] / "tests" / "policies" / "admission" / "upstream"
 
