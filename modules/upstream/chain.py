@@ -1,5 +1,5 @@
 """The API server's admission chain for the ported checks, in its order: on CREATE ``.status`` of a
-status-subresource kind is dropped (``as_created``), then the mutating webhooks the install
+status-subresource kind is dropped (``modules/semantics/created.py``), then the mutating webhooks the install
 registers apply their defaults in registration order (``mutate``), then the validating webhooks
 judge the mutated object (``refusals``); the ValidatingAdmissionPolicies and CRD rules
 (``policies/admission``) are handed the same mutated object, so validation always sees what the
@@ -10,38 +10,12 @@ One registry (``registry.py``) serves the rules, the upstream-table runner, ``si
 """
 from __future__ import annotations
 
+from modules.semantics.created import as_created
 from modules.semantics.shapes import api_group
 from modules.upstream.cluster import EMPTY, Cluster
 from modules.upstream.field import FieldError
 from modules.upstream.install import CHART_DEFAULTS, Install
 from modules.upstream.registry import CREATE, MUTATE, SOURCES, VALIDATE, Check, checks
-
-# Kinds whose CRD declares ``subresources.status`` (the upstream CRDs: Volcano Job, Queue, PodGroup,
-# HyperNode, CronJob, JobFlow/JobTemplate; Trainer TrainJob; JobSet; Training Operator jobs;
-# prometheus-operator and Flux kinds) and the built-in kinds with a status subresource: on CREATE the
-# API server keeps none of ``.status``.
-STATUS_SUBRESOURCE = frozenset({
-    ("batch.volcano.sh", "Job"), ("batch.volcano.sh", "CronJob"), ("scheduling.volcano.sh", "Queue"),
-    ("scheduling.volcano.sh", "PodGroup"), ("topology.volcano.sh", "HyperNode"), ("flow.volcano.sh", "JobFlow"),
-    ("flow.volcano.sh", "JobTemplate"), ("trainer.kubeflow.org", "TrainJob"), ("jobset.x-k8s.io", "JobSet"),
-    ("kubeflow.org", "PyTorchJob"), ("kubeflow.org", "MPIJob"), ("kubeflow.org", "TFJob"),
-    ("kubeflow.org", "XGBoostJob"), ("kubeflow.org", "PaddleJob"), ("kubeflow.org", "JAXJob"),
-    ("monitoring.coreos.com", "PrometheusRule"), ("monitoring.coreos.com", "ServiceMonitor"),
-    ("monitoring.coreos.com", "PodMonitor"),
-    ("", "Pod"), ("", "Service"), ("", "PersistentVolumeClaim"), ("", "Namespace"), ("", "Node"),
-    ("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "DaemonSet"), ("apps", "ReplicaSet"),
-    ("batch", "Job"), ("batch", "CronJob"), ("autoscaling", "HorizontalPodAutoscaler"),
-    ("policy", "PodDisruptionBudget"),
-})
-
-
-def as_created(obj: dict) -> dict:
-    """``obj`` as the API server hands it to admission on CREATE: ``.status`` dropped for a kind with
-    the status subresource (so a Queue created with ``status.state: Closing`` is judged without it)."""
-    if "status" in obj and (api_group(obj), obj.get("kind")) in STATUS_SUBRESOURCE:
-        return {k: v for k, v in obj.items() if k != "status"}
-    return obj
-
 
 def mutate(obj: dict, install: Install = CHART_DEFAULTS, cluster: Cluster = EMPTY, operation: str = CREATE,
            old: dict | None = None) -> dict:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from modules.core.bundle import ChartRelease, Resource, release_key
 from modules.core.context import RenderContext
 from modules.core.quantity import parse_quantity
-from modules.semantics.owned import settle_webhook_defaults
+from modules.upstream.volcano.mutation import settle_webhook_defaults
 
 from . import scheduler_conf
 

@@ -9,7 +9,8 @@ from dataclasses import replace
 
 from modules.semantics.scheduler_conf import is_volcano_release
 from modules.semantics.shapes import api_group, as_dict
-from modules.upstream.chain import as_created, refusals
+from modules.semantics.created import as_created
+from modules.upstream.chain import refusals
 from modules.upstream.cluster import Cluster
 from modules.upstream.field import FieldError
 from modules.upstream.install import CHART_DEFAULTS, Install

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from modules.upstream.volcano.partitions import CODES as PARTITION_CODES
-from modules.upstream.volcano.partitions import PartitionPolicy, partition_policies
+from modules.semantics.partitions import PartitionPolicy, partition_policies
 
 from ..framework import ADVISORY, MANDATORY, CheckContext, Finding, Rule, api_group, where
 from .admission import stack_cluster, stack_install

@@ -19,7 +19,8 @@ from __future__ import annotations
 import copy
 from typing import Any, Iterable
 
-from modules.upstream.chain import STATUS_SUBRESOURCE, mutate
+from modules.semantics.created import STATUS_SUBRESOURCE
+from modules.upstream.chain import mutate
 from modules.semantics.owned import ARGOCD_RESPECT, FLUX_SSA
 from modules.semantics.shapes import api_group, as_dict, as_list, meta
 

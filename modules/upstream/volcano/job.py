@@ -12,7 +12,8 @@ from modules.semantics.shapes import as_dict, as_int, as_list, meta
 from modules.upstream.cluster import Cluster
 from modules.upstream.field import FieldError
 from modules.upstream.volcano.common import BOTH_TIERS, go_list, key, topology_both
-from modules.upstream.volcano.partitions import partition_policies, webhook_refusal
+from modules.semantics.partitions import partition_policies
+from modules.upstream.volcano.partitions import webhook_refusal
 from modules.upstream.webhook_error import refuse
 
 JOB_PLUGINS = frozenset({"ssh", "env", "svc", "tensorflow", "mpi", "pytorch", "hcclrank", "ray"})

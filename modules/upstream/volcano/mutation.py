@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import copy
 
-from modules.upstream.volcano.partitions import task_min_available
-from modules.semantics.shapes import as_dict, as_int, as_list
+from modules.semantics.partitions import task_min_available
+from modules.semantics.shapes import api_group, as_dict, as_int, as_list
 from modules.upstream.cluster import Cluster
 
 DEFAULT_QUEUE = "default"            # mutate_job.go DefaultQueue
@@ -87,3 +87,30 @@ def mutate_volcano_queue(obj: dict, operation: str = "CREATE", old: dict | None 
     if not as_int(spec.get("weight")):
         spec["weight"] = 1
     return out
+
+
+# What the webhooks would change, as the renderers apply it (the same code the admission chain runs).
+WEBHOOK_DEFAULTS = {("batch.volcano.sh", "Job"): mutate_volcano_job,
+                    ("scheduling.volcano.sh", "Queue"): mutate_volcano_queue}
+
+
+def as_webhook_leaves(obj: dict) -> dict:
+    """``obj`` with the defaults the mutating webhook of its kind applies on CREATE (unchanged for a
+    kind without one), so the first diff after apply is empty."""
+    mutation = WEBHOOK_DEFAULTS.get((api_group(obj), obj.get("kind")))
+    return mutation(obj) if mutation is not None else copy.deepcopy(obj)
+
+
+def settle_webhook_defaults(objects: list[dict]) -> list[dict]:
+    """Render each object of a kind with a mutating webhook as the webhook leaves it on CREATE
+    (``as_webhook_leaves``), in place; returns the objects that changed."""
+    changed = []
+    for obj in objects:
+        if (api_group(obj), obj.get("kind")) not in WEBHOOK_DEFAULTS:
+            continue
+        settled = as_webhook_leaves(obj)
+        if settled != obj:
+            obj.clear()
+            obj.update(settled)
+            changed.append(obj)
+    return changed

@@ -4,7 +4,8 @@ tables run in tests/policies/admission/test_upstream_tables.py; these are our ca
 from __future__ import annotations
 
 from modules.semantics.workloads import gang_of
-from modules.upstream.chain import as_created, mutate, refusals
+from modules.semantics.created import as_created
+from modules.upstream.chain import mutate, refusals
 from modules.upstream.cluster import Cluster
 from modules.upstream.install import CHART_DEFAULT_ADMISSIONS, Install
 from modules.upstream.volcano.mutation import mutate_volcano_job

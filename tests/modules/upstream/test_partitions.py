@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from modules.upstream.volcano.partitions import partition_policies, webhook_refusal
+from modules.semantics.partitions import partition_policies
+from modules.upstream.volcano.partitions import webhook_refusal
 from modules.semantics.workloads import workload_of
 
 

@@ -48,7 +48,7 @@ def ruleset(dirs) -> RuleSet:
 
 def verdict(ruleset: RuleSet, obj: dict) -> tuple[list[Denial], list[SkippedRule]]:
     """What upstream's rules say about ``obj`` as the API server hands it to admission on CREATE."""
-    from modules.upstream.chain import as_created
+    from modules.semantics.created import as_created
 
     items = ruleset.evaluate(as_created(obj))
     return [i for i in items if isinstance(i, Denial)], [i for i in items if isinstance(i, SkippedRule)]
@@ -108,7 +108,7 @@ def test_outcomes_sent_ahead_are_those_asked_for_afterwards(dirs):
     """``send`` then ``evaluate_all`` of the very same objects (as `check` does) reuses what ``send``
     keyed; other objects, even equal ones, are keyed afresh: the outcomes are those of a rule set
     that was sent nothing."""
-    from modules.upstream.chain import as_created
+    from modules.semantics.created import as_created
 
     denied = [as_created(c["object"]) for c in CASES if c.get("expect") != "admit"][:6]
     expected = RuleSet(load_index(locate())).evaluate_all(denied)

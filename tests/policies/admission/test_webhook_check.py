@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import copy
 
-from modules.upstream.chain import as_created, mutate
+from modules.semantics.created import as_created
+from modules.upstream.chain import mutate
 from modules.upstream.cluster import Cluster
 from modules.upstream.install import CHART_DEFAULT_ADMISSIONS, install_of
 from modules.upstream.volcano.queue import validate_queue
