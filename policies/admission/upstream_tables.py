@@ -144,10 +144,27 @@ def results() -> list[Result]:
     return out
 
 
+def compared() -> dict[str, dict[str, int]]:
+    """Per source, how many refusal cases the runner compares by field paths, by error list and by
+    message (a case may have several), and how many have none of them to compare."""
+    out = {s: {"fields": 0, "errors": 0, "message": 0, "outcome_only": 0} for s in SOURCES}
+    for source, path in fixture_files():
+        for case in load_fixture(path).get("cases") or ():
+            expect = case.get("expect") or {}
+            if expect.get("allowed", True) or "patched" in expect:
+                continue
+            kinds = [k for k in ("fields", "errors", "message") if expect.get(k)]
+            for kind in kinds or ["outcome_only"]:
+                out[source][kind] += 1
+    return out
+
+
 def report() -> tuple[dict, list[Result]]:
     rs = results()
     by_source = {s: {"cases": sum(r.source == s for r in rs), "reproduced": sum(r.source == s and r.reproduced
                                                                                 for r in rs)} for s in SOURCES}
+    for source, counts in compared().items():
+        by_source[source]["refusals_compared"] = counts
     return {
         "cases": len(rs),
         "reproduced": sum(r.reproduced for r in rs),

@@ -73,9 +73,9 @@ def _quantity_errors(name: str, value: object, path: str) -> list[WebhookError]:
     return out
 
 
-def _guarantee_errors(name: str, value: object, deserved: dict) -> list[WebhookError]:
+def _guarantee_errors(name: object, value: object, deserved: dict) -> list[WebhookError]:
     """One guaranteed resource: its quantity, and a deserved amount at least as large."""
-    out = _quantity_errors(name, value, f"spec.guarantee.resource.{name}")
+    out = _quantity_errors(str(name), value, f"spec.guarantee.resource.{name}")
     at = f"spec.deserved.{name}"
     if name not in deserved:
         return out + [_spec_invalid(at, "queue.deserved-below-guarantee", "<nil>",
@@ -98,7 +98,7 @@ def _spec_errors(queue: dict) -> list[WebhookError]:
         for name, value in values.items():
             out += _quantity_errors(str(name), value, f"{where}.{name}")
     for name, value in guarantee.items():
-        out += _guarantee_errors(str(name), value, deserved)
+        out += _guarantee_errors(name, value, deserved)
     for name, value in deserved.items():
         if name in capability:
             d, c = _quantity(value), _quantity(capability[name])

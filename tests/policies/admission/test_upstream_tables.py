@@ -65,3 +65,16 @@ def test_the_runner_compares_upstreams_fields_and_messages():
     assert run_case("training-operator", {**case, "expect": right})[0]
     assert not run_case("training-operator", {**case, "expect": {**right, "fields": ["spec.runPolicy"]}})[0]
     assert not run_case("training-operator", {**case, "expect": {**right, "message": "must be 1"}})[0]
+
+
+def test_refusals_are_compared_on_what_upstream_gives():
+    """Every refusal the Kubernetes and Training Operator tables give fields for is compared on them,
+    every Trainer refusal on its error list; the Volcano refusals without a message are those whose
+    upstream test checks only the verdict (``response.Allowed``)."""
+    from policies.admission.upstream_tables import compared
+
+    counts = compared()
+    assert counts["kubernetes"]["outcome_only"] == 0 and counts["kubernetes"]["fields"] >= 200
+    assert counts["training-operator"]["fields"] == counts["training-operator"]["message"] > 30
+    assert counts["trainer"]["errors"] == 33 and counts["trainer"]["outcome_only"] == 0
+    assert counts["volcano"]["message"] >= 77 and counts["volcano"]["outcome_only"] <= 10
