@@ -155,11 +155,12 @@ RULES = (
     Rule(
         id="upstream-admission",
         description="Each object passes upstream's own admission rules for its kind, judged as created (status "
-                    "dropped, mutating defaults applied): Volcano's ValidatingAdmissionPolicies (after its "
-                    "MutatingAdmissionPolicies' defaults), the CEL `x-kubernetes-validations` rules of the Volcano, "
-                    "Trainer v2, JobSet, Training Operator and prometheus-operator CRDs, and Volcano's Go-only "
-                    "webhooks that the chart enables (jobs, queues with their hierarchy, podgroups, hypernodes, "
-                    "cronjobs), in trainstack's own code.",
+                    "dropped, the registered mutating webhooks' defaults applied): Volcano's Go-only webhooks as "
+                    "the chart registers them (jobs, queues with their hierarchy, podgroups, hypernodes, cronjobs; "
+                    "not in the release namespace or kube-system), in trainstack's own code, Volcano's "
+                    "ValidatingAdmissionPolicies where the chart installs them (vap_enable), and the CEL "
+                    "`x-kubernetes-validations` rules of the Volcano, Trainer v2, JobSet, Training Operator and "
+                    "prometheus-operator CRDs.",
         why="The API server runs these rules on every create; an object that breaks one (a Queue with guarantee "
             "but no deserved, duplicated Volcano task names, a TrainJob with an unknown managedBy) is refused, "
             "and `pulumi up` or the GitOps sync fails after part of the stack was applied. CRD schema checks "
