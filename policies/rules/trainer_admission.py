@@ -108,10 +108,13 @@ DOCS = """\
 
 Kubeflow Trainer v2.3.0 validates TrainJobs and (Cluster)TrainingRuntimes in its webhook code, which no
 ValidatingAdmissionPolicy or CRD `x-kubernetes-validations` rule carries. `trainer-admission` is our own
-implementation of that logic (`policies/rules/trainer_admission.py`), applied to every TrainJob and
-(Cluster)TrainingRuntime of the stack and of `--manifests`, a TrainJob against the runtime its
-`runtimeRef` names when that runtime is among the checked objects (otherwise a note; with the setting
-`clusterObjectsKnown` the missing runtime is rejected as the webhook would). PriorityClasses are judged
+implementation of that logic (`modules/upstream/trainer/webhooks.py`, reported by
+`policies/rules/trainer_admission.py`), applied to every TrainJob and (Cluster)TrainingRuntime of the
+stack and of `--manifests`, a TrainJob against the runtime its `runtimeRef` names. A stack knows its
+runtimes as it knows its Queues: a TrainJob naming one the stack does not render is rejected as the
+webhook rejects it (a runtime the stack's Trainer chart release installs itself, `runtimes.*.enabled`,
+is present but unseen: a note). Without a stack, a runtime missing from the checked objects is a note,
+unless the setting `clusterObjectsKnown` says they are all. PriorityClasses are judged
 only when the checked objects hold some (the stack's `trainstack:volcano.priorityClasses`) or the
 setting `priorityClasses` lists the cluster's.
 
