@@ -10,6 +10,7 @@ from modules.semantics.apivalidation import cron_schedule_error, qualified_name
 from modules.semantics.shapes import as_dict, meta
 from modules.upstream.cluster import Cluster
 from modules.upstream.field import FieldError
+from modules.upstream.volcano.common import key
 from modules.upstream.vocabulary.go import go_quote
 from modules.upstream.webhook_error import refuse
 
@@ -55,12 +56,12 @@ def validate_cronjob(cron: dict, operation: str = "CREATE", old: dict | None = N
     job webhook judges each Job the CronJob creates, see ``job_of_cronjob``)."""
     spec = as_dict(cron.get("spec"))
     out: list[FieldError] = []
-    schedule = _schedule_error(spec.get("schedule") or "")
+    schedule = _schedule_error(key(spec.get("schedule") or ""))
     if schedule:
         out.append(schedule)
     if spec.get("timeZone") is not None:
         out += _time_zone_errors(str(spec.get("timeZone")))
-    problem = cronjob_name_problem(meta(cron).get("name") or "")
+    problem = cronjob_name_problem(key(meta(cron).get("name") or ""))
     if problem:
         out.append(refuse("metadata.name", "cronjob.name", problem))
     return out
@@ -93,8 +94,8 @@ def job_of_cronjob(cron: dict) -> dict:
     job_md = {"name": f"{meta(cron).get('name') or ''}-{SCHEDULED_MINUTE}"}
     if meta(cron).get("namespace"):
         job_md["namespace"] = meta(cron)["namespace"]
-    for key in ("labels", "annotations"):
-        if isinstance(md.get(key), dict):
-            job_md[key] = dict(md[key])
+    for field in ("labels", "annotations"):
+        if isinstance(md.get(field), dict):
+            job_md[field] = dict(md[field])
     return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": job_md,
             "spec": copy.deepcopy(as_dict(template.get("spec")))}

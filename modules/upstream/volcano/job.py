@@ -162,7 +162,7 @@ def task_template_errors(template: object, index: int) -> list[FieldError]:
 def _task_errors(job: dict, task: dict, i: int, partitions: dict[str, FieldError]) -> list[FieldError]:
     """Everything ``validateJobCreate`` checks of task ``i`` after its name (policies, pod name, pod
     template, topology policy, partition policy)."""
-    at, name = f"spec.tasks[{i}]", meta(job).get("name") or ""
+    at, name = f"spec.tasks[{i}]", key(meta(job).get("name") or "")
     task_name = key(task.get("name") or "")
     out = _policy_errors(as_list(task.get("policies")), f"{at}.policies", "spec.tasks.policies")
     pod = f"{name}-{task_name}-{i}"
@@ -183,7 +183,7 @@ def _task_errors(job: dict, task: dict, i: int, partitions: dict[str, FieldError
 
 def _tasks_errors(job: dict, tasks: list) -> tuple[list[FieldError], int]:
     """The per-task checks of ``validateJobCreate`` and the tasks' total replicas."""
-    name = meta(job).get("name") or ""
+    name = key(meta(job).get("name") or "")
     partitions = _partition_refusals(job)
     out: list[FieldError] = []
     seen: set = set()
@@ -232,7 +232,7 @@ def validate_job_create(job: dict, cluster: Cluster) -> list[FieldError]:
     """``validateJobCreate``: every message it would join, each with the field it is about."""
     spec = as_dict(job.get("spec"))
     tasks = as_list(spec.get("tasks"))
-    name = meta(job).get("name") or ""
+    name = key(meta(job).get("name") or "")
     if not tasks:
         return [refuse("spec.tasks", "job.no-task", "No task specified in job spec")]
     plugins = as_dict(spec.get("plugins"))

@@ -17,6 +17,7 @@ from modules.semantics.apivalidation import qualified_name
 from modules.semantics.shapes import annotations, as_dict, meta
 from modules.upstream.cluster import Cluster
 from modules.upstream.field import FieldError, invalid
+from modules.upstream.volcano.common import key
 from modules.upstream.webhook_error import WebhookError, refuse
 
 # The webhook server's --max-queue-depth default (config.MaxQueueDepth).
@@ -204,7 +205,7 @@ def validate_queue(queue: dict, operation: str, old: dict | None, cluster: Clust
     others = [q for q in known if meta(q).get("name") != meta(queue).get("name")]
     children_of: dict = {}
     for q in known:
-        children_of.setdefault(as_dict(q.get("spec")).get("parent") or "", []).append(q)
+        children_of.setdefault(key(as_dict(q.get("spec")).get("parent") or ""), []).append(q)
     errors = _spec_errors(queue) or _hierarchy_annotation_errors(queue, others)
     if errors:
         return _aggregate(errors)
