@@ -4,9 +4,11 @@
 
 Runs every case ported under tests/policies/admission/upstream/<source>/ (Volcano's webhooks, Trainer's,
 the Training Operator's, the API server's validation; see policies/admission/upstream_tables.py)
-through the webhook registry and prints {"cases", "reproduced", "case_names", "by_source": {source:
-{"cases", "reproduced"}}, "divergent": [{"source", "file", "case", "reason", "got"}]} with --json, a
-summary otherwise.
+through the one registry (modules/upstream/registry.py). A refusal is reproduced only with upstream's
+fields, error list and message where its table gives them. Prints {"cases", "reproduced",
+"case_names", "by_source": {source: {"cases", "reproduced", "refusals_compared": {"fields", "errors",
+"message", "outcome_only"}}}, "divergent": [{"source", "file", "case", "reason", "got"}]} with --json,
+a summary otherwise.
 """
 from __future__ import annotations
 
