@@ -9,6 +9,7 @@ all select checks here (``checks``) and run them in the API server's order (``ch
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -77,10 +78,17 @@ def all_checks(sources: tuple[str, ...] = SOURCES) -> list[Check]:
     return [check for source in sources for check in _PROVIDERS[source]()]
 
 
+@functools.lru_cache(maxsize=None)   # the registry is code: built once per process, never changed
+def _by_kind(sources: tuple[str, ...]) -> dict[tuple[str, str, str], tuple[Check, ...]]:
+    out: dict[tuple[str, str, str], list[Check]] = {}
+    for check in all_checks(sources):
+        out.setdefault((check.group, check.kind, check.phase), []).append(check)
+    return {key: tuple(found) for key, found in out.items()}
+
+
 def checks(group: str, kind: str, phase: str, operation: str = CREATE, install: Install | None = None,
            obj: dict | None = None, sources: tuple[str, ...] = SOURCES) -> list[Check]:
-    """The checks for ``kind`` of ``group`` in ``phase`` on ``operation``; with ``install`` and
-    ``obj``, only those the install sends ``obj`` to."""
-    return [c for c in all_checks(sources)
-            if c.group == group and c.kind == kind and c.phase == phase and operation in c.operations
-            and (install is None or obj is None or c.installed(install, obj))]
+    """The checks for ``kind`` of ``group`` in ``phase`` on ``operation``, in registration order; with
+    ``install`` and ``obj``, only those the install sends ``obj`` to."""
+    return [c for c in _by_kind(sources).get((group, kind, phase), ())
+            if operation in c.operations and (install is None or obj is None or c.installed(install, obj))]

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from modules.core.quantity import parse_quantity
 from modules.semantics.apivalidation import dns1123_subdomain, qualified_name, validate_pod_template
+from modules.semantics.partitions import partition_policies
 from modules.semantics.shapes import as_dict, as_int, as_list, meta
 from modules.upstream.cluster import Cluster
 from modules.upstream.field import FieldError
 from modules.upstream.volcano.common import BOTH_TIERS, go_list, key, topology_both
-from modules.semantics.partitions import partition_policies
 from modules.upstream.volcano.partitions import webhook_refusal
 from modules.upstream.webhook_error import refuse
 

@@ -1,7 +1,9 @@
 """Volcano v1.15.1's mutating webhooks for Jobs and Queues (volcano-sh/volcano
 ``pkg/webhooks/admission/jobs/mutate/mutate_job.go`` and ``queues/mutate/mutate_queue.go``), our own
 code. Both run on CREATE only; the registry (``modules/upstream/registry.py``) applies them, with the
-PodGroup mutation (``podgroup.py``), before any validation (``modules/upstream/chain.py``).
+PodGroup mutation (``podgroup.py``), before any validation (``modules/upstream/chain.py``), and the
+Volcano renderer writes Jobs and Queues as they leave them (``settle_webhook_defaults``), so the
+first diff after apply is empty.
 
 Every function returns a new object and never changes its argument.
 """
