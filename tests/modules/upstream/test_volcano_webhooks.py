@@ -125,3 +125,13 @@ def test_dag_checks_count_as_upstream_and_never_recurse():
     chain["spec"]["flows"][-1]["dependsOn"] = {"targets": ["f0"]}
     [error] = jobflow.validate_jobflow(chain)
     assert (error.field, error.origin, error.message()) == ("spec.flows", "jobflow.not-dag", "jobflow Flow is not DAG")
+
+
+def test_a_task_template_error_is_quoted_as_the_job_webhook_joins_it():
+    manifest = {"metadata": {"name": "j"}, "spec": {"queue": "q", "tasks": [
+        {"name": "t", "replicas": 1, "template": {"spec": {"containers": [
+            {"name": "c", "image": "i:1", "volumeMounts": [{"name": "data", "mountPath": "/d"}]}]}}}]}}
+    [error] = job.validate_job(manifest, "CREATE", None, Cluster(known=False))
+    assert (error.origin, error.field) == ("job.pod-template",
+                                           "spec.tasks[0].template.spec.containers[0].volumeMounts[0].name")
+    assert error.message() == 'spec.task[0].template.spec.containers[0].volumeMounts[0].name: Not found: "data"'
