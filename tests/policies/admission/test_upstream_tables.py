@@ -65,6 +65,8 @@ def test_the_runner_compares_upstreams_fields_and_messages():
     assert run_case("training-operator", {**case, "expect": right})[0]
     assert not run_case("training-operator", {**case, "expect": {**right, "fields": ["spec.runPolicy"]}})[0]
     assert not run_case("training-operator", {**case, "expect": {**right, "message": "must be 1"}})[0]
+    assert run_case("training-operator", {**case, "expect": {**right, "types": ["Invalid value"]}})[0]
+    assert not run_case("training-operator", {**case, "expect": {**right, "types": ["Required value"]}})[0]
 
 
 def test_refusals_are_compared_on_what_upstream_gives():
@@ -75,6 +77,7 @@ def test_refusals_are_compared_on_what_upstream_gives():
 
     counts = compared()
     assert counts["kubernetes"]["outcome_only"] == 0 and counts["kubernetes"]["fields"] >= 200
-    assert counts["training-operator"]["fields"] == counts["training-operator"]["message"] > 30
+    operator = counts["training-operator"]
+    assert operator["fields"] == operator["types"] == operator["message"] > 30
     assert counts["trainer"]["errors"] == 33 and counts["trainer"]["outcome_only"] == 0
     assert counts["volcano"]["message"] >= 77 and counts["volcano"]["outcome_only"] <= 10
