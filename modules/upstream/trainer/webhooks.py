@@ -3,8 +3,10 @@ CRD rule carries: the (Cluster)TrainingRuntime webhook's replicated-job checks, 
 webhook's plugin validations (Torch, TorchTune, Volcano, JobSet) against the referenced runtime.
 
 Our own implementation of upstream's behaviour, measured against upstream's test tables turned into
-fixtures (tests/policies/admission/upstream/trainer/, one file per upstream test function). A TrainJob is
-judged as on CREATE: the update-only checks (runtimePatches immutability) do not apply.
+fixtures (tests/policies/admission/upstream/trainer/, one file per upstream test function). Every check
+returns coded refusals (``modules/upstream/webhook_error.py``: ``trainer.<plugin>.<check>``) worded as
+upstream's; ``validate(obj, operation, old, cluster)`` is the registry's entry (the runtimePatches
+immutability applies on UPDATE only).
 """
 from __future__ import annotations
 
@@ -39,8 +41,6 @@ TORCHTUNE_IMMUTABLE = ("output_dir", "tokenizer.path", "checkpointer.checkpoint_
 _DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _HTTP_PATH = re.compile(r"[A-Za-z0-9/\-._~%!$&'()*+,;=:]+")
 
-Problem = FieldError   # a coded refusal (modules/upstream/webhook_error.py), worded as upstream's
-
 
 def _q(text: object) -> str:
     """Go's %q of the value's text."""
@@ -62,10 +62,10 @@ def _names(items: object) -> list[str]:
 
 # --- (Cluster)TrainingRuntime webhook ---------------------------------------------------------
 
-def runtime_problems(runtime: dict) -> list[Problem]:
+def runtime_problems(runtime: dict) -> list[FieldError]:
     """Replicated jobs labelled as a TrainJob ancestor step (trainer, model- or dataset-initializer)
     run exactly one Job and hold the container that step needs."""
-    out: list[Problem] = []
+    out: list[FieldError] = []
     for i, rj in enumerate(_jobs(runtime)):
         job_labels = as_dict(as_dict(as_dict(rj.get("template")).get("metadata")).get("labels"))
         ancestor = job_labels.get(ANCESTOR_LABEL)
@@ -83,11 +83,11 @@ def runtime_problems(runtime: dict) -> list[Problem]:
 
 # --- TrainJob webhook: the plugins' Validate ----------------------------------------------------
 
-def _torch_problems(job: dict, runtime: dict) -> list[Problem]:
+def _torch_problems(job: dict, runtime: dict) -> list[FieldError]:
     torch = as_dict(as_dict(runtime.get("spec")).get("mlPolicy")).get("torch")
     if not isinstance(torch, dict):
         return []
-    out: list[Problem] = []
+    out: list[FieldError] = []
     jobs = {str(rj.get("name")): rj for rj in _jobs(runtime)}
     for target in as_list(as_dict(torch.get("envInjection")).get("targets")):
         target = as_dict(target)
@@ -152,8 +152,8 @@ def _arg_true(args: list, key: str) -> bool:
     return False
 
 
-def _torchtune_problems(job: dict, runtime: dict, trainer: dict) -> list[Problem]:
-    out: list[Problem] = []
+def _torchtune_problems(job: dict, runtime: dict, trainer: dict) -> list[FieldError]:
+    out: list[FieldError] = []
     name = str(as_dict(as_dict(job.get("spec")).get("runtimeRef")).get("name", ""))
     model = _torchtune_model(name)
     if model not in TORCHTUNE_MODELS:
@@ -207,11 +207,11 @@ def _patch_jobs(patch: dict) -> list[dict]:
     return [as_dict(rj) for rj in as_list(spec.get("replicatedJobs"))]
 
 
-def _volcano_problems(job: dict, runtime: dict, priority_classes: set[str] | None) -> list[Problem]:
+def _volcano_problems(job: dict, runtime: dict, priority_classes: set[str] | None) -> list[FieldError]:
     volcano = as_dict(as_dict(runtime.get("spec")).get("podGroupPolicy")).get("volcano")
     if not isinstance(volcano, dict):
         return []
-    out: list[Problem] = []
+    out: list[FieldError] = []
     notes = dict(as_dict(as_dict(as_dict(as_dict(runtime.get("spec")).get("template")).get("metadata"))
                          .get("annotations")))
     for patch in _patches(job):   # runtimePatches' template metadata reach the JobSet, queue included
@@ -256,7 +256,7 @@ def _domain_prefixed_path(value: object) -> str | None:
     return None
 
 
-def _patches_immutability(job: dict, old: dict | None, jobset: dict | None) -> list[Problem]:
+def _patches_immutability(job: dict, old: dict | None, jobset: dict | None) -> list[FieldError]:
     """On UPDATE (the JobSet plugin's checkRuntimePatchesImmutability): runtimePatches change only
     while the TrainJob is suspended before or after the update, and not while the TrainJob's JobSet
     (``jobset``, None when it does not exist) still has an active replicated job."""
@@ -275,8 +275,8 @@ def _patches_immutability(job: dict, old: dict | None, jobset: dict | None) -> l
             for st in statuses if (as_int(as_dict(st).get("active")) or 0) > 0]
 
 
-def _jobset_problems(job: dict, runtime: dict, old: dict | None = None, jobset: dict | None = None) -> list[Problem]:
-    out: list[Problem] = []
+def _jobset_problems(job: dict, runtime: dict, old: dict | None = None, jobset: dict | None = None) -> list[FieldError]:
+    out: list[FieldError] = []
     jobs = {str(rj.get("name")): rj for rj in _jobs(runtime)}
     containers = {name: set(_names(_pod_spec(rj).get("initContainers"))) | set(_names(_pod_spec(rj).get("containers")))
                   for name, rj in jobs.items()}
@@ -323,7 +323,7 @@ def _jobset_problems(job: dict, runtime: dict, old: dict | None = None, jobset: 
     return out
 
 
-def _mpi_problems(job: dict, runtime: dict) -> list[Problem]:
+def _mpi_problems(job: dict, runtime: dict) -> list[FieldError]:
     """pkg/runtime/framework/plugins/mpi ``Validate``: with runLauncherAsNode (the launcher is one of
     the nodes, see modules/semantics/workloads.py ``mpi_node_count``) more than one node needs both a
     ``launcher`` and a ``node`` job; no OpenMPI-reserved env."""
@@ -332,7 +332,7 @@ def _mpi_problems(job: dict, runtime: dict) -> list[Problem]:
     trainer = as_dict(as_dict(job.get("spec")).get("trainer"))
     if not trainer:
         return []
-    out: list[Problem] = []
+    out: list[FieldError] = []
     nodes = trainer_settings(job)[0]
     names = {str(rj.get("name")) for rj in _jobs(runtime)}
     if (1 if nodes is None else nodes) >= 2 and launcher_as_node(runtime) and not {"launcher", NODE} <= names:
@@ -348,7 +348,7 @@ def _mpi_problems(job: dict, runtime: dict) -> list[Problem]:
 
 
 def trainjob_problems(job: dict, runtime: dict, priority_classes: set[str] | None = None,
-                      old: dict | None = None, jobset: dict | None = None) -> list[Problem]:
+                      old: dict | None = None, jobset: dict | None = None) -> list[FieldError]:
     """What the TrainJob webhook rejects, given the runtime it names: on CREATE, or on UPDATE from
     ``old`` (``jobset``: the TrainJob's live JobSet, None when it does not exist). ``priority_classes``:
     the PriorityClasses that exist, or None when unknown (then that check is skipped)."""
@@ -385,7 +385,7 @@ def _runtime_ref(job: dict) -> tuple[str, str, str]:
 
 
 def trainjob_refusals(job: dict, objects: list[dict], known: bool, priority_classes: set[str] | None,
-                      old: dict | None = None) -> list[Problem] | None:
+                      old: dict | None = None) -> list[FieldError] | None:
     """What the TrainJob webhook refuses (on CREATE, or on UPDATE from ``old``), the runtime and the
     TrainJob's JobSet looked up among ``objects``. None: the runtime is not among them and ``known`` is
     False (the cluster may hold it), so nothing was judged."""
@@ -410,7 +410,7 @@ def trainjob_refusals(job: dict, objects: list[dict], known: bool, priority_clas
 
 
 def admission_problems(obj: dict, objects: list[dict], known: bool, priority_classes: set[str] | None,
-                       old: dict | None = None) -> list[Problem] | None:
+                       old: dict | None = None) -> list[FieldError] | None:
     """Trainer's webhooks for any of their kinds (the registry's and the rule's entry); ``old``: the
     object before an UPDATE."""
     if obj.get("kind") in RUNTIME_KINDS:
