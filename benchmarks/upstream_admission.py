@@ -4,10 +4,12 @@
 
 Runs every case ported under tests/policies/admission/upstream/<source>/ (Volcano's webhooks, Trainer's,
 the Training Operator's, the API server's validation; see policies/admission/upstream_tables.py)
-through the webhook registry, and the CRD structural-schema tables (source ``crd-schema``,
-modules/upstream/apiextensions/tables.py) through the schema port, and prints {"cases", "reproduced",
-"case_names", "by_source": {source: {"cases", "reproduced"}}, "divergent": [{"source", "file", "case",
-"reason", "got"}]} with --json, a summary otherwise.
+through the one registry (modules/upstream/registry.py), and the CRD structural-schema tables (source
+``crd-schema``, modules/upstream/apiextensions/tables.py) through the schema port. A refusal is
+reproduced only with upstream's fields, error list and message where its table gives them. Prints
+{"cases", "reproduced", "case_names", "by_source": {source: {"cases", "reproduced", "refusals_compared":
+{"fields", "errors", "message", "outcome_only"}}}, "divergent": [{"source", "file", "case", "reason",
+"got"}]} with --json, a summary otherwise.
 """
 from __future__ import annotations
 

@@ -30,7 +30,7 @@ COMMANDS = {
     "modules.probe.commands": ("probe", "recommend"),
     "modules.fabric.commands": ("fabric",),
     "modules.simulate.commands": ("simulate",),
-    "modules.review.diff": ("diff",),
+    "policies.review": ("diff",),
     "modules.review.drift": ("drift",),
     "modules.autoscaling.whatif": ("autoscaling",),
 }

@@ -20,7 +20,7 @@ import tarfile
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from modules.core.bundle import Bundle
 from modules.core.config import Project, load_project, load_stack
@@ -101,22 +101,15 @@ class Rendered:
     """One side of a diff: the rendered bundle and its findings, or why it did not render."""
     bundle: Bundle | None = None
     error: str | None = None
-    findings: list = field(default_factory=list)   # policies.framework.Violation
+    findings: list = field(default_factory=list)   # what the judge said of it (the pack's violations)
 
 
-def settings_for(root: Path, stack: str):
-    """The policy settings that side uses: its own ``policies/config.<stack>.json`` when the project
-    carries one, else the installed pack's."""
-    from policies.runner import load_settings, parse_settings, read_settings_file
-
-    data, shown = read_settings_file(stack, root / "policies")   # bounded, NaN refused, as the runner reads
-    return load_settings(stack) if data is None else parse_settings(data, shown)
+# (project root, stack config, rendered bundle) -> the findings on that side
+Judge = Callable[[Path, Any, Bundle], list]
 
 
-def render_side(project: Project | None, stacks: list[str]) -> dict[str, Rendered]:
-    from policies.framework import CheckContext
-    from policies.runner import bundle_objects, run_rules
-
+def render_side(project: Project | None, stacks: list[str], judge: Judge) -> dict[str, Rendered]:
+    """Each of ``stacks`` of ``project`` rendered, with ``judge``'s findings on it."""
     from modules.core.render import render
 
     out: dict[str, Rendered] = {}
@@ -129,8 +122,7 @@ def render_side(project: Project | None, stacks: list[str]) -> dict[str, Rendere
         try:
             stack = load_stack(project, name)
             bundle = render(stack)
-            findings = run_rules(bundle_objects(bundle), CheckContext(stack=stack, fabric=bundle.fabric),
-                                 settings_for(project.root, name))
+            findings = judge(project.root, stack, bundle)
         except InputError as err:
             out[name] = Rendered(error=str(err))
             continue
@@ -304,10 +296,10 @@ def stack_diff(old: Rendered | None, new: Rendered | None) -> dict:
     return out
 
 
-def diff_projects(old: Project | None, new: Project, stacks: list[str] | None) -> dict[str, dict]:
+def diff_projects(old: Project | None, new: Project, stacks: list[str] | None, judge: Judge) -> dict[str, dict]:
     names = stacks or sorted(set(new.stacks()) | set(old.stacks() if old else []))
-    before = render_side(old, names)
-    after = render_side(new, names)
+    before = render_side(old, names, judge)
+    after = render_side(new, names, judge)
     return {name: stack_diff(before.get(name), after.get(name)) for name in names}
 
 
@@ -443,7 +435,7 @@ def _fabric_markdown(fabric: dict) -> list[str]:
 
 # --- command --------------------------------------------------------------------------------
 
-def cmd_diff(args: argparse.Namespace, project: Project) -> int:
+def cmd_diff(args: argparse.Namespace, project: Project, judge: Judge) -> int:
     if args.base:
         try:
             ref, what = git(project.root, "rev-parse", "--verify", f"{args.base}^{{commit}}"), args.base
@@ -456,14 +448,17 @@ def cmd_diff(args: argparse.Namespace, project: Project) -> int:
         with tempfile.TemporaryDirectory(prefix="trainstack-diff-") as tmp:
             old_root = checkout_project(project, ref, Path(tmp))
             old = load_project(old_root) if old_root is not None else None
-            report = {"base": {"ref": ref, "what": what}, "stacks": diff_projects(old, project, args.stack or None)}
+            stacks = diff_projects(old, project, args.stack or None, judge)
+            report = {"base": {"ref": ref, "what": what}, "stacks": stacks}
     finally:
         load_project.cache_clear()   # the temporary project is gone, even after an error
     sys.stdout.write(json.dumps(report, indent=2, sort_keys=True) + "\n" if args.format == "json" else markdown(report))
     return 0
 
 
-def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser, judge: Judge) -> None:
+    """The ``diff`` command; ``judge`` gives a rendered stack's findings (the policy pack's, handed
+    in by the command layer, policies/review.py: modules never import policies)."""
     p = sub.add_parser("diff", parents=[common],
                        help="what the working tree changes against a git ref: objects, HyperNode tree, "
                             "capacity per tier, charts, policy findings (Markdown for PR comments, or JSON)",
@@ -474,4 +469,4 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("base", nargs="?", metavar="BASE", help="git ref to compare with (default: merge base with main)")
     p.add_argument("--stack", action="append", metavar="NAME", help="only this stack (repeatable; default: all)")
     p.add_argument("--format", default="markdown", choices=("markdown", "json"), help="output format")
-    p.set_defaults(run=cmd_diff)
+    p.set_defaults(run=lambda args, project: cmd_diff(args, project, judge))

@@ -9,7 +9,7 @@ One table (``TABLE``), each entry with its upstream source:
   mutating webhooks, modelled once in ``mutation.py``).
 - **sync**: what an operator rewrites on every sync (the PodGroups of Training Operator v1 and Volcano
   jobs, the Deployment controller's revision annotation).
-- **status**: ``status`` of every kind with the status subresource (``mutation.STATUS_SUBRESOURCE``).
+- **status**: ``status`` of every kind with the status subresource (``created.STATUS_SUBRESOURCE``).
 
 An applier that re-applies a manifest setting such a field resets it on every sync (Flux and Argo CD
 with self-heal reconcile continuously; ``pulumi up`` force-applies). A field nobody else needs in
@@ -33,7 +33,6 @@ rule ``controller-owned-fields`` read it there.
 """
 from __future__ import annotations
 
-import copy
 import fnmatch
 import sys
 from dataclasses import dataclass
@@ -44,7 +43,7 @@ from typing import Iterable, Iterator
 from modules.core import yamlio
 from modules.core.bundle import MANAGED_LABEL, OWNED_ANNOTATION, owned_paths
 
-from .mutation import STATUS_SUBRESOURCE, mutate_volcano_job, mutate_volcano_queue
+from .created import STATUS_SUBRESOURCE
 from .shapes import api_group, as_dict, as_list, meta
 
 K8S = "kubernetes/kubernetes v1.35.3"
@@ -150,10 +149,6 @@ _CREATE = tuple(
     for path in ("spec.reclaimable", "spec.weight", "metadata.annotations.volcano.sh/hierarchy",
                  "metadata.annotations.volcano.sh/hierarchy-weights")
 )
-# What the webhooks would change, as the renderers apply it (the same code the admission checks run).
-WEBHOOK_DEFAULTS = {("batch.volcano.sh", "Job"): mutate_volcano_job,
-                    ("scheduling.volcano.sh", "Queue"): mutate_volcano_queue}
-
 # --- sync: operators -----------------------------------------------------------------------------
 
 _SYNC = tuple(
@@ -355,28 +350,6 @@ def owned_fields_of(obj: dict) -> list[OwnedField]:
     fields = {f.path: f for f in scale_fields().values() if (f.group, f.kind) == (api_group(obj), obj.get("kind"))}
     return [fields.get(p) or OwnedField(api_group(obj), str(obj.get("kind")), p, "a controller", "scale", "")
             for p in paths]
-
-
-def as_webhook_leaves(obj: dict) -> dict:
-    """``obj`` with the defaults the mutating webhook of its kind applies on CREATE (unchanged for a
-    kind without one), so the first diff after apply is empty."""
-    mutation = WEBHOOK_DEFAULTS.get((api_group(obj), obj.get("kind")))
-    return mutation(obj) if mutation is not None else copy.deepcopy(obj)
-
-
-def settle_webhook_defaults(objects: list[dict]) -> list[dict]:
-    """Render each object of a kind with a mutating webhook as the webhook leaves it on CREATE
-    (``as_webhook_leaves``), in place; returns the objects that changed."""
-    changed = []
-    for obj in objects:
-        if (api_group(obj), obj.get("kind")) not in WEBHOOK_DEFAULTS:
-            continue
-        settled = as_webhook_leaves(obj)
-        if settled != obj:
-            obj.clear()
-            obj.update(settled)
-            changed.append(obj)
-    return changed
 
 
 def main(argv: list[str]) -> int:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
-from .shapes import as_dict, as_int, as_list, meta
+from .shapes import as_dict, as_int, as_list
 
 _TASK_INTS, _POLICY_INTS = ("replicas", "minAvailable"), ("totalPartitions", "partitionSize", "minPartitions")
 
@@ -78,27 +78,10 @@ def partition_policies(obj: dict) -> Iterator[PartitionPolicy]:
                               as_int(policy.get("partitionSize")), as_int(policy.get("minPartitions")) or 0)
 
 
-def webhook_refusal(obj: dict, p: PartitionPolicy) -> tuple[str, str] | None:
-    """``(path, upstream's message)`` for the first check ``validatePartitionPolicy`` fails, or None.
-    An absent totalPartitions/partitionSize is the CRD schema's business (both are required)."""
-    job = meta(obj).get("name")
-    if obj.get("kind") == "CronJob":   # its Jobs are named <cronjob>-<scheduled minute> (cronjob getJobName)
-        job = f"{job}-<minutes>"
-    failed = refused_field(p)
-    return (f"{p.path}.{failed}", f"{UPSTREAM_MESSAGES[failed]} in task: {p.task}, job: {job}") if failed else None
-
-
-UPSTREAM_MESSAGES = {
-    "partitionPolicy.totalPartitions": "'TotalPartitions' must be greater than 0",
-    "partitionPolicy.partitionSize": "'PartitionSize' must be greater than 0",
-    "replicas": "'Replicas' are not equal to TotalPartitions*PartitionSize",
-    "minAvailable": "'MinAvailable' is not equal to MinPartitions*PartitionSize",
-}
-
-
 def refused_field(p: PartitionPolicy) -> str | None:
     """The task field (relative to the task) of the first check ``validatePartitionPolicy`` fails,
-    or None. The rule quotes upstream's message; the simulator's strict reader says it its own way."""
+    or None. The port (modules/upstream/volcano/partitions.py) words it as upstream; the simulator's
+    strict reader says it its own way."""
     if p.total is None or p.size is None:
         return None
     if p.total <= 0:

@@ -7,7 +7,7 @@ from modules.core.bundle import ChartRelease, Resource, release_key
 from modules.core.context import RenderContext
 from modules.core.quantity import parse_quantity
 from modules.semantics.minresources import is_extended
-from modules.semantics.owned import settle_webhook_defaults
+from modules.upstream.volcano.mutation import settle_webhook_defaults
 
 from . import scheduler_conf
 

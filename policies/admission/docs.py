@@ -103,7 +103,7 @@ over 5 KiB is not used (the static `message` is). A native panic of the library 
 reported as a compile or run-time error, never a crash.
 
 The CEL evaluator is the `common-expression-language` package (Rust `cel` crate); the Kubernetes
-libraries the rules call are implemented in `policies/admission/k8s_functions.py`: `quantity`,
+libraries the rules call are implemented in `modules/upstream/cel/library.py`: `quantity`,
 `isQuantity` and a quantity's `compareTo`, `isLessThan`, `isGreaterThan`, `add`, `sub`,
 `asInteger`, `isInteger`, `asApproximateFloat`, `sign`; strings `split`, `join`, `replace`,
 `lowerAscii`, `upperAscii`, `substring`, `charAt`, `trim`, `indexOf`, `lastIndexOf`, `format`;
@@ -128,8 +128,9 @@ with `.validate(s)` (an optional list of errors); `jsonpatch.escapeKey`.
   ApplyConfiguration mutations are not applied (Volcano uses none).
 - Volcano's Go webhooks (on by default) also check what no policy states (queue hierarchy and
   parent state, a PodGroup's queue being open, ...): this rule runs them too, in trainstack's own
-  code (see "Volcano's Go-only admission webhooks" above). The policies are evaluated whatever
-  `vapEnable` says, because the webhooks enforce the same checks.
+  code (see "Volcano's Go-only admission webhooks" above). The policies count only where the chart
+  installs them (`custom.vap_enable`, the stack option `vapEnable`; without a Volcano release the
+  v1.15.1 chart's default, false, is assumed and a note says so).
 - The CRDs' OpenAPI schema itself (types, patterns, required fields, list types, defaulting, unknown
   fields): `crd-schema` and `crd-unknown-fields` (modules/upstream/apiextensions); this rule runs only
   the CEL rules, and none on an object its schema refuses (the API server stops there).

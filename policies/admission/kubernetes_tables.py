@@ -29,11 +29,11 @@ def _mismatch(errors: list[FieldError], expect: dict) -> str:
     if fields is not None and got != set(fields):
         return f"fields {sorted(got)} != {sorted(set(fields))}"
     for field, kind in (expect.get("types") or {}).items():
-        if kind not in {e.type.value for e in errors if e.field == field}:
+        if kind not in {e.type.text for e in errors if e.field == field}:
             return f"no {kind!r} error on {field}"
     wanted = expect.get("errors")
     if wanted is not None:
-        got_list = Counter((e.type.value, e.field) for e in errors)
+        got_list = Counter((e.type.text, e.field) for e in errors)
         if got_list != Counter((w["type"], w["field"]) for w in wanted):
             return f"errors {sorted(got_list.elements())} != upstream's"
     message = expect.get("message")

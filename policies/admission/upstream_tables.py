@@ -1,35 +1,41 @@
 """Upstream's webhook test tables, ported as data under tests/policies/admission/upstream/<source>/,
-run against our own checks through the webhook registry (policies/admission/webhooks.py).
+run against our own checks through the registry (modules/upstream/registry.py).
 
 A fixture file: ``provenance: {repo, tag, path, test}``, ``cases: [{name, operation, object,
-old_object?, cluster?, check?, expect: {allowed, message?} | {patched}}]``, ``divergent: [{case,
-reason}]``, ``not_ported: [{case, why}]``. ``check`` narrows a case to the one upstream function its
-test calls (``dag``, ``task-topology-policy``, ``name``; ``tasks`` for a mutation compares
-``spec.tasks`` only). ``settings`` are the webhook server's settings the test sets (``MaxQueueDepth``).
-``expect.patched`` is upstream's JSON patch (applied to the input) or the
+old_object?, cluster?, check?, expect: {allowed, message?, fields?, types?, errors?} | {patched}}]``,
+``divergent: [{case, reason}]``, ``not_ported: [{case, why}]``. A refusal must carry upstream's field
+paths (``fields``, Go notation), error types (``types``), error list (``errors``: field and message,
+where upstream's test compares the list) and message (``message``, looked for in the joined messages
+as upstream's test does), each where the table gives it. ``check`` narrows a case to the one upstream
+function its test calls (``dag``, ``task-topology-policy``, ``name``; ``tasks`` for a mutation
+compares ``spec.tasks`` only). ``settings`` are the webhook server's settings the test sets
+(``MaxQueueDepth``). ``expect.patched`` is upstream's JSON patch (applied to the input) or the
 expected object fields.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
+from modules.upstream.cluster import Cluster
+from modules.upstream.registry import MUTATE, SOURCES, VALIDATE, checks
+
 from . import kubernetes_tables
-from .engine import apply_patch
-from .webhooks import MUTATE, SOURCES, VALIDATE, Request, webhooks
+from .jsonpatch import apply_patch
 
 ROOT = Path(__file__).resolve().parents[2] / "tests" / "policies" / "admission" / "upstream"
 
-# A case's ``check``: which of the webhook's problems its upstream test function looks at.
+# A case's ``check``: which of the webhook's errors its upstream test function looks at, by code.
 CHECKS = {
-    "dag": lambda path, message: "acyclic" in message,
-    "task-topology-policy": lambda path, message: "cpu request" in message,
-    "name": lambda path, message: path == "metadata.name",
-    "queue-depth": lambda path, message: "maximum allowed depth" in message,
-    "ancestor-capability": lambda path, message: "exceeds its ancestor's capability" in message,
-    "children-capability": lambda path, message: "descendants' max capability" in message,
+    "dag": lambda error: error.origin == "job.tasks-not-dag",
+    "task-topology-policy": lambda error: error.origin == "job.task-topology-cpu",
+    "name": lambda error: error.field == "metadata.name",
+    "queue-depth": lambda error: error.origin == "queue.depth",
+    "ancestor-capability": lambda error: error.origin == "queue.capability-above-ancestor",
+    "children-capability": lambda error: error.origin == "queue.capability-below-descendants",
 }
 
 
@@ -54,38 +60,77 @@ def run_case(source: str, case: dict) -> tuple[bool, str]:
         return kubernetes_tables.run_case(case)
     obj = case["object"]
     expect = case.get("expect") or {}
+    operation, old = case.get("operation", "CREATE"), case.get("old_object")
     # cluster_known false: the case's cluster may hold more than it lists (upstream passed the check no
     # lookup result), so a missing object is not a refusal.
-    request = Request(case.get("operation", "CREATE"), obj, case.get("old_object"), tuple(case.get("cluster") or ()),
-                      case.get("cluster_known", True), settings=dict(case.get("settings") or {}))
+    cluster = Cluster(tuple(case.get("cluster") or ()), case.get("cluster_known", True),
+                      dict(case.get("settings") or {}, feature_gates=dict(case.get("feature_gates") or {})))
     if "patched" in expect:
-        hooks = webhooks(_group(obj), obj.get("kind"), MUTATE, source, request_operation=request.operation)
-        if not hooks:
-            return False, "no mutating check registered"
-        got = obj
-        for hook in hooks:
-            got = hook.check(Request(request.operation, got, request.old_object, request.cluster))
-        want = expect["patched"]
-        if isinstance(want, list):
-            want = apply_patch(obj, want)
-        if case.get("check") == "tasks":
-            ok = (got.get("spec") or {}).get("tasks") == (want.get("spec") or {}).get("tasks")
-        else:
-            ok = got == want
-        return ok, yaml.safe_dump(got, sort_keys=True, width=200)[:2000]
-    hooks = webhooks(_group(obj), obj.get("kind"), VALIDATE, source, request_operation=request.operation)
+        return _run_mutation(source, case, obj, operation, old, cluster)
+    hooks = checks(_group(obj), obj.get("kind"), VALIDATE, operation, sources=(source,))
     if not hooks:
         return False, "no validating check registered"
-    problems = [p for hook in hooks for p in hook.check(request)]
+    errors = [e for hook in hooks for e in hook.fn(obj, operation, old, cluster)]
     keep = CHECKS.get(case.get("check"))
     if keep:
-        problems = [(p, m) for p, m in problems if keep(p, m)]
-    said = "; ".join(m for _, m in problems)
+        errors = [e for e in errors if keep(e)]
+    said = "; ".join(f"{e.field}: {e.message()}" for e in errors)
     if expect.get("allowed", True):
-        return not problems, said or "allowed"
-    # Upstream joins its messages with ";" (a separator, not part of any message).
+        return not errors, said or "allowed"
+    return bool(errors) and _as_upstream_says(expect, errors, source != "kubernetes"), said or "allowed"
+
+
+def go_path(path: str) -> str:
+    """Our field path in Go's notation for a map key (``ReplicaSpecs.Worker`` -> ``ReplicaSpecs[Worker]``)."""
+    return re.sub(r"(ReplicaSpecs)\.([A-Za-z]+)", r"\1[\2]", path)
+
+
+def _as_upstream_says(expect: dict, errors: list, per_error: bool = True) -> bool:
+    """A refusal as upstream's test checks it, as strictly as its table allows: where the table gives
+    its error list (Trainer compares ``field.ErrorList`` by type, field and value), one error of ours
+    per listed error, on its field, its message holding the listed words; where it gives field paths,
+    exactly those; where it gives error types (the Training Operator compares type and field),
+    exactly those; and its message, which upstream's test looks for in the webhook's joined message
+    (``strings.Contains``; upstream joins with ";", a separator)."""
+    if "errors" in expect:
+        unmatched = list(errors)
+        for want in expect["errors"]:
+            hit = next((e for e in unmatched if e.field == want["field"] and want["message"] in e.message()), None)
+            if hit is None:
+                return False
+            unmatched.remove(hit)
+        if unmatched:
+            return False
+    if "fields" in expect:
+        got = [go_path(e.field) for e in errors]
+        # The Training Operator's tables list one field per error (upstream compares the ErrorList);
+        # the Kubernetes string-format tables list each field once.
+        if (sorted(got) != sorted(expect["fields"])) if per_error else (set(got) != set(expect["fields"])):
+            return False
+    # upstream's ErrorType strings, one per error (its test compares them; we compare the codes'
+    # renderings, so TYPE_INVALID counts as "Invalid value" as upstream prints it)
+    if "types" in expect and sorted(e.type.text for e in errors) != sorted(expect["types"]):
+        return False
     fragment = (expect.get("message") or "").strip().rstrip(";").strip()
-    return bool(problems) and fragment in said, said or "allowed"
+    return fragment in "; ".join(e.message() for e in errors)
+
+
+def _run_mutation(source: str, case: dict, obj: dict, operation: str, old: dict | None,
+                  cluster: Cluster) -> tuple[bool, str]:
+    hooks = checks(_group(obj), obj.get("kind"), MUTATE, operation, sources=(source,))
+    if not hooks:
+        return False, "no mutating check registered"
+    got = obj
+    for hook in hooks:
+        got = hook.fn(got, operation, old, cluster)
+    want = case["expect"]["patched"]
+    if isinstance(want, list):
+        want = apply_patch(obj, want)
+    if case.get("check") == "tasks":
+        ok = (got.get("spec") or {}).get("tasks") == (want.get("spec") or {}).get("tasks")
+    else:
+        ok = got == want
+    return ok, yaml.safe_dump(got, sort_keys=True, width=200)[:2000]
 
 
 def fixture_files(sources=SOURCES) -> list[tuple[str, Path]]:
@@ -111,10 +156,27 @@ def results() -> list[Result]:
     return out
 
 
+def compared() -> dict[str, dict[str, int]]:
+    """Per source, how many refusal cases the runner compares by field paths, error types, error list
+    and message (a case may have several), and how many have none of them to compare."""
+    out = {s: {"fields": 0, "types": 0, "errors": 0, "message": 0, "outcome_only": 0} for s in SOURCES}
+    for source, path in fixture_files():
+        for case in load_fixture(path).get("cases") or ():
+            expect = case.get("expect") or {}
+            if expect.get("allowed", True) or "patched" in expect:
+                continue
+            kinds = [k for k in ("fields", "types", "errors", "message") if expect.get(k)]
+            for kind in kinds or ["outcome_only"]:
+                out[source][kind] += 1
+    return out
+
+
 def report() -> tuple[dict, list[Result]]:
     rs = results()
     by_source = {s: {"cases": sum(r.source == s for r in rs), "reproduced": sum(r.source == s and r.reproduced
                                                                                 for r in rs)} for s in SOURCES}
+    for source, counts in compared().items():
+        by_source[source]["refusals_compared"] = counts
     return {
         "cases": len(rs),
         "reproduced": sum(r.reproduced for r in rs),

@@ -1,35 +1,21 @@
-"""Upstream's Go-only admission checks (the webhook registry) applied to manifests, as the API
-server's admission chain meets an object on CREATE: ``.status`` of a status-subresource kind dropped,
-the mutating webhooks' defaults applied (modules/semantics/mutation.py), then every registered
-validating check whose webhook the Volcano chart enables: ``enabled_admissions`` reads the Volcano
-chart release among the manifests (``custom.admission_enable``, ``custom.enabled_admissions``), and
-without one the chart's defaults hold (jobflows and pods webhooks off)."""
+"""Upstream's Go-only admission checks (the registry, ``modules/upstream/registry.py``) applied to
+manifests as the API server meets them on CREATE (``modules/upstream/chain.py``: status dropped, the
+mutating webhooks' defaults applied, then every validating check the install registers for the
+object's namespace). The install is read from the Volcano chart release among the manifests
+(``modules/upstream/install.py``); without one, the chart's defaults are assumed."""
 from __future__ import annotations
 
-from typing import Iterator
+from dataclasses import replace
 
-from modules.semantics.mutation import as_created, mutate
-from modules.semantics.scheduler_conf import is_volcano_release, release_values
+from modules.semantics.scheduler_conf import is_volcano_release
 from modules.semantics.shapes import api_group, as_dict
-from modules.semantics.volcano_webhooks import job_of_cronjob
-
-from .webhooks import CHART_DEFAULT_ADMISSIONS, CREATE, VALIDATE, Request, Webhook, webhooks
-
-
-def enabled_admissions(manifests: list[dict]) -> frozenset[str]:
-    """The Volcano webhooks the chart release among ``manifests`` installs (the first release): none
-    when ``custom.admission_enable`` is false, else the comma-separated ``custom.enabled_admissions``
-    (chart default when unset). No release: the chart's defaults."""
-    for obj in manifests:
-        if is_volcano_release(obj):
-            custom = as_dict(release_values(obj).get("custom"))
-            if custom.get("admission_enable") is False:
-                return frozenset()
-            listed = custom.get("enabled_admissions")
-            if isinstance(listed, str):
-                return frozenset(p.strip() for p in listed.split(",") if p.strip())
-            return CHART_DEFAULT_ADMISSIONS
-    return CHART_DEFAULT_ADMISSIONS
+from modules.semantics.created import as_created
+from modules.upstream.chain import refusals
+from modules.upstream.cluster import Cluster
+from modules.upstream.field import FieldError
+from modules.upstream.install import CHART_DEFAULTS, Install
+from modules.upstream.registry import SOURCES, Check
+from modules.upstream.volcano.cronjob import job_of_cronjob
 
 
 def declares_queues(manifests: list[dict]) -> bool:
@@ -80,33 +66,27 @@ def _without_descendants(cluster: tuple[dict, ...], name: object) -> tuple[dict,
                  if not (o.get("kind") == "Queue" and below(as_dict(o.get("metadata")).get("name"))))
 
 
-def judge(obj: dict, cluster: tuple[dict, ...], enabled: frozenset[str] = CHART_DEFAULT_ADMISSIONS,
-          skip: frozenset[str] = frozenset(), cluster_known: bool = False) -> Iterator[tuple[Webhook, str, str]]:
-    """(webhook, path, upstream's message) for each refusal of ``obj`` at CREATE; ``skip``: sources
-    whose checks are left to another caller; ``cluster_known``: ``cluster`` holds every queue there
-    is (see ``declares_queues``), so a queue missing from it is missing."""
-    hooks = [h for h in webhooks(api_group(obj), str(obj.get("kind")), VALIDATE, enabled=enabled)
-             if h.source not in skip]
-    if not hooks:
-        return
-    created = mutate(obj, enabled)
+def judge(obj: dict, cluster: Cluster, install: Install = CHART_DEFAULTS,
+          sources: tuple[str, ...] = SOURCES) -> list[tuple[Check, FieldError]]:
+    """Each refusal of ``obj`` at CREATE by the checks of ``sources`` that ``install`` sends it to, with
+    the check. ``cluster.known``: it holds every queue there is (see ``declares_queues``), so a queue
+    missing from it is missing."""
     if obj.get("kind") == "Queue":
-        cluster = _without_descendants(cluster, as_dict(obj.get("metadata")).get("name"))
-    request = Request(CREATE, created, None, cluster, cluster_known=cluster_known)
-    for hook in hooks:
-        for path, message in hook.check(request):
-            yield hook, path, message
-    if obj.get("kind") == "CronJob" and api_group(obj) == "batch.volcano.sh":
-        yield from _created_jobs(obj, cluster, enabled, skip, cluster_known)
+        cluster = Cluster(_without_descendants(cluster.objects, as_dict(obj.get("metadata")).get("name")),
+                          cluster.known, cluster.settings)
+    return refusals(obj, install, cluster, sources=sources)
 
 
-def _created_jobs(cron: dict, cluster: tuple[dict, ...], enabled: frozenset[str], skip: frozenset[str],
-                  cluster_known: bool) -> Iterator[tuple[Webhook, str, str]]:
-    """The job webhook's refusals of the Job a Volcano CronJob creates at each run (the CronJob is
-    admitted; every Job it creates is refused), on the CronJob's paths. The webhook is the job's:
-    a caller tells these from the CronJob's own by ``hook.kind``."""
+def runs_of_cronjob(cron: dict, cluster: Cluster, install: Install = CHART_DEFAULTS
+                    ) -> list[tuple[Check, FieldError]]:
+    """What the job webhook refuses of the Job a Volcano CronJob creates at each run (the CronJob
+    itself is admitted: its webhook checks only schedule and timeZone), on the CronJob's paths, the
+    Job's name written ``<cronjob>-<minutes>`` (cronjob getJobName) where upstream's words quote it."""
     job = job_of_cronjob(cron)
-    for hook, path, message in judge(job, cluster, enabled, skip, cluster_known):
-        if path.startswith(("spec.", "metadata.labels", "metadata.annotations")):
-            path = f"spec.jobTemplate.{path}"
-        yield hook, path, message
+    named, shown = str(job["metadata"]["name"]), f"{as_dict(cron.get('metadata')).get('name') or ''}-<minutes>"
+    out = []
+    for check, error in judge(job, cluster, install, ("volcano",)):
+        if error.field.startswith(("spec.", "metadata.labels", "metadata.annotations")):
+            error = replace(error, field=f"spec.jobTemplate.{error.field}")
+        out.append((check, replace(error, detail=error.detail.replace(named, shown))))
+    return out

@@ -18,7 +18,8 @@ ORDER = (
     "image-pinned",
     "host-network-opt-in", "no-secrets-in-configmaps", "rbac-no-wildcards", "configmap-refs-exist",
     "runtime-refs-exist",
-    "nccl-debug-production", "nccl-algo-override", "pod-security-baseline", "pod-security-restricted",
+    "nccl-debug-production", "nccl-algo-override", "volcano-cronjob-runs", "pod-security-baseline",
+    "pod-security-restricted",
     "crd-unknown-fields",
     "upstream-admission",
 )

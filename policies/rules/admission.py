@@ -3,8 +3,10 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator
 
-from modules.semantics.mutation import as_created
-from modules.semantics.partitions import UPSTREAM_MESSAGES
+from modules.upstream.chain import mutate
+from modules.upstream.cluster import Cluster
+from modules.upstream.install import CHART_DEFAULT_ADMISSIONS, Install, install_of
+from modules.upstream.volcano.partitions import CODES as PARTITION_CODES
 
 from ..framework import MANDATORY, CheckContext, Finding, NotChecked, RuleOutcome, Rule, api_group, is_kind, meta, where
 
@@ -43,20 +45,28 @@ def _upstream_admission(objects: list[dict], ctx: CheckContext) -> Iterator[Rule
             yield NotChecked(missing)
         if not ruleset.policies and not ruleset.crds:
             return
+    install = stack_install(ctx)
+    if install.assumed and not install.vap and any(_volcano(o) for o in objects):
+        yield NotChecked(f"Volcano's ValidatingAdmissionPolicies not evaluated: no Volcano chart release among the "
+                         f"checked objects, so {install.assumed} are assumed (vap_enable: false; webhooks "
+                         f"{', '.join(sorted(CHART_DEFAULT_ADMISSIONS))})")
     namespaces = _namespaces_in(ctx.manifests)
+    uninstalled = frozenset() if install.vap else ruleset.policy_sources()
     skipped: set[tuple[str, str]] = set()
+    admitted = [_as_admitted(obj, install, stack_cluster(ctx)) for obj in objects]
     try:   # all objects in one round trip to the evaluating process
-        # The API server drops .status of a status-subresource kind on CREATE before admission.
-        outcomes: list | None = ruleset.evaluate_all([as_created(obj) for obj in objects], namespaces)
+        outcomes: list | None = ruleset.evaluate_all(admitted, namespaces)
     except Exception:   # noqa: BLE001 - each object is tried again below, and its failure said there
         outcomes = None
     for number, obj in enumerate(objects):
         try:
-            items = outcomes[number] if outcomes is not None else ruleset.evaluate(as_created(obj), namespaces)
+            items = outcomes[number] if outcomes is not None else ruleset.evaluate(admitted[number], namespaces)
         except Exception as exc:   # never crash a run on an odd object; say what was not checked
             yield NotChecked(f"upstream admission rules not evaluated: {type(exc).__name__}: {exc}", obj)
             continue
         for item in items:
+            if item.source in uninstalled:
+                continue   # the chart does not install this policy (vap_enable false)
             if isinstance(item, Denial):
                 reads = f" (the rule reads {', '.join(item.reads)})" if item.reads else ""
                 yield Finding(item.path, f"{where(obj, item.path)}: {item.source} rejects this object: "
@@ -68,6 +78,33 @@ def _upstream_admission(objects: list[dict], ctx: CheckContext) -> Iterator[Rule
                 yield NotChecked(f"{item.source}: rule `{item.rule}` not evaluated: {item.reason}")
 
 
+def _volcano(obj: dict) -> bool:
+    return api_group(obj).endswith("volcano.sh") or is_kind(obj, "Pod", "")
+
+
+def _as_admitted(obj: dict, install: Install, cluster: Cluster) -> dict:
+    """``obj`` as the policies and CRD rules meet it: created, then defaulted by the mutating
+    webhooks ``install`` registers (the API server runs them before any validation)."""
+    try:
+        return mutate(obj, install, cluster)
+    except Exception:   # noqa: BLE001 - an odd object is judged as written; the webhook rule says why
+        return obj
+
+
+def stack_install(ctx: CheckContext) -> Install:
+    """The Volcano install the checked objects describe (their chart release), once per evaluation."""
+    return ctx.remember("upstream-admission:install", lambda: install_of(ctx.manifests))
+
+
+def stack_cluster(ctx: CheckContext) -> Cluster:
+    """What Volcano's webhooks look up among the checked objects: their Queues (each Open) and
+    Namespaces, complete when the objects are a whole stack's."""
+    from ..admission.webhook_check import cluster_of, declares_queues
+
+    return ctx.remember("upstream-admission:cluster",
+                        lambda: Cluster(cluster_of(ctx.manifests), declares_queues(ctx.manifests)))
+
+
 def _namespaces_in(objects: Iterable[dict]) -> dict[str, dict]:
     return {meta(o).get("name"): o for o in objects if is_kind(o, "Namespace", "")}
 
@@ -77,9 +114,12 @@ def _send(objects: list[dict], namespaces: dict[str, dict]) -> None:
     judges them while the caller goes on, and the rule reads the outcomes back when it runs."""
     from ..admission import rules
 
+    from ..admission.webhook_check import cluster_of
+
     ruleset = rules()
     if ruleset.policies or ruleset.crds:
-        ruleset.send([as_created(obj) for obj in objects], namespaces)
+        install, cluster = install_of(objects), Cluster(cluster_of(objects))
+        ruleset.send([_as_admitted(obj, install, cluster) for obj in objects], namespaces)
 
 
 def _hand_over(objects: list[dict], ctx: CheckContext) -> None:
@@ -89,51 +129,41 @@ def _hand_over(objects: list[dict], ctx: CheckContext) -> None:
 
 
 def _go_webhooks(objects: list[dict], ctx: CheckContext) -> Iterator[RuleOutcome]:
-    """Upstream's Go-only webhook checks (the registry in policies/admission/webhooks.py), on each
-    object as created and mutated; the sources with a named sub-rule (NAMED_SUB_RULES: Trainer's and
-    the Training Operator's webhooks, the API server's built-in validation) are left to it."""
-    from ..admission.webhook_check import cluster_of, declares_queues, enabled_admissions, judge
+    """Volcano's Go-only webhook checks (the registry, modules/upstream/registry.py) that the install
+    sends each object to, on the object as created and mutated. Trainer's, the Training Operator's
+    and the API server's checks have rules of their own (`trainer-admission`,
+    `training-operator-admission`, `kubernetes-api-validation`), and the partition checks
+    `volcano-job-admission`."""
+    from ..admission.providers import fix_for
+    from ..admission.webhook_check import judge
 
-    cluster = ctx.remember("upstream-admission:cluster", lambda: cluster_of(ctx.manifests))
-    enabled = ctx.remember("upstream-admission:enabled", lambda: enabled_admissions(ctx.manifests))
-    known = ctx.remember("upstream-admission:declared", lambda: declares_queues(ctx.manifests))
+    install, cluster = stack_install(ctx), stack_cluster(ctx)
     for obj in objects:
         try:
-            refusals = list(judge(obj, cluster, enabled, _SUB_RULE_SOURCES, known))
+            refusals = judge(obj, cluster, install, ("volcano",))
         except Exception as exc:   # never crash a run on an odd object; say what was not checked
             yield NotChecked(f"upstream webhook checks not evaluated: {type(exc).__name__}: {exc}", obj)
             continue
-        for hook, path, message in refusals:
-            if message.startswith(_PARTITION_MESSAGES):
+        for check, error in refusals:
+            if error.origin in PARTITION_CODES:
                 continue   # the named sub-rule `volcano-job-admission` reports these, with its own fix
-            fix = (hook.fix(message) if hook.fix else None) or f"change {path} so that upstream's check holds"
-            who = (f"{_WHO[hook.source]} rejects every Job this CronJob creates (the CronJob itself is admitted)"
-                   if hook.kind != obj.get("kind") else f"{_WHO[hook.source]} rejects this object")
-            yield Finding(path, f"{where(obj, path)}: {who}: \"{message}\" "
-                                f"({hook.upstream}, {hook.name}). The API server refuses it at create, so `pulumi up` "
-                                f"or the GitOps sync fails; fix: {fix}.", obj)
-
-
-_PARTITION_MESSAGES = tuple(UPSTREAM_MESSAGES.values())
-# Sources whose refusals a named sub-rule reports (with a fix for each check, its own settings and
-# level): the registry still serves them to the upstream-table runner.
-NAMED_SUB_RULES = {"trainer": "trainer-admission", "training-operator": "training-operator-admission",
-                   "kubernetes": "kubernetes-api-validation"}
-_SUB_RULE_SOURCES = frozenset(NAMED_SUB_RULES)
-_WHO = {"volcano": "Volcano's admission webhook", "trainer": "Trainer's admission webhook",
-        "training-operator": "the Training Operator's admission webhook",
-        "kubernetes": "the API server's built-in validation"}
+            path = error.field
+            fix = fix_for(error) or f"change {path} so that upstream's check holds"
+            yield Finding(path, f"{where(obj, path)}: Volcano's admission webhook rejects this object: "
+                                f"\"{error.message()}\" ({check.upstream}, {check.name}). The API server refuses it "
+                                f"at create, so `pulumi up` or the GitOps sync fails; fix: {fix}.", obj)
 
 
 RULES = (
     Rule(
         id="upstream-admission",
         description="Each object passes upstream's own admission rules for its kind, judged as created (status "
-                    "dropped, mutating defaults applied): Volcano's ValidatingAdmissionPolicies (after its "
-                    "MutatingAdmissionPolicies' defaults), the CEL `x-kubernetes-validations` rules of the Volcano, "
-                    "Trainer v2, JobSet, Training Operator and prometheus-operator CRDs, and Volcano's Go-only "
-                    "webhooks that the chart enables (jobs, queues with their hierarchy, podgroups, hypernodes, "
-                    "cronjobs), in trainstack's own code.",
+                    "dropped, the registered mutating webhooks' defaults applied): Volcano's Go-only webhooks as "
+                    "the chart registers them (jobs, queues with their hierarchy, podgroups, hypernodes, cronjobs; "
+                    "not in the release namespace or kube-system), in trainstack's own code, Volcano's "
+                    "ValidatingAdmissionPolicies where the chart installs them (vap_enable), and the CEL "
+                    "`x-kubernetes-validations` rules of the Volcano, Trainer v2, JobSet, Training Operator and "
+                    "prometheus-operator CRDs.",
         why="The API server runs these rules on every create; an object that breaks one (a Queue with guarantee "
             "but no deserved, duplicated Volcano task names, a TrainJob with an unknown managedBy) is refused, "
             "and `pulumi up` or the GitOps sync fails after part of the stack was applied. CRD schema checks "

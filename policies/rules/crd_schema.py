@@ -20,14 +20,12 @@ from typing import Iterator
 
 from modules.upstream import apiextensions
 from modules.upstream.apiextensions import crds, fieldvalidation
+from modules.upstream.chain import mutate as _mutate
 from modules.upstream.field import ErrorType, FieldError
 from modules.upstream.vocabulary.go import go_quote
 
 from ..framework import ADVISORY, MANDATORY, CheckContext, Finding, NotChecked, Rule, api_group, meta, where
 
-# The Volcano mutating webhooks, applied before validation. h2 moves them to modules/upstream/volcano/:
-# this import is the one place to repoint.
-from modules.semantics.mutation import mutate as _mutate   # noqa: E402
 
 RULE_ID = "crd-schema"
 UNKNOWN_RULE_ID = "crd-unknown-fields"
@@ -64,9 +62,10 @@ def _entry(obj: dict) -> dict | None:
 
 
 def _enabled(ctx: CheckContext):
-    from ..admission.webhook_check import enabled_admissions
+    """The Volcano install (its registered mutating webhooks) the checked objects describe."""
+    from .admission import stack_install
 
-    return ctx.remember("upstream-admission:enabled", lambda: enabled_admissions(ctx.manifests))
+    return stack_install(ctx)
 
 
 # Both rules and upstream-admission ask about the same objects in one run: the answer is kept by a

@@ -123,7 +123,7 @@ Not evaluated, and why:
 - Quantities in messages are quoted as written; the API server prints its canonical form. A value
   upstream prints as Go's dump of an internal struct (a security context) is left out of the message.
 
-**`training-operator-admission`** (`modules/semantics/training_operator.py`): the Training Operator
+**`training-operator-admission`** (`modules/upstream/training_operator/webhooks.py`): the Training Operator
 v1.9.4's validating webhooks (kubeflow/trainer tag v1.9.4 `pkg/webhooks/{pytorch,tensorflow,xgboost,jax,
 paddlepaddle}`, `pkg/common/util/webhooks.go`): a DNS-1035 job name; a known replica type
 (PyTorchJob, XGBoostJob and PaddleJob Master/Worker, JAXJob Worker); containers in every replica, each

@@ -1,379 +1,20 @@
-"""What Kubeflow Trainer v2.3's admission webhooks check in Go, which no ValidatingAdmissionPolicy or
-CRD rule carries: the (Cluster)TrainingRuntime webhook's replicated-job checks, and the TrainJob
-webhook's plugin validations (Torch, TorchTune, Volcano, JobSet) against the referenced runtime.
-
-Our own implementation of upstream's behaviour, measured against upstream's test tables turned into
-fixtures (tests/policies/admission/upstream/trainer/, one file per upstream test function). A TrainJob is
-judged as on CREATE: the update-only checks (runtimePatches immutability) do not apply.
-"""
+"""Kubeflow Trainer v2.3's Go-only admission checks as a rule (`trainer-admission`); the port itself is
+``modules/upstream/trainer/webhooks.py``."""
 from __future__ import annotations
 
-import math
-import re
 from typing import Iterator
 
-from ..framework import MANDATORY, CheckContext, Finding, NotChecked, Rule, as_dict, as_int, as_list, meta, where
-from ..k8s import quantity
-from modules.semantics.workloads import find_runtime, is_mpi, launcher_as_node, trainer_settings
+from modules.semantics.workloads import find_runtime
+from modules.upstream.chain import refusals
+from modules.upstream.cluster import Cluster
+from modules.upstream.install import EVERY_WEBHOOK
+from modules.upstream.trainer.install import built_in_runtimes
+from modules.upstream.trainer.webhooks import (ANCESTOR_LABEL, GROUP, RUNTIME_KINDS, _RELEASE, _SOURCES,
+                                               _runtime_ref, problem_source, runtime_source)
+
+from ..framework import MANDATORY, CheckContext, Finding, NotChecked, Rule, meta, where
 
 RULE_ID = "trainer-admission"
-GROUP = "trainer.kubeflow.org"
-RUNTIME_KINDS = ("ClusterTrainingRuntime", "TrainingRuntime")
-ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
-# The container each ancestor step's replicated job must run (trainer -> node).
-REQUIRED_CONTAINER = {"trainer": "node", "model-initializer": "model-initializer",
-                      "dataset-initializer": "dataset-initializer"}
-DATASET, MODEL, NODE = "dataset-initializer", "model-initializer", "node"
-INITIALIZER_VOLUME = "initializer"
-# pkg/constants MPIReservedEnvNames (OpenMPI's hostfile, rsh args, FQDN host names, default slots)
-MPI_RESERVED = ("OMPI_MCA_orte_default_hostfile", "OMPI_MCA_orte_keep_fqdn_hostnames",
-                "OMPI_MCA_orte_set_default_slots", "OMPI_MCA_plm_rsh_args")
-TORCHRUN_RESERVED = ("PET_MASTER_ADDR", "PET_MASTER_PORT", "PET_NNODES", "PET_NODE_RANK", "PET_NPROC_PER_NODE")
-QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
-BUILTIN_PRIORITY_CLASSES = ("system-cluster-critical", "system-node-critical")
-TORCHTUNE_ENTRYPOINT = ["tune", "run"]
-TORCHTUNE_MODELS = ("llama3_2/1B", "llama3_2/3B", "llama3_3/70B", "qwen2_5/1.5B")
-TORCHTUNE_MULTINODE_MODEL = "llama3_3/70B"
-TORCHTUNE_IMMUTABLE = ("output_dir", "tokenizer.path", "checkpointer.checkpoint_dir", "tokenizer.merges_file")
-_DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-_HTTP_PATH = re.compile(r"[A-Za-z0-9/\-._~%!$&'()*+,;=:]+")
-
-Problem = tuple[str, str]   # (field path as upstream names it, upstream's message)
-
-
-def _q(text: object) -> str:
-    """A Go %q of a plain string."""
-    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _jobs(runtime: dict) -> list[dict]:
-    spec = as_dict(as_dict(as_dict(runtime.get("spec")).get("template")).get("spec"))
-    return [as_dict(rj) for rj in as_list(spec.get("replicatedJobs"))]
-
-
-def _pod_spec(rj: dict) -> dict:
-    return as_dict(as_dict(as_dict(as_dict(rj.get("template")).get("spec")).get("template")).get("spec"))
-
-
-def _names(items: object) -> list[str]:
-    return [str(as_dict(c).get("name")) for c in as_list(items) if as_dict(c).get("name") is not None]
-
-
-# --- (Cluster)TrainingRuntime webhook ---------------------------------------------------------
-
-def runtime_problems(runtime: dict) -> list[Problem]:
-    """Replicated jobs labelled as a TrainJob ancestor step (trainer, model- or dataset-initializer)
-    run exactly one Job and hold the container that step needs."""
-    out: list[Problem] = []
-    for i, rj in enumerate(_jobs(runtime)):
-        job_labels = as_dict(as_dict(as_dict(rj.get("template")).get("metadata")).get("labels"))
-        ancestor = job_labels.get(ANCESTOR_LABEL)
-        if not isinstance(ancestor, str) or ancestor not in REQUIRED_CONTAINER:
-            continue
-        base = f"spec.template.spec.replicatedJobs[{i}]"
-        replicas = as_int(rj.get("replicas", 1))   # the JobSet CRD defaults replicas to 1
-        if replicas != 1:
-            out.append((f"{base}.replicas", "always must be 1"))
-        if REQUIRED_CONTAINER[ancestor] not in _names(_pod_spec(rj).get("containers")):
-            out.append((f"{base}.template.spec.template.spec.containers",
-                        f"must contain the required container for the ancestor: {ancestor}"))
-    return out
-
-
-# --- TrainJob webhook: the plugins' Validate ----------------------------------------------------
-
-def _torch_problems(job: dict, runtime: dict) -> list[Problem]:
-    torch = as_dict(as_dict(runtime.get("spec")).get("mlPolicy")).get("torch")
-    if not isinstance(torch, dict):
-        return []
-    out: list[Problem] = []
-    jobs = {str(rj.get("name")): rj for rj in _jobs(runtime)}
-    for target in as_list(as_dict(torch.get("envInjection")).get("targets")):
-        target = as_dict(target)
-        rj = jobs.get(str(target.get("jobName")))
-        present = set()
-        if rj is not None:
-            present = set(_names(_pod_spec(rj).get("containers"))) | set(_names(_pod_spec(rj).get("initContainers")))
-        for name in as_list(target.get("containerNames")):
-            if str(name) not in present:
-                out.append(("spec.runtimeRef", f"envInjection target podSet {_q(target.get('jobName'))} container "
-                                               f"{_q(name)} not found in runtime template"))
-    trainer = as_dict(as_dict(job.get("spec")).get("trainer"))
-    if not trainer:
-        return out
-    reserved = sorted({str(e.get("name")) for e in map(as_dict, as_list(trainer.get("env")))
-                       if e.get("name") in TORCHRUN_RESERVED})
-    if reserved:
-        out.append(("spec.trainer.env",
-                    f"must not have reserved envs, invalid envs configured: [{' '.join(reserved)}]"))
-    if as_list(trainer.get("command")) == TORCHTUNE_ENTRYPOINT:
-        out.extend(_torchtune_problems(job, runtime, trainer))
-    return out
-
-
-def _torchtune_model(runtime_name: str) -> str:
-    """torchtune-llama3.2-1b -> llama3_2/1B (upstream derives the model from the runtime's name)."""
-    parts = runtime_name.split("-")
-    return f"{parts[1].replace('.', '_')}/{parts[2].upper()}" if len(parts) == 3 else ""
-
-
-def _gpus(resources: dict) -> int:
-    """GPUs per node: the first resource whose name contains "gpu", requests before limits."""
-    def count(amounts: object) -> int:
-        for name, amount in as_dict(amounts).items():
-            if "gpu" in str(name).lower():
-                value = quantity(amount)
-                return int(math.ceil(value)) if value is not None else 0
-        return 0
-    return count(resources.get("requests")) or count(resources.get("limits"))
-
-
-def _node_resources(runtime: dict) -> dict:
-    for rj in _jobs(runtime):
-        job_labels = as_dict(as_dict(as_dict(rj.get("template")).get("metadata")).get("labels"))
-        if job_labels.get(ANCESTOR_LABEL) != "trainer":
-            continue
-        for container in as_list(_pod_spec(rj).get("containers")):
-            if as_dict(container).get("name") == NODE:
-                return as_dict(as_dict(container).get("resources"))
-    return {}
-
-
-def _arg_true(args: list, key: str) -> bool:
-    for arg in args:
-        name, found, value = str(arg).partition("=")
-        if found and key in name and value.strip().lower() == "true":
-            return True
-    return False
-
-
-def _torchtune_problems(job: dict, runtime: dict, trainer: dict) -> list[Problem]:
-    out: list[Problem] = []
-    name = str(as_dict(as_dict(job.get("spec")).get("runtimeRef")).get("name", ""))
-    model = _torchtune_model(name)
-    if model not in TORCHTUNE_MODELS:
-        out.append(("spec.runtimeRef.name",
-                    f"must have a supported pretrained model, invalid model configured: {model}"))
-    nodes, per_node = trainer_settings(job)
-    nodes = 1 if nodes is None else nodes
-    if nodes > 1 and model != TORCHTUNE_MULTINODE_MODEL:
-        out.append(("spec.trainer.numNodes", f"must be 1 for {model} model"))
-    procs = as_int(trainer.get("numProcPerNode"))    # None: "auto"
-    resources = per_node if per_node is not None else _node_resources(runtime)
-    gpus = _gpus(resources)
-    args = as_list(trainer.get("args"))
-    lora = any("model.lora_attn_modules" in str(a) for a in args)
-    qlora = not _arg_true(args, "model.use_dora") and _arg_true(args, "model.quantize_base")
-    # The recipe's config suffix, as Trainer picks it.
-    if nodes == 1 and (procs == 1 or gpus == 1):
-        suffix = "_qlora_single_device" if qlora else "_lora_single_device" if lora else "_full_single_device"
-    elif nodes == 1 and qlora:
-        suffix = "_qlora"
-    elif nodes == 1 and lora:
-        suffix = "_lora"
-    else:
-        suffix = "_full_multinode" if nodes > 1 else "_full"
-    if suffix.startswith("_qlora"):
-        if model == "qwen2_5/1.5B":
-            out.append(("spec.runtimeRef.name", f"QLoRA is not supported for {model} model"))
-        if suffix != "_qlora_single_device" and model in ("llama3_2/1B", "llama3_2/3B"):
-            out.append(("spec.trainer.numProcPerNode", f"must be auto or 1 for {model} model when using QLoRA"))
-            out.append(("spec.trainer.resourcesPerNode",
-                        f"must have gpu resource with value 1 for {model} model when using QLoRA"))
-    if nodes > 1 and (lora or qlora):
-        out.append(("spec.trainer.numNodes", "LoRA fine-tuning is not supported for multi-node training in TorchTune"))
-    for i, arg in enumerate(args):
-        key = str(arg).split("=", 1)[0]
-        if key in TORCHTUNE_IMMUTABLE:
-            out.append((f"spec.trainer.args[{i}]",
-                        f"must not set immutable config {_q(key)} in trainer args; it is managed by the runtime"))
-    return out
-
-
-def _patches(job: dict) -> list[dict]:
-    return [as_dict(p) for p in as_list(as_dict(job.get("spec")).get("runtimePatches"))]
-
-
-def _patch_jobs(patch: dict) -> list[dict]:
-    spec = as_dict(as_dict(as_dict(patch.get("trainingRuntimeSpec")).get("template")).get("spec"))
-    return [as_dict(rj) for rj in as_list(spec.get("replicatedJobs"))]
-
-
-def _volcano_problems(job: dict, runtime: dict, priority_classes: set[str] | None) -> list[Problem]:
-    volcano = as_dict(as_dict(runtime.get("spec")).get("podGroupPolicy")).get("volcano")
-    if not isinstance(volcano, dict):
-        return []
-    out: list[Problem] = []
-    notes = dict(as_dict(as_dict(as_dict(as_dict(runtime.get("spec")).get("template")).get("metadata"))
-                         .get("annotations")))
-    for patch in _patches(job):   # runtimePatches' template metadata reach the JobSet, queue included
-        template_meta = as_dict(as_dict(as_dict(patch.get("trainingRuntimeSpec")).get("template")).get("metadata"))
-        notes.update(as_dict(template_meta.get("annotations")))
-    if QUEUE_ANNOTATION in notes and notes[QUEUE_ANNOTATION] == "":
-        out.append((f"spec.annotations[{QUEUE_ANNOTATION}]", "Volcano queue name must not be empty"))
-    # Each replicated job's priorityClassName, a runtime patch's winning over the runtime's.
-    patched = {}
-    for patch in _patches(job):
-        for rj in _patch_jobs(patch):
-            value = _pod_spec(rj).get("priorityClassName")
-            if value:
-                patched[str(rj.get("name"))] = value
-    for rj in _jobs(runtime):
-        name = patched.get(str(rj.get("name")), _pod_spec(rj).get("priorityClassName"))
-        if not name:
-            continue
-        name = str(name)
-        if name in BUILTIN_PRIORITY_CLASSES:
-            break   # upstream stops looking at the first built-in class
-        if priority_classes is not None and name not in priority_classes:
-            out.append(("spec.templateSpec.priorityClassName",
-                        f"PriorityClass {_q(name)} doesn't exist: priorityclasses.scheduling.k8s.io {_q(name)} "
-                        "not found"))
-    return out
-
-
-def _domain_prefixed_path(value: object) -> str | None:
-    text = str(value or "")
-    if not text:
-        return "Required value"
-    host, sep, path = text.partition("/")
-    if not sep or not host or not path:
-        return 'must be a domain-prefixed path (such as "acme.io/foo")'
-    if len(host) > 253 or not all(_DNS1123_LABEL.fullmatch(label) for label in host.split(".")):
-        return ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "
-                "must start and end with an alphanumeric character")
-    if not _HTTP_PATH.fullmatch(path):
-        return "Invalid path"
-    return None
-
-
-def _patches_immutability(job: dict, old: dict | None, jobset: dict | None) -> list[Problem]:
-    """On UPDATE (the JobSet plugin's checkRuntimePatchesImmutability): runtimePatches change only
-    while the TrainJob is suspended before or after the update, and not while the TrainJob's JobSet
-    (``jobset``, None when it does not exist) still has an active replicated job."""
-    if old is None:
-        return []
-    spec, old_spec = as_dict(job.get("spec")), as_dict(old.get("spec"))
-    if as_list(spec.get("runtimePatches")) == as_list(old_spec.get("runtimePatches")):
-        return []
-    if old_spec.get("suspend") is not True and spec.get("suspend") is not True:
-        return [("spec.runtimePatches",
-                 "RuntimePatches can only be modified when the TrainJob is suspended before or after the update")]
-    statuses = as_list(as_dict(as_dict(jobset).get("status")).get("replicatedJobsStatus"))
-    return [("spec.runtimePatches", f"RuntimePatches cannot be modified when the JobSet's ReplicatedJob "
-                                    f"{as_dict(st).get('name')} is still active")
-            for st in statuses if (as_int(as_dict(st).get("active")) or 0) > 0]
-
-
-def _jobset_problems(job: dict, runtime: dict, old: dict | None = None, jobset: dict | None = None) -> list[Problem]:
-    out: list[Problem] = []
-    jobs = {str(rj.get("name")): rj for rj in _jobs(runtime)}
-    containers = {name: set(_names(_pod_spec(rj).get("initContainers"))) | set(_names(_pod_spec(rj).get("containers")))
-                  for name, rj in jobs.items()}
-    initializer = as_dict(as_dict(job.get("spec")).get("initializer"))
-    for key, step, config in (("dataset", DATASET, "datasetConfig"), ("model", MODEL, "modelConfig")):
-        if initializer.get(key) is None:
-            continue
-        if step not in jobs:
-            out.append(("spec.runtimeRef", f"must have {step} job when trainJob is configured with input {config}"))
-        elif step not in containers[step]:
-            out.append(("spec.runtimeRef", f"must have container with name - {step} in the {step} job"))
-        else:
-            mounts = [m for c in as_list(_pod_spec(jobs[step]).get("containers")) if as_dict(c).get("name") == step
-                      for m in _names(as_dict(c).get("volumeMounts"))]
-            if INITIALIZER_VOLUME not in mounts:
-                out.append(("spec.runtimeRef", f"must have volumeMount with name - {INITIALIZER_VOLUME} in container "
-                                               f"{step} of the {step} job"))
-    out += _patches_immutability(job, old, jobset)
-    for patch in _patches(job):
-        problem = _domain_prefixed_path(patch.get("manager"))
-        if problem:
-            out.append(("spec.runtimePatches.manager", problem))
-        for rj in _patch_jobs(patch):
-            name = str(rj.get("name"))
-            if name not in containers:
-                out.append(("spec.runtimePatches",
-                            "must not have replicated job that doesn't exist in the runtime job template"))
-                continue
-            pod = _pod_spec(rj)
-            for c in map(as_dict, as_list(pod.get("initContainers"))):
-                if str(c.get("name")) not in containers[name]:
-                    out.append(("spec.runtimePatches",
-                                f"must not have initContainer that doesn't exist in the runtime job {name}"))
-            for c in map(as_dict, as_list(pod.get("containers"))):
-                if str(c.get("name")) not in containers[name]:
-                    out.append(("spec.runtimePatches",
-                                f"must not have container that doesn't exist in the runtime job {name}"))
-                elif as_list(c.get("env")) and c.get("name") in (DATASET, MODEL, NODE):
-                    out.append(("spec.runtimePatches",
-                                f"must not have envs for the {DATASET}, {MODEL}, {NODE} containers"))
-    return out
-
-
-def _mpi_problems(job: dict, runtime: dict) -> list[Problem]:
-    """pkg/runtime/framework/plugins/mpi ``Validate``: with runLauncherAsNode (the launcher is one of
-    the nodes, see modules/semantics/workloads.py ``mpi_node_count``) more than one node needs both a
-    ``launcher`` and a ``node`` job; no OpenMPI-reserved env."""
-    if not is_mpi(runtime):
-        return []
-    trainer = as_dict(as_dict(job.get("spec")).get("trainer"))
-    if not trainer:
-        return []
-    out: list[Problem] = []
-    nodes = trainer_settings(job)[0]
-    names = {str(rj.get("name")) for rj in _jobs(runtime)}
-    if (1 if nodes is None else nodes) >= 2 and launcher_as_node(runtime) and not {"launcher", NODE} <= names:
-        out.append(("spec.trainer.numNodes", "must have 1 when MPI trainingRuntime with enabled runLauncherAsNode "
-                                             "does not have either launcher and node"))
-    reserved = sorted({str(e.get("name")) for e in map(as_dict, as_list(trainer.get("env")))
-                       if e.get("name") in MPI_RESERVED})
-    if reserved:
-        out.append(("spec.trainer.env",
-                    f"must not have reserved envs, invalid envs configured: [{' '.join(reserved)}]"))
-    return out
-
-
-def trainjob_problems(job: dict, runtime: dict, priority_classes: set[str] | None = None,
-                      old: dict | None = None, jobset: dict | None = None) -> list[Problem]:
-    """What the TrainJob webhook rejects, given the runtime it names: on CREATE, or on UPDATE from
-    ``old`` (``jobset``: the TrainJob's live JobSet, None when it does not exist). ``priority_classes``:
-    the PriorityClasses that exist, or None when unknown (then that check is skipped)."""
-    return (_torch_problems(job, runtime) + _mpi_problems(job, runtime)
-            + _volcano_problems(job, runtime, priority_classes) + _jobset_problems(job, runtime, old, jobset))
-
-
-_RELEASE = "kubeflow/trainer v2.3.0"
-_SOURCES = {"torch": "pkg/runtime/framework/plugins/torch/torch.go Validate",
-            "mpi": "pkg/runtime/framework/plugins/mpi/mpi.go Validate",
-            "volcano": "pkg/runtime/framework/plugins/volcano/volcano.go Validate",
-            "jobset": "pkg/runtime/framework/plugins/jobset/jobset.go Validate",
-            "trainjob": "pkg/webhooks/trainjob_webhook.go ValidateCreate"}
-
-
-def problem_source(problem: Problem, job: dict, runtime: dict | None, priority_classes: set[str] | None) -> str:
-    """The upstream file and function that refuses ``problem`` of a TrainJob (for the message)."""
-    if runtime is not None:
-        for key, found in (("torch", _torch_problems(job, runtime)), ("mpi", _mpi_problems(job, runtime)),
-                           ("volcano", _volcano_problems(job, runtime, priority_classes)),
-                           ("jobset", _jobset_problems(job, runtime))):
-            if problem in found:
-                return f"{_RELEASE} {_SOURCES[key]}"
-    return f"{_RELEASE} {_SOURCES['trainjob']}"
-
-
-def runtime_source(runtime: dict) -> str:
-    """The webhook file that judges a (Cluster)TrainingRuntime."""
-    name = "clustertrainingruntime" if runtime.get("kind") == "ClusterTrainingRuntime" else "trainingruntime"
-    return f"{_RELEASE} pkg/webhooks/{name}_webhook.go validateReplicatedJobs"
-
-
-def _runtime_ref(job: dict) -> tuple[str, str, str]:
-    ref = as_dict(as_dict(job.get("spec")).get("runtimeRef"))
-    return (str(ref.get("apiGroup") or GROUP), str(ref.get("kind") or "ClusterTrainingRuntime"),
-            str(ref.get("name", "")))
-
-
-# --- the rule -------------------------------------------------------------------------------------
 
 _FIX = {
     "runtime": "Label only the trainer, model-initializer and dataset-initializer jobs with "
@@ -383,75 +24,53 @@ _FIX = {
 }
 
 
-def trainjob_refusals(job: dict, objects: list[dict], known: bool, priority_classes: set[str] | None,
-                      old: dict | None = None) -> list[Problem] | None:
-    """What the TrainJob webhook refuses (on CREATE, or on UPDATE from ``old``), the runtime and the
-    TrainJob's JobSet looked up among ``objects``. None: the runtime is not among them and ``known`` is
-    False (the cluster may hold it), so nothing was judged."""
-    group, kind, name = _runtime_ref(job)
-    if group != GROUP or kind not in RUNTIME_KINDS:
-        return [("spec.runtimeRef", f"unsupported runtime: {kind}.{group}")]
-    runtime = find_runtime(job, objects)
-    if runtime is None:
-        if not known:
-            return None
-        path = "spec.RuntimeRef" if kind == "ClusterTrainingRuntime" else "spec.runtimeRef"
-        step = kind[0].lower() + kind[1:]
-        return [(path, f"{kind.lower()}s.{GROUP} {_q(name)} not found: specified {step} must be created before "
-                       "the TrainJob is created")]
-    jobset = None
-    if old is not None:
-        md = meta(job)
-        jobset = next((o for o in objects if o.get("kind") == "JobSet" and meta(o).get("name") == md.get("name")
-                       and meta(o).get("namespace", "default") == md.get("namespace", "default")), None)
-    return trainjob_problems(job, runtime, priority_classes, old, jobset)
 
-
-def admission_problems(obj: dict, objects: list[dict], known: bool, priority_classes: set[str] | None,
-                       old: dict | None = None) -> list[Problem] | None:
-    """Trainer's webhooks for any of their kinds (the registry's and the rule's entry); ``old``: the
-    object before an UPDATE."""
-    if obj.get("kind") in RUNTIME_KINDS:
-        return runtime_problems(obj)
-    return trainjob_refusals(obj, objects, known, priority_classes, old)
-
-
-def _trainer_admission(obj: dict, ctx: CheckContext) -> Iterator[Finding | NotChecked]:
-    known = bool(ctx.config.get("clusterObjectsKnown"))
-    if obj.get("kind") in RUNTIME_KINDS:
-        for path, message in runtime_problems(obj):
-            yield Finding(path, f"{where(obj, path)}: Trainer's {obj['kind']} webhook rejects it: {message} "
-                                f"({runtime_source(obj)}). {_FIX['runtime']}")
-        return
-    group, kind, name = _runtime_ref(obj)
+def _trainjob_cluster(obj: dict, ctx: CheckContext) -> tuple[Cluster, bool]:
+    """What Trainer's TrainJob webhook looks up for ``obj``, and whether its runtime is known to be
+    missing when absent: the setting ``clusterObjectsKnown`` says the checked objects are all, and a
+    stack knows its runtimes as it knows its Queues (those it renders; a runtime its Trainer chart
+    release installs is present but unseen)."""
+    _, _, name = _runtime_ref(obj)
+    built_in = ctx.remember("trainer-admission:built-in", lambda: built_in_runtimes(ctx.manifests))
+    known = bool(ctx.config.get("clusterObjectsKnown")) or (ctx.stack is not None and name not in built_in)
     present = ctx.remember("priority-classes", lambda: {
         str(meta(o).get("name")) for o in ctx.manifests if o.get("kind") == "PriorityClass"})
     listed = {str(n) for n in ctx.config.get("priorityClasses") or ()}
     # Judged only when something says which PriorityClasses exist: the stack renders its own
     # (trainstack:volcano.priorityClasses), the settings list the cluster's, or the objects are all.
-    classes = present | listed if (known or present or listed) else None
-    problems = trainjob_refusals(obj, ctx.manifests, known, classes)
-    if problems is None:
-        yield NotChecked(f"{where(obj, 'spec.runtimeRef')}: {kind} {name!r} is not among the checked objects, "
-                         "so Trainer's plugin validations (Torch, Volcano, JobSet) were not evaluated",
+    settings = {"priorityClasses": present | listed} if (known or present or listed) else {}
+    return Cluster(tuple(ctx.manifests), known, settings), name in built_in
+
+
+def _trainer_admission(obj: dict, ctx: CheckContext) -> Iterator[Finding | NotChecked]:
+    if obj.get("kind") in RUNTIME_KINDS:
+        for _, error in refusals(obj, EVERY_WEBHOOK, Cluster(tuple(ctx.manifests)), sources=("trainer",)):
+            yield Finding(error.field, f"{where(obj, error.field)}: Trainer's {obj['kind']} webhook rejects it: "
+                                       f"{error.message()} ({runtime_source(obj)}). {_FIX['runtime']}")
+        return
+    group, kind, name = _runtime_ref(obj)
+    cluster, built_in = _trainjob_cluster(obj, ctx)
+    if group == GROUP and kind in RUNTIME_KINDS and not cluster.known and find_runtime(obj, ctx.manifests) is None:
+        place = ("installed by the Trainer chart release (its template is not among the checked objects)"
+                 if built_in else "not among the checked objects")
+        yield NotChecked(f"{where(obj, 'spec.runtimeRef')}: {kind} {name!r} is {place}, so Trainer's plugin "
+                         "validations (Torch, Volcano, JobSet) were not evaluated",
                          path="spec.runtimeRef")
         return
-    if group != GROUP or kind not in RUNTIME_KINDS:
-        (path, message), = problems
-        yield Finding(path, f"{where(obj, path)}: Trainer's TrainJob webhook rejects it: {message} "
-                            f"({_RELEASE} {_SOURCES['trainjob']}). Reference a "
-                            f"ClusterTrainingRuntime or TrainingRuntime of {GROUP}.")
-        return
-    if find_runtime(obj, ctx.manifests) is None:
-        (path, message), = problems
-        yield Finding(path, f"{where(obj, path)}: Trainer's TrainJob webhook rejects it: {message} "
-                            f"({_RELEASE} {_SOURCES['trainjob']}). Create the runtime before the TrainJob.")
-        return
-    runtime = find_runtime(obj, ctx.manifests)
-    for path, message in problems:
-        source = problem_source((path, message), obj, runtime, classes)
-        yield Finding(path, f"{where(obj, path)}: Trainer's TrainJob webhook rejects it (runtime {kind} {name!r}): "
-                            f"{message} ({source}). {_FIX['trainjob']}")
+    for _, error in refusals(obj, EVERY_WEBHOOK, cluster, sources=("trainer",)):
+        path = error.field
+        if error.origin in _RUNTIME_REF_FIX:
+            yield Finding(path, f"{where(obj, path)}: Trainer's TrainJob webhook rejects it: {error.message()} "
+                                f"({_RELEASE} {_SOURCES['trainjob']}). {_RUNTIME_REF_FIX[error.origin]}")
+        else:
+            yield Finding(path, f"{where(obj, path)}: Trainer's TrainJob webhook rejects it (runtime {kind} "
+                                f"{name!r}): {error.message()} ({problem_source(error)}). {_FIX['trainjob']}")
+
+
+_RUNTIME_REF_FIX = {
+    "trainer.trainjob.runtime-kind": f"Reference a ClusterTrainingRuntime or TrainingRuntime of {GROUP}.",
+    "trainer.trainjob.runtime-not-found": "Create the runtime before the TrainJob.",
+}
 
 
 RULES = (
@@ -489,10 +108,13 @@ DOCS = """\
 
 Kubeflow Trainer v2.3.0 validates TrainJobs and (Cluster)TrainingRuntimes in its webhook code, which no
 ValidatingAdmissionPolicy or CRD `x-kubernetes-validations` rule carries. `trainer-admission` is our own
-implementation of that logic (`policies/rules/trainer_admission.py`), applied to every TrainJob and
-(Cluster)TrainingRuntime of the stack and of `--manifests`, a TrainJob against the runtime its
-`runtimeRef` names when that runtime is among the checked objects (otherwise a note; with the setting
-`clusterObjectsKnown` the missing runtime is rejected as the webhook would). PriorityClasses are judged
+implementation of that logic (`modules/upstream/trainer/webhooks.py`, reported by
+`policies/rules/trainer_admission.py`), applied to every TrainJob and (Cluster)TrainingRuntime of the
+stack and of `--manifests`, a TrainJob against the runtime its `runtimeRef` names. A stack knows its
+runtimes as it knows its Queues: a TrainJob naming one the stack does not render is rejected as the
+webhook rejects it (a runtime the stack's Trainer chart release installs itself, `runtimes.*.enabled`,
+is present but unseen: a note). Without a stack, a runtime missing from the checked objects is a note,
+unless the setting `clusterObjectsKnown` says they are all. PriorityClasses are judged
 only when the checked objects hold some (the stack's `trainstack:volcano.priorityClasses`) or the
 setting `priorityClasses` lists the cluster's.
 

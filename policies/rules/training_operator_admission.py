@@ -1,37 +1,29 @@
-"""What the Kubeflow Training Operator v1.9.4's validating webhooks refuse (modules/semantics/
-training_operator.py): PyTorchJob, TFJob, XGBoostJob, JAXJob and PaddleJob. v1.9.4 has no MPIJob webhook."""
+"""What the Kubeflow Training Operator v1.9.4's validating webhooks refuse (the registry's checks,
+modules/upstream/training_operator/): PyTorchJob, TFJob, XGBoostJob, JAXJob and PaddleJob. v1.9.4 has no
+MPIJob webhook."""
 from __future__ import annotations
 
 from typing import Iterator
 
 from ..framework import MANDATORY, CheckContext, Finding, Rule, where
-from modules.semantics import training_operator
+from modules.upstream.chain import refusals
+from modules.upstream.cluster import Cluster
+from modules.upstream.install import EVERY_WEBHOOK
+from modules.upstream.training_operator import webhooks as training_operator
 
 RULE_ID = "training-operator-admission"
 _REPO = "kubeflow/trainer v1.9.4 (the Training Operator)"
 
 
-def _fix(obj: dict, path: str, message: str) -> str:
-    kind = training_operator.KINDS[str(obj.get("kind"))]
-    if "must have at least one container with name" in message:
-        return f"name the training container `{kind.container}` (the operator finds it by that name)"
-    if path == "metadata.name":
-        return "use a DNS-1035 label: lower case letters, digits and '-', starting with a letter"
-    if path.endswith(".replicas"):
-        return "give a Master exactly 1 replica and every other replica type at least 1"
-    if path.endswith(".image"):
-        return "set the container's image"
-    if "elasticPolicy" in path or "elastic policy" in message:
-        return "configure a Worker replica type for the elastic policy and set nprocPerNode only once " \
-               "(spec.nprocPerNode)"
-    return "change the job as the message says"
-
-
 def _training_operator(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
-    for path, message in training_operator.validate(obj):
-        yield Finding(path, f"{where(obj, path)}: the Training Operator's {obj['kind']} webhook rejects it: "
-                            f"\"{message}\" ({_REPO} {training_operator.upstream_file(obj)}); "
-                            f"{_fix(obj, path, message)}.")
+    from ..admission.providers import training_operator as hints
+    from ..admission.providers import fix_for
+
+    kind = training_operator.KINDS[str(obj.get("kind"))]
+    for _, error in refusals(obj, EVERY_WEBHOOK, Cluster(), sources=("training-operator",)):
+        fix = fix_for(error, container=kind.container) or hints.GENERIC
+        yield Finding(error.field, f"{where(obj, error.field)}: the Training Operator's {obj['kind']} webhook rejects "
+                                   f"it: \"{error.message()}\" ({_REPO} {kind.upstream}); {fix}.")
 
 
 RULES = (

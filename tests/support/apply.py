@@ -8,7 +8,7 @@ Server-side apply, as modelled (Kubernetes "Server-Side Apply": merge strategy, 
 - a leaf the applier set before and leaves out now is removed, unless another manager holds it;
 - a leaf absent from the manifest keeps its value; lists are atomic leaves;
 - ``status`` of a kind with the status subresource is never written by an apply;
-- on CREATE the object goes through the mutating webhooks (``modules.semantics.mutation.mutate``,
+- on CREATE the object goes through the mutating webhooks (``modules.upstream.chain.mutate``,
   their leaves held by the webhook) and the API server's defaults (an absent ``spec.replicas`` of a
   Deployment, StatefulSet or ReplicaSet is 1, held by nobody).
 A controller's write (the HPA through the scale subresource) is an update: it sets the leaf and
@@ -19,7 +19,8 @@ from __future__ import annotations
 import copy
 from typing import Any, Iterable
 
-from modules.semantics.mutation import STATUS_SUBRESOURCE, mutate
+from modules.semantics.created import STATUS_SUBRESOURCE
+from modules.upstream.chain import mutate
 from modules.semantics.owned import ARGOCD_RESPECT, FLUX_SSA
 from modules.semantics.shapes import api_group, as_dict, as_list, meta
 

@@ -36,6 +36,8 @@ REFUSED, PRUNED = "refused", "pruned"
 
 @dataclass(frozen=True)
 class Engine:
+    """One apply engine: what its create request carries and what the API server does with an unknown field."""
+
     key: str
     name: str
     sends: str            # what the create request carries

@@ -34,6 +34,8 @@ SOURCE = "crd-schema"
 
 @dataclass(frozen=True)
 class Result:
+    """One ported apiextensions test case's outcome here."""
+
     file: str
     name: str
     reproduced: bool

@@ -1,21 +1,18 @@
-"""The Kubeflow Training Operator v1.9.4's validating webhooks (kubeflow/trainer tag v1.9.4
-``pkg/webhooks``), our own code in ``modules/semantics/training_operator.py``. v1.9.4 has no MPIJob
-webhook: an MPIJob is judged by its CRD schema only."""
+"""How to fix what the Kubeflow Training Operator v1.9.4's validating webhooks refuse
+(``modules/upstream/training_operator/webhooks.py``), by code. ``{container}``: the container the
+job's kind must hold."""
 from __future__ import annotations
 
-from modules.semantics import training_operator
+_REPLICAS = "give a Master exactly 1 replica and every other replica type at least 1"
+_ELASTIC = "configure a Worker replica type for the elastic policy and set nprocPerNode only once (spec.nprocPerNode)"
 
-from ..webhooks import CREATE, UPDATE, VALIDATE, Request, Webhook
-
-_REPO = "kubeflow/trainer v1.9.4"
-
-
-def _validate(request: Request) -> list[tuple[str, str]]:
-    return training_operator.validate(request.object, request.old_object if request.operation == UPDATE else None)
-
-
-WEBHOOKS = tuple(
-    Webhook("training-operator", training_operator.GROUP, kind.kind, VALIDATE, _validate,
-            f"{_REPO} {kind.upstream}", f"validate{kind.kind}", None, frozenset({CREATE, UPDATE}))
-    for kind in training_operator.KINDS.values()
-)
+FIXES = {
+    "to.container-name": "name the training container `{container}` (the operator finds it by that name)",
+    "to.name": "use a DNS-1035 label: lower case letters, digits and '-', starting with a letter",
+    "to.master-replicas": _REPLICAS,
+    "to.replicas": _REPLICAS,
+    "to.image": "set the container's image",
+    "to.elastic-worker": _ELASTIC,
+    "to.elastic-nproc": _ELASTIC,
+}
+GENERIC = "change the job as the message says"

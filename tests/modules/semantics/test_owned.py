@@ -8,7 +8,7 @@ import re
 from modules.autoscaling.render import SCALABLE
 from modules.core.bundle import OWNED_ANNOTATION, owned_paths
 from modules.semantics import owned
-from modules.semantics.mutation import mutate_volcano_job, mutate_volcano_queue
+from modules.upstream.volcano.mutation import mutate_volcano_job, mutate_volcano_queue
 from policies.rules.autoscaling import SCALABLE as RULE_SCALABLE
 from tests.support import crds
 from tests.support.apply import leaves

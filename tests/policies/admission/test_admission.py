@@ -55,7 +55,7 @@ def ruleset(dirs) -> RuleSet:
 
 def verdict(ruleset: RuleSet, obj: dict) -> tuple[list[Denial], list[SkippedRule]]:
     """What upstream's rules say about ``obj`` as the API server hands it to admission on CREATE."""
-    from modules.semantics.mutation import as_created
+    from modules.semantics.created import as_created
 
     items = ruleset.evaluate(as_created(obj))
     return [i for i in items if isinstance(i, Denial)], [i for i in items if isinstance(i, SkippedRule)]
@@ -115,7 +115,7 @@ def test_outcomes_sent_ahead_are_those_asked_for_afterwards(dirs):
     """``send`` then ``evaluate_all`` of the very same objects (as `check` does) reuses what ``send``
     keyed; other objects, even equal ones, are keyed afresh: the outcomes are those of a rule set
     that was sent nothing."""
-    from modules.semantics.mutation import as_created
+    from modules.semantics.created import as_created
 
     denied = [as_created(c["object"]) for c in CASES if c.get("expect") != "admit"][:6]
     expected = RuleSet(load_index(locate())).evaluate_all(denied)
@@ -155,9 +155,19 @@ def test_table_covers_every_policy_and_crd_family_our_kinds_hit():
     assert len({c["id"] for c in CASES}) == len(CASES)
 
 
+def volcano_release(**custom) -> dict:
+    """The Volcano chart release a stack renders (its values say what the chart installs)."""
+    return {"apiVersion": "helm.sh/v3", "kind": "Release",
+            "metadata": {"name": "volcano", "namespace": "volcano-system"},
+            "spec": {"chart": "volcano", "values": {"custom": custom}}}
+
+
+VAPS_ON = volcano_release(vap_enable=True)
+
+
 def test_finding_names_the_policy_the_field_and_quotes_upstream(ruleset):
     queue = next(c for c in CASES if c["id"] == "queue-guarantee-without-deserved")["object"]
-    everything = run_rules([queue], CheckContext(), PolicySettings(), [RULE])
+    everything = run_rules([queue, VAPS_ON], CheckContext(), PolicySettings(), [RULE])
     # Volcano's queue webhook (Go) refuses it too, in its own words; the policy's finding is checked here.
     assert any("validate_queue.go" in f.message and "must be >= guarantee" in f.message for f in everything)
     found = [f for f in everything if "ValidatingAdmissionPolicy" in f.message]
@@ -304,9 +314,28 @@ def test_unevaluable_rule_reaches_the_report_as_a_note(monkeypatch):
     import policies.admission as admission
 
     monkeypatch.setattr(admission, "rules", lambda: RuleSet(_index([_policy("object.spec.x.reverseWords()")])))
-    found = run_rules([QUEUE], CheckContext(), PolicySettings(), [RULE])
+    found = run_rules([QUEUE, VAPS_ON], CheckContext(), PolicySettings(), [RULE])
     assert [v.level for v in found] == ["note"]
     assert "rule `object.spec.x.reverseWords()` not evaluated" in found[0].message
+
+
+def test_volcano_policies_count_only_where_the_chart_installs_them(ruleset):
+    """Volcano v1.15.1's chart ships vap_enable: false: without a release saying otherwise the policies
+    are not evaluated (one note names the install assumed), and a stack with vapEnable: false gets no
+    policy finding; the CRD rules and the Go webhooks count either way."""
+    queue = next(c for c in CASES if c["id"] == "queue-guarantee-without-deserved")["object"]
+
+    def policy_findings(objects):
+        return [v for v in run_rules(objects, CheckContext(), PolicySettings(), [RULE])
+                if "ValidatingAdmissionPolicy" in v.message]
+
+    assert len(policy_findings([queue, VAPS_ON])) == 1
+    assert policy_findings([queue, volcano_release(vap_enable=False)]) == []
+    bare = run_rules([queue], CheckContext(), PolicySettings(), [RULE])
+    assert not any("ValidatingAdmissionPolicy '" in v.message for v in bare)
+    [note] = [v for v in bare if v.level == "note"]
+    assert "the Volcano v1.15.1 chart's defaults are assumed (vap_enable: false" in note.message
+    assert any("validate_queue.go" in v.message for v in bare)   # the queue webhook still refuses it
 
 
 def test_runtime_error_denies_as_failure_policy_fail():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from policies.admission import k8s_functions as kf
+from modules.upstream.cel import library as kf
 from policies.admission.engine import Denial, EvalError, RuleSet, Scope, apply_patch, compile_expr
 from policies.admission.loader import Index, RuleSources
 

@@ -1,19 +1,22 @@
-"""`upstream-admission` runs upstream's Go-only webhook checks (our code, policies/admission/webhooks.py)
+"""`upstream-admission` runs upstream's Go-only webhook checks (the registry, modules/upstream/registry.py)
 on each object as the API server meets it on CREATE: status dropped, mutating defaults applied, and
-only the webhooks the Volcano chart release enables."""
+only the webhooks the Volcano chart release registers for the object's namespace."""
 from __future__ import annotations
 
 import copy
 
-from modules.semantics.mutation import as_created, mutate
-from modules.semantics.volcano_webhooks import validate_queue
-from policies.admission.webhook_check import cluster_of, enabled_admissions, judge
-from policies.admission.webhooks import CHART_DEFAULT_ADMISSIONS
+from modules.semantics.created import as_created
+from modules.upstream.chain import mutate
+from modules.upstream.cluster import Cluster
+from modules.upstream.install import CHART_DEFAULT_ADMISSIONS, install_of
+from modules.upstream.volcano.queue import validate_queue
+from policies.admission.webhook_check import cluster_of, judge
 from policies.framework import CheckContext
 from policies.runner import PolicySettings, run_rules
 from policies.rules import BY_ID
 
 RULE = BY_ID["upstream-admission"]
+RUNS = BY_ID["volcano-cronjob-runs"]
 CONTAINER = {"name": "main", "image": "registry.example.com/train:1.0",
              "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}
 JOB = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "j", "namespace": "training"},
@@ -64,9 +67,10 @@ def test_a_queue_created_with_a_status_is_judged_without_it():
     # The webhook itself, handed the status (as upstream's Go test does), refuses an unknown state;
     # on create the API server never hands it one.
     wrong = {**QUEUE, "status": {"state": "wrong"}}
-    [(path, message)] = validate_queue(wrong, None, lambda kind, name: None, lambda: [])
-    assert path == "status.state" and "queue state must be in [Open Closed]" in message
-    assert [m for _, _, m in judge(wrong, cluster_of([]))] == []
+    [error] = validate_queue(wrong, "CREATE", None, Cluster())
+    assert error.field == "status.state"
+    assert error.message() == 'requestBody.spec.state: Invalid value: "wrong": queue state must be in [Open Closed]'
+    assert judge(wrong, Cluster(cluster_of([]))) == []
 
 
 def test_mutation_defaults_are_applied_before_validation():
@@ -77,14 +81,14 @@ def test_mutation_defaults_are_applied_before_validation():
 
 
 def test_only_the_webhooks_the_chart_enables_count():
-    assert enabled_admissions([]) == CHART_DEFAULT_ADMISSIONS
+    assert install_of([]).admissions == CHART_DEFAULT_ADMISSIONS and install_of([]).assumed
     assert webhook_findings([FLOW]) == []          # jobflows/validate is off by default
     on = release(enabled_admissions="/jobs/validate, /jobflows/validate")
-    assert enabled_admissions([on]) == {"/jobs/validate", "/jobflows/validate"}
+    assert install_of([on]).admissions == {"/jobs/validate", "/jobflows/validate"}
     [finding] = webhook_findings([FLOW, on])
     assert "jobflow Flow is not DAG" in finding.message
     off = release(admission_enable=False)
-    assert enabled_admissions([off]) == frozenset()
+    assert install_of([off]).admissions == frozenset()
     cron = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "CronJob", "metadata": {"name": "c", "namespace": "t"},
             "spec": {"schedule": "61 * * * *", "jobTemplate": {"spec": JOB["spec"]}}}
     assert any("not a valid cron expression" in f.message for f in webhook_findings([cron, QUEUE]))
@@ -101,33 +105,55 @@ def test_a_parent_queue_is_judged_before_its_children_exist():
 
 
 def test_each_volcano_refusal_in_the_tables_has_a_fix():
-    """Every message our Volcano checks give on upstream's tables maps to a concrete fix."""
-    from policies.admission.providers.volcano import fix_for
-    from policies.admission.upstream_tables import fixture_files, load_fixture, run_case
+    """Every error our Volcano checks give on upstream's tables has a code with a concrete fix."""
+    from modules.upstream.registry import VALIDATE, checks
+    from policies.admission.providers import fix_for
+    from policies.admission.upstream_tables import fixture_files, load_fixture
 
-    for source, path in fixture_files(("volcano",)):
-        doc = load_fixture(path)
-        divergent = {d["case"] for d in doc.get("divergent") or ()}
-        for case in doc["cases"]:
-            if (case.get("expect") or {}).get("allowed") is False and case["name"] not in divergent:
-                _, said = run_case(source, case)
-                assert fix_for(said), (case["name"], said)
+    seen = 0
+    for _, path in fixture_files(("volcano",)):
+        for case in load_fixture(path)["cases"]:
+            obj = case["object"]
+            cluster = Cluster(tuple(case.get("cluster") or ()), case.get("cluster_known", True),
+                              dict(case.get("settings") or {}))
+            for check in checks(str(obj["apiVersion"]).rpartition("/")[0], obj["kind"], VALIDATE,
+                                case["operation"], sources=("volcano",)):
+                for error in check.fn(obj, case["operation"], case.get("old_object"), cluster):
+                    assert fix_for(error), (case["name"], error)
+                    seen += 1
+    assert seen > 50
 
 
-def test_a_cronjob_is_admitted_and_every_job_it_creates_is_judged_by_the_job_webhook():
+def test_a_cronjob_is_admitted_and_each_run_is_judged_by_the_job_webhook():
     task = copy.deepcopy(JOB["spec"]["tasks"][0])
     task["template"]["spec"]["containers"][0]["volumeMounts"] = [{"name": "data", "mountPath": "/d"}]
     cron = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "CronJob",
             "metadata": {"name": "nightly", "namespace": "training"},
             "spec": {"schedule": "0 1 * * *", "jobTemplate": {"spec": {"queue": "research", "tasks": [task]}}}}
-    [finding] = webhook_findings([cron, QUEUE])
+    assert webhook_findings([cron, QUEUE]) == []    # upstream-admission: the CronJob itself is admitted
+    objects = [cron, QUEUE]
+    [finding] = run_rules(objects, CheckContext(manifests=objects), PolicySettings(), [RUNS])
+    assert finding.level == "advisory"
     assert finding.path == "spec.jobTemplate.spec.tasks[0].template.spec.containers[0].volumeMounts[0].name"
-    assert "rejects every Job this CronJob creates (the CronJob itself is admitted)" in finding.message
+    assert "the CronJob is admitted" in finding.message and "each run would fail" in finding.message
     assert "admit_job.go" in finding.message
     long_name = {**cron, "metadata": {"name": "n" * 52, "namespace": "training"},
                  "spec": {**cron["spec"], "jobTemplate": {"spec": JOB["spec"]}}}
     # <52 characters>-<8-digit minute>-<task>-<index> is longer than 63: every pod name is refused
-    assert any("create pod with name" in f.message for f in webhook_findings([long_name, QUEUE]))
+    objects = [long_name, QUEUE]
+    runs = run_rules(objects, CheckContext(manifests=objects), PolicySettings(), [RUNS])
+    assert any("create pod with name" in f.message for f in runs)
+
+
+def test_a_job_in_the_release_or_system_namespace_is_not_sent_to_the_job_webhooks():
+    """templates/webhooks.yaml: /jobs/mutate and /jobs/validate select namespaces NotIn [release
+    namespace, kube-system]."""
+    job = copy.deepcopy(JOB)
+    job["spec"]["policies"] = [{"event": "PodFailed", "action": "NoSuchAction"}]
+    assert webhook_findings([job, QUEUE, release()])
+    for namespace in ("volcano-system", "kube-system"):
+        elsewhere = {**job, "metadata": {"name": "j", "namespace": namespace}}
+        assert webhook_findings([elsewhere, QUEUE, release()]) == []
 
 
 def test_a_missing_queue_is_missing_only_when_the_manifests_are_a_whole_stack():
@@ -138,29 +164,3 @@ def test_a_missing_queue_is_missing_only_when_the_manifests_are_a_whole_stack():
     assert 'failed to get parent queue nowhere of queue orphan' in found["orphan"].message
     assert 'unable to find job queue: queue.scheduling.volcano.sh "elsewhere" not found' in found["j"].message
     assert "create the queue it names first" in found["j"].message
-
-
-def test_provider_discovery_skips_files_no_import_could_name(tmp_path, monkeypatch):
-    """An editor's lock file or a macOS resource fork beside the provider modules (`.#volcano.py`,
-    `._volcano.py`) is no module: the webhooks register as without it, none is lost."""
-    from pathlib import Path
-
-    from policies.admission import providers, webhooks
-
-    monkeypatch.setattr(webhooks, "_REGISTRY", [])
-    monkeypatch.setattr(webhooks, "_LOADED", False)
-    webhooks._load()
-    expected = [(hook.source, hook.kind, hook.name) for hook in webhooks._REGISTRY]
-    folder = tmp_path / "providers"   # the package's files, and two that are no module
-    folder.mkdir()
-    for module in Path(providers.__file__).parent.glob("*.py"):
-        (folder / module.name).write_bytes(module.read_bytes())
-    for name in ("._volcano.py", ".#volcano.py"):
-        (folder / name).write_text("raise SystemExit('a stray file was imported')\n", encoding="utf-8")
-    monkeypatch.setattr(providers, "__path__", [str(folder)])
-    monkeypatch.setattr(providers, "__file__", str(folder / "__init__.py"))
-    monkeypatch.setattr(webhooks, "_REGISTRY", [])
-    monkeypatch.setattr(webhooks, "_LOADED", False)
-    webhooks._load()
-    assert [(hook.source, hook.kind, hook.name) for hook in webhooks._REGISTRY] == expected
-    assert len(expected) > 40

@@ -53,9 +53,9 @@ def judge(case: dict) -> list[Finding | NotChecked]:
 def judge_update(case: dict) -> list[Finding]:
     """An UPDATE case: the rule judges creates, so its function is asked with the old object (the
     JobSet plugin's runtimePatches immutability), worded as the rule words its findings."""
-    from policies.rules.trainer_admission import admission_problems
+    from modules.upstream.trainer.webhooks import admission_problems
     problems = admission_problems(case["object"], list(case.get("cluster") or ()), True, set(), case["old_object"])
-    return [Finding(path, f"Trainer's TrainJob webhook rejects it: {message}") for path, message in problems or ()]
+    return [Finding(e.field, f"Trainer's TrainJob webhook rejects it: {e.message()}") for e in problems or ()]
 
 
 @pytest.mark.parametrize("doc, case", CASES)
@@ -98,6 +98,25 @@ def test_unknown_runtime_is_a_note_unless_the_cluster_is_known():
     bad_ref = {**job, "spec": {"runtimeRef": {"name": "x", "apiGroup": "example.com", "kind": "Runtime"}}}
     (finding,) = RULE.check(bad_ref, CheckContext(manifests=[bad_ref], config={}))
     assert "unsupported runtime: Runtime.example.com" in finding.message
+
+
+def test_a_stack_knows_the_runtimes_it_renders_as_it_knows_its_queues():
+    """A stack renders every runtime its TrainJobs may name: one it does not render (nor its Trainer
+    chart release install) is refused as Trainer's webhook refuses it; one the release installs is
+    present but unseen, so its plugin checks are a note."""
+    from types import SimpleNamespace
+
+    job = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+           "metadata": {"name": "j", "namespace": "training"}, "spec": {"runtimeRef": {"name": "torch-distributed"}}}
+    stack = SimpleNamespace(production=False)
+    (finding,) = RULE.check(job, CheckContext(stack=stack, manifests=[job], config={}))
+    assert isinstance(finding, Finding) and finding.path == "spec.RuntimeRef"
+    assert ('clustertrainingruntimes.trainer.kubeflow.org "torch-distributed" not found: specified '
+            "clusterTrainingRuntime must be created before the TrainJob is created") in finding.message
+    trainer = {"apiVersion": "helm.sh/v3", "kind": "Release", "metadata": {"name": "kubeflow-trainer"},
+               "spec": {"chart": "kubeflow-trainer", "values": {"runtimes": {"torchDistributed": {"enabled": True}}}}}
+    (note,) = RULE.check(job, CheckContext(stack=stack, manifests=[job, trainer], config={}))
+    assert isinstance(note, NotChecked) and "installed by the Trainer chart release" in note.reason
 
 
 def test_shipped_runtimes_and_trainjobs_pass():

@@ -1,5 +1,5 @@
 """A Volcano Job's partitions and task minAvailable as Volcano v1.15.1's job webhooks treat them
-(modules/semantics/partitions.py).
+(modules/upstream/volcano/partitions.py).
 
 Provenance: volcano-sh/volcano v1.15.1, pkg/webhooks/admission/jobs/mutate/mutate_job.go
 (``mutateSpec``, ``patchDefaultMinAvailable``) and pkg/webhooks/admission/jobs/validate/admit_job.go
@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from modules.semantics.partitions import partition_policies, webhook_refusal
+from modules.semantics.partitions import partition_policies
+from modules.upstream.volcano.partitions import webhook_refusal
 from modules.semantics.workloads import workload_of
 
 
@@ -25,7 +26,7 @@ def job(*tasks, min_available=None):
 
 def refusal(obj):
     found = [webhook_refusal(obj, p) for p in partition_policies(obj)]
-    return [f for f in found if f is not None]
+    return [(f.field, f.message()) for f in found if f is not None]
 
 
 @pytest.mark.parametrize("policy, replicas, task_min, expected", [

@@ -1,17 +1,19 @@
 """The Kubernetes API server's built-in validation (kubernetes/kubernetes v1.35, ``pkg/apis/*/validation``),
-our own code in ``modules/upstream/kubernetes/``: which kinds it judges. Custom resources get the
-object-metadata checks only (name, labels, annotations): their bodies are the CRD schema's to judge."""
+our own code in ``modules/upstream/kubernetes/``, in the registry: which kinds it judges. Custom resources get
+the object-metadata checks only (name, labels, annotations): their bodies are the CRD schema's to judge."""
 from __future__ import annotations
 
+from modules.upstream.cluster import Cluster
+from modules.upstream.field import FieldError
 from modules.upstream.kubernetes import registry
-
-from ..webhooks import VALIDATE, Request, Webhook
+from modules.upstream.registry import VALIDATE, Check
 
 _REPO = "kubernetes/kubernetes v1.35"
 
 
-def _validate(request: Request) -> list[tuple[str, str]]:
-    return [error.problem() for error in registry.validate_object(request.object)]
+def _validate(obj: dict, operation: str, old: dict | None, cluster: Cluster) -> list[FieldError]:
+    """The API server's validation of ``obj`` on create: apimachinery's coded field errors."""
+    return list(registry.validate_object(obj))
 
 
 # (API group, kind, the upstream file that holds its checks)
@@ -52,12 +54,12 @@ _CUSTOM = tuple((group, kind) for group, kinds in (
     ("monitoring.coreos.com", ("PrometheusRule", "ServiceMonitor", "PodMonitor")),
 ) for kind in kinds)
 
-WEBHOOKS = tuple(
-    Webhook("kubernetes", group, kind, VALIDATE, _validate, f"{_REPO} {where}", where.rsplit(" ", 1)[-1])
+CHECKS = tuple(
+    Check("kubernetes", group, kind, VALIDATE, _validate, f"{_REPO} {where}", where.rsplit(" ", 1)[-1])
     for group, kind, where in _KINDS
 ) + tuple(
-    Webhook("kubernetes", group, kind, VALIDATE, _validate,
-            f"{_REPO} staging/src/k8s.io/apiextensions-apiserver/pkg/registry/customresource/validator.go",
-            "ValidateObjectMetaAccessor")
+    Check("kubernetes", group, kind, VALIDATE, _validate,
+          f"{_REPO} staging/src/k8s.io/apiextensions-apiserver/pkg/registry/customresource/validator.go",
+          "ValidateObjectMetaAccessor")
     for group, kind in _CUSTOM
 )
