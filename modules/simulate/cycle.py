@@ -9,8 +9,8 @@ from typing import Callable, Mapping
 
 from modules.semantics import eviction as walk_model
 
-from .eviction import (PENDING, PIPELINED, RUNNING, BOUND, SUCCEEDED, ALLOCATED, Eviction, Job, NodeInfo, Res, Session,
-                       Task, r_add, r_le, show_res)
+from .eviction import (PENDING, PIPELINED, RUNNING, BOUND, SUCCEEDED, ALLOCATED, Eviction, Job, NodeInfo, PodFit,
+                       Res, Session, Task, r_add, r_le, show_res)
 
 PREEMPTABLE_STATUS = (BOUND, RUNNING)
 
@@ -34,13 +34,16 @@ def enqueue(ssn: Session) -> None:
         active.append(queue)
 
 
-def _nodes_for(ssn: Session, task: Task, selectors: Mapping[str, dict]) -> list[NodeInfo]:
-    selector = selectors.get(task.uid, {}) if "predicates" in ssn.names else {}
-    return [n for name, n in sorted(ssn.nodes.items()) if ssn.predicate(task, n, selector)]
+def _nodes_for(ssn: Session, task: Task, selectors: Mapping[str, PodFit]) -> list[NodeInfo]:
+    """The nodes the predicates plugin lets ``task`` use, by name (none filtered without the plugin)."""
+    if "predicates" not in ssn.names:
+        return [n for _, n in sorted(ssn.nodes.items())]
+    fit = selectors.get(task.uid)
+    return [n for _, n in sorted(ssn.nodes.items()) if ssn.predicate(task, n, fit)]
 
 
 def _preempt_task(ssn: Session, ops: list, task: Task, keep: Callable[[Task], bool],
-                  selectors: Mapping[str, dict]) -> bool:
+                  selectors: Mapping[str, PodFit]) -> bool:
     """One preemptor, node by node: victims the tier walk allows, evicted lowest first until the
     preemptor fits the node and its queue; the first node where it does wins."""
     if task.never:
@@ -111,7 +114,7 @@ def _preemptors(ssn: Session, require_starving: bool = True) -> dict[str, list[J
     return out
 
 
-def preempt(ssn: Session, selectors: Mapping[str, dict]) -> None:
+def preempt(ssn: Session, selectors: Mapping[str, PodFit]) -> None:
     """Starving jobs take room from lower-priority jobs of their own queue, then tasks of one job
     from lower-priority tasks of the same job."""
     by_queue = _preemptors(ssn)
@@ -147,7 +150,7 @@ def preempt(ssn: Session, selectors: Mapping[str, dict]) -> None:
                 ssn.commit(ops)
 
 
-def reclaim(ssn: Session, selectors: Mapping[str, dict]) -> None:
+def reclaim(ssn: Session, selectors: Mapping[str, PodFit]) -> None:
     """Queues under their share take room from reclaimable queues above theirs, task by task."""
     by_queue = _preemptors(ssn)
     everyone = {j.queue for j in ssn.jobs.values() if not j.is_pending and ssn.job_valid(j)}
@@ -168,7 +171,7 @@ def reclaim(ssn: Session, selectors: Mapping[str, dict]) -> None:
                 ssn.discard(ops)
 
 
-def _reclaim_task(ssn: Session, ops: list, task: Task, job: Job, selectors: Mapping[str, dict]) -> None:
+def _reclaim_task(ssn: Session, ops: list, task: Task, job: Job, selectors: Mapping[str, PodFit]) -> None:
     for node in _nodes_for(ssn, task, selectors):
         reclaimees = [t for t in node.tasks if t.status == RUNNING and t.preemptable and t.job in ssn.jobs
                       and ssn.jobs[t.job].queue != job.queue and ssn.queues[ssn.jobs[t.job].queue].reclaimable]
@@ -289,7 +292,7 @@ def _bundle_order(ssn: Session, action: str, preemptor: Job):
     return functools.cmp_to_key(cmp)
 
 
-def _place(ssn: Session, ops: list, tasks: list[Task], selectors: Mapping[str, dict]) -> bool:
+def _place(ssn: Session, ops: list, tasks: list[Task], selectors: Mapping[str, PodFit]) -> bool:
     """Pipeline each task onto the first node (by name) whose future idle holds it."""
     for task in tasks:
         node = next((n for n in _nodes_for(ssn, task, selectors) if r_le(task.resreq, n.future_idle())), None)
@@ -299,9 +302,12 @@ def _place(ssn: Session, ops: list, tasks: list[Task], selectors: Mapping[str, d
     return True
 
 
-def gang_evict(ssn: Session, action: str, selectors: Mapping[str, dict], allow_whole: bool = True) -> None:
+def gang_evict(ssn: Session, action: str, selectors: Mapping[str, PodFit], allow_whole: bool | None = None) -> None:
     """gangpreempt / gangreclaim with the whole cluster as the one domain: bundles are added in
-    order until the starving job's pending tasks fit, then evicted and the tasks pipelined."""
+    order until the starving job's pending tasks fit, then evicted and the tasks pipelined.
+    ``allow_whole``: None reads ``allowWholeBundle`` from the conf's configurations block."""
+    if allow_whole is None:
+        allow_whole = walk_model.gang_arguments(ssn.conf, action).allow_whole_bundle
     by_queue = _preemptors(ssn)
     everyone = {j.queue for j in ssn.jobs.values() if not j.is_pending and ssn.job_valid(j)}
     nodes = [ssn.nodes[n] for n in sorted(ssn.nodes)]

@@ -45,13 +45,14 @@ from decimal import Decimal
 from typing import Any, Callable, Iterable, Mapping
 
 from modules.core.errors import InputError
+from modules.core.selectors import tolerates
 from modules.semantics import eviction as walk_model
 from modules.semantics.minresources import scheduler_view
 from modules.semantics.podspec import Reader, amounts, pod_requests
 from modules.semantics.workloads import pod_group
 from modules.semantics.scheduler_conf import parse_conf
 from modules.semantics.session import EPOCH, creation_time, priority_classes
-from modules.semantics.shapes import annotations, as_dict, is_kind, labels, meta
+from modules.semantics.shapes import annotations, as_dict, as_list, is_kind, labels, meta
 
 CPU, MEMORY, PODS = "cpu", "memory", "pods"
 MIN = 0.1                                       # Volcano's minResource
@@ -274,6 +275,8 @@ class NodeInfo:
     allocatable: Res
     labels: dict
     tasks: list[Task] = field(default_factory=list)
+    taints: tuple[tuple[str, str, str], ...] = ()   # NoSchedule and NoExecute taints (key, value, effect)
+    unschedulable: bool = False                       # spec.unschedulable (cordoned)
 
     def idle(self) -> Res:
         used = {}
@@ -364,7 +367,9 @@ def read_cluster(objects: Iterable[tuple[str, dict]], shown: str, conf: dict) ->
         if is_kind(obj, "Node", ""):
             status = as_dict(obj.get("status"))
             alloc = status.get("allocatable") or status.get("capacity") or {}
-            nodes[name] = NodeInfo(name, res_of(amounts(reader, alloc, "status.allocatable")), dict(labels(obj)))
+            nodes[name] = NodeInfo(name, res_of(amounts(reader, alloc, "status.allocatable")), dict(labels(obj)),
+                                   taints=node_taints(obj), unschedulable=as_dict(obj.get("spec")).get("unschedulable")
+                                   is True)
         elif is_kind(obj, "Queue", "scheduling.volcano.sh"):
             spec = as_dict(obj.get("spec"))
             cap = spec.get("capability")
@@ -973,8 +978,10 @@ class Session:
         ops.clear()
 
     # ---- node predicates (resources aside: nodeSelector and the pod count)
-    def predicate(self, t: Task, node: NodeInfo, selector: Mapping[str, str]) -> bool:
-        return all(node.labels.get(k) == v for k, v in selector.items())
+    def predicate(self, t: Task, node: NodeInfo, fit: "PodFit | None") -> bool:
+        """The predicates plugin's node filters a pod's spec decides (resources aside):
+        NodeUnschedulable, NodeAffinity (nodeSelector, required node affinity), TaintToleration."""
+        return (fit or PodFit()).allows(node)
 
 
 def _same(a: Res, b: Res) -> bool:
@@ -988,13 +995,91 @@ def conf_of(text: Any, shown: str) -> dict:
     return conf
 
 
-def selectors(objects: Iterable[tuple[str, dict]]) -> dict[str, dict]:
-    """Pod uid -> its nodeSelector."""
+def node_taints(obj: dict) -> tuple[tuple[str, str, str], ...]:
+    """The taints that keep pods off a node (NoSchedule, NoExecute; PreferNoSchedule only scores)."""
+    out = []
+    for taint in as_list(as_dict(obj.get("spec")).get("taints")):
+        taint = as_dict(taint)
+        if taint.get("effect") in ("NoSchedule", "NoExecute"):
+            out.append((str(taint.get("key") or ""), str(taint.get("value") or ""), str(taint["effect"])))
+    return tuple(out)
+
+
+def _expression_holds(expr: dict, value: Any, present: bool) -> bool:
+    op, values = expr.get("operator"), [str(v) for v in as_list(expr.get("values"))]
+    if op == "In":
+        return present and str(value) in values
+    if op == "NotIn":
+        return not present or str(value) not in values
+    if op == "Exists":
+        return present
+    if op == "DoesNotExist":
+        return not present
+    if op in ("Gt", "Lt") and present and len(values) == 1:
+        try:
+            mine, theirs = int(str(value)), int(values[0])
+        except ValueError:
+            return False
+        return mine > theirs if op == "Gt" else mine < theirs
+    return False
+
+
+def _term_holds(term: dict, node: NodeInfo) -> bool:
+    """A nodeSelectorTerm: all its expressions and fields hold; an empty term selects nothing."""
+    exprs, fields = as_list(term.get("matchExpressions")), as_list(term.get("matchFields"))
+    if not exprs and not fields:
+        return False
+    for expr in map(as_dict, exprs):
+        key = expr.get("key")
+        if not _expression_holds(expr, node.labels.get(key), key in node.labels):
+            return False
+    for expr in map(as_dict, fields):
+        if expr.get("key") != "metadata.name" or not _expression_holds(expr, node.name, True):
+            return False
+    return True
+
+
+@dataclass(frozen=True)
+class PodFit:
+    """What the predicates plugin reads of a pod to filter nodes: its nodeSelector, required node
+    affinity (nodeSelectorTerms, any of them) and tolerations."""
+    node_selector: tuple[tuple[str, str], ...] = ()
+    terms: tuple[dict, ...] | None = None
+    tolerations: tuple[dict, ...] = ()
+
+    def allows(self, node: NodeInfo) -> bool:
+        if node.unschedulable and not any(tolerates(t, ("node.kubernetes.io/unschedulable", "", "NoSchedule"))
+                                          for t in self.tolerations):
+            return False
+        if any(node.labels.get(k) != v for k, v in self.node_selector):
+            return False
+        if self.terms is not None and not any(_term_holds(t, node) for t in self.terms):
+            return False
+        return all(any(tolerates(t, taint) for t in self.tolerations) for taint in node.taints)
+
+    def describe(self) -> str:
+        parts = [f"nodeSelector {dict(self.node_selector)}"] if self.node_selector else []
+        if self.terms is not None:
+            parts.append("required node affinity")
+        if self.tolerations:
+            parts.append(f"{len(self.tolerations)} toleration(s)")
+        return ", ".join(parts) or "no node constraints"
+
+
+def pod_fit(spec: dict) -> PodFit:
+    """A pod spec's node constraints (``PodFit``)."""
+    selector = tuple(sorted((str(k), str(v)) for k, v in as_dict(spec.get("nodeSelector")).items()))
+    required = as_dict(as_dict(as_dict(spec.get("affinity")).get("nodeAffinity"))
+                       .get("requiredDuringSchedulingIgnoredDuringExecution"))
+    terms = tuple(as_dict(t) for t in as_list(required.get("nodeSelectorTerms"))) if required else None
+    return PodFit(selector, terms, tuple(as_dict(t) for t in as_list(spec.get("tolerations"))))
+
+
+def selectors(objects: Iterable[tuple[str, dict]]) -> dict[str, PodFit]:
+    """Pod uid -> its node constraints (``PodFit``)."""
     out = {}
     for _, obj in objects:
         if isinstance(obj, dict) and is_kind(obj, "Pod", ""):
             ns = str(meta(obj).get("namespace") or "default")
-            out[f"{ns}/{meta(obj).get('name')}"] = {str(k): str(v) for k, v in
-                                                    as_dict(as_dict(obj.get("spec")).get("nodeSelector")).items()}
+            out[f"{ns}/{meta(obj).get('name')}"] = pod_fit(as_dict(obj.get("spec")))
     return out
-
