@@ -45,14 +45,15 @@ from decimal import Decimal
 from typing import Any, Callable, Iterable, Mapping
 
 from modules.core.errors import InputError
-from modules.core.selectors import tolerates
 from modules.semantics import eviction as walk_model
 from modules.semantics.minresources import scheduler_view
 from modules.semantics.podspec import Reader, amounts, pod_requests
 from modules.semantics.workloads import pod_group
 from modules.semantics.scheduler_conf import parse_conf
-from modules.semantics.session import EPOCH, creation_time, priority_classes
-from modules.semantics.shapes import annotations, as_dict, as_list, is_kind, labels, meta
+from modules.semantics.session import EPOCH, creation_time, pods_priorities, priority_classes
+from modules.semantics.shapes import annotations, as_dict, is_kind, labels, meta
+
+from .predicates import PodFit, node_taints, selectors  # noqa: F401  (selectors: the actions' node filters)
 
 CPU, MEMORY, PODS = "cpu", "memory", "pods"
 MIN = 0.1                                       # Volcano's minResource
@@ -390,6 +391,7 @@ def read_cluster(objects: Iterable[tuple[str, dict]], shown: str, conf: dict) ->
             pods.append((where, obj))
     jobs: dict[str, Job] = {}
     priorities = priority_classes(class_objects)     # a job's priority as Volcano's cache sets it
+    unknown_class: dict[str, str] = {}               # job -> the PriorityClass it names that is not here
     for i, (where, obj) in enumerate(groups):
         reader = Reader(shown, where)
         group = pod_group(reader, obj)
@@ -405,6 +407,8 @@ def read_cluster(objects: Iterable[tuple[str, dict]], shown: str, conf: dict) ->
             priorities.of(group.priority_class),
             str(as_dict(obj.get("status")).get("phase") or "Pending"),
             res_of(minimum) if minimum else None, _preemptable(obj), i, created)
+        if group.priority_class and group.priority_class not in priorities.values:
+            unknown_class[f"{ns}/{group.name}"] = group.priority_class
     ignored: list[str] = []
     for i, (where, obj) in enumerate(pods):
         reader = Reader(shown, where)
@@ -429,6 +433,10 @@ def read_cluster(objects: Iterable[tuple[str, dict]], shown: str, conf: dict) ->
             job.tasks.append(task)
         if task.node in nodes and status not in (PENDING, SUCCEEDED, FAILED):
             nodes[task.node].tasks.append(task)
+    current = {uid: job.priority for uid, job in jobs.items()}
+    for uid, value, note in pods_priorities(unknown_class, [o for _, o in pods], current):
+        jobs[uid].priority = value
+        ignored.append(note)
     return Cluster(nodes, jobs, queues, classes, conf, ignored)
 
 
@@ -993,93 +1001,3 @@ def conf_of(text: Any, shown: str) -> dict:
     if conf is None:
         raise InputError(shown, "volcano-scheduler.conf", f"the scheduler configuration {problem}")
     return conf
-
-
-def node_taints(obj: dict) -> tuple[tuple[str, str, str], ...]:
-    """The taints that keep pods off a node (NoSchedule, NoExecute; PreferNoSchedule only scores)."""
-    out = []
-    for taint in as_list(as_dict(obj.get("spec")).get("taints")):
-        taint = as_dict(taint)
-        if taint.get("effect") in ("NoSchedule", "NoExecute"):
-            out.append((str(taint.get("key") or ""), str(taint.get("value") or ""), str(taint["effect"])))
-    return tuple(out)
-
-
-def _expression_holds(expr: dict, value: Any, present: bool) -> bool:
-    op, values = expr.get("operator"), [str(v) for v in as_list(expr.get("values"))]
-    if op == "In":
-        return present and str(value) in values
-    if op == "NotIn":
-        return not present or str(value) not in values
-    if op == "Exists":
-        return present
-    if op == "DoesNotExist":
-        return not present
-    if op in ("Gt", "Lt") and present and len(values) == 1:
-        try:
-            mine, theirs = int(str(value)), int(values[0])
-        except ValueError:
-            return False
-        return mine > theirs if op == "Gt" else mine < theirs
-    return False
-
-
-def _term_holds(term: dict, node: NodeInfo) -> bool:
-    """A nodeSelectorTerm: all its expressions and fields hold; an empty term selects nothing."""
-    exprs, fields = as_list(term.get("matchExpressions")), as_list(term.get("matchFields"))
-    if not exprs and not fields:
-        return False
-    for expr in map(as_dict, exprs):
-        key = expr.get("key")
-        if not _expression_holds(expr, node.labels.get(key), key in node.labels):
-            return False
-    for expr in map(as_dict, fields):
-        if expr.get("key") != "metadata.name" or not _expression_holds(expr, node.name, True):
-            return False
-    return True
-
-
-@dataclass(frozen=True)
-class PodFit:
-    """What the predicates plugin reads of a pod to filter nodes: its nodeSelector, required node
-    affinity (nodeSelectorTerms, any of them) and tolerations."""
-    node_selector: tuple[tuple[str, str], ...] = ()
-    terms: tuple[dict, ...] | None = None
-    tolerations: tuple[dict, ...] = ()
-
-    def allows(self, node: NodeInfo) -> bool:
-        if node.unschedulable and not any(tolerates(t, ("node.kubernetes.io/unschedulable", "", "NoSchedule"))
-                                          for t in self.tolerations):
-            return False
-        if any(node.labels.get(k) != v for k, v in self.node_selector):
-            return False
-        if self.terms is not None and not any(_term_holds(t, node) for t in self.terms):
-            return False
-        return all(any(tolerates(t, taint) for t in self.tolerations) for taint in node.taints)
-
-    def describe(self) -> str:
-        parts = [f"nodeSelector {dict(self.node_selector)}"] if self.node_selector else []
-        if self.terms is not None:
-            parts.append("required node affinity")
-        if self.tolerations:
-            parts.append(f"{len(self.tolerations)} toleration(s)")
-        return ", ".join(parts) or "no node constraints"
-
-
-def pod_fit(spec: dict) -> PodFit:
-    """A pod spec's node constraints (``PodFit``)."""
-    selector = tuple(sorted((str(k), str(v)) for k, v in as_dict(spec.get("nodeSelector")).items()))
-    required = as_dict(as_dict(as_dict(spec.get("affinity")).get("nodeAffinity"))
-                       .get("requiredDuringSchedulingIgnoredDuringExecution"))
-    terms = tuple(as_dict(t) for t in as_list(required.get("nodeSelectorTerms"))) if required else None
-    return PodFit(selector, terms, tuple(as_dict(t) for t in as_list(spec.get("tolerations"))))
-
-
-def selectors(objects: Iterable[tuple[str, dict]]) -> dict[str, PodFit]:
-    """Pod uid -> its node constraints (``PodFit``)."""
-    out = {}
-    for _, obj in objects:
-        if isinstance(obj, dict) and is_kind(obj, "Pod", ""):
-            ns = str(meta(obj).get("namespace") or "default")
-            out[f"{ns}/{meta(obj).get('name')}"] = pod_fit(as_dict(obj.get("spec")))
-    return out

@@ -16,24 +16,19 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+
+import yaml
 
 from modules.core.errors import InputError
 from modules.semantics import eviction as walk_model
-from modules.semantics.podspec import Reader
-from modules.semantics.scheduler_conf import conf_in_effect, parse_conf
+from modules.semantics.scheduler_conf import CHART_DEFAULT_CONF, chart_default, from_objects, read_conf_text
 from modules.semantics.session import EPOCH
 from modules.semantics.shapes import is_kind, meta
-from modules.semantics.workloads import Unknown, Workload, volcano_job
 
-from . import cycle
-from .eviction import PENDING, Eviction, Session, r_add, r_le, read_cluster, selectors, show_res
-from .snapshot import read_objects
+from . import cycle, submit
+from .eviction import Eviction, Session, r_add, r_le, read_cluster, selectors, show_res
 
-DEFAULT_CONF = {"actions": "enqueue, allocate, backfill", "tiers": [
-    {"plugins": [{"name": "priority"}, {"name": "gang"}, {"name": "conformance"}]},
-    {"plugins": [{"name": "drf"}, {"name": "predicates"}, {"name": "proportion"}, {"name": "nodeorder"},
-                 {"name": "binpack"}]}]}   # the chart's default conf
+DEFAULT_CONF = yaml.safe_load(CHART_DEFAULT_CONF)   # the chart's default conf at the pinned tag
 
 
 @dataclass
@@ -48,85 +43,29 @@ class WhatIf:
     evictions: list[Eviction] = field(default_factory=list)
     placed: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    conf_source: str = ""
 
 
 def _quantity(value: Decimal) -> str:
     return format(value.normalize(), "f")
 
 
-def workload_objects(workload: Workload, namespace: str, queue: str | None) -> list[dict]:
-    """A PodGroup and pending Pods for a workload, as Volcano's job controller creates them."""
-    name = workload.name
-    group: dict[str, Any] = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-                             "metadata": {"name": name, "namespace": namespace},
-                             "spec": {"minMember": workload.min_member, "queue": queue or workload.queue or "default"},
-                             "status": {"phase": "Pending"}}
-    if workload.priority_class:
-        group["spec"]["priorityClassName"] = workload.priority_class
-    minres = workload.min_resources()
-    if minres:
-        group["spec"]["minResources"] = {k: _quantity(v) for k, v in minres.items()}
-    pods = []
-    for s, pod_set in enumerate(workload.sets):
-        for i in range(pod_set.count):
-            pod = {"apiVersion": "v1", "kind": "Pod",
-                   "metadata": {"name": f"{name}-{pod_set.name or s}-{i}", "namespace": namespace,
-                                "annotations": {"scheduling.k8s.io/group-name": name}},
-                   "spec": {"containers": [{"name": "main", "resources": {
-                       "requests": {k: _quantity(v) for k, v in pod_set.requests.items()}}}]},
-                   "status": {"phase": PENDING}}
-            if workload.priority_class:
-                pod["spec"]["priorityClassName"] = workload.priority_class
-            pods.append(pod)
-    return [group, *pods]
+def submitted(path: Path, shown: str, queue: str | None, context: list[dict] | None = None,
+              context_name: str = "the cluster") -> tuple[list[tuple[str, dict]], list[str]]:
+    """The submitted objects and the names of the PodGroups they make (``submit.py``)."""
+    return submit.submitted(path, shown, queue, context or [], context_name)
 
 
-def submitted(path: Path, shown: str, queue: str | None) -> tuple[list[tuple[str, dict]], list[str]]:
-    """The submitted objects and the names of the PodGroups they make."""
-    out: list[tuple[str, dict]] = []
-    groups: list[str] = []
-    for where, obj in read_objects(path, shown):
-        if is_kind(obj, "Job", "batch.volcano.sh"):
-            reader = Reader(shown, where)
-            try:
-                workload = volcano_job(reader, obj)
-            except Unknown as exc:
-                raise InputError(shown, where, str(exc)) from None
-            namespace = str(meta(obj).get("namespace") or "default")
-            objs = workload_objects(workload, namespace, queue)
-            out += [(where, o) for o in objs]
-            groups.append(f"{namespace}/{workload.name}")
-        elif is_kind(obj, "PodGroup", "scheduling.volcano.sh"):
-            obj = json.loads(json.dumps(obj))
-            if queue:
-                obj.setdefault("spec", {})["queue"] = queue
-            obj.setdefault("status", {})["phase"] = "Pending"
-            out.append((where, obj))
-            groups.append(f"{meta(obj).get('namespace') or 'default'}/{meta(obj).get('name')}")
-        elif is_kind(obj, "Pod", ""):
-            out.append((where, obj))
-        else:
-            raise InputError(shown, f"{where}: kind", f"expected a Volcano Job, a PodGroup or a Pod, got "
-                             f"{obj.get('kind')!r}")
-    if not groups:
-        raise InputError(shown, "", "nothing to submit: expected a Volcano Job, or a PodGroup with its Pods")
-    return out, groups
-
-
-def scheduler_conf(objects: list[dict], text: str | None, shown: str) -> tuple[dict, str]:
-    """The conf to run: the given text, else the one in effect among the objects, else the chart's
-    default."""
-    source = "the chart's default volcano-scheduler.conf"
-    if text is None:
-        found = conf_in_effect(objects)
-        if found is not None and not found.uses_default:
-            text, source = found.text, f"{found.path} of {meta(found.obj).get('name')}"
-    if text is None:
-        return DEFAULT_CONF, source
-    conf, problem = parse_conf(text)
-    if conf is None:
-        raise InputError(shown, "volcano-scheduler.conf", f"the scheduler configuration {problem}")
-    return conf, source
+def scheduler_conf(objects: list[dict], text: str | None, shown: str) -> tuple[dict, str, list[str]]:
+    """The conf to run, where it came from, and notes: the given text (the conf, its ConfigMap's YAML
+    or the chart's values), else the one among the objects (a release's, or the ConfigMap the
+    scheduler mounts), else the chart's default conf at the pinned tag. One reader with placement
+    (``modules.semantics.scheduler_conf``)."""
+    found = read_conf_text(text, shown) if text is not None else from_objects(objects, shown)
+    if found is None:
+        found = chart_default()
+        return found.conf, found.source, [f"no scheduler conf in {shown}: running {found.source}"]
+    return found.conf, found.source, list(found.notes)
 
 
 def _fits_idle(ssn: Session, tasks: list, chosen: dict) -> dict[str, str] | None:
@@ -219,6 +158,7 @@ def what_if(objects: list[tuple[str, dict]], new: list[tuple[str, dict]], groups
 
 def text_report(w: WhatIf) -> str:
     lines = [f"what if {w.job} is submitted into queue {w.queue} on {w.cluster}",
+             *([f"scheduler conf: {w.conf_source}"] if w.conf_source else []),
              f"actions: {', '.join(w.actions)}", f"outcome: {w.outcome}: {w.reason}"]
     groups: dict[tuple, list[Eviction]] = {}
     for e in w.evictions:
@@ -242,7 +182,8 @@ def text_report(w: WhatIf) -> str:
 
 def json_report(w: WhatIf) -> str:
     return json.dumps({
-        "cluster": w.cluster, "job": w.job, "queue": w.queue, "actions": w.actions, "outcome": w.outcome,
+        "cluster": w.cluster, "job": w.job, "queue": w.queue, "conf": w.conf_source, "actions": w.actions,
+        "outcome": w.outcome,
         "reason": w.reason, "placed": dict(sorted(w.placed.items())), "notes": w.notes,
         "evictions": [{"pod": e.task, "job": e.job, "queue": e.queue, "node": e.node, "action": e.action,
                        "tier": None if e.tier is None else e.tier + 1, "plugins": list(e.plugins),
