@@ -9,6 +9,7 @@ from typing import Callable, Mapping
 
 from modules.semantics import eviction as walk_model
 
+from . import explain
 from .eviction import (PENDING, PIPELINED, RUNNING, BOUND, SUCCEEDED, ALLOCATED, Eviction, Job, NodeInfo, PodFit,
                        Res, Session, Task, r_add, r_le, show_res)
 
@@ -42,16 +43,45 @@ def _nodes_for(ssn: Session, task: Task, selectors: Mapping[str, PodFit]) -> lis
     return [n for _, n in sorted(ssn.nodes.items()) if ssn.predicate(task, n, fit)]
 
 
-def _preempt_task(ssn: Session, ops: list, task: Task, keep: Callable[[Task], bool],
+def preempt_refusal(ssn: Session, t: Task, p: Task, same_job: bool) -> str | None:
+    """None when ``t`` is a candidate victim for preemptor ``p`` (preempt.go's filter: a running or
+    bound pod, not BestEffort-for-non-BestEffort, preemptable, of another job of the same queue; or
+    of the same job when ``same_job``); "" when it is no candidate at all; else why not."""
+    if t.status not in PREEMPTABLE_STATUS or t.job not in ssn.jobs or (t.job == p.job) != same_job:
+        return ""
+    if p.best_effort and not t.best_effort:
+        return "the preemptor is BestEffort and this pod is not"
+    if not t.preemptable:
+        return "preemptable annotation: the pod says volcano.sh/preemptable: false"
+    queue, mine = ssn.jobs[t.job].queue, ssn.jobs[p.job].queue
+    if queue != mine:
+        return f"queue {queue}: preempt takes only from the preemptor's own queue ({mine})"
+    return None
+
+
+def _candidates(ssn: Session, action: str, node: NodeInfo, task: Task, why: Callable[[Task], str | None]
+                ) -> list[Task]:
+    out = []
+    for t in node.tasks:
+        reason = why(t)
+        if reason is None:
+            out.append(t)
+        elif reason:
+            explain.refuse(ssn, action, t, None, explain.ACTION, reason)
+    return out
+
+
+def _preempt_task(ssn: Session, ops: list, task: Task, why: Callable[[Task], str | None],
                   selectors: Mapping[str, PodFit]) -> bool:
     """One preemptor, node by node: victims the tier walk allows, evicted lowest first until the
     preemptor fits the node and its queue; the first node where it does wins."""
     if task.never:
+        explain.step(ssn, task.job, f"preempt: {task.uid} has preemptionPolicy: Never")
         return False
     job = ssn.jobs[task.job]
     queue = ssn.queues[job.queue]
     for node in _nodes_for(ssn, task, selectors):
-        preemptees = [t for t in node.tasks if keep(t)]
+        preemptees = _candidates(ssn, walk_model.PREEMPT, node, task, why)
         decision = ssn.victims(walk_model.PREEMPT, task, preemptees)
         if not r_le(task.resreq, _with(node.future_idle(), decision.victims)):
             continue
@@ -128,9 +158,8 @@ def preempt(ssn: Session, selectors: Mapping[str, PodFit]) -> None:
             assigned = False
             while ssn.job_starving(job) and tasks[job.uid]:
                 preemptor = tasks[job.uid].pop(0)
-                assigned = _preempt_task(ssn, ops, preemptor, lambda t, p=preemptor, j=job: (
-                    t.status in PREEMPTABLE_STATUS and (not p.best_effort or t.best_effort) and t.preemptable
-                    and t.job in ssn.jobs and ssn.jobs[t.job].queue == j.queue and t.job != p.job), selectors)
+                assigned = _preempt_task(ssn, ops, preemptor, lambda t, p=preemptor: preempt_refusal(
+                    ssn, t, p, same_job=False), selectors)
             if ssn.job_pipelined(job):
                 ssn.commit(ops)
             else:
@@ -142,9 +171,8 @@ def preempt(ssn: Session, selectors: Mapping[str, PodFit]) -> None:
         for job in by_queue[queue.name]:
             for preemptor in sorted((t for t in job.pending() if not t.gated), key=ssn.task_key):
                 ops = []
-                if not _preempt_task(ssn, ops, preemptor, lambda t, p=preemptor: (
-                        t.status in PREEMPTABLE_STATUS and (not p.best_effort or t.best_effort) and t.preemptable
-                        and t.job == p.job), selectors):
+                if not _preempt_task(ssn, ops, preemptor, lambda t, p=preemptor: preempt_refusal(
+                        ssn, t, p, same_job=True), selectors):
                     ssn.discard(ops)
                     break
                 ssn.commit(ops)
@@ -156,6 +184,9 @@ def reclaim(ssn: Session, selectors: Mapping[str, PodFit]) -> None:
     everyone = {j.queue for j in ssn.jobs.values() if not j.is_pending and ssn.job_valid(j)}
     for queue in sorted((ssn.queues[q] for q in everyone), key=ssn.queue_key()):
         if ssn.overused(queue):
+            for job in by_queue.get(queue.name, []):
+                explain.step(ssn, job.uid, f"reclaim: queue {queue.name} is overused (proportion: it runs at least "
+                             "its deserved share), so its jobs reclaim nothing")
             continue
         for job in sorted(by_queue.get(queue.name, []), key=ssn.job_key()):
             ops: list = []
@@ -163,6 +194,9 @@ def reclaim(ssn: Session, selectors: Mapping[str, PodFit]) -> None:
             while ssn.job_starving(job) and pending:
                 task = pending.pop(0)
                 if task.never or not ssn.preemptive(queue, [task]):
+                    explain.step(ssn, job.uid, "reclaim: " + (f"{task.uid} has preemptionPolicy: Never" if task.never
+                                 else f"queue {queue.name} would pass its deserved share (or capability) with "
+                                 f"{task.uid}, so capacity/proportion do not let it reclaim"))
                     continue
                 _reclaim_task(ssn, ops, task, job, selectors)
             if ssn.job_pipelined(job):
@@ -171,10 +205,23 @@ def reclaim(ssn: Session, selectors: Mapping[str, PodFit]) -> None:
                 ssn.discard(ops)
 
 
+def reclaim_refusal(ssn: Session, t: Task, job: Job) -> str | None:
+    """reclaim.go's filter: a running, preemptable pod of another job in another, reclaimable queue."""
+    if t.status != RUNNING or t.job not in ssn.jobs:
+        return ""
+    if not t.preemptable:
+        return "preemptable annotation: the pod says volcano.sh/preemptable: false"
+    queue = ssn.jobs[t.job].queue
+    if queue == job.queue:
+        return ""
+    if not ssn.queues[queue].reclaimable:
+        return f"reclaimable: false: queue {queue} may not be reclaimed from"
+    return None
+
+
 def _reclaim_task(ssn: Session, ops: list, task: Task, job: Job, selectors: Mapping[str, PodFit]) -> None:
     for node in _nodes_for(ssn, task, selectors):
-        reclaimees = [t for t in node.tasks if t.status == RUNNING and t.preemptable and t.job in ssn.jobs
-                      and ssn.jobs[t.job].queue != job.queue and ssn.queues[ssn.jobs[t.job].queue].reclaimable]
+        reclaimees = _candidates(ssn, walk_model.RECLAIM, node, task, lambda t: reclaim_refusal(ssn, t, job))
         if not reclaimees:
             continue
         decision = ssn.victims(walk_model.RECLAIM, task, reclaimees)
@@ -241,17 +288,11 @@ def domain_victims(ssn: Session, action: str, preemptor: Job, nodes: list[NodeIn
     by_job: dict[str, list[Task]] = {}
     for node in nodes:
         for t in node.tasks:
-            victim = ssn.jobs.get(t.job)
-            if victim is None or not t.preemptable or not gang_preemptable(victim):
-                continue
-            if action == walk_model.GANG_PREEMPT:
-                if (t.status not in PREEMPTABLE_STATUS or victim.queue != preemptor.queue
-                        or preemptor.priority <= victim.priority or t.job == preemptor.uid):
-                    continue
-            elif (t.status != RUNNING or victim.queue == preemptor.queue
-                  or not ssn.queues[victim.queue].reclaimable):
-                continue
-            by_job.setdefault(t.job, []).append(t)
+            reason = gang_refusal(ssn, action, t, preemptor)
+            if reason is None:
+                by_job.setdefault(t.job, []).append(t)
+            elif reason:
+                explain.refuse(ssn, action, t, None, explain.ACTION, reason)
     bundles = [b for uid in sorted(by_job) for b in job_bundles(ssn, ssn.jobs[uid], by_job[uid])]
     empty = walk_model.Decision([], None, ())
     if not bundles:
@@ -269,8 +310,46 @@ def domain_victims(ssn: Session, action: str, preemptor: Job, nodes: list[NodeIn
             valid.append((kind, job, tasks))
         elif kind == "safe" and approved:
             valid.append((kind, job, approved))
+        elif kind == "whole" and approved:
+            for t in approved:
+                explain.refuse(ssn, action, t, None, explain.ACTION, f"whole bundle: job {job.uid}'s pods go only "
+                               "all together (its gang), and the tier walk refused some of them")
     valid.sort(key=order)
+    if not allow_whole:
+        for kind, job, tasks in valid:
+            for t in tasks if kind == "whole" else ():
+                explain.refuse(ssn, action, t, None, explain.ACTION, f"whole bundle: job {job.uid} runs no pod "
+                               "beyond its minAvailable, so its pods go only with the whole job, and the conf's "
+                               f"configurations set allowWholeBundle: false for {action}")
     return [b for b in valid if b[0] == "safe" or allow_whole], decision
+
+
+def gang_refusal(ssn: Session, action: str, t: Task, preemptor: Job) -> str | None:
+    """selectDomainBundles' filter (gangpreempt: a bound or running pod of a lower-priority job of
+    the preemptor's queue; gangreclaim: a running pod of another, reclaimable queue; both: the pod
+    and its PodGroup preemptable); "" when ``t`` is no candidate at all."""
+    victim = ssn.jobs.get(t.job)
+    if victim is None or t.job == preemptor.uid:
+        return ""
+    if action == walk_model.GANG_PREEMPT:
+        if t.status not in PREEMPTABLE_STATUS:
+            return ""
+    elif t.status != RUNNING or victim.queue == preemptor.queue:
+        return ""
+    if not t.preemptable:
+        return "preemptable annotation: the pod says volcano.sh/preemptable: false"
+    if not gang_preemptable(victim):
+        return (f"preemptable annotation: PodGroup {victim.uid} says volcano.sh/preemptable: false (read by the "
+                "gang actions only)")
+    if action == walk_model.GANG_PREEMPT:
+        if victim.queue != preemptor.queue:
+            return f"queue {victim.queue}: gangpreempt takes only from the preemptor's own queue ({preemptor.queue})"
+        if preemptor.priority <= victim.priority:
+            return (f"priority: job {victim.uid} has priority {victim.priority}, not below {preemptor.uid}'s "
+                    f"{preemptor.priority}")
+    elif not ssn.queues[victim.queue].reclaimable:
+        return f"reclaimable: false: queue {victim.queue} may not be reclaimed from"
+    return None
 
 
 def _bundle_order(ssn: Session, action: str, preemptor: Job):
@@ -313,10 +392,16 @@ def gang_evict(ssn: Session, action: str, selectors: Mapping[str, PodFit], allow
     nodes = [ssn.nodes[n] for n in sorted(ssn.nodes)]
     for queue in sorted((ssn.queues[q] for q in everyone), key=ssn.queue_key()):
         if action == walk_model.GANG_RECLAIM and ssn.overused(queue):
+            for job in by_queue.get(queue.name, []):
+                explain.step(ssn, job.uid, f"gangreclaim: queue {queue.name} is overused (proportion: it runs at "
+                             "least its deserved share), so its jobs reclaim nothing")
             continue
         for job in sorted(by_queue.get(queue.name, []), key=ssn.job_key()):
             pending = sorted((t for t in job.pending() if not t.gated), key=ssn.task_key)
             if not pending or (action == walk_model.GANG_RECLAIM and not ssn.preemptive(queue, pending)):
+                if pending:
+                    explain.step(ssn, job.uid, f"gangreclaim: queue {queue.name} would pass its deserved share (or "
+                                 "capability) with the job's pods, so capacity/proportion do not let it reclaim")
                 continue
             need: Res = {}
             for t in pending:
@@ -338,6 +423,8 @@ def gang_evict(ssn: Session, action: str, selectors: Mapping[str, PodFit], allow
                 if _place(ssn, attempt, pending, selectors):
                     ops = attempt
                     break
+                explain.step(ssn, job.uid, f"{action}: evicting {len(chosen)} allowed pod(s) would free enough in "
+                             "all, but the job's pods would still not fit node by node on the nodes they may use")
                 ssn.discard(attempt)
             if ops and ssn.job_pipelined(job):
                 ssn.commit(ops)

@@ -462,6 +462,8 @@ class Session:
         self.evictions: list[Eviction] = []
         self.refusals: dict[str, str] = {}          # job -> which enqueue gate refused it, with its figures
         self.pipelined: dict[str, str] = {}
+        self.explain: dict | None = None             # (action, pod) -> why it was refused (explain.py), when asked
+        self.allowed: dict[str, Task] = {}           # candidates some walk allowed (explained sessions)
         total: Res = {}
         for node in self.nodes.values():
             total = r_add(total, node.allocatable)
@@ -701,7 +703,12 @@ class Session:
             # upstream's gang-eviction unit tests register a plugin of their own that permits all
             tiers = [names + [str(p["name"]) for p in tier if p.get("name") in TEST_PLUGINS]
                      for names, tier in zip(tiers, self.tiers)]
-        return walk_model.walk_tiers(tiers, candidates, filters, key=lambda t: t.uid)
+        decision = walk_model.walk_tiers(tiers, candidates, filters, key=lambda t: t.uid)
+        if self.explain is not None:
+            from .explain import walk_refusals
+            self.allowed.update((t.uid, t) for t in decision.victims)
+            walk_refusals(self, action, preemptor, candidates, tiers, filters, decision)
+        return decision
 
     # ---- proportion
     @dataclass

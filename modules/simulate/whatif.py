@@ -25,7 +25,7 @@ from modules.semantics.scheduler_conf import CHART_DEFAULT_CONF, chart_default, 
 from modules.semantics.session import EPOCH
 from modules.semantics.shapes import is_kind, meta
 
-from . import cycle, submit
+from . import cycle, explain, submit
 from .eviction import Eviction, Session, r_add, r_le, read_cluster, selectors, show_res
 
 DEFAULT_CONF = yaml.safe_load(CHART_DEFAULT_CONF)   # the chart's default conf at the pinned tag
@@ -44,6 +44,9 @@ class WhatIf:
     placed: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     conf_source: str = ""
+    refused: list[explain.Refusal] = field(default_factory=list)   # candidates refused, when it waits
+    steps: list[str] = field(default_factory=list)     # why an action did nothing for the job as a whole
+    lacks: str = ""                                    # what it needs against what it may use
 
 
 def _quantity(value: Decimal) -> str:
@@ -138,6 +141,13 @@ def what_if(objects: list[tuple[str, dict]], new: list[tuple[str, dict]], groups
         result.reason = (f"its pods ({show_res(need)}) do not fit the idle room and the conf runs no eviction "
                          "action (preempt, reclaim, gangpreempt, gangreclaim): it waits")
         return result
+    _evict(ssn, job, chosen, evicting, pending, need, result)
+    return result
+
+
+def _evict(ssn: Session, job, chosen: dict, evicting: list[str], pending: list, need: dict, result: WhatIf) -> None:
+    """Run the conf's eviction actions; the evictions made for the job, or why none was."""
+    explain.enable(ssn)
     for action in evicting:
         cycle.ACTIONS[action](ssn, chosen)
     ours = {t.uid for t in job.tasks}
@@ -147,13 +157,18 @@ def what_if(objects: list[tuple[str, dict]], new: list[tuple[str, dict]], groups
         result.notes.append(f"the same cycle also evicts {len(others)} pod(s) for other pending jobs")
     result.placed = {t: n for t, n in ssn.pipelined.items() if t in ours}
     if result.evictions:
+        acted = [a for a in evicting if any(e.action == a for e in result.evictions)]
         result.outcome = "evicts"
-        result.reason = (f"{', '.join(evicting)} evict {len(result.evictions)} pod(s) of "
-                         f"{len({e.job for e in result.evictions})} job(s) to make room")
-    else:
-        result.reason = (f"its pods ({show_res(need)}) do not fit the idle room and {', '.join(evicting)} find no "
-                         "victims the tier walk allows: it waits")
-    return result
+        result.reason = (f"{', '.join(acted)} evict{'s' if len(acted) == 1 else ''} {len(result.evictions)} pod(s) "
+                         f"of {len({e.job for e in result.evictions})} job(s) to make room")
+        return
+    result.reason = (f"its pods ({show_res(need)}) do not fit the idle room and {', '.join(evicting)} find no "
+                     "victims the tier walk allows: it waits")
+    result.refused = sorted(explain.refusals(ssn), key=lambda r: (r.job, r.action, r.pod))
+    result.steps = explain.steps_of(ssn, job.uid)
+    left = [t for t in job.tasks if t.status == "Pending"] or pending
+    allowed = [t for t in ssn.allowed.values() if t.status != "Releasing"]
+    result.lacks = explain.lacks(ssn, left, lambda t: cycle._nodes_for(ssn, t, chosen), allowed)
 
 
 def text_report(w: WhatIf) -> str:
@@ -171,6 +186,7 @@ def text_report(w: WhatIf) -> str:
         shown += f" and {len(evs) - 3} more" if len(evs) > 3 else ""
         lines.append(f"  {job} (queue {queue}): {len(evs)} pod(s) on {len({e.node for e in evs})} node(s) ({shown})")
         lines.append(f"    by {action}, chosen by {where} of {walk_model.WALK[action]}: {evs[0].why}")
+    lines += _refused_lines(w)
     if w.placed:
         nodes = sorted(set(w.placed.values()))
         lines.append(f"its {len(w.placed)} pod(s) go to {len(nodes)} node(s): {', '.join(nodes[:8])}"
@@ -178,6 +194,23 @@ def text_report(w: WhatIf) -> str:
     for note in w.notes:
         lines.append(f"note: {note}")
     return "\n".join(lines) + "\n"
+
+
+def _refused_lines(w: WhatIf) -> list[str]:
+    """The candidates refused, per job and refusal, and what the job lacks."""
+    lines: list[str] = []
+    groups: dict[tuple, list[explain.Refusal]] = {}
+    for r in w.refused:
+        groups.setdefault((r.job, r.queue, r.action, r.tier, r.plugin, r.reason), []).append(r)
+    if groups:
+        lines.append("candidates refused (per job; JSON lists every pod):")
+    for (job, queue, action, tier, plugin, reason), rs in groups.items():
+        by = f"{action}, tier {tier}, plugin {plugin}" if tier is not None else f"{action} itself"
+        lines.append(f"  {job} (queue {queue}): {len(rs)} pod(s) refused by {by}: {reason}")
+    lines += [f"  {step}" for step in w.steps]
+    if w.lacks:
+        lines.append(f"what it lacks: {w.lacks}")
+    return lines
 
 
 def json_report(w: WhatIf) -> str:
@@ -188,6 +221,9 @@ def json_report(w: WhatIf) -> str:
         "evictions": [{"pod": e.task, "job": e.job, "queue": e.queue, "node": e.node, "action": e.action,
                        "tier": None if e.tier is None else e.tier + 1, "plugins": list(e.plugins),
                        "preemptor": e.preemptor, "why": e.why} for e in w.evictions],
+        "refused": [{"pod": r.pod, "job": r.job, "queue": r.queue, "node": r.node, "action": r.action,
+                     "tier": r.tier, "plugin": r.plugin, "reason": r.reason} for r in w.refused],
+        "steps": w.steps, "lacks": w.lacks,
     }, indent=2) + "\n"
 
 
