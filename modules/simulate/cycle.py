@@ -5,6 +5,7 @@ modelled."""
 from __future__ import annotations
 
 import functools
+import math
 from typing import Callable, Mapping
 
 from modules.semantics import eviction as walk_model
@@ -353,22 +354,59 @@ def gang_refusal(ssn: Session, action: str, t: Task, preemptor: Job) -> str | No
 
 
 def _bundle_order(ssn: Session, action: str, preemptor: Job):
-    """Safe bundles first; then victim jobs (gangpreempt: the lowest job first; gangreclaim: the
-    queue furthest above its share first)."""
+    """``SortBundlesForPreempt`` / ``SortBundlesForReclaim`` (v1.15.1 actions/utils/bundle.go:248,
+    269): safe bundles first; then gangpreempt: the victim jobs in reverse job order (JobOrderFn
+    with its creation-time and UID fallback is total, so this decides); gangreclaim: the victim
+    queues in reverse queue order (VictimQueueOrderFn, flat queues: !QueueOrderFn), then, inside
+    a queue, the bundle with the best return on the need (``bundle_roi``), then job UID, first
+    task UID, size."""
+    need: Res = {}
+    for t in preemptor.tasks:
+        if t.status == PENDING and not t.gated:
+            need = r_add(need, t.resreq)
+    job_key = ssn.job_key()
+    queue_key = ssn.queue_key()
+
     def cmp(a, b) -> int:
         if a[0] != b[0]:
             return -1 if a[0] == "safe" else 1
-        if a[1].uid != b[1].uid:
-            if action == walk_model.GANG_PREEMPT:
-                c = -ssn.job_cmp(a[1], b[1])
-            else:
-                qa, qb = ssn.queues[a[1].queue], ssn.queues[b[1].queue]
-                c = -ssn.queue_cmp(qa, qb) if qa is not qb else -ssn.job_cmp(a[1], b[1])
-            if c:
-                return c
-            return -1 if a[1].uid < b[1].uid else 1
-        return 0
+        if action == walk_model.GANG_PREEMPT and a[1].uid != b[1].uid:
+            return -1 if job_key(a[1]) > job_key(b[1]) else 1
+        qa, qb = ssn.queues[a[1].queue], ssn.queues[b[1].queue]
+        if action != walk_model.GANG_PREEMPT and qa is not qb:
+            return -1 if queue_key(qa) > queue_key(qb) else 1
+        ra, rb = bundle_roi(a, need), bundle_roi(b, need)
+        if ra != rb:
+            return -1 if ra > rb else 1
+        ka = (a[1].uid, a[2][0].uid if a[2] else "", len(a[2]))
+        kb = (b[1].uid, b[2][0].uid if b[2] else "", len(b[2]))
+        return -1 if ka < kb else (1 if ka > kb else 0)
     return functools.cmp_to_key(cmp)
+
+
+def _score(res: Res, need: Res, cap: bool) -> float:
+    score = 0.0
+    for name, n in need.items():
+        if n < 0.1:
+            continue
+        v = res.get(name, 0.0)
+        score += (min(v, n) if cap else v) / n
+    return score
+
+
+def bundle_roi(bundle: tuple[str, Job, list[Task]], need: Res) -> float:
+    """``bundleROI``: what the bundle frees towards the need (capped at it) per what its job loses
+    in all (a safe bundle costs its job nothing: infinite)."""
+    kind, job, tasks = bundle
+    local: Res = {}
+    for t in tasks:
+        local = r_add(local, t.resreq)
+    whole: Res = {}
+    if kind == "whole":
+        for t in job.tasks:
+            whole = r_add(whole, t.resreq)
+    spent = _score(whole, need, cap=False)
+    return math.inf if spent == 0 else _score(local, need, cap=True) / spent
 
 
 def _place(ssn: Session, ops: list, tasks: list[Task], selectors: Mapping[str, PodFit]) -> bool:
