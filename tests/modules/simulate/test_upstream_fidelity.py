@@ -106,7 +106,11 @@ def test_exactly_the_cases_not_listed_as_divergent_reproduce(outcome):
 
 def test_report_shape(outcome, cases):
     report, _ = outcome
-    assert set(report) == {"cases", "reproduced", "case_names", "divergent", "by_upstream_test"}
+    assert set(report) == {"cases", "reproduced", "case_names", "divergent", "by_upstream_test", "simulator",
+                           "harness_only", "ours"}
+    # the four PickDomainsFromGradients cases run harness-only code: reported apart
+    assert report["harness_only"]["cases"] == 4 and report["simulator"]["cases"] == report["cases"] - 4
+    assert all(n.startswith("TestPickDomainsFromGradients") for n in report["harness_only"]["case_names"])
     assert report["cases"] == len(cases) and report["case_names"] == [c.name for c in cases]
     by_test = report["by_upstream_test"]
     assert sum(t["cases"] for t in by_test.values()) == report["cases"]

@@ -155,7 +155,8 @@ def test_stack_what_if_runs_the_rendered_conf(tmp_path):
 
 
 @pytest.mark.parametrize("doc, message", [
-    ({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "x"}}, "expected a Volcano Job, a TrainJob, a PyTorchJob"),
+    ({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "x"}},
+     "expected a Volcano Job, a TrainJob, a PyTorchJob"),
     ({"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "x"}, "spec": {"tasks": "no"}},
      "tasks"),
 ])

@@ -110,7 +110,8 @@ def test_priority_is_named_for_preempt_in_the_same_queue(tmp_path):
     urgent["spec"]["priorityClassName"] = "training-default"          # research-run's own priority
     report = _run(tmp_path, snapshot(PREEMPT_CONF), urgent)
     assert report["outcome"] == "pending"
-    reasons = {(r["action"], r["plugin"], r["reason"]) for r in report["refused"] if r["job"] == "research/research-run"}
+    reasons = {(r["action"], r["plugin"], r["reason"]) for r in report["refused"]
+               if r["job"] == "research/research-run"}
     assert ("gangpreempt", "action", "priority: job research/research-run has priority 1000, not below "
             "research/urgent's 1000") in reasons
     assert any(a == "preempt" and p == "priority" for a, p, _ in reasons)

@@ -103,9 +103,11 @@ def test_the_scheduler_reads_its_release_configmap_not_a_stale_backup_elsewhere(
 
 
 def test_a_release_with_another_name_is_found_through_its_deployment(tmp_path):
-    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "vk-scheduler", "namespace": "vk"},
+    args = ["--scheduler-conf=/volcano.scheduler/volcano-scheduler.conf"]
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment",
+                  "metadata": {"name": "vk-scheduler", "namespace": "vk"},
                   "spec": {"template": {"spec": {
-                      "containers": [{"name": "s", "args": ["--scheduler-conf=/volcano.scheduler/volcano-scheduler.conf"]}],
+                      "containers": [{"name": "s", "args": args}],
                       "volumes": [{"name": "scheduler-config", "configMap": {"name": "vk-scheduler-configmap"}}]}}}}
     objects = _without_conf(snapshot(OLD_CONF)) + [
         _cm(NEW_CONF, "volcano-scheduler-configmap", "volcano-system"), _cm(OLD_CONF, "vk-scheduler-configmap", "vk"),
