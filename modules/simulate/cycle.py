@@ -409,10 +409,13 @@ def bundle_roi(bundle: tuple[str, Job, list[Task]], need: Res) -> float:
     return math.inf if spent == 0 else _score(local, need, cap=True) / spent
 
 
-def _place(ssn: Session, ops: list, tasks: list[Task], selectors: Mapping[str, PodFit]) -> bool:
-    """Pipeline each task onto the first node (by name) whose future idle holds it."""
+def _place(ssn: Session, ops: list, tasks: list[Task], selectors: Mapping[str, PodFit],
+           within: set[str] | None = None) -> bool:
+    """Pipeline each task onto the first node (by name, among ``within`` when given) whose future
+    idle holds it."""
     for task in tasks:
-        node = next((n for n in _nodes_for(ssn, task, selectors) if r_le(task.resreq, n.future_idle())), None)
+        node = next((n for n in _nodes_for(ssn, task, selectors) if r_le(task.resreq, n.future_idle())
+                     and (within is None or n.name in within)), None)
         if node is None:
             return False
         ssn.pipeline(ops, task, node.name)
@@ -420,8 +423,8 @@ def _place(ssn: Session, ops: list, tasks: list[Task], selectors: Mapping[str, P
 
 
 def gang_evict(ssn: Session, action: str, selectors: Mapping[str, PodFit], allow_whole: bool | None = None) -> None:
-    """gangpreempt / gangreclaim with the whole cluster as the one domain: bundles are added in
-    order until the starving job's pending tasks fit, then evicted and the tasks pipelined.
+    """gangpreempt / gangreclaim: for each starving job, its domains (``Session.domains``: the
+    HyperNodes a hard-mode job may use, else the whole cluster) in order (``_evict_in_domains``).
     ``allow_whole``: None reads ``allowWholeBundle`` from the conf's configurations block."""
     if allow_whole is None:
         allow_whole = walk_model.gang_arguments(ssn.conf, action).allow_whole_bundle
@@ -441,33 +444,48 @@ def gang_evict(ssn: Session, action: str, selectors: Mapping[str, PodFit], allow
                     explain.step(ssn, job.uid, f"gangreclaim: queue {queue.name} would pass its deserved share (or "
                                  "capability) with the job's pods, so capacity/proportion do not let it reclaim")
                 continue
-            need: Res = {}
-            for t in pending:
-                need = r_add(need, t.resreq)
-            bundles, decision = domain_victims(ssn, action, job, nodes, allow_whole)
-            idle: Res = {}
-            for n in nodes:
-                idle = r_add(idle, n.future_idle())
-            chosen: list[Task] = []
-            ops: list = []
-            shares = queue_shares(ssn)
-            for _, _, tasks in bundles:
-                chosen += tasks
-                if not r_le(need, _with(idle, chosen)):
-                    continue
-                attempt: list = []
-                for victim in chosen:
-                    ssn.evict(attempt, victim, _record(ssn, action, victim, pending[0], decision, shares))
-                if _place(ssn, attempt, pending, selectors):
-                    ops = attempt
-                    break
-                explain.step(ssn, job.uid, f"{action}: evicting {len(chosen)} allowed pod(s) would free enough in "
-                             "all, but the job's pods would still not fit node by node on the nodes they may use")
-                ssn.discard(attempt)
+            ops = _evict_in_domains(ssn, action, job, pending, selectors, allow_whole, nodes)
             if ops and ssn.job_pipelined(job):
                 ssn.commit(ops)
             else:
                 ssn.discard(ops)
+
+
+def _evict_in_domains(ssn: Session, action: str, job: Job, pending: list[Task], selectors: Mapping[str, PodFit],
+                      allow_whole: bool, nodes: list[NodeInfo]) -> list:
+    """``preemptJobInDomains`` / ``reclaimJobInDomains``: domain by domain, bundles are added in
+    order until the job's pending tasks fit the domain's idle room and the victims, then evicted
+    and the tasks placed in the domain; the first domain where they are wins."""
+    need: Res = {}
+    for t in pending:
+        need = r_add(need, t.resreq)
+    domains = ssn.domains(job, action)
+    if domains is not None and not domains:
+        explain.step(ssn, job.uid, f"{action}: no HyperNode within the job's tier holds its minResources: no domain "
+                     "to evict in")
+    for name, names in [("the cluster", None)] if domains is None else domains:
+        within = None if names is None else set(names)
+        domain = nodes if within is None else [n for n in nodes if n.name in within]
+        bundles, decision = domain_victims(ssn, action, job, domain, allow_whole)
+        idle: Res = {}
+        for n in domain:
+            idle = r_add(idle, n.future_idle())
+        chosen: list[Task] = []
+        shares = queue_shares(ssn)
+        for _, _, tasks in bundles:
+            chosen += tasks
+            if not r_le(need, _with(idle, chosen)):
+                continue
+            attempt: list = []
+            for victim in chosen:
+                ssn.evict(attempt, victim, _record(ssn, action, victim, pending[0], decision, shares))
+            if _place(ssn, attempt, pending, selectors, within):
+                return attempt
+            explain.step(ssn, job.uid, f"{action}: evicting {len(chosen)} allowed pod(s) in {name} would free "
+                         "enough in all, but the job's pods would still not fit node by node on the nodes they may "
+                         "use there")
+            ssn.discard(attempt)
+    return []
 
 
 def backfill_order(ssn: Session) -> list[Task]:

@@ -464,6 +464,8 @@ class Session:
         self.pipelined: dict[str, str] = {}
         self.explain: dict | None = None             # (action, pod) -> why it was refused (explain.py), when asked
         self.allowed: dict[str, Task] = {}           # candidates some walk allowed (explained sessions)
+        # (job, action) -> the gang-eviction domains [(HyperNode, node names)], None: the whole cluster
+        self.domains: Callable[[Job, str], list[tuple[str, tuple[str, ...]]] | None] = lambda job, action: None
         total: Res = {}
         for node in self.nodes.values():
             total = r_add(total, node.allocatable)

@@ -25,7 +25,7 @@ from modules.semantics.scheduler_conf import CHART_DEFAULT_CONF, chart_default, 
 from modules.semantics.session import EPOCH
 from modules.semantics.shapes import is_kind, meta
 
-from . import cycle, explain, submit
+from . import cycle, explain, submit, whatif_topology
 from .eviction import Eviction, Session, r_add, r_le, read_cluster, selectors, show_res
 
 DEFAULT_CONF = yaml.safe_load(CHART_DEFAULT_CONF)   # the chart's default conf at the pinned tag
@@ -69,6 +69,38 @@ def scheduler_conf(objects: list[dict], text: str | None, shown: str) -> tuple[d
         found = chart_default()
         return found.conf, found.source, [f"no scheduler conf in {shown}: running {found.source}"]
     return found.conf, found.source, list(found.notes)
+
+
+def _topology(objects: list, new: list, job, conf: dict, shown: str, ssn: Session, result: WhatIf):
+    """The topology-aware model's view of the submitted gang (``whatif_topology``), and its
+    gang-eviction domains set on the session; None without HyperNodes or network-topology-aware."""
+    if "network-topology-aware" not in ssn.names:
+        return None
+    topo = whatif_topology.view(objects, new, job.uid, conf, shown)
+    if topo is None:
+        return None
+    if topo.enforced and topo.placed is None:
+        result.notes.append(f"allocate (topology-aware, as simulate places it): {topo.reason}")
+    allocatable = {name: node.allocatable for name, node in ssn.nodes.items()}
+    ssn.domains = lambda j, action: whatif_topology.eviction_domains(
+        conf, action, topo.hard_tier, j.min_resources, topo.hypernodes, allocatable) if j is job else None
+    return topo
+
+
+def _fits_on(ssn: Session, tasks: list, where: dict[str, str]) -> dict[str, str] | None:
+    """The topology-aware placement, held to the queue: every task on its node, within its queue's
+    allocatable; None when the queue refuses one."""
+    ops: list = []
+    placed: dict[str, str] = {}
+    for task in tasks:
+        node = where.get(task.uid)
+        if node not in ssn.nodes or not ssn.allocatable(ssn.queues[ssn.jobs[task.job].queue], task):
+            ssn.discard(ops)
+            return None
+        ssn.pipeline(ops, task, node)
+        placed[task.uid] = node
+    ssn.discard(ops)
+    return placed
 
 
 def _fits_idle(ssn: Session, tasks: list, chosen: dict) -> dict[str, str] | None:
@@ -132,6 +164,10 @@ def what_if(objects: list[tuple[str, dict]], new: list[tuple[str, dict]], groups
     for t in pending:
         need = r_add(need, t.resreq)
     placed = _fits_idle(ssn, pending, chosen)
+    topo = _topology(objects, new, job, conf, shown, ssn, result) if placed is not None or \
+        any(a in walk_model.GANG_EVICTION for a in actions) else None
+    if topo is not None and topo.enforced and placed is not None:
+        placed = _fits_on(ssn, pending, topo.placed) if topo.placed is not None else None
     if placed is not None and "allocate" in actions:
         result.outcome, result.placed = "fits", placed
         result.reason = f"allocate places its {len(pending)} pods in idle room ({show_res(need)}); nothing is evicted"
