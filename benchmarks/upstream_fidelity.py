@@ -34,9 +34,10 @@ def main() -> int:
         print(f"{test}: {row['reproduced']}/{row['cases']}")
     print(f"reproduced {out['reproduced']} of {out['cases']} ({100 * out['reproduced'] / out['cases']:.1f}%)")
     sim, harness, ours = out["simulator"], out["harness_only"], out["ours"]
+    apart = (f"; not counted: {harness['reproduced']} of {harness['cases']} harness-only cases "
+             f"({'; '.join(harness['why'])})" if harness["cases"] else "")
     print(f"simulator fidelity: {sim['reproduced']} of {sim['cases']} "
-          f"({100 * sim['reproduced'] / max(sim['cases'], 1):.1f}%); not counted: {harness['reproduced']} of "
-          f"{harness['cases']} harness-only cases ({'; '.join(harness['why'])})")
+          f"({100 * sim['reproduced'] / max(sim['cases'], 1):.1f}%){apart}")
     print(f"ours (tests/modules/simulate/ours, traced to v1.15.1 source): {ours['reproduced']} of {ours['cases']}")
     for d in out["divergent"]:
         print(f"- {d['test']}: {d['case']}\n    expected {d['expected']}, got {d['got']}\n    {d['reason']}")

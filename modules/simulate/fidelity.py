@@ -38,10 +38,10 @@ from .snapshot import ALLOCATED_ANNOTATION, GROUP_ANNOTATION, snapshot_from_obje
 FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "modules" / "simulate" / "upstream"
 OURS = FIXTURES.parent / "ours"       # our own cases, traced to upstream source, counted apart
 DIVERGENT = "divergent.yaml"
-# Checks that run code only this harness has (``fidelity_actions.pick_domains``: the simulator's
-# gang eviction treats the cluster as one domain): reported apart, not simulator fidelity.
-HARNESS_ONLY = {"domains": "PickDomainsFromGradients runs fidelity_actions.pick_domains, which only this harness "
-                           "calls: the simulator's gangpreempt/gangreclaim treat the cluster as one domain"}
+# Checks that run code only this harness has: reported apart, not simulator fidelity. (None now:
+# PickDomainsFromGradients runs whatif_topology.pick_domains, which the what-if's gang eviction
+# calls to pick its HyperNode domains.)
+HARNESS_ONLY: dict[str, str] = {}
 
 
 @dataclass

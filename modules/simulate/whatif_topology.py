@@ -101,15 +101,30 @@ def eviction_domains(conf: dict, action: str, hard_tier: int | None, min_resourc
             continue
         by_tier.setdefault(tier, []).append(name)
     cap = _plugin_int(conf, EVICT_MAX_HYPERNODES, DEFAULT_EVICT_MAX_HYPERNODES)
-    picked: list[str] = []
+    gradients: list[list[str]] = []       # reverseAndCapEvictionGradients: the widest tier first
+    remaining = cap
     for tier in sorted(by_tier, reverse=True):
-        names = by_tier[tier]
-        remaining = cap - len(picked)
         if remaining <= 0:
             break
-        picked += names if len(names) <= remaining else names[len(names) - remaining:]
-    limit = walk_model.gang_arguments(conf, action).max_domains
-    return [(name, hypernodes[name][1]) for name in picked[:limit]]
+        names = by_tier[tier]
+        gradients.append(names if len(names) <= remaining else names[len(names) - remaining:])
+        remaining -= len(gradients[-1])
+    picked = pick_domains(gradients, walk_model.gang_arguments(conf, action).max_domains, "")
+    return [(name, hypernodes[name][1]) for name in picked]
+
+
+def pick_domains(gradients: list[list[str]], max_domains: int, fallback: str) -> list[str]:
+    """``PickDomainsFromGradients`` (actions/utils/util.go:61): HyperNodes of the gradients in order,
+    each once, at most ``max_domains`` (when positive); the fallback when none."""
+    seen: list[str] = []
+    for gradient in gradients:
+        for name in gradient:
+            if name in seen:
+                continue
+            seen.append(name)
+            if max_domains > 0 and len(seen) >= max_domains:
+                return seen
+    return seen or ([fallback] if fallback else [])
 
 
 def _plugin_int(conf: dict, key: str, default: int) -> int:

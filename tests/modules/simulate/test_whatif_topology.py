@@ -107,3 +107,20 @@ def test_a_hard_gang_that_fits_one_spine_is_placed_in_it(tmp_path):
     report = _report(tmp_path, gang(16, 1))      # a leaf holds 8 nodes: tier 1 cannot hold 16 pods
     assert report["outcome"] != "fits"
     assert any("allocate (topology-aware" in n for n in report["notes"])
+
+
+def test_eviction_domains_take_the_widest_tier_first_capped_as_volcano_caps_them():
+    from modules.simulate.whatif_topology import eviction_domains
+    hypernodes = {"spine-0": (2, ("a", "b")), "spine-1": (2, ("c", "d")), "core": (3, ("a", "b", "c", "d")),
+                  "leaf-a": (1, ("a",)), "leaf-b": (1, ("b",)), "leaf-c": (1, ("c",))}
+    alloc = {n: {"cpu": 1000.0} for n in "abcd"}
+    conf = {"tiers": [{"plugins": [{"name": "network-topology-aware",
+                                    "arguments": {"hypernode.gradient.evict.max-hypernodes": 3}}]}]}
+    names = [n for n, _ in eviction_domains(conf, "gangpreempt", 2, None, hypernodes, alloc)]
+    assert names == ["spine-0", "spine-1", "leaf-c"]      # tier 3 is beyond the job; the cap keeps the last leaf
+    conf["configurations"] = [{"name": "gangpreempt", "arguments": {"maxDomains": 1}}]
+    assert [n for n, _ in eviction_domains(conf, "gangpreempt", 2, None, hypernodes, alloc)] == ["spine-0"]
+    # a HyperNode whose allocatable cannot hold the job's minResources is no domain
+    assert [n for n, _ in eviction_domains({}, "gangreclaim", 2, {"cpu": 1500.0}, hypernodes, alloc)] == [
+        "spine-0", "spine-1"]
+    assert eviction_domains({}, "gangreclaim", None, None, hypernodes, alloc) is None    # not hard: the cluster
