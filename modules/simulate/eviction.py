@@ -19,8 +19,9 @@ What is modelled, as Volcano does it:
   victims (conformance).
 * **Plugins**: conformance, gang, priority, proportion (deserved by weight, water-filled up to
   capability and request, at least the guarantee), capacity (flat: deserved, guarantee,
-  capability), overcommit (enqueue gate, factor 1.2), sla (permits), drf and predicates (their
-  eviction filters and node predicates beyond resources are not modelled; a pod's nodeSelector is).
+  capability), overcommit (enqueue gate, factor 1.2), sla (permits), drf (its eviction filter is
+  not modelled) and predicates (cordons, nodeSelector, required node affinity, taints and
+  tolerations: ``predicates.py``; other node predicates are not modelled).
   Each session function walks the conf's tiers as ``framework/session_plugins.go`` does; victim
   filters use the one tier walk of ``modules/semantics/eviction.py``, and every eviction names the
   tier and plugins that chose it.
@@ -29,11 +30,12 @@ What is modelled, as Volcano does it:
   evicted until the preemptor fits and its queue may allocate; then inside a job), reclaim (queues
   not overused, preemptive tasks; victims in other reclaimable queues), gangpreempt and gangreclaim
   (whole jobs: victims grouped into bundles a job can lose without breaking its gang ("safe") or
-  only as a whole ("whole"), filtered by ``UnifiedEvictable``; one domain, the cluster).
+  only as a whole ("whole"), filtered by ``UnifiedEvictable``, domain by domain).
 
 Not modelled (upstream cases that need them are listed as divergent): topology-aware preemption's
-randomised candidate search, pod affinity, PodDisruptionBudgets, hierarchical queues, DRA, and the
-per-HyperNode domains of gang eviction (the whole cluster is one domain).
+randomised candidate search, pod affinity, PodDisruptionBudgets, hierarchical queues, DRA. Gang
+eviction searches the HyperNode domains the session is given (``Session.domains``: the what-if sets
+them for a hard-mode job, ``whatif_topology.py``); otherwise the whole cluster is one domain.
 """
 from __future__ import annotations
 
