@@ -37,11 +37,35 @@ def enqueue(ssn: Session) -> None:
 
 
 def _nodes_for(ssn: Session, task: Task, selectors: Mapping[str, PodFit]) -> list[NodeInfo]:
-    """The nodes the predicates plugin lets ``task`` use, by name (none filtered without the plugin)."""
-    if "predicates" not in ssn.names:
-        return [n for _, n in sorted(ssn.nodes.items())]
-    fit = selectors.get(task.uid)
-    return [n for _, n in sorted(ssn.nodes.items()) if ssn.predicate(task, n, fit)]
+    """The nodes the predicates plugin lets ``task`` use, by name (none filtered without the plugin).
+    The nodes are ordered once per session and each distinct pod spec's nodes filtered once
+    (labels, taints and cordons do not change in a cycle)."""
+    cache = ssn.__dict__.setdefault("_usable", {})
+    fit = selectors.get(task.uid) if "predicates" in ssn.names else None
+    key = repr(fit)
+    usable = cache.get(key)
+    if usable is None:
+        ordered = cache.get("<all>")
+        if ordered is None:
+            ordered = cache["<all>"] = [n for _, n in sorted(ssn.nodes.items())]
+        usable = cache[key] = ordered if fit is None else [n for n in ordered if ssn.predicate(task, n, fit)]
+    return usable
+
+
+def first_fit(task: Task, nodes: list[NodeInfo], cursors: dict, within: set[str] | None = None) -> NodeInfo | None:
+    """The first of ``nodes`` whose future idle holds ``task`` (among ``within`` when given).
+    ``cursors`` remembers, per request shape and node list, where the last such search stopped: in
+    one placement the nodes only fill up, so a node that could not hold a shape never will."""
+    key = (tuple(sorted(task.resreq.items())), id(nodes), id(within))
+    i = cursors.get(key, 0)
+    while i < len(nodes):
+        node = nodes[i]
+        if (within is None or node.name in within) and r_le(task.resreq, node.future_idle()):
+            cursors[key] = i
+            return node
+        i += 1
+    cursors[key] = i
+    return None
 
 
 def preempt_refusal(ssn: Session, t: Task, p: Task, same_job: bool) -> str | None:
@@ -413,9 +437,9 @@ def _place(ssn: Session, ops: list, tasks: list[Task], selectors: Mapping[str, P
            within: set[str] | None = None) -> bool:
     """Pipeline each task onto the first node (by name, among ``within`` when given) whose future
     idle holds it."""
+    cursors: dict = {}
     for task in tasks:
-        node = next((n for n in _nodes_for(ssn, task, selectors) if r_le(task.resreq, n.future_idle())
-                     and (within is None or n.name in within)), None)
+        node = first_fit(task, _nodes_for(ssn, task, selectors), cursors, within)
         if node is None:
             return False
         ssn.pipeline(ops, task, node.name)

@@ -26,7 +26,7 @@ from modules.semantics.session import EPOCH
 from modules.semantics.shapes import is_kind, meta
 
 from . import cycle, explain, submit, whatif_topology
-from .eviction import Eviction, Session, r_add, r_le, read_cluster, selectors, show_res
+from .eviction import Eviction, Session, r_add, read_cluster, selectors, show_res
 
 DEFAULT_CONF = yaml.safe_load(CHART_DEFAULT_CONF)   # the chart's default conf at the pinned tag
 
@@ -108,9 +108,10 @@ def _fits_idle(ssn: Session, tasks: list, chosen: dict) -> dict[str, str] | None
     its queue? First fit by node name, all or nothing."""
     ops: list = []
     placed: dict[str, str] = {}
+    cursors: dict = {}
     for task in tasks:
         queue = ssn.queues[ssn.jobs[task.job].queue]
-        node = next((n for n in cycle._nodes_for(ssn, task, chosen) if r_le(task.resreq, n.future_idle())), None)
+        node = cycle.first_fit(task, cycle._nodes_for(ssn, task, chosen), cursors)
         if node is None or not ssn.allocatable(queue, task):
             ssn.discard(ops)
             return None
