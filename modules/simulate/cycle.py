@@ -219,9 +219,8 @@ def reclaim(ssn: Session, selectors: Mapping[str, PodFit]) -> None:
             while ssn.job_starving(job) and pending:
                 task = pending.pop(0)
                 if task.never or not ssn.preemptive(queue, [task]):
-                    explain.step(ssn, job.uid, "reclaim: " + (f"{task.uid} has preemptionPolicy: Never" if task.never
-                                 else f"queue {queue.name} would pass its deserved share (or capability) with "
-                                 f"{task.uid}, so capacity/proportion do not let it reclaim"))
+                    explain.step(ssn, job.uid, f"reclaim: {task.uid} has preemptionPolicy: Never" if task.never
+                                 else explain.preemptive_step(ssn, walk_model.RECLAIM, queue, [task]))
                     continue
                 _reclaim_task(ssn, ops, task, job, selectors)
             if ssn.job_pipelined(job):
@@ -465,8 +464,7 @@ def gang_evict(ssn: Session, action: str, selectors: Mapping[str, PodFit], allow
             pending = sorted((t for t in job.pending() if not t.gated), key=ssn.task_key)
             if not pending or (action == walk_model.GANG_RECLAIM and not ssn.preemptive(queue, pending)):
                 if pending:
-                    explain.step(ssn, job.uid, f"gangreclaim: queue {queue.name} would pass its deserved share (or "
-                                 "capability) with the job's pods, so capacity/proportion do not let it reclaim")
+                    explain.step(ssn, job.uid, explain.preemptive_step(ssn, action, queue, pending))
                 continue
             ops = _evict_in_domains(ssn, action, job, pending, selectors, allow_whole, nodes)
             if ops and ssn.job_pipelined(job):

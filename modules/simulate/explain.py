@@ -125,6 +125,27 @@ def walk_refusals(ssn: Session, action: str, preemptor: Task, candidates: list[T
                        "the deciding tier's plugins agree on no victim set that holds it")
 
 
+def preemptive_step(ssn: Session, action: str, queue: Any, tasks: list[Task]) -> str:
+    """Why capacity/proportion do not let ``queue`` reclaim for ``tasks``: its capability, or its
+    deserved share, with what it runs and what the tasks ask."""
+    req: Res = {}
+    for t in tasks:
+        req = r_add(req, t.resreq)
+    attr = ssn.cap.get(queue.name) or ssn.prop.get(queue.name)
+    if attr is None:
+        return f"{action}: queue {queue.name} may not reclaim"
+    future = r_add(attr.allocated, req)
+    over_cap = [n for n, q in req.items() if n != "pods" and q > 0 and future.get(n, 0.0) > attr.real_capability.get(
+        n, float("inf")) + 0.1]
+    if over_cap:
+        return (f"capability: queue {queue.name} may hold {show_res(attr.real_capability, over_cap)}; it runs "
+                f"{show_res(attr.allocated, over_cap)} and the job asks {show_res(req, over_cap)}, so {action} does "
+                "not act for it")
+    return (f"{action}: queue {queue.name} runs {show_res(attr.allocated, req)} against its deserved "
+            f"{show_res(attr.deserved, req)}; with the job's {show_res(req)} it would pass its deserved share, so "
+            "capacity/proportion do not let it reclaim")
+
+
 # --- what the job lacks -------------------------------------------------------------------------
 
 def lacks(ssn: Session, pending: list[Task], nodes_for: Callable[[Task], list], allowed: list[Task]) -> str:

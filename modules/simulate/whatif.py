@@ -206,6 +206,11 @@ def _evict(ssn: Session, job, chosen: dict, evicting: list[str], pending: list, 
     left = [t for t in job.tasks if t.status == "Pending"] or pending
     allowed = [t for t in ssn.allowed.values() if t.status != "Releasing"]
     result.lacks = explain.lacks(ssn, left, lambda t: cycle._nodes_for(ssn, t, chosen), allowed)
+    queue = ssn.queues[job.queue]
+    if left and not ssn.allocatable(queue, left[0]):
+        result.steps.append(f"allocatable: queue {queue.name} may not allocate {left[0].uid} on top of what it runs "
+                            "(capacity's capability, or proportion's deserved share): the queue, not the room, "
+                            "keeps it pending")
 
 
 def text_report(w: WhatIf) -> str:

@@ -115,3 +115,18 @@ def test_priority_is_named_for_preempt_in_the_same_queue(tmp_path):
     assert ("gangpreempt", "action", "priority: job research/research-run has priority 1000, not below "
             "research/urgent's 1000") in reasons
     assert any(a == "preempt" and p == "priority" for a, p, _ in reasons)
+
+
+def test_a_queue_capability_that_keeps_the_job_pending_is_named(tmp_path):
+    conf = """actions: "allocate, gangpreempt, gangreclaim"
+tiers:
+- plugins: [{name: priority}, {name: gang, enablePreemptable: false}, {name: conformance}, {name: capacity}]
+- plugins: [{name: predicates}]
+"""
+    def edit(obj):
+        if obj["kind"] == "Queue" and obj["metadata"]["name"] == "production":
+            obj["spec"]["capability"] = {"nvidia.com/gpu": 8}
+    report = _run(tmp_path, _objects(conf, edit))
+    assert report["outcome"] == "pending"
+    assert ("capability: queue production may hold nvidia.com/gpu 8; it runs nothing and the job asks "
+            "nvidia.com/gpu 16, so gangreclaim does not act for it") in report["steps"]
