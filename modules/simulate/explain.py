@@ -165,6 +165,9 @@ def lacks(ssn: Session, pending: list[Task], nodes_for: Callable[[Task], list], 
     short = {k: v for k, v in r_sub(r_sub(need, idle), freed).items() if v > 0.1 and k != "pods"}
     text = (f"it needs {show_res(need)}; the {len(usable)} of {len(ssn.nodes)} node(s) its pods may use have "
             f"{show_res(idle, need)} idle")
+    if len(usable) < len(ssn.nodes):
+        text += (f" (the predicates keep it off {len(ssn.nodes) - len(usable)}: cordons, nodeSelector, node affinity, "
+                 "taints it does not tolerate)")
     if freed:
         text += f" and the victims the walks allow there would free {show_res(freed, need)}"
     return text + (f": it lacks {show_res(short)}" if short else

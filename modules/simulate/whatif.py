@@ -280,7 +280,7 @@ def bundle_objects(bundle) -> list[dict]:
 
 
 def fabric_nodes(fabric) -> list[dict]:
-    """A Node per fabric node, allocating what its pool declares."""
+    """A Node per fabric node, allocating what its pool declares, with its pool's labels and taints."""
     out = []
     for name, node in fabric.nodes.items():
         pool = node.pool
@@ -288,8 +288,11 @@ def fabric_nodes(fabric) -> list[dict]:
         if pool.gpus:
             alloc[pool.gpu_resource] = str(pool.gpus)
         alloc.update({k: str(v) for k, v in pool.resources.items()})
-        out.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": dict(node.labels)},
-                    "status": {"allocatable": alloc}})
+        obj = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": dict(node.labels)},
+               "status": {"allocatable": alloc}}
+        if pool.taints:       # the pool's taints: the predicates keep pods that do not tolerate them off
+            obj["spec"] = {"taints": [dict(t) for t in pool.taints]}
+        out.append(obj)
     return out
 
 
