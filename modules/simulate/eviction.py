@@ -342,6 +342,17 @@ def _task_status(obj: dict) -> str:
     return phase
 
 
+def _queue(reader: Reader, name: str, obj: dict, order: int) -> Queue:
+    spec = as_dict(obj.get("spec"))
+    cap = spec.get("capability")
+    return Queue(name, reader.integer(spec, "weight", "spec", 1, "an integer >= 1", 1),
+                 res_of(amounts(reader, cap, "spec.capability")) if cap else None,
+                 res_of(amounts(reader, spec.get("deserved"), "spec.deserved")),
+                 res_of(amounts(reader, as_dict(spec.get("guarantee")).get("resource"), "spec.guarantee.resource")),
+                 reader.integer(spec, "priority", "spec", INT32_MIN, "an integer", 0),
+                 str(as_dict(obj.get("status")).get("state") or "Open"), spec.get("reclaimable") is not False, order)
+
+
 @dataclass
 class Cluster:
     """The objects a session is opened from, read once."""
@@ -374,16 +385,7 @@ def read_cluster(objects: Iterable[tuple[str, dict]], shown: str, conf: dict) ->
                                    taints=node_taints(obj), unschedulable=as_dict(obj.get("spec")).get("unschedulable")
                                    is True)
         elif is_kind(obj, "Queue", "scheduling.volcano.sh"):
-            spec = as_dict(obj.get("spec"))
-            cap = spec.get("capability")
-            queues[name] = Queue(
-                name, reader.integer(spec, "weight", "spec", 1, "an integer >= 1", 1),
-                res_of(amounts(reader, cap, "spec.capability")) if cap else None,
-                res_of(amounts(reader, spec.get("deserved"), "spec.deserved")),
-                res_of(amounts(reader, as_dict(spec.get("guarantee")).get("resource"), "spec.guarantee.resource")),
-                reader.integer(spec, "priority", "spec", INT32_MIN, "an integer", 0),
-                str(as_dict(obj.get("status")).get("state") or "Open"),
-                spec.get("reclaimable") is not False, len(queues))
+            queues[name] = _queue(reader, name, obj, len(queues))
         elif is_kind(obj, "PriorityClass", "scheduling.k8s.io"):
             classes[name] = (reader.integer(obj, "value", "", INT32_MIN, "an integer", 0), obj.get("preemptionPolicy"))
             class_objects.append(obj)
