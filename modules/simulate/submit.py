@@ -4,7 +4,8 @@ the kind's controller creates, keeping what Volcano's predicates read of each po
 (nodeSelector, affinity, tolerations) and the job's network topology
 (``modules.semantics.volcano``, as the rules read it).
 
-* Volcano Jobs (``batch.volcano.sh``): the job controller's PodGroup (minMember: minAvailable).
+* Volcano Jobs (``batch.volcano.sh``): the job controller's PodGroup (minMember: minAvailable;
+  minTaskMember: each task's minAvailable as the webhook defaults it, ``getMinTaskMember``).
 * TrainJobs (``trainer.kubeflow.org``): through their (Cluster)TrainingRuntime, from the submission
   file, the snapshot or the stack (numNodes, resourcesPerNode, podGroupPolicy, network topology);
   a runtime that is in none of them is an input error.
@@ -75,6 +76,9 @@ def workload_objects(workload: Workload, obj: dict, context: list[dict], queue: 
     topology = _topology(obj, context)
     if topology is not None:
         group["spec"]["networkTopology"] = topology
+    if workload.kind == "Job" and workload.task_order:   # the job controller's minTaskMember (task minAvailable)
+        group["spec"]["minTaskMember"] = {pod_set.name: own for pod_set, (own, _) in zip(workload.sets,
+                                                                                         workload.task_order)}
     specs = _template_specs(obj)
     runtime = find_runtime(obj, context) if obj.get("kind") == "TrainJob" else None
     if runtime is not None:

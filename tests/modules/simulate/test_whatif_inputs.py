@@ -318,3 +318,17 @@ def test_the_submitted_podgroup_carries_the_kind_s_gang_queue_and_topology(tmp_p
     pods = {o["metadata"]["name"]: o["spec"] for _, o in objects if o["kind"] == "Pod"}
     assert pods["pt-worker-0"]["nodeSelector"] == {"pool": "b"} and "nodeSelector" not in pods["pt-master-0"]
     assert pods["serve-1"]["tolerations"] == [{"key": "gpu", "operator": "Exists"}]
+
+
+def test_a_volcano_job_s_podgroup_carries_min_task_member_as_its_controller_writes_it(tmp_path):
+    from modules.simulate.whatif import submitted
+    job = json.loads(json.dumps(SUBMIT))
+    job["spec"]["tasks"].append({"name": "ps", "replicas": 2, "minAvailable": 1, "template": job["spec"]["tasks"][0][
+        "template"]})
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump(job))
+    objects, _ = submitted(path, str(path), None)
+    group = next(o for _, o in objects if o["kind"] == "PodGroup")
+    assert group["spec"]["minTaskMember"] == {"worker": 2, "ps": 1}
+    pods = [o for _, o in objects if o["kind"] == "Pod"]
+    assert {p["metadata"]["annotations"]["volcano.sh/task-spec"] for p in pods} == {"worker", "ps"}
