@@ -296,15 +296,22 @@ def fabric_nodes(fabric) -> list[dict]:
     return out
 
 
-def _queue_and_priority(obj: dict) -> tuple[str, str | None]:
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
-    marks = {**(meta(obj).get("annotations") or {}), **(meta(obj).get("labels") or {})}
-    queue = spec.get("queue") or marks.get("scheduling.volcano.sh/queue-name") or "default"
-    return str(queue), spec.get("priorityClassName")
+def _queue_and_priority(obj: dict, context: list[dict]) -> tuple[str, str | None]:
+    """A running workload's queue and PriorityClass as the semantic reader gives them (a TrainJob's
+    from its runtime, a Deployment's from its pod template's queue annotation)."""
+    from modules.semantics.workloads import Unknown, workload_of
+    try:
+        workload = workload_of(obj, context)
+    except Unknown:
+        workload = None
+    if workload is None:
+        return "default", None
+    return workload.queue or "default", workload.priority_class
 
 
-def running_objects(result, path: Path, shown: str) -> list[tuple[str, dict]]:
-    """The jobs the topology-aware model placed, as Running PodGroups and Pods on their nodes."""
+def running_objects(result, path: Path, shown: str, context: list[dict] | None = None) -> list[tuple[str, dict]]:
+    """The jobs the topology-aware model placed, as Running PodGroups and Pods on their nodes.
+    ``context``: the stack's objects (runtimes, PriorityClasses)."""
     from modules.core import yamlio
     docs = [d for d in yamlio.load_all(yamlio.read_text(path, shown), shown) if isinstance(d, dict)]
     by_name = {str(meta(d).get("name")): d for d in docs}
@@ -314,7 +321,7 @@ def running_objects(result, path: Path, shown: str) -> list[tuple[str, dict]]:
         if not outcome.placed:
             continue
         obj = by_name.get(job.name, {})
-        queue, priority = _queue_and_priority(obj)
+        queue, priority = _queue_and_priority(obj, docs + (context or []))
         namespace = str(meta(obj).get("namespace") or "default")
         where = f"{shown}: {job.name}"
         group = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",

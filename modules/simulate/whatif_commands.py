@@ -64,7 +64,7 @@ def on_stack(args: argparse.Namespace, stack) -> int:
         jobs = load_workloads(Path(args.workloads), args.workloads, bundle.fabric,
                               runtimes_in(r.obj for r in bundle.resources), stack.name, warnings)
         placed = simulate(bundle.fabric, jobs, settings=settings_from_bundle(bundle))
-        objects += whatif.running_objects(placed, Path(args.workloads), args.workloads)
+        objects += whatif.running_objects(placed, Path(args.workloads), args.workloads, stack_objects)
     new, groups = whatif.submitted(Path(args.submit), args.submit, args.queue, stack_objects, f"stack {stack.name}")
     conf, source, notes = whatif.scheduler_conf(stack_objects, None, f"stack {stack.name}")
     for warning in warnings:

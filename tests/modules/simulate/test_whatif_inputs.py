@@ -332,3 +332,20 @@ def test_a_volcano_job_s_podgroup_carries_min_task_member_as_its_controller_writ
     assert group["spec"]["minTaskMember"] == {"worker": 2, "ps": 1}
     pods = [o for _, o in objects if o["kind"] == "Pod"]
     assert {p["metadata"]["annotations"]["volcano.sh/task-spec"] for p in pods} == {"worker", "ps"}
+
+
+def test_running_stack_workloads_take_their_queue_from_the_semantic_reading():
+    from modules.simulate.whatif import _queue_and_priority
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "serve", "namespace": "ml"},
+                  "spec": {"replicas": 1, "template": {"metadata": {"annotations": {
+                      "scheduling.volcano.sh/queue-name": "team-b"}}, "spec": {"containers": [{"name": "c"}]}}}}
+    pytorch = {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "pt"},
+               "spec": {"runPolicy": {"schedulingPolicy": {"queue": "batch", "priorityClass": "low"}},
+                        "pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": {"spec": {
+                            "containers": [{"name": "c"}]}}}}}}
+    # Volcano's PodGroup controller reads the pod's annotation, so the template's, not the Deployment's
+    assert _queue_and_priority(deployment, []) == ("team-b", None)
+    deployment["metadata"]["annotations"] = {"scheduling.volcano.sh/queue-name": "owner"}
+    del deployment["spec"]["template"]["metadata"]
+    assert _queue_and_priority(deployment, []) == ("default", None)
+    assert _queue_and_priority(pytorch, []) == ("batch", "low")
