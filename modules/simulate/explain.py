@@ -171,4 +171,5 @@ def lacks(ssn: Session, pending: list[Task], nodes_for: Callable[[Task], list], 
     if freed:
         text += f" and the victims the walks allow there would free {show_res(freed, need)}"
     return text + (f": it lacks {show_res(short)}" if short else
-                   ": the room adds up, but not pod by pod on single nodes or within the gang's rules")
+                   ": the room adds up, but not pod by pod on single nodes, or not inside one HyperNode its "
+                   "topology allows")
