@@ -4,8 +4,11 @@
 
 Runs every case ported to tests/modules/simulate/upstream/ (see modules/simulate/fidelity.py) and prints
 {"cases": N, "reproduced": M, "case_names": [...], "by_upstream_test": {TestFunction: {"cases",
-"reproduced"}}, "divergent": [{"test", "case", "expected", "got", "reason"}]} with --json, a
-summary per upstream test function otherwise.
+"reproduced"}}, "divergent": [{"test", "case", "expected", "got", "reason"}], "simulator": {"cases",
+"reproduced"}, "harness_only": {"cases", "reproduced", "case_names", "why"}, "ours": {"cases",
+"reproduced", "failed"}} with --json, a summary per upstream test function otherwise. "simulator"
+leaves out the harness-only cases (code only the harness runs); "ours" are our own cases
+(tests/modules/simulate/ours/), counted apart from upstream's.
 """
 from __future__ import annotations
 
@@ -30,6 +33,12 @@ def main() -> int:
     for test, row in out["by_upstream_test"].items():
         print(f"{test}: {row['reproduced']}/{row['cases']}")
     print(f"reproduced {out['reproduced']} of {out['cases']} ({100 * out['reproduced'] / out['cases']:.1f}%)")
+    sim, harness, ours = out["simulator"], out["harness_only"], out["ours"]
+    apart = (f"; not counted: {harness['reproduced']} of {harness['cases']} harness-only cases "
+             f"({'; '.join(harness['why'])})" if harness["cases"] else "")
+    print(f"simulator fidelity: {sim['reproduced']} of {sim['cases']} "
+          f"({100 * sim['reproduced'] / max(sim['cases'], 1):.1f}%){apart}")
+    print(f"ours (tests/modules/simulate/ours, traced to v1.15.1 source): {ours['reproduced']} of {ours['cases']}")
     for d in out["divergent"]:
         print(f"- {d['test']}: {d['case']}\n    expected {d['expected']}, got {d['got']}\n    {d['reason']}")
     return 0

@@ -171,3 +171,49 @@ def walk_tiers(tiers: Sequence[Sequence[str]], candidates: list[Any], filters: d
         if victims is not None:
             return Decision(victims, t, tuple(voters))
     return Decision([], None, ())
+
+
+# --- the conf's configurations block (the actions' arguments) ---------------------------------
+# Volcano v1.15.1 pkg/scheduler/framework/arguments.go (GetArgOfActionFromConf: the first entry of
+# `configurations` whose name is the action; GetInt: a YAML int only; GetBool: a bool, or a string
+# strconv.ParseBool reads) and actions/gangpreempt|gangreclaim (maxDomains: default 8, <= 0 falls
+# back to 8; allowWholeBundle: default true).
+
+GO_BOOLS = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
+            "0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False}
+DEFAULT_MAX_DOMAINS = 8
+
+
+def action_arguments(conf: dict, action: str) -> dict:
+    """The ``arguments`` of the first ``configurations`` entry naming ``action`` ({} when none)."""
+    for entry in as_list(conf.get("configurations")):
+        if as_dict(entry).get("name") == action:
+            return as_dict(as_dict(entry).get("arguments"))
+    return {}
+
+
+def go_int(args: dict, key: str, default: int) -> int:
+    value = args.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def go_bool(args: dict, key: str, default: bool) -> bool:
+    value = args.get(key)
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return GO_BOOLS.get(value, default)
+    return default
+
+
+@dataclass(frozen=True)
+class GangArguments:
+    """gangpreempt's / gangreclaim's arguments as the action reads them."""
+    max_domains: int = DEFAULT_MAX_DOMAINS
+    allow_whole_bundle: bool = True
+
+
+def gang_arguments(conf: dict, action: str) -> GangArguments:
+    args = action_arguments(conf, action)
+    domains = go_int(args, "maxDomains", DEFAULT_MAX_DOMAINS)
+    return GangArguments(domains if domains > 0 else DEFAULT_MAX_DOMAINS, go_bool(args, "allowWholeBundle", True))

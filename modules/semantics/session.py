@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Iterable, Sequence
 
-from .shapes import is_kind, meta
+from .shapes import as_dict, is_kind, meta
 
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
 ENQUEUE = "enqueue"
@@ -135,3 +135,27 @@ def conf_actions(conf: dict) -> tuple[str, ...]:
     """A scheduler conf's ``actions`` (a comma-separated string, as Volcano reads it)."""
     raw = conf.get("actions")
     return tuple(a.strip() for a in raw.split(",") if a.strip()) if isinstance(raw, str) else ()
+
+
+def pods_priorities(unknown: dict[str, str], pods: Iterable[dict], current: dict[str, int]
+                    ) -> list[tuple[str, int, str]]:
+    """``(job, priority, note)`` for each job whose PodGroup names a PriorityClass the objects lack
+    (``unknown``: job -> class): Volcano's cache would find the class in the cluster, and its value
+    is what admission wrote into the job's pods' ``spec.priority`` (the highest when they differ);
+    without one the job keeps ``current`` (the default priority)."""
+    resolved: dict[str, int] = {}
+    for obj in pods:
+        group = as_dict(meta(obj).get("annotations")).get(GROUP_ANNOTATION)
+        uid = f"{meta(obj).get('namespace') or 'default'}/{group}"
+        value = as_dict(obj.get("spec")).get("priority")
+        if uid in unknown and isinstance(value, int) and not isinstance(value, bool):
+            resolved[uid] = max(resolved.get(uid, value), value)
+    out = []
+    for uid, name in sorted(unknown.items()):
+        if uid in resolved:
+            out.append((uid, resolved[uid], f"PriorityClass {name} (of job {uid}) is not among the objects: the "
+                        f"job takes its pods' spec.priority, {resolved[uid]}"))
+        else:
+            out.append((uid, current[uid], f"PriorityClass {name} (of job {uid}) is not among the objects and its "
+                        f"pods carry no spec.priority: the job takes the default priority, {current[uid]}"))
+    return out

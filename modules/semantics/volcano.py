@@ -3,6 +3,7 @@ tiers exist (from the fabric, HyperNodes or label discovery). Facts: Volcano v1.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
@@ -109,6 +110,43 @@ def constraints(obj: dict) -> list[Constraint]:
                 tier=annotation_tier(notes[TIER_ANNOTATION]) if TIER_ANNOTATION in notes else None,
                 tier_path=f"{base}[{TIER_ANNOTATION}]"))
     return out
+
+
+JOB_SCOPES = ("job", "runtime", "pod annotations")
+
+
+def effective_constraints(obj: dict, objects: Iterable[dict]) -> list[Constraint]:
+    """An object's constraints; a TrainJob inherits its runtime's (it cannot set its own), found
+    among ``objects`` (none when the runtime is not there). The one reading of every workload's
+    topology: the rules (``topology-*``) and the simulator both take it from here."""
+    if obj.get("kind") == "TrainJob":
+        from .workloads import find_runtime   # workloads imports this module
+        runtime = find_runtime(obj, objects)
+        if runtime is None:
+            return []
+        name = f"{runtime.get('kind')} {as_dict(runtime.get('metadata')).get('name')!r}"
+        return [dataclasses.replace(c, path="spec.runtimeRef", origin=f"{name} at {c.path}")
+                for c in constraints(runtime)]
+    return constraints(obj)
+
+
+def job_constraint(found: Iterable[Constraint]) -> Constraint | None:
+    """The job-level constraint among an object's (its own, its runtime's, or its pods'
+    ``volcano.sh/network-topology-*`` annotations, which Volcano's PodGroup controller copies to
+    the PodGroup it creates)."""
+    return next((c for c in found if c.scope in JOB_SCOPES), None)
+
+
+def enforced_spec(c: Constraint | None) -> tuple[str, int | None, str | None] | None:
+    """``(mode, highestTierAllowed, highestTierName)`` as the PodGroup carries it (None: no
+    networkTopology). A mode other than soft is hard; a tier that is not an integer is no tier
+    (Volcano ignores it); a runtime's highestTierName is pruned by Trainer's CRD."""
+    if c is None:
+        return None
+    mode, tier, name = c.as_stored()
+    tier = tier if isinstance(tier, int) and not isinstance(tier, bool) else None
+    name = name if isinstance(name, str) and name else None
+    return ("soft" if mode == "soft" else "hard"), tier, name
 
 
 def uses_volcano_gang(obj: dict) -> bool:

@@ -658,10 +658,14 @@ def replicas_workload(reader: Reader, obj: dict) -> Workload:
     how = f"replicas {replicas}" + (f", {MIN_MEMBER_ANNOTATION} {min_member}" if min_member else "")
     template = as_dict(spec.get("template"))
     name, namespace = _name(reader, obj)
+    # Volcano's PodGroup controller takes the queue from the pod's annotation and the PriorityClass
+    # from the pod's spec (v1.15.1 pkg/controllers/podgroup/pg_controller_handler.go:390,400): the
+    # pod template's, not the owner's
     return Workload(str(obj.get("kind")), name, namespace,
                     (_requests_set(reader, template.get("spec"), "spec.template.spec", pods, "replica", "",
                                    usage="pod"),),
-                    pods, how, queue=_queue(obj))
+                    pods, how, queue=_queue(template),
+                    priority_class=_str(as_dict(template.get("spec")).get("priorityClassName")))
 
 
 def bare_pod(reader: Reader, obj: dict) -> Workload:

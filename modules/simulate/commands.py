@@ -148,8 +148,10 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("stack", nargs="?", help="stack name (stacks/Pulumi.<stack>.yaml), or a snapshot file or directory")
     p.add_argument("--snapshot", metavar="PATH", help="a cluster snapshot instead of a stack: the YAML of kubectl get "
                    "hypernodes,nodes,podgroups,pods -A -o yaml (a file, or a directory of such files)")
-    p.add_argument("--scheduler-conf", metavar="FILE", help="with a snapshot: the volcano-scheduler.conf to use "
-                   "(default: the snapshot's ConfigMap holding one, else the baseline weights)")
+    p.add_argument("--scheduler-conf", metavar="FILE", help="with a snapshot: the scheduler conf to use: the conf "
+                   "itself, the volcano-scheduler-configmap ConfigMap's YAML, or the chart's values file (default: the "
+                   "ConfigMap the snapshot's scheduler mounts, else the baseline weights; the what-if runs the chart's "
+                   "default conf); a conf with no actions or tiers exits 2")
     p.add_argument("--workloads", metavar="FILE",
                    help="multi-document YAML of Volcano Jobs and TrainJobs, simulated in order (required with a "
                    "stack; with a snapshot, placed after its pending pods)")
@@ -166,8 +168,10 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                    help="use probe results measured with gloo on CPUs (not representative of GPU tiers; refused "
                         "otherwise)")
     # the what-if's options (simulate/whatif_commands.py runs it; imported only when it runs)
-    p.add_argument("--submit", metavar="FILE", help="what-if: a Volcano Job (or PodGroup with its Pods) to submit; "
-                   "prints which running pods Volcano's enqueue and eviction actions (preempt, reclaim, gangpreempt, "
-                   "gangreclaim) evict for it, from which queues, and the tier and plugins that chose each")
+    p.add_argument("--submit", metavar="FILE", help="what-if: a job to submit (a Volcano Job, a TrainJob, a "
+                   "PyTorchJob, a pod-grouped Deployment/StatefulSet/ReplicaSet, or a PodGroup with its Pods); prints "
+                   "which running pods Volcano's enqueue and eviction actions (preempt, reclaim, gangpreempt, "
+                   "gangreclaim) evict for it, from which queues, and the tier and plugins that chose each, or, when "
+                   "it waits, every candidate refused and by which action, tier and plugin")
     p.add_argument("--queue", metavar="NAME", help="with --submit: the queue to submit into (default: the job's own)")
     p.set_defaults(run=cmd_simulate, needs_project=needs_project)

@@ -19,8 +19,9 @@ What is modelled, as Volcano does it:
   victims (conformance).
 * **Plugins**: conformance, gang, priority, proportion (deserved by weight, water-filled up to
   capability and request, at least the guarantee), capacity (flat: deserved, guarantee,
-  capability), overcommit (enqueue gate, factor 1.2), sla (permits), drf and predicates (their
-  eviction filters and node predicates beyond resources are not modelled; a pod's nodeSelector is).
+  capability), overcommit (enqueue gate, factor 1.2), sla (permits), drf (its eviction filter is
+  not modelled) and predicates (cordons, nodeSelector, required node affinity, taints and
+  tolerations: ``predicates.py``; other node predicates are not modelled).
   Each session function walks the conf's tiers as ``framework/session_plugins.go`` does; victim
   filters use the one tier walk of ``modules/semantics/eviction.py``, and every eviction names the
   tier and plugins that chose it.
@@ -29,19 +30,18 @@ What is modelled, as Volcano does it:
   evicted until the preemptor fits and its queue may allocate; then inside a job), reclaim (queues
   not overused, preemptive tasks; victims in other reclaimable queues), gangpreempt and gangreclaim
   (whole jobs: victims grouped into bundles a job can lose without breaking its gang ("safe") or
-  only as a whole ("whole"), filtered by ``UnifiedEvictable``; one domain, the cluster).
+  only as a whole ("whole"), filtered by ``UnifiedEvictable``, domain by domain).
 
 Not modelled (upstream cases that need them are listed as divergent): topology-aware preemption's
-randomised candidate search, pod affinity, PodDisruptionBudgets, hierarchical queues, DRA, and the
-per-HyperNode domains of gang eviction (the whole cluster is one domain).
+randomised candidate search, pod affinity, PodDisruptionBudgets, hierarchical queues, DRA. Gang
+eviction searches the HyperNode domains the session is given (``Session.domains``: the what-if sets
+them for a hard-mode job, ``whatif_topology.py``); otherwise the whole cluster is one domain.
 """
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass, field
 from datetime import datetime
-from decimal import Decimal
 from typing import Any, Callable, Iterable, Mapping
 
 from modules.core.errors import InputError
@@ -50,147 +50,21 @@ from modules.semantics.minresources import scheduler_view
 from modules.semantics.podspec import Reader, amounts, pod_requests
 from modules.semantics.workloads import pod_group
 from modules.semantics.scheduler_conf import parse_conf
-from modules.semantics.session import EPOCH, creation_time, priority_classes
+from modules.semantics.session import EPOCH, creation_time, pods_priorities, priority_classes
 from modules.semantics.shapes import annotations, as_dict, is_kind, labels, meta
 
-CPU, MEMORY, PODS = "cpu", "memory", "pods"
-MIN = 0.1                                       # Volcano's minResource
-INF = math.inf
+from .predicates import PodFit, node_taints, selectors  # noqa: F401  (selectors: the actions' node filters)
+from .resources import (ALLOCATED, BOUND, CPU, FAILED, INF, MEMORY, MIN, PENDING, PIPELINED, PODS,  # noqa: F401
+                        RELEASING, RUNNING, SUCCEEDED, Res, r_add, r_empty, r_exceeded, r_greater_partly, r_le,
+                        r_le_dims, r_max, r_min, r_names, r_share, r_sub, res_of, show_res)
+from .shares import SharePlugins
+
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
 PREEMPTABLE = "volcano.sh/preemptable"
 TASK_SPEC = "volcano.sh/task-spec"
 CRITICAL = ("system-cluster-critical", "system-node-critical")
-RUNNING, PENDING, PIPELINED, RELEASING, BOUND, SUCCEEDED, FAILED = (
-    "Running", "Pending", "Pipelined", "Releasing", "Bound", "Succeeded", "Failed")
-ALLOCATED = (BOUND, "Binding", RUNNING, "Allocated")
-OVERCOMMIT_FACTOR = 1.2
 INT32_MIN = -(2**31)
 TEST_PLUGINS = ("test-preempt", "test-reclaim")   # plugins upstream's gang-eviction unit tests register
-
-Res = dict   # resource name -> float, Volcano's units
-
-
-# --- resources ------------------------------------------------------------------------------
-
-def res_of(given: Mapping[str, Decimal] | None) -> Res:
-    out: Res = {}
-    for name, amount in (given or {}).items():
-        if name.startswith(("requests.", "limits.", "count/")):
-            continue
-        value = float(amount)
-        out[name] = value * 1000 if name != MEMORY and name != PODS else value
-    return out
-
-
-def r_add(a: Res, b: Res) -> Res:
-    out = dict(a)
-    for k, v in b.items():
-        out[k] = out.get(k, 0.0) + v
-    return out
-
-
-def r_sub(a: Res, b: Res) -> Res:
-    out = dict(a)
-    for k, v in b.items():
-        out[k] = out.get(k, 0.0) - v
-    return out
-
-
-def _le(x: float, y: float) -> bool:
-    return x < y or abs(x - y) < MIN
-
-
-def r_le(left: Res, right: Res, infinity: bool = False) -> bool:
-    """``Resource.LessEqual``: every dimension of ``left`` within ``right``; a dimension ``right``
-    lacks is 0, or unbounded with ``infinity``."""
-    for name in set(left) | {CPU, MEMORY}:
-        if name not in right and infinity and name not in (CPU, MEMORY):
-            continue
-        if not _le(left.get(name, 0.0), right.get(name, 0.0)):
-            return False
-    return True
-
-
-def r_le_dims(left: Res, right: Res, req: Res) -> tuple[bool, list[str]]:
-    """``LessEqualWithDimensionAndResourcesName``: only the dimensions ``req`` asks for; the names
-    that do not fit."""
-    over = [n for n, q in sorted(req.items()) if n != PODS and q > 0 and left.get(n, 0.0) > right.get(n, 0.0)]
-    return not over, over
-
-
-def r_empty(r: Res) -> bool:
-    return all(v < MIN for n, v in r.items() if n != PODS)
-
-
-def r_names(r: Res) -> set[str]:
-    return {n for n, v in r.items() if v >= MIN}
-
-
-def r_min(r: Res, cap: Res, infinity: bool) -> Res:
-    """``MinDimensionResource``."""
-    out = dict(r)
-    for name in list(out):
-        if name in cap:
-            out[name] = min(out[name], cap[name])
-        elif name in (CPU, MEMORY):
-            out[name] = min(out[name], 0.0)
-        elif not infinity:
-            out[name] = 0.0
-    return out
-
-
-def r_max(a: Res, b: Res) -> Res:
-    return {n: max(a.get(n, 0.0), b.get(n, 0.0)) for n in set(a) | set(b)}
-
-
-def r_exceeded(a: Res, b: Res) -> Res:
-    """``ExceededPart``: how much of ``a`` is above ``b``, per dimension."""
-    return {n: max(v - b.get(n, 0.0), 0.0) for n, v in a.items()}
-
-
-def r_greater_partly(left: Res, right: Res, req: Res) -> bool:
-    """``GreaterPartlyWithRelevantDimensions``: ``left`` above ``right`` on a dimension ``req``
-    asks for and ``right`` sets."""
-    for name, q in req.items():
-        if q <= 0 or name == PODS:
-            continue
-        if name in (CPU, MEMORY):
-            if right.get(name, 0.0) < MIN:
-                continue
-        elif name not in right:
-            continue
-        if left.get(name, 0.0) - right.get(name, 0.0) >= MIN:
-            return True
-    return False
-
-
-def r_share(allocated: Res, deserved: Res) -> float:
-    share = 0.0
-    for name, d in deserved.items():
-        if name == PODS:
-            continue
-        a = allocated.get(name, 0.0)
-        share = max(share, (a / d) if d > 0 else (1.0 if a > 0 else 0.0))
-    return share
-
-
-def show_res(r: Res, only: Iterable[str] | None = None) -> str:
-    """``r`` for a message (``only``: just these resources)."""
-    parts = []
-    keep = None if only is None else set(only)
-    for name in sorted(r):
-        v = r[name]
-        if abs(v) < MIN or v == INF or (keep is not None and name not in keep):
-            continue
-        if name == CPU:
-            parts.append(f"cpu {v / 1000:g}")
-        elif name == MEMORY:
-            parts.append(f"memory {v / 2**30:g}Gi")
-        elif name == "ephemeral-storage" or name.startswith("hugepages-"):   # bytes, in thousandths
-            parts.append(f"{name} {v / 1000 / 2**30:g}Gi")
-        elif name != PODS:
-            parts.append(f"{name} {v / 1000:g}")
-    return ", ".join(parts) or "nothing"
 
 
 # --- the session's objects -------------------------------------------------------------------
@@ -274,6 +148,8 @@ class NodeInfo:
     allocatable: Res
     labels: dict
     tasks: list[Task] = field(default_factory=list)
+    taints: tuple[tuple[str, str, str], ...] = ()   # NoSchedule and NoExecute taints (key, value, effect)
+    unschedulable: bool = False                       # spec.unschedulable (cordoned)
 
     def idle(self) -> Res:
         used = {}
@@ -336,6 +212,17 @@ def _task_status(obj: dict) -> str:
     return phase
 
 
+def _queue(reader: Reader, name: str, obj: dict, order: int) -> Queue:
+    spec = as_dict(obj.get("spec"))
+    cap = spec.get("capability")
+    return Queue(name, reader.integer(spec, "weight", "spec", 1, "an integer >= 1", 1),
+                 res_of(amounts(reader, cap, "spec.capability")) if cap else None,
+                 res_of(amounts(reader, spec.get("deserved"), "spec.deserved")),
+                 res_of(amounts(reader, as_dict(spec.get("guarantee")).get("resource"), "spec.guarantee.resource")),
+                 reader.integer(spec, "priority", "spec", INT32_MIN, "an integer", 0),
+                 str(as_dict(obj.get("status")).get("state") or "Open"), spec.get("reclaimable") is not False, order)
+
+
 @dataclass
 class Cluster:
     """The objects a session is opened from, read once."""
@@ -364,18 +251,11 @@ def read_cluster(objects: Iterable[tuple[str, dict]], shown: str, conf: dict) ->
         if is_kind(obj, "Node", ""):
             status = as_dict(obj.get("status"))
             alloc = status.get("allocatable") or status.get("capacity") or {}
-            nodes[name] = NodeInfo(name, res_of(amounts(reader, alloc, "status.allocatable")), dict(labels(obj)))
+            nodes[name] = NodeInfo(name, res_of(amounts(reader, alloc, "status.allocatable")), dict(labels(obj)),
+                                   taints=node_taints(obj), unschedulable=as_dict(obj.get("spec")).get("unschedulable")
+                                   is True)
         elif is_kind(obj, "Queue", "scheduling.volcano.sh"):
-            spec = as_dict(obj.get("spec"))
-            cap = spec.get("capability")
-            queues[name] = Queue(
-                name, reader.integer(spec, "weight", "spec", 1, "an integer >= 1", 1),
-                res_of(amounts(reader, cap, "spec.capability")) if cap else None,
-                res_of(amounts(reader, spec.get("deserved"), "spec.deserved")),
-                res_of(amounts(reader, as_dict(spec.get("guarantee")).get("resource"), "spec.guarantee.resource")),
-                reader.integer(spec, "priority", "spec", INT32_MIN, "an integer", 0),
-                str(as_dict(obj.get("status")).get("state") or "Open"),
-                spec.get("reclaimable") is not False, len(queues))
+            queues[name] = _queue(reader, name, obj, len(queues))
         elif is_kind(obj, "PriorityClass", "scheduling.k8s.io"):
             classes[name] = (reader.integer(obj, "value", "", INT32_MIN, "an integer", 0), obj.get("preemptionPolicy"))
             class_objects.append(obj)
@@ -385,6 +265,7 @@ def read_cluster(objects: Iterable[tuple[str, dict]], shown: str, conf: dict) ->
             pods.append((where, obj))
     jobs: dict[str, Job] = {}
     priorities = priority_classes(class_objects)     # a job's priority as Volcano's cache sets it
+    unknown_class: dict[str, str] = {}               # job -> the PriorityClass it names that is not here
     for i, (where, obj) in enumerate(groups):
         reader = Reader(shown, where)
         group = pod_group(reader, obj)
@@ -400,6 +281,8 @@ def read_cluster(objects: Iterable[tuple[str, dict]], shown: str, conf: dict) ->
             priorities.of(group.priority_class),
             str(as_dict(obj.get("status")).get("phase") or "Pending"),
             res_of(minimum) if minimum else None, _preemptable(obj), i, created)
+        if group.priority_class and group.priority_class not in priorities.values:
+            unknown_class[f"{ns}/{group.name}"] = group.priority_class
     ignored: list[str] = []
     for i, (where, obj) in enumerate(pods):
         reader = Reader(shown, where)
@@ -424,6 +307,10 @@ def read_cluster(objects: Iterable[tuple[str, dict]], shown: str, conf: dict) ->
             job.tasks.append(task)
         if task.node in nodes and status not in (PENDING, SUCCEEDED, FAILED):
             nodes[task.node].tasks.append(task)
+    current = {uid: job.priority for uid, job in jobs.items()}
+    for uid, value, note in pods_priorities(unknown_class, [o for _, o in pods], current):
+        jobs[uid].priority = value
+        ignored.append(note)
     return Cluster(nodes, jobs, queues, classes, conf, ignored)
 
 
@@ -434,7 +321,7 @@ def _enabled(plugin: dict, flag: str) -> bool:
     return value is None or value is True
 
 
-class Session:
+class Session(SharePlugins):
     """One scheduling cycle over a cluster: plugins opened from the conf's tiers, statements that
     evict and pipeline and can be discarded."""
 
@@ -449,6 +336,10 @@ class Session:
         self.evictions: list[Eviction] = []
         self.refusals: dict[str, str] = {}          # job -> which enqueue gate refused it, with its figures
         self.pipelined: dict[str, str] = {}
+        self.explain: dict | None = None             # (action, pod) -> why it was refused (explain.py), when asked
+        self.allowed: dict[str, Task] = {}           # candidates some walk allowed (explained sessions)
+        # (job, action) -> the gang-eviction domains [(HyperNode, node names)], None: the whole cluster
+        self.domains: Callable[[Job, str], list[tuple[str, tuple[str, ...]]] | None] = lambda job, action: None
         total: Res = {}
         for node in self.nodes.values():
             total = r_add(total, node.allocatable)
@@ -688,247 +579,12 @@ class Session:
             # upstream's gang-eviction unit tests register a plugin of their own that permits all
             tiers = [names + [str(p["name"]) for p in tier if p.get("name") in TEST_PLUGINS]
                      for names, tier in zip(tiers, self.tiers)]
-        return walk_model.walk_tiers(tiers, candidates, filters, key=lambda t: t.uid)
-
-    # ---- proportion
-    @dataclass
-    class _Attr:
-        """The proportion plugin's share of one queue (its queueAttr)."""
-        name: str
-        weight: int
-        deserved: Res
-        allocated: Res
-        request: Res
-        inqueue: Res
-        guarantee: Res
-        capability: Res | None
-        real_capability: Res
-        share: float = 0.0
-
-    def _queue_jobs(self) -> dict[str, list[Job]]:
-        out: dict[str, list[Job]] = {}
-        for job in self.jobs.values():
-            out.setdefault(job.queue, []).append(job)
-        return out
-
-    def _base_attr(self, queue: Queue, total_guarantee: Res, deserved: Res) -> "_Attr":
-        cap = dict(queue.capability) if queue.capability else None
-        if cap is not None:
-            cap.setdefault(CPU, 0.0)
-            cap.setdefault(MEMORY, 0.0)
-            if cap[CPU] <= 0:
-                cap[CPU] = INF
-            if cap[MEMORY] <= 0:
-                cap[MEMORY] = INF
-        real = r_add(r_exceeded(self.total, total_guarantee), queue.guarantee)
-        if cap is not None:
-            real = r_min(real, cap, infinity=True)
-        attr = Session._Attr(queue.name, queue.weight, deserved, {}, {}, {}, dict(queue.guarantee), cap, real)
-        for job in self._queue_jobs().get(queue.name, []):
-            for t in job.tasks:
-                if t.status in ALLOCATED:
-                    attr.allocated = r_add(attr.allocated, t.resreq)
-                    attr.request = r_add(attr.request, t.resreq)
-                elif t.status == PENDING:
-                    attr.request = r_add(attr.request, t.resreq)
-            if job.phase == "Inqueue" and job.min_resources is not None:
-                attr.inqueue = r_add(attr.inqueue, r_exceeded(job.min_resources, self._job_allocated(job)))
-        return attr
-
-    def _job_allocated(self, job: Job) -> Res:
-        out: Res = {}
-        for t in job.tasks:
-            if t.status in ALLOCATED:
-                out = r_add(out, t.resreq)
-        return out
-
-    def _total_guarantee(self) -> Res:
-        out: Res = {}
-        for q in self.queues.values():
-            out = r_add(out, q.guarantee)
-        return out
-
-    def _open_proportion(self) -> None:
-        self.prop: dict[str, Session._Attr] = {}
-        if "proportion" not in self.names:
-            return
-        guarantee = self._total_guarantee()
-        for name in sorted({j.queue for j in self.jobs.values()}):
-            self.prop[name] = self._base_attr(self.queues[name], guarantee, {})
-        remaining = dict(self.total)
-        meet: set[str] = set()
-        while True:
-            weight = sum(a.weight for a in self.prop.values() if a.name not in meet)
-            if weight == 0:
-                break
-            old_remaining = dict(remaining)
-            increased: Res = {}
-            decreased: Res = {}
-            for attr in self.prop.values():
-                if attr.name in meet:
-                    continue
-                old = dict(attr.deserved)
-                attr.deserved = r_add(attr.deserved, {k: v * attr.weight / weight for k, v in remaining.items()})
-                attr.deserved = r_min(attr.deserved, attr.real_capability, infinity=True)
-                attr.deserved = r_min(attr.deserved, attr.request, infinity=False)
-                attr.deserved = r_max(attr.deserved, attr.guarantee)
-                attr.share = r_share(attr.allocated, attr.deserved)
-                if r_le(attr.request, attr.deserved) or _same(attr.deserved, old):
-                    meet.add(attr.name)
-                for k in set(attr.deserved) | set(old):
-                    d = attr.deserved.get(k, 0.0) - old.get(k, 0.0)
-                    if d > 0:
-                        increased[k] = increased.get(k, 0.0) + d
-                    elif d < 0:
-                        decreased[k] = decreased.get(k, 0.0) - d
-            remaining = r_exceeded(r_add(remaining, decreased), increased)
-            if r_empty(remaining) or _same(remaining, old_remaining):
-                break
-
-    def _proportion_reclaimable(self, tasks: list[Task]) -> list[Task]:
-        allocations: dict[str, Res] = {}
-        out = []
-        for t in tasks:
-            job = self.jobs.get(t.job)
-            if job is None or job.queue not in self.prop:
-                continue
-            attr = self.prop[job.queue]
-            allocated = allocations.setdefault(job.queue, dict(attr.allocated))
-            if not r_le(allocated, attr.deserved):
-                allocations[job.queue] = r_sub(allocated, t.resreq)
-                out.append(t)
-        return out
-
-    def _queue_allocatable(self, attr: "_Attr", queue: Queue, tasks: list[Task], bound: Res,
-                           check_state: bool = True) -> bool:
-        if check_state and queue.state != "Open":
-            return False
-        req: Res = {}
-        for t in tasks:
-            req = r_add(req, t.resreq)
-        return r_le_dims(r_add(attr.allocated, req), bound, req)[0]
-
-    def _share_enqueueable(self, attrs: dict, job: Job) -> int:
-        """proportion's and capacity's enqueue gate: a closed queue refuses; the job's minResources,
-        with what the queue uses and holds Inqueue, within the queue's real capability."""
-        queue = self.queues[job.queue]
-        plugin = "proportion" if attrs is self.prop else "capacity"
-        if queue.state != "Open":
-            self.refusals[job.uid] = f"{plugin}: queue {queue.name} is {queue.state}, not Open"
-            return -1
-        if job.min_resources is None or job.queue not in attrs:
-            return 1
-        attr = attrs[job.queue]
-        need = r_add(r_add(job.min_resources, attr.allocated), attr.inqueue)
-        if r_le_dims(need, attr.real_capability, job.min_resources)[0]:
-            attr.inqueue = r_add(attr.inqueue, job.min_resources)
-            return 1
-        asked = job.min_resources
-        self.refusals[job.uid] = (f"{plugin}: queue {queue.name} may hold {show_res(attr.real_capability, asked)}; it "
-                                  f"uses {show_res(attr.allocated, asked)} and its Inqueue jobs hold "
-                                  f"{show_res(attr.inqueue, asked)}")
-        return -1
-
-    # ---- capacity (flat queues)
-    def _open_capacity(self) -> None:
-        self.cap: dict[str, Session._Attr] = {}
-        if "capacity" not in self.names:
-            return
-        guarantee = self._total_guarantee()
-        for name in sorted({j.queue for j in self.jobs.values()}):
-            queue = self.queues[name]
-            attr = self._base_attr(queue, guarantee, dict(queue.deserved))
-            attr.deserved = r_max(r_min(attr.deserved, attr.real_capability, infinity=True), attr.guarantee)
-            attr.share = r_share(attr.allocated, attr.deserved)
-            self.cap[name] = attr
-
-    def _capacity_reclaimable(self, reclaimer: Task, tasks: list[Task]) -> list[Task]:
-        allocations: dict[str, Res] = {}
-        out = []
-        for t in self.victim_order(tasks, reclaimer):
-            job = self.jobs.get(t.job)
-            if job is None or job.queue not in self.cap:
-                continue
-            if not (r_names(t.resreq) - {PODS}) & r_names(reclaimer.resreq):
-                continue
-            attr = self.cap[job.queue]
-            allocated = allocations.setdefault(job.queue, dict(attr.allocated))
-            if not self._capacity_victim(attr, allocated, t):
-                continue
-            allocations[job.queue] = r_sub(allocated, t.resreq)
-            out.append(t)
-        return out
-
-    def _capacity_victim(self, attr: "_Attr", allocated: Res, t: Task) -> bool:
-        if not r_le(attr.guarantee, r_sub(allocated, t.resreq)):
-            return False
-        if not (r_names(t.resreq) & r_names(attr.deserved)):
-            return True
-        return r_greater_partly(allocated, attr.deserved, t.resreq)
-
-    def _capacity_unified_reclaim(self, tasks: list[Task]) -> list[Task]:
-        allocations: dict[str, Res] = {}
-        out = []
-        for t in tasks:
-            attr = self.cap[self.jobs[t.job].queue]
-            allocated = allocations.setdefault(attr.name, dict(attr.allocated))
-            if self._capacity_victim(attr, allocated, t):
-                allocations[attr.name] = r_sub(allocated, t.resreq)
-                out.append(t)
-        return out
-
-    def _capacity_preemptive(self, queue: Queue, tasks: list[Task]) -> bool:
-        if queue.state != "Open":
-            return False
-        attr = self.cap[queue.name]
-        req: Res = {}
-        for t in tasks:
-            req = r_add(req, t.resreq)
-        future = r_add(attr.allocated, req)
-        if not r_le_dims(future, attr.real_capability, req)[0]:
-            return False
-        for name, q in req.items():
-            if q <= 0 or name == PODS or (future.get(name, 0.0) < MIN and attr.deserved.get(name, 0.0) < MIN):
-                continue
-            if _le(future.get(name, 0.0), attr.deserved.get(name, 0.0)):
-                return True
-        return False
-
-    def _open_overcommit(self) -> None:
-        """overcommit's enqueue gate: the cluster times the factor, less what nodes use and what
-        Inqueue (and running, not yet full) jobs still hold back."""
-        factor = OVERCOMMIT_FACTOR
-        for _, name, plugin in self._plugins():
-            if name == "overcommit":
-                given = as_dict(plugin.get("arguments")).get("overcommit-factor")
-                if isinstance(given, (int, float)) and not isinstance(given, bool) and given >= 1.0:
-                    factor = float(given)
-        used: Res = {}
-        for node in self.nodes.values():
-            for t in node.tasks:
-                if t.status != PIPELINED:
-                    used = r_add(used, t.resreq)
-        self.oc_factor = factor
-        self.oc_idle = r_sub({k: v * factor for k, v in self.total.items()}, used)
-        self.oc_inqueue: Res = {}
-        for job in self.jobs.values():
-            if job.min_resources is None:
-                continue
-            if job.phase == "Inqueue":
-                self.oc_inqueue = r_add(self.oc_inqueue, job.min_resources)
-            elif job.phase == "Running" and job.ready() >= job.min_available:
-                self.oc_inqueue = r_add(self.oc_inqueue, r_exceeded(job.min_resources, self._job_allocated(job)))
-
-    def _overcommit_enqueueable(self, job: Job) -> int:
-        if job.min_resources is None:
-            return 1
-        if r_le_dims(r_add(self.oc_inqueue, job.min_resources), self.oc_idle, job.min_resources)[0]:
-            self.oc_inqueue = r_add(self.oc_inqueue, job.min_resources)   # JobEnqueued
-            return 1
-        self.refusals[job.uid] = (f"overcommit: the cluster's allocatable times {self.oc_factor:g}, less what pods "
-                                  f"use, leaves {show_res(self.oc_idle, job.min_resources)}, of which Inqueue jobs "
-                                  f"hold {show_res(self.oc_inqueue, job.min_resources)}")
-        return -1
+        decision = walk_model.walk_tiers(tiers, candidates, filters, key=lambda t: t.uid)
+        if self.explain is not None:
+            from .explain import walk_refusals
+            self.allowed.update((t.uid, t) for t in decision.victims)
+            walk_refusals(self, action, preemptor, candidates, tiers, filters, decision)
+        return decision
 
     # ---- statements
     def _track(self, t: Task, allocated: bool) -> None:
@@ -973,12 +629,10 @@ class Session:
         ops.clear()
 
     # ---- node predicates (resources aside: nodeSelector and the pod count)
-    def predicate(self, t: Task, node: NodeInfo, selector: Mapping[str, str]) -> bool:
-        return all(node.labels.get(k) == v for k, v in selector.items())
-
-
-def _same(a: Res, b: Res) -> bool:
-    return all(abs(a.get(k, 0.0) - b.get(k, 0.0)) < 1e-9 for k in set(a) | set(b))
+    def predicate(self, t: Task, node: NodeInfo, fit: "PodFit | None") -> bool:
+        """The predicates plugin's node filters a pod's spec decides (resources aside):
+        NodeUnschedulable, NodeAffinity (nodeSelector, required node affinity), TaintToleration."""
+        return (fit or PodFit()).allows(node)
 
 
 def conf_of(text: Any, shown: str) -> dict:
@@ -986,15 +640,3 @@ def conf_of(text: Any, shown: str) -> dict:
     if conf is None:
         raise InputError(shown, "volcano-scheduler.conf", f"the scheduler configuration {problem}")
     return conf
-
-
-def selectors(objects: Iterable[tuple[str, dict]]) -> dict[str, dict]:
-    """Pod uid -> its nodeSelector."""
-    out = {}
-    for _, obj in objects:
-        if isinstance(obj, dict) and is_kind(obj, "Pod", ""):
-            ns = str(meta(obj).get("namespace") or "default")
-            out[f"{ns}/{meta(obj).get('name')}"] = {str(k): str(v) for k, v in
-                                                    as_dict(as_dict(obj.get("spec")).get("nodeSelector")).items()}
-    return out
-

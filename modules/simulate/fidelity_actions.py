@@ -7,7 +7,8 @@ action tests, compared as upstream's ``uthelper`` compares them:
 * ``pending-order`` (backfill's pickUpPendingTasks): the task names in the order picked.
 * ``domain-victims`` (gangpreempt / gangreclaim selectDomainBundles): the victim tasks chosen in one
   domain for one preemptor job.
-* ``domains`` (PickDomainsFromGradients): the domains tried, in order.
+* ``domains`` (PickDomainsFromGradients): the domains tried, in order (``whatif_topology.pick_domains``,
+  which the what-if's gang eviction runs).
 * ``tier-walk`` (Session.UnifiedEvictable): the victims the tier walk returns for test plugins
   with fixed answers, and the tier that decided.
 """
@@ -18,6 +19,7 @@ from typing import Any
 from modules.semantics import eviction as walk_model
 
 from . import cycle
+from .whatif_topology import pick_domains
 from .eviction import Session, conf_of, read_cluster, selectors
 
 CHECKS = ("evict", "podgroup-phase", "pending-order", "domain-victims", "domains", "tier-walk")
@@ -70,18 +72,3 @@ def run(case: Any) -> tuple[dict, bool]:
     got: dict = {"evicted": evicted, "evictNum": len(evicted)}
     ok = evicted == sorted(expect["evicted"]) and len(evicted) == expect["evictNum"]
     return got, ok
-
-
-def pick_domains(gradients: list[list[str]], max_domains: int, fallback: str) -> list[str]:
-    """``PickDomainsFromGradients``: HyperNodes of the gradients in order, each once, at most
-    ``max_domains`` (when positive); the fallback when none."""
-    seen: list[str] = []
-    for gradient in gradients:
-        for name in gradient:
-            if name in seen:
-                continue
-            seen.append(name)
-            if max_domains > 0 and len(seen) >= max_domains:
-                return seen
-    return seen or ([fallback] if fallback else [])
-

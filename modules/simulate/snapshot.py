@@ -42,8 +42,6 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-import yaml
-
 from modules.core import yamlio
 from modules.core.errors import InputError, show
 from modules.core.patterns import GoPattern, PatternError, compile_go
@@ -579,27 +577,14 @@ def _by_kind(objects: Iterable[tuple[str, dict]], shown: str) -> dict[str, list[
 
 
 def _scheduler_settings(by_kind: dict, shown: str, conf_text: str | None) -> SchedulerSettings:
-    # Scheduler conf: the caller's text, else a ConfigMap holding volcano-scheduler.conf.
-    source = "the given scheduler conf"
-    if conf_text is not None:                  # a ConfigMap (kubectl get configmap -o yaml) works too
-        try:   # the bounded loader: depth, aliases and integers as every YAML input here
-            parsed = yamlio.safe_load(conf_text, shown)
-        except yaml.YAMLError:
-            parsed = None
-        if isinstance(parsed, dict) and parsed.get("kind") == "ConfigMap":
-            conf_text = (parsed.get("data") or {}).get(CONF_KEY)
-            if not isinstance(conf_text, str):
-                raise InputError(shown, "--scheduler-conf", f"the ConfigMap has no {CONF_KEY} key")
-    if conf_text is None:
-        for doc, obj in by_kind.get("ConfigMap", []):
-            data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
-            if isinstance(data.get(CONF_KEY), str):
-                conf_text, source = data[CONF_KEY], f"ConfigMap {doc.where}"
-                break
-    settings = settings_from_conf(conf_text, source) if conf_text is not None else SchedulerSettings(
-        source="baseline weights (no volcano-scheduler.conf ConfigMap in the snapshot)")
-
-    return settings
+    # One reader with the what-if (modules/semantics/scheduler_conf.py): the caller's text (the conf,
+    # its ConfigMap or the chart's values), else the ConfigMap the scheduler mounts.
+    from modules.semantics.scheduler_conf import from_objects, read_conf_text
+    found = read_conf_text(conf_text, "--scheduler-conf") if conf_text is not None else \
+        from_objects([obj for docs in by_kind.values() for _, obj in docs], shown)
+    if found is None:
+        return SchedulerSettings(source="baseline weights (no volcano-scheduler.conf ConfigMap in the snapshot)")
+    return settings_from_conf(found.text, found.source)
 
 
 def _node_taints(by_kind: dict) -> tuple[dict[str, set[tuple[str, str, str]]], set[str]]:

@@ -16,24 +16,19 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+
+import yaml
 
 from modules.core.errors import InputError
 from modules.semantics import eviction as walk_model
-from modules.semantics.podspec import Reader
-from modules.semantics.scheduler_conf import conf_in_effect, parse_conf
+from modules.semantics.scheduler_conf import CHART_DEFAULT_CONF, chart_default, from_objects, read_conf_text
 from modules.semantics.session import EPOCH
 from modules.semantics.shapes import is_kind, meta
-from modules.semantics.workloads import Unknown, Workload, volcano_job
 
-from . import cycle
-from .eviction import PENDING, Eviction, Session, r_add, r_le, read_cluster, selectors, show_res
-from .snapshot import read_objects
+from . import cycle, explain, submit, whatif_topology
+from .eviction import Eviction, Session, r_add, read_cluster, selectors, show_res
 
-DEFAULT_CONF = {"actions": "enqueue, allocate, backfill", "tiers": [
-    {"plugins": [{"name": "priority"}, {"name": "gang"}, {"name": "conformance"}]},
-    {"plugins": [{"name": "drf"}, {"name": "predicates"}, {"name": "proportion"}, {"name": "nodeorder"},
-                 {"name": "binpack"}]}]}   # the chart's default conf
+DEFAULT_CONF = yaml.safe_load(CHART_DEFAULT_CONF)   # the chart's default conf at the pinned tag
 
 
 @dataclass
@@ -48,85 +43,64 @@ class WhatIf:
     evictions: list[Eviction] = field(default_factory=list)
     placed: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    conf_source: str = ""
+    refused: list[explain.Refusal] = field(default_factory=list)   # candidates refused, when it waits
+    steps: list[str] = field(default_factory=list)     # why an action did nothing for the job as a whole
+    lacks: str = ""                                    # what it needs against what it may use
 
 
 def _quantity(value: Decimal) -> str:
     return format(value.normalize(), "f")
 
 
-def workload_objects(workload: Workload, namespace: str, queue: str | None) -> list[dict]:
-    """A PodGroup and pending Pods for a workload, as Volcano's job controller creates them."""
-    name = workload.name
-    group: dict[str, Any] = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-                             "metadata": {"name": name, "namespace": namespace},
-                             "spec": {"minMember": workload.min_member, "queue": queue or workload.queue or "default"},
-                             "status": {"phase": "Pending"}}
-    if workload.priority_class:
-        group["spec"]["priorityClassName"] = workload.priority_class
-    minres = workload.min_resources()
-    if minres:
-        group["spec"]["minResources"] = {k: _quantity(v) for k, v in minres.items()}
-    pods = []
-    for s, pod_set in enumerate(workload.sets):
-        for i in range(pod_set.count):
-            pod = {"apiVersion": "v1", "kind": "Pod",
-                   "metadata": {"name": f"{name}-{pod_set.name or s}-{i}", "namespace": namespace,
-                                "annotations": {"scheduling.k8s.io/group-name": name}},
-                   "spec": {"containers": [{"name": "main", "resources": {
-                       "requests": {k: _quantity(v) for k, v in pod_set.requests.items()}}}]},
-                   "status": {"phase": PENDING}}
-            if workload.priority_class:
-                pod["spec"]["priorityClassName"] = workload.priority_class
-            pods.append(pod)
-    return [group, *pods]
+def submitted(path: Path, shown: str, queue: str | None, context: list[dict] | None = None,
+              context_name: str = "the cluster") -> tuple[list[tuple[str, dict]], list[str]]:
+    """The submitted objects and the names of the PodGroups they make (``submit.py``)."""
+    return submit.submitted(path, shown, queue, context or [], context_name)
 
 
-def submitted(path: Path, shown: str, queue: str | None) -> tuple[list[tuple[str, dict]], list[str]]:
-    """The submitted objects and the names of the PodGroups they make."""
-    out: list[tuple[str, dict]] = []
-    groups: list[str] = []
-    for where, obj in read_objects(path, shown):
-        if is_kind(obj, "Job", "batch.volcano.sh"):
-            reader = Reader(shown, where)
-            try:
-                workload = volcano_job(reader, obj)
-            except Unknown as exc:
-                raise InputError(shown, where, str(exc)) from None
-            namespace = str(meta(obj).get("namespace") or "default")
-            objs = workload_objects(workload, namespace, queue)
-            out += [(where, o) for o in objs]
-            groups.append(f"{namespace}/{workload.name}")
-        elif is_kind(obj, "PodGroup", "scheduling.volcano.sh"):
-            obj = json.loads(json.dumps(obj))
-            if queue:
-                obj.setdefault("spec", {})["queue"] = queue
-            obj.setdefault("status", {})["phase"] = "Pending"
-            out.append((where, obj))
-            groups.append(f"{meta(obj).get('namespace') or 'default'}/{meta(obj).get('name')}")
-        elif is_kind(obj, "Pod", ""):
-            out.append((where, obj))
-        else:
-            raise InputError(shown, f"{where}: kind", f"expected a Volcano Job, a PodGroup or a Pod, got "
-                             f"{obj.get('kind')!r}")
-    if not groups:
-        raise InputError(shown, "", "nothing to submit: expected a Volcano Job, or a PodGroup with its Pods")
-    return out, groups
+def scheduler_conf(objects: list[dict], text: str | None, shown: str) -> tuple[dict, str, list[str]]:
+    """The conf to run, where it came from, and notes: the given text (the conf, its ConfigMap's YAML
+    or the chart's values), else the one among the objects (a release's, or the ConfigMap the
+    scheduler mounts), else the chart's default conf at the pinned tag. One reader with placement
+    (``modules.semantics.scheduler_conf``)."""
+    found = read_conf_text(text, shown) if text is not None else from_objects(objects, shown)
+    if found is None:
+        found = chart_default()
+        return found.conf, found.source, [f"no scheduler conf in {shown}: running {found.source}"]
+    return found.conf, found.source, list(found.notes)
 
 
-def scheduler_conf(objects: list[dict], text: str | None, shown: str) -> tuple[dict, str]:
-    """The conf to run: the given text, else the one in effect among the objects, else the chart's
-    default."""
-    source = "the chart's default volcano-scheduler.conf"
-    if text is None:
-        found = conf_in_effect(objects)
-        if found is not None and not found.uses_default:
-            text, source = found.text, f"{found.path} of {meta(found.obj).get('name')}"
-    if text is None:
-        return DEFAULT_CONF, source
-    conf, problem = parse_conf(text)
-    if conf is None:
-        raise InputError(shown, "volcano-scheduler.conf", f"the scheduler configuration {problem}")
-    return conf, source
+def _topology(objects: list, new: list, job, conf: dict, shown: str, ssn: Session, result: WhatIf):
+    """The topology-aware model's view of the submitted gang (``whatif_topology``), and its
+    gang-eviction domains set on the session; None without HyperNodes or network-topology-aware."""
+    if "network-topology-aware" not in ssn.names:
+        return None
+    topo = whatif_topology.view(objects, new, job.uid, conf, shown)
+    if topo is None:
+        return None
+    if topo.enforced and topo.placed is None:
+        result.notes.append(f"allocate (topology-aware, as simulate places it): {topo.reason}")
+    allocatable = {name: node.allocatable for name, node in ssn.nodes.items()}
+    ssn.domains = lambda j, action: whatif_topology.eviction_domains(
+        conf, action, topo.hard_tier, j.min_resources, topo.hypernodes, allocatable) if j is job else None
+    return topo
+
+
+def _fits_on(ssn: Session, tasks: list, where: dict[str, str]) -> dict[str, str] | None:
+    """The topology-aware placement, held to the queue: every task on its node, within its queue's
+    allocatable; None when the queue refuses one."""
+    ops: list = []
+    placed: dict[str, str] = {}
+    for task in tasks:
+        node = where.get(task.uid)
+        if node not in ssn.nodes or not ssn.allocatable(ssn.queues[ssn.jobs[task.job].queue], task):
+            ssn.discard(ops)
+            return None
+        ssn.pipeline(ops, task, node)
+        placed[task.uid] = node
+    ssn.discard(ops)
+    return placed
 
 
 def _fits_idle(ssn: Session, tasks: list, chosen: dict) -> dict[str, str] | None:
@@ -134,9 +108,10 @@ def _fits_idle(ssn: Session, tasks: list, chosen: dict) -> dict[str, str] | None
     its queue? First fit by node name, all or nothing."""
     ops: list = []
     placed: dict[str, str] = {}
+    cursors: dict = {}
     for task in tasks:
         queue = ssn.queues[ssn.jobs[task.job].queue]
-        node = next((n for n in cycle._nodes_for(ssn, task, chosen) if r_le(task.resreq, n.future_idle())), None)
+        node = cycle.first_fit(task, cycle._nodes_for(ssn, task, chosen), cursors)
         if node is None or not ssn.allocatable(queue, task):
             ssn.discard(ops)
             return None
@@ -190,6 +165,10 @@ def what_if(objects: list[tuple[str, dict]], new: list[tuple[str, dict]], groups
     for t in pending:
         need = r_add(need, t.resreq)
     placed = _fits_idle(ssn, pending, chosen)
+    topo = _topology(objects, new, job, conf, shown, ssn, result) if placed is not None or \
+        any(a in walk_model.GANG_EVICTION for a in actions) else None
+    if topo is not None and topo.enforced and placed is not None:
+        placed = _fits_on(ssn, pending, topo.placed) if topo.placed is not None else None
     if placed is not None and "allocate" in actions:
         result.outcome, result.placed = "fits", placed
         result.reason = f"allocate places its {len(pending)} pods in idle room ({show_res(need)}); nothing is evicted"
@@ -199,6 +178,13 @@ def what_if(objects: list[tuple[str, dict]], new: list[tuple[str, dict]], groups
         result.reason = (f"its pods ({show_res(need)}) do not fit the idle room and the conf runs no eviction "
                          "action (preempt, reclaim, gangpreempt, gangreclaim): it waits")
         return result
+    _evict(ssn, job, chosen, evicting, pending, need, result)
+    return result
+
+
+def _evict(ssn: Session, job, chosen: dict, evicting: list[str], pending: list, need: dict, result: WhatIf) -> None:
+    """Run the conf's eviction actions; the evictions made for the job, or why none was."""
+    explain.enable(ssn)
     for action in evicting:
         cycle.ACTIONS[action](ssn, chosen)
     ours = {t.uid for t in job.tasks}
@@ -208,17 +194,28 @@ def what_if(objects: list[tuple[str, dict]], new: list[tuple[str, dict]], groups
         result.notes.append(f"the same cycle also evicts {len(others)} pod(s) for other pending jobs")
     result.placed = {t: n for t, n in ssn.pipelined.items() if t in ours}
     if result.evictions:
+        acted = [a for a in evicting if any(e.action == a for e in result.evictions)]
         result.outcome = "evicts"
-        result.reason = (f"{', '.join(evicting)} evict {len(result.evictions)} pod(s) of "
-                         f"{len({e.job for e in result.evictions})} job(s) to make room")
-    else:
-        result.reason = (f"its pods ({show_res(need)}) do not fit the idle room and {', '.join(evicting)} find no "
-                         "victims the tier walk allows: it waits")
-    return result
+        result.reason = (f"{', '.join(acted)} evict{'s' if len(acted) == 1 else ''} {len(result.evictions)} pod(s) "
+                         f"of {len({e.job for e in result.evictions})} job(s) to make room")
+        return
+    result.reason = (f"its pods ({show_res(need)}) do not fit the idle room and {', '.join(evicting)} find no "
+                     "victims the tier walk allows: it waits")
+    result.refused = sorted(explain.refusals(ssn), key=lambda r: (r.job, r.action, r.pod))
+    result.steps = explain.steps_of(ssn, job.uid)
+    left = [t for t in job.tasks if t.status == "Pending"] or pending
+    allowed = [t for t in ssn.allowed.values() if t.status != "Releasing"]
+    result.lacks = explain.lacks(ssn, left, lambda t: cycle._nodes_for(ssn, t, chosen), allowed)
+    queue = ssn.queues[job.queue]
+    if left and not ssn.allocatable(queue, left[0]):
+        result.steps.append(f"allocatable: queue {queue.name} may not allocate {left[0].uid} on top of what it runs "
+                            "(capacity's capability, or proportion's deserved share): the queue, not the room, "
+                            "keeps it pending")
 
 
 def text_report(w: WhatIf) -> str:
     lines = [f"what if {w.job} is submitted into queue {w.queue} on {w.cluster}",
+             *([f"scheduler conf: {w.conf_source}"] if w.conf_source else []),
              f"actions: {', '.join(w.actions)}", f"outcome: {w.outcome}: {w.reason}"]
     groups: dict[tuple, list[Eviction]] = {}
     for e in w.evictions:
@@ -231,6 +228,7 @@ def text_report(w: WhatIf) -> str:
         shown += f" and {len(evs) - 3} more" if len(evs) > 3 else ""
         lines.append(f"  {job} (queue {queue}): {len(evs)} pod(s) on {len({e.node for e in evs})} node(s) ({shown})")
         lines.append(f"    by {action}, chosen by {where} of {walk_model.WALK[action]}: {evs[0].why}")
+    lines += _refused_lines(w)
     if w.placed:
         nodes = sorted(set(w.placed.values()))
         lines.append(f"its {len(w.placed)} pod(s) go to {len(nodes)} node(s): {', '.join(nodes[:8])}"
@@ -240,13 +238,34 @@ def text_report(w: WhatIf) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _refused_lines(w: WhatIf) -> list[str]:
+    """The candidates refused, per job and refusal, and what the job lacks."""
+    lines: list[str] = []
+    groups: dict[tuple, list[explain.Refusal]] = {}
+    for r in w.refused:
+        groups.setdefault((r.job, r.queue, r.action, r.tier, r.plugin, r.reason), []).append(r)
+    if groups:
+        lines.append("candidates refused (per job; JSON lists every pod):")
+    for (job, queue, action, tier, plugin, reason), rs in groups.items():
+        by = f"{action}, tier {tier}, plugin {plugin}" if tier is not None else f"{action} itself"
+        lines.append(f"  {job} (queue {queue}): {len(rs)} pod(s) refused by {by}: {reason}")
+    lines += [f"  {step}" for step in w.steps]
+    if w.lacks:
+        lines.append(f"what it lacks: {w.lacks}")
+    return lines
+
+
 def json_report(w: WhatIf) -> str:
     return json.dumps({
-        "cluster": w.cluster, "job": w.job, "queue": w.queue, "actions": w.actions, "outcome": w.outcome,
+        "cluster": w.cluster, "job": w.job, "queue": w.queue, "conf": w.conf_source, "actions": w.actions,
+        "outcome": w.outcome,
         "reason": w.reason, "placed": dict(sorted(w.placed.items())), "notes": w.notes,
         "evictions": [{"pod": e.task, "job": e.job, "queue": e.queue, "node": e.node, "action": e.action,
                        "tier": None if e.tier is None else e.tier + 1, "plugins": list(e.plugins),
                        "preemptor": e.preemptor, "why": e.why} for e in w.evictions],
+        "refused": [{"pod": r.pod, "job": r.job, "queue": r.queue, "node": r.node, "action": r.action,
+                     "tier": r.tier, "plugin": r.plugin, "reason": r.reason} for r in w.refused],
+        "steps": w.steps, "lacks": w.lacks,
     }, indent=2) + "\n"
 
 
@@ -261,7 +280,7 @@ def bundle_objects(bundle) -> list[dict]:
 
 
 def fabric_nodes(fabric) -> list[dict]:
-    """A Node per fabric node, allocating what its pool declares."""
+    """A Node per fabric node, allocating what its pool declares, with its pool's labels and taints."""
     out = []
     for name, node in fabric.nodes.items():
         pool = node.pool
@@ -269,20 +288,30 @@ def fabric_nodes(fabric) -> list[dict]:
         if pool.gpus:
             alloc[pool.gpu_resource] = str(pool.gpus)
         alloc.update({k: str(v) for k, v in pool.resources.items()})
-        out.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": dict(node.labels)},
-                    "status": {"allocatable": alloc}})
+        obj = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": dict(node.labels)},
+               "status": {"allocatable": alloc}}
+        if pool.taints:       # the pool's taints: the predicates keep pods that do not tolerate them off
+            obj["spec"] = {"taints": [dict(t) for t in pool.taints]}
+        out.append(obj)
     return out
 
 
-def _queue_and_priority(obj: dict) -> tuple[str, str | None]:
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
-    marks = {**(meta(obj).get("annotations") or {}), **(meta(obj).get("labels") or {})}
-    queue = spec.get("queue") or marks.get("scheduling.volcano.sh/queue-name") or "default"
-    return str(queue), spec.get("priorityClassName")
+def _queue_and_priority(obj: dict, context: list[dict]) -> tuple[str, str | None]:
+    """A running workload's queue and PriorityClass as the semantic reader gives them (a TrainJob's
+    from its runtime, a Deployment's from its pod template's queue annotation)."""
+    from modules.semantics.workloads import Unknown, workload_of
+    try:
+        workload = workload_of(obj, context)
+    except Unknown:
+        workload = None
+    if workload is None:
+        return "default", None
+    return workload.queue or "default", workload.priority_class
 
 
-def running_objects(result, path: Path, shown: str) -> list[tuple[str, dict]]:
-    """The jobs the topology-aware model placed, as Running PodGroups and Pods on their nodes."""
+def running_objects(result, path: Path, shown: str, context: list[dict] | None = None) -> list[tuple[str, dict]]:
+    """The jobs the topology-aware model placed, as Running PodGroups and Pods on their nodes.
+    ``context``: the stack's objects (runtimes, PriorityClasses)."""
     from modules.core import yamlio
     docs = [d for d in yamlio.load_all(yamlio.read_text(path, shown), shown) if isinstance(d, dict)]
     by_name = {str(meta(d).get("name")): d for d in docs}
@@ -292,7 +321,7 @@ def running_objects(result, path: Path, shown: str) -> list[tuple[str, dict]]:
         if not outcome.placed:
             continue
         obj = by_name.get(job.name, {})
-        queue, priority = _queue_and_priority(obj)
+        queue, priority = _queue_and_priority(obj, docs + (context or []))
         namespace = str(meta(obj).get("namespace") or "default")
         where = f"{shown}: {job.name}"
         group = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",

@@ -40,11 +40,13 @@ def on_snapshot(args: argparse.Namespace, shown: str) -> int:
     if not any(is_kind(o, "Queue", "scheduling.volcano.sh") for _, o in objects):
         raise InputError(shown, "", "no Queue in the snapshot (add kubectl get queues.scheduling.volcano.sh -o yaml): "
                          "Volcano drops every job whose queue is missing, so no eviction can be judged")
-    new, groups = whatif.submitted(Path(args.submit), args.submit, args.queue)
+    cluster = [o for _, o in objects]
+    new, groups = whatif.submitted(Path(args.submit), args.submit, args.queue, cluster, f"the snapshot {shown}")
     text = read_text(Path(args.scheduler_conf), args.scheduler_conf) if args.scheduler_conf else None
-    conf, _ = whatif.scheduler_conf([o for _, o in objects], text, args.scheduler_conf or shown)
-    return _print(whatif.what_if(objects, new, groups, conf, f"snapshot {shown}", args.submit, shown),
-                  args.format)
+    conf, source, notes = whatif.scheduler_conf(cluster, text, args.scheduler_conf or shown)
+    result = whatif.what_if(objects, new, groups, conf, f"snapshot {shown}", args.submit, shown)
+    result.conf_source, result.notes = source, notes + result.notes
+    return _print(result, args.format)
 
 
 def on_stack(args: argparse.Namespace, stack) -> int:
@@ -62,9 +64,11 @@ def on_stack(args: argparse.Namespace, stack) -> int:
         jobs = load_workloads(Path(args.workloads), args.workloads, bundle.fabric,
                               runtimes_in(r.obj for r in bundle.resources), stack.name, warnings)
         placed = simulate(bundle.fabric, jobs, settings=settings_from_bundle(bundle))
-        objects += whatif.running_objects(placed, Path(args.workloads), args.workloads)
-    new, groups = whatif.submitted(Path(args.submit), args.submit, args.queue)
-    conf, _ = whatif.scheduler_conf(stack_objects, None, stack.name)
+        objects += whatif.running_objects(placed, Path(args.workloads), args.workloads, stack_objects)
+    new, groups = whatif.submitted(Path(args.submit), args.submit, args.queue, stack_objects, f"stack {stack.name}")
+    conf, source, notes = whatif.scheduler_conf(stack_objects, None, f"stack {stack.name}")
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    return _print(whatif.what_if(objects, new, groups, conf, f"stack {stack.name}", args.submit), args.format)
+    result = whatif.what_if(objects, new, groups, conf, f"stack {stack.name}", args.submit)
+    result.conf_source, result.notes = source, notes + result.notes
+    return _print(result, args.format)

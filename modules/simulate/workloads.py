@@ -30,7 +30,9 @@ from modules.semantics.podspec import pod_requests as semantic_pod_requests
 from modules.semantics.workloads import PodSet, Unknown, Workload, priority_values, trainer_workload, workload_of
 from modules.semantics.workloads import volcano_job as semantic_volcano_job
 
-from .jobs import Job, Partition, Pod
+from modules.semantics.volcano import effective_constraints, enforced_spec, job_constraint
+
+from .jobs import Job, Partition, Pod, Topology
 
 VOLCANO_GROUP = "batch.volcano.sh"
 TRAINER_GROUP = "trainer.kubeflow.org"
@@ -71,10 +73,20 @@ def pod_names(workload: Workload, pod_set: PodSet) -> list[str]:
     return [f"{name}-{i}" for i in range(pod_set.count)]
 
 
-def job_from(workload: Workload, doc: Reader, gpu_resources: set[str]) -> Job:
+def topology_of_object(obj: dict, objects: Iterable[dict] = ()) -> Topology | None:
+    """The job-level network topology Volcano enforces for ``obj``, read by the same function as the
+    rules (``modules.semantics.volcano``): its own networkTopology, its runtime's (TrainJobs, among
+    ``objects``), or its pod template's ``volcano.sh/network-topology-*`` annotations."""
+    spec = enforced_spec(job_constraint(effective_constraints(obj, objects)))
+    return None if spec is None else Topology(*spec)
+
+
+def job_from(workload: Workload, doc: Reader, gpu_resources: set[str], obj: dict | None = None,
+             objects: Iterable[dict] = ()) -> Job:
     """The simulator's Job for a workload: every pod with its node-fit requests, the gang, the
     PodGroup's minResources where it differs from the gang's node-fit total (limits-only containers).
-    Pods are counted against the file's budget before they are built."""
+    Pods are counted against the file's budget before they are built. With ``obj`` (the object the
+    workload was read from), the topology is ``topology_of_object``'s."""
     pods: list[Pod] = []
     firsts: list[int] = []
     for pod_set in workload.sets:
@@ -94,7 +106,8 @@ def job_from(workload: Workload, doc: Reader, gpu_resources: set[str]) -> Job:
     # Without one the scheduler sums the first minAvailable pods in list (spec) order; keep the
     # gang's own where its pods differ (a Volcano Job's priority order and task minAvailable).
     fit = workload.first_pods().total()
-    return Job(workload.name, workload.kind, pods, workload.min_member, workload.topology, partitions, doc.where,
+    topology = workload.topology if obj is None else topology_of_object(obj, objects)
+    return Job(workload.name, workload.kind, pods, workload.min_member, topology, partitions, doc.where,
                min_resources=min_resources if min_resources != fit else None)
 
 
@@ -109,7 +122,7 @@ def _count_path(workload: Workload, pod_set: PodSet) -> str:
 
 def volcano_job(doc: Reader, obj: dict, gpu_resources: set[str], priorities: Mapping[str, int] | None = None) -> Job:
     """``priorities``: the PriorityClass values given alongside (they order the tasks in minResources)."""
-    return job_from(semantic_volcano_job(doc, obj, priorities=priorities), doc, gpu_resources)
+    return job_from(semantic_volcano_job(doc, obj, priorities=priorities), doc, gpu_resources, obj)
 
 
 def runtimes_in(objects: Iterable[dict]) -> dict[tuple[str, str | None, str], dict]:
@@ -145,7 +158,7 @@ def train_job(doc: Reader, obj: dict, runtimes: Mapping, gpu_resources: set[str]
         workload = trainer_workload(rdoc, obj, runtime, job_reader=doc)
     except Unknown as exc:        # unreachable in strict mode: the reader raised already
         raise rdoc.error("spec.template.spec.replicatedJobs", str(exc)) from None
-    return job_from(workload, doc, gpu_resources)
+    return job_from(workload, doc, gpu_resources, obj, [runtime])
 
 
 def other_workload(doc: Reader, obj: dict, gpu_resources: set[str]) -> Job | None:
@@ -161,7 +174,7 @@ def other_workload(doc: Reader, obj: dict, gpu_resources: set[str]) -> Job | Non
         return None
     if not workload.pods:
         raise doc.error("spec", "the workload has no pods")
-    return job_from(workload, doc, gpu_resources)
+    return job_from(workload, doc, gpu_resources, obj)
 
 
 # --- files --------------------------------------------------------------------------------------

@@ -1,18 +1,16 @@
 """Topology constraints must name real tiers and must be satisfiable on the fabric."""
 from __future__ import annotations
 
-import dataclasses
 from typing import Iterator
 
 from modules.semantics.capacity import (counted, not_counted_note, pods_per_node, reachable_pool_counts,
                                        smallest_fitting_domain)
 
-from ..framework import (MANDATORY, CheckContext, Finding, NotChecked, Rule, annotations, meta,
-                         resource_id, where)
+from ..framework import (MANDATORY, CheckContext, Finding, NotChecked, Rule, annotations, resource_id, where)
 from ..k8s import add, show_resources
 from modules.semantics.volcano import (MODE_ANNOTATION, TIER_ANNOTATION, Constraint, Tiers, constraints,
-                                       tiers_of)
-from modules.semantics.workloads import Gang, PodSet, Unknown, find_runtime, gang_of, gangs_of
+                                       effective_constraints, job_constraint, tiers_of)
+from modules.semantics.workloads import Gang, PodSet, Unknown, gang_of, gangs_of
 
 TIER_EXISTS = "topology-tier-exists"
 SATISFIABLE = "topology-satisfiable"
@@ -20,10 +18,6 @@ SATISFIABLE = "topology-satisfiable"
 
 def _tier_text(tiers: Tiers) -> str:
     return f"tiers {tiers.lowest}-{tiers.highest} ({tiers.describe()}, from {' and '.join(tiers.sources)})"
-
-
-def _job_constraint(found: list[Constraint]) -> Constraint | None:
-    return next((c for c in found if c.scope in ("job", "runtime", "pod annotations")), None)
 
 
 def resolve_tier(c: Constraint, tiers: Tiers) -> int | None:
@@ -111,7 +105,7 @@ def _topology_tier_exists(objects: list[dict], ctx: CheckContext) -> Iterator[Fi
             yield NotChecked(f"{resource_id(obj)}: the stack has no fabric, HyperNodes or discovery configuration, "
                              "so its tiers are unknown", obj=obj)
             continue
-        job = _job_constraint(found)
+        job = job_constraint(found)
         for c in found:
             for finding in _check_constraint(obj, c, tiers, job):
                 yield Finding(finding.path, finding.message, obj=obj)
@@ -216,18 +210,6 @@ def _beyond_cluster(obj: dict, every: list[dict], fabric, whole: dict[str, int],
         f"{where(obj, 'spec')}: its gang of {gang.pods} pod(s) ({gang.how}: {sizes}) does not fit on the whole "
         f"cluster ({len(fabric.nodes)} nodes, {fabric.total_gpus} GPUs, even empty): Volcano admits a gang only "
         "when all its minimum members can run, so the job stays Pending forever. Shrink the gang or its pods."))
-
-
-def effective_constraints(obj: dict, every: list[dict]) -> list[Constraint]:
-    """An object's constraints; a TrainJob inherits its runtime's (it cannot set its own)."""
-    if obj.get("kind") == "TrainJob":
-        runtime = find_runtime(obj, every)
-        if runtime is None:
-            return []
-        name = f"{runtime.get('kind')} {meta(runtime).get('name')!r}"
-        return [dataclasses.replace(c, path="spec.runtimeRef", origin=f"{name} at {c.path}")
-                for c in constraints(runtime)]
-    return constraints(obj)
 
 
 def _topology_satisfiable(objects: list[dict], ctx: CheckContext) -> Iterator[Finding | NotChecked]:

@@ -106,7 +106,13 @@ def test_exactly_the_cases_not_listed_as_divergent_reproduce(outcome):
 
 def test_report_shape(outcome, cases):
     report, _ = outcome
-    assert set(report) == {"cases", "reproduced", "case_names", "divergent", "by_upstream_test"}
+    assert set(report) == {"cases", "reproduced", "case_names", "divergent", "by_upstream_test", "simulator",
+                           "harness_only", "ours"}
+    # the PickDomainsFromGradients cases run the function the what-if's gang eviction calls (no
+    # harness-only code is left to report apart)
+    from modules.simulate import fidelity_actions, whatif_topology
+    assert fidelity_actions.pick_domains is whatif_topology.pick_domains
+    assert report["harness_only"]["cases"] == 0 and report["simulator"]["cases"] == report["cases"]
     assert report["cases"] == len(cases) and report["case_names"] == [c.name for c in cases]
     by_test = report["by_upstream_test"]
     assert sum(t["cases"] for t in by_test.values()) == report["cases"]

@@ -146,16 +146,23 @@ def test_stack_what_if_runs_the_rendered_conf(tmp_path):
                                                      "priorityClassName": "training-default",
                                                      "tasks": [{**SUBMIT["spec"]["tasks"][0], "replicas": 4}]}}))
     job = tmp_path / "job.yaml"
-    job.write_text(yaml.safe_dump(SUBMIT))
+    tolerating = json.loads(json.dumps(SUBMIT))       # prod's GPU pools are tainted nvidia.com/gpu=present
+    tolerating["spec"]["tasks"][0]["template"]["spec"]["tolerations"] = [
+        {"key": "nvidia.com/gpu", "operator": "Exists"}]
+    job.write_text(yaml.safe_dump(tolerating))
     out = run("simulate", "prod", "--workloads", str(running_file), "--submit", str(job), "--format", "json")
     assert out.code == 0, out.err
     report = json.loads(out.out)
     assert report["cluster"] == "stack prod" and report["outcome"] == "fits"
     assert "gangreclaim" in report["actions"]
+    job.write_text(yaml.safe_dump(SUBMIT))            # without the toleration no node takes it
+    report = json.loads(run("simulate", "prod", "--submit", str(job), "--format", "json").out)
+    assert report["outcome"] == "pending" and "the 0 of 1024 node(s) its pods may use" in report["lacks"]
 
 
 @pytest.mark.parametrize("doc, message", [
-    ({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "x"}}, "expected a Volcano Job, a PodGroup or a Pod"),
+    ({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "x"}},
+     "expected a Volcano Job, a TrainJob, a PyTorchJob"),
     ({"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "x"}, "spec": {"tasks": "no"}},
      "tasks"),
 ])

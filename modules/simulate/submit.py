@@ -1,0 +1,152 @@
+"""What ``simulate --submit FILE`` submits: every training kind, read by the same semantic reader the
+rules use (``modules.semantics.workloads.workload_of``), turned into the PodGroup and pending Pods
+the kind's controller creates, keeping what Volcano's predicates read of each pod template
+(nodeSelector, affinity, tolerations) and the job's network topology
+(``modules.semantics.volcano``, as the rules read it).
+
+* Volcano Jobs (``batch.volcano.sh``): the job controller's PodGroup (minMember: minAvailable;
+  minTaskMember: each task's minAvailable as the webhook defaults it, ``getMinTaskMember``).
+* TrainJobs (``trainer.kubeflow.org``): through their (Cluster)TrainingRuntime, from the submission
+  file, the snapshot or the stack (numNodes, resourcesPerNode, podGroupPolicy, network topology);
+  a runtime that is in none of them is an input error.
+* Training Operator v1 jobs (PyTorchJob, ``kubeflow.org``): the PodGroup the operator creates
+  (``runPolicy.schedulingPolicy``: minAvailable, queue, priorityClass).
+* Deployments, StatefulSets, ReplicaSets: the PodGroup Volcano's PodGroup controller creates
+  (``scheduling.volcano.sh/group-min-member``; pod-template ``volcano.sh/network-topology-*``).
+* PodGroups with their Pods, as written.
+"""
+from __future__ import annotations
+
+import copy
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Iterable
+
+from modules.core.errors import InputError
+from modules.semantics.podspec import Reader
+from modules.semantics.shapes import as_dict, is_kind, meta, pod_templates
+from modules.semantics.workloads import (RUNTIME_KINDS, Unknown, Workload, find_runtime, priority_values,
+                                         runtime_ref_name, workload_of)
+
+from .eviction import GROUP_ANNOTATION, PENDING, TASK_SPEC
+from .snapshot import read_objects
+from .workloads import pod_names, topology_of_object
+
+KINDS = ("a Volcano Job, a TrainJob, a PyTorchJob, a Deployment, StatefulSet or ReplicaSet (Volcano's PodGroup "
+         "controller groups its pods), or a PodGroup with its Pods")
+PREDICATE_FIELDS = ("nodeSelector", "affinity", "tolerations", "priorityClassName", "schedulerName",
+                    "preemptionPolicy")
+NOT_SUBMITTED = ("JobSet", "CronJob", "Service", "ConfigMap")
+
+
+def _quantity(value: Decimal) -> str:
+    return format(value.normalize(), "f")
+
+
+def _template_specs(obj: dict) -> dict[str, dict]:
+    """Pod spec path -> pod spec, for every pod template ``obj`` carries."""
+    return {f"{path}.spec" if path else "spec": as_dict(t.get("spec")) for path, t in pod_templates(obj)}
+
+
+def _topology(obj: dict, context: list[dict]) -> dict | None:
+    topology = topology_of_object(obj, context)
+    if topology is None:
+        return None
+    out: dict[str, Any] = {"mode": topology.mode}
+    if topology.tier is not None:
+        out["highestTierAllowed"] = topology.tier
+    if topology.tier_name is not None:
+        out["highestTierName"] = topology.tier_name
+    return out
+
+
+def workload_objects(workload: Workload, obj: dict, context: list[dict], queue: str | None) -> list[dict]:
+    """The PodGroup and pending Pods a workload's controller creates for it."""
+    name = workload.name
+    namespace = workload.namespace or "default"
+    group: dict[str, Any] = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+                             "metadata": {"name": name, "namespace": namespace},
+                             "spec": {"minMember": workload.min_member, "queue": queue or workload.queue or "default"},
+                             "status": {"phase": "Pending"}}
+    if workload.priority_class:
+        group["spec"]["priorityClassName"] = workload.priority_class
+    minres = workload.min_resources()
+    if minres:
+        group["spec"]["minResources"] = {k: _quantity(v) for k, v in minres.items()}
+    topology = _topology(obj, context)
+    if topology is not None:
+        group["spec"]["networkTopology"] = topology
+    if workload.kind == "Job" and workload.task_order:   # the job controller's minTaskMember (task minAvailable)
+        group["spec"]["minTaskMember"] = {pod_set.name: own for pod_set, (own, _) in zip(workload.sets,
+                                                                                         workload.task_order)}
+    specs = _template_specs(obj)
+    runtime = find_runtime(obj, context) if obj.get("kind") == "TrainJob" else None
+    if runtime is not None:
+        specs.update({k: v for k, v in _template_specs(runtime).items() if k not in specs})
+    classes = priority_values(context)
+    pods = []
+    for pod_set in workload.sets:
+        template = specs.get(pod_set.path, {})
+        spec: dict[str, Any] = {k: copy.deepcopy(template[k]) for k in PREDICATE_FIELDS if k in template}
+        if workload.priority_class:
+            spec.setdefault("priorityClassName", workload.priority_class)
+        if isinstance(classes.get(spec.get("priorityClassName")), int):
+            spec["priority"] = classes[spec["priorityClassName"]]     # what admission resolves
+        spec["containers"] = [{"name": "main", "resources": {
+            "requests": {k: _quantity(v) for k, v in pod_set.requests.items()}}}]
+        for pod_name in pod_names(workload, pod_set):
+            notes = {GROUP_ANNOTATION: name}
+            if workload.kind == "Job":
+                notes[TASK_SPEC] = pod_set.name
+            pods.append({"apiVersion": "v1", "kind": "Pod",
+                         "metadata": {"name": pod_name, "namespace": namespace, "annotations": notes},
+                         "spec": copy.deepcopy(spec), "status": {"phase": PENDING}})
+    return [group, *pods]
+
+
+def _read_workload(obj: dict, where: str, shown: str, context: list[dict], context_name: str) -> Workload:
+    kind = str(obj.get("kind"))
+    if kind == "TrainJob" and find_runtime(obj, context) is None:
+        raise InputError(shown, f"{where}: spec.runtimeRef", f"{runtime_ref_name(obj)} is not in {context_name} "
+                         "or the submission file "
+                         "(add kubectl get clustertrainingruntimes,trainingruntimes -A -o yaml to the snapshot)")
+    if kind in NOT_SUBMITTED or kind in RUNTIME_KINDS:
+        raise InputError(shown, f"{where}: kind", f"expected {KINDS}, got {kind!r}")
+    try:
+        workload = workload_of(obj, context, Reader(shown, where))
+    except Unknown as exc:
+        raise InputError(shown, where, str(exc)) from None
+    if workload is None:
+        raise InputError(shown, f"{where}: kind", f"expected {KINDS}, got {kind!r}")
+    if not workload.pods:
+        raise InputError(shown, f"{where}: spec", "the workload has no pods to submit")
+    return workload
+
+
+def submitted(path: Path, shown: str, queue: str | None, context: Iterable[dict] = (),
+              context_name: str = "the cluster") -> tuple[list[tuple[str, dict]], list[str]]:
+    """The submitted objects (PodGroups and Pods) and the PodGroups they make, ``namespace/name``.
+    ``context``: the cluster's objects (a TrainJob's runtime, PriorityClasses)."""
+    docs = read_objects(path, shown)
+    context = [o for _, o in docs] + [o for o in context if isinstance(o, dict)]
+    out: list[tuple[str, dict]] = []
+    groups: list[str] = []
+    for where, obj in docs:
+        if is_kind(obj, "PodGroup", "scheduling.volcano.sh"):
+            obj = copy.deepcopy(obj)
+            if queue:
+                obj.setdefault("spec", {})["queue"] = queue
+            obj.setdefault("status", {})["phase"] = "Pending"
+            out.append((where, obj))
+            groups.append(f"{meta(obj).get('namespace') or 'default'}/{meta(obj).get('name')}")
+        elif is_kind(obj, "Pod", ""):
+            out.append((where, obj))
+        elif obj.get("kind") in RUNTIME_KINDS:
+            continue          # a runtime given alongside its TrainJob
+        else:
+            workload = _read_workload(obj, where, shown, context, context_name)
+            out += [(where, o) for o in workload_objects(workload, obj, context, queue)]
+            groups.append(f"{workload.namespace or 'default'}/{workload.name}")
+    if not groups:
+        raise InputError(shown, "", f"nothing to submit: expected {KINDS}")
+    return out, groups
