@@ -515,6 +515,51 @@ class Cluster:
             ordered = self._sorted_nodes[g] = sorted(self.g_nodes[g])
         return list(ordered), []
 
+    def _near_context(self, root: int, near: int | None,
+                      running: Sequence[int]) -> tuple[set[int], dict[int, int], set[int]]:
+        """The network-topology-aware plugin's view of a partly running job: the HyperNodes holding
+        ``near`` (its allocated HyperNode), its running tasks per HyperNode, and the groups known to
+        be below ``near`` (``root`` when it is)."""
+        near_chain: set[int] = set()
+        tasks: dict[int, int] = {}
+        under: set[int] = set()
+        if near is None:
+            return near_chain, tasks, under
+        g = near
+        while g is not None:
+            near_chain.add(g)
+            g = self.g_parent[g]
+        for n in running:
+            for g in self.node_chain[n]:
+                tasks[g] = tasks.get(g, 0) + 1
+        g = root
+        while g is not None:
+            if g == near:
+                under.add(root)
+                break
+            g = self.g_parent[g]
+        return near_chain, tasks, under
+
+    def _leaf_order(self, g: int, scope: int, remaining: list[int], uniform: Need | None, alike: int,
+                    fractional: bool, floors: dict[int, int], set_aside: dict[int, list[int]]) -> list[int]:
+        """The nodes of leaf ``g`` in the order ``node_order`` offers them (see there); the nodes alike
+        pods set aside go to ``set_aside[scope]``."""
+        if uniform:
+            if fractional and scope not in floors:
+                floors[scope] = self.sliver_floor(scope, uniform, alike)
+            if self.g_idle[g] == len(self.g_nodes[g]) and self.g_pool_alloc[g] is not None:
+                plan, low = self.idle_leaf_plan(g, uniform, floors.get(scope, 1))
+            else:
+                plan, low = self.leaf_plan(self.g_nodes[g], uniform, alike, floors.get(scope, 1))
+            set_aside.setdefault(scope, []).extend(low)
+            return plan
+        keyed = []
+        for n in self.g_nodes[g]:
+            packing = self.node_packing(n)
+            keyed.append((0, -packing, n) if self.node_holds(n, remaining) else (1, packing, n))
+        keyed.sort()
+        return [n for *_, n in keyed]
+
     def node_order(self, root: int, remaining: list[int], uniform: Need | None = None,
                    left: list[int] | None = None, near: int | None = None,
                    running: Sequence[int] = ()) -> Iterator[list[int]]:
@@ -537,23 +582,7 @@ class Cluster:
         that score, those holding more of the job's ``running`` tasks (the plugin's taskNum).
         """
         pods = left if left is not None else [0]
-        near_chain: set[int] = set()
-        tasks: dict[int, int] = {}
-        if near is not None:
-            g = near
-            while g is not None:
-                near_chain.add(g)
-                g = self.g_parent[g]
-            for n in running:
-                for g in self.node_chain[n]:
-                    tasks[g] = tasks.get(g, 0) + 1
-        under: set[int] = set()                       # groups below ``near``
-        g = root
-        while near is not None and g is not None:
-            if g == near:
-                under.add(root)
-                break
-            g = self.g_parent[g]
+        near_chain, tasks, under = self._near_context(root, near, running)
         fractional = uniform is not None and self.fractional(uniform)
         gpus = dict(uniform).get(self.gpu, 0) if uniform and self.gpu is not None else 0
         floors: dict[int, int] = {}
@@ -565,22 +594,7 @@ class Cluster:
                 yield set_aside.pop(~g, [])
                 continue
             if self.g_nodes[g]:
-                if uniform:
-                    if fractional and scope not in floors:
-                        floors[scope] = self.sliver_floor(scope, uniform, pods[0])
-                    if self.g_idle[g] == len(self.g_nodes[g]) and self.g_pool_alloc[g] is not None:
-                        plan, low = self.idle_leaf_plan(g, uniform, floors.get(scope, 1))
-                    else:
-                        plan, low = self.leaf_plan(self.g_nodes[g], uniform, pods[0], floors.get(scope, 1))
-                    set_aside.setdefault(scope, []).extend(low)
-                    yield plan
-                    continue
-                keyed = []
-                for n in self.g_nodes[g]:
-                    packing = self.node_packing(n)
-                    keyed.append((0, -packing, n) if self.node_holds(n, remaining) else (1, packing, n))
-                keyed.sort()
-                yield [n for *_, n in keyed]
+                yield self._leaf_order(g, scope, remaining, uniform, pods[0], fractional, floors, set_aside)
                 continue
             rest = [(r, a) for r, a in enumerate(remaining) if a > 0]
             keyed = []

@@ -17,7 +17,6 @@ ORDER = (
     "controller-owned-fields",
     "image-pinned",
     "host-network-opt-in", "no-secrets-in-configmaps", "rbac-no-wildcards", "configmap-refs-exist",
-    "runtime-refs-exist",
     "nccl-debug-production", "nccl-algo-override", "volcano-cronjob-runs", "pod-security-baseline",
     "pod-security-restricted",
     "crd-unknown-fields",

@@ -8,7 +8,6 @@ from typing import Iterator
 from ..framework import MANDATORY, CheckContext, Finding, Rule, as_dict, as_list, containers, meta, pod_templates, where
 from modules.semantics.workloads import find_runtime
 from modules.upstream.vocabulary.scope import is_cluster_scoped
-from modules.trainer.render import BUILTIN_RUNTIMES
 
 
 def _configmaps(manifests) -> dict[str, set[str]]:
@@ -67,29 +66,6 @@ def _configmap_refs_exist(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
                               f"{namespace!r} to trainstack:trainingNamespaces.")
 
 
-TRAINER_GROUP = "trainer.kubeflow.org"
-
-
-def _runtime_refs_exist(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
-    """With a stack, the ClusterTrainingRuntimes are the stack's (its Trainer install turns the chart's
-    built-in runtimes off) plus any among the checked manifests."""
-    if ctx.stack is None or not str(obj.get("apiVersion", "")).startswith(f"{TRAINER_GROUP}/"):
-        return
-    if as_dict(getattr(ctx.stack, "values", {}).get("trainer")).get("api") != "v2":
-        return   # no Trainer v2 in the stack: kubernetes-api-validation and the CRDs' absence speak
-    ref = as_dict(as_dict(obj.get("spec")).get("runtimeRef"))
-    if (ref.get("kind") or "ClusterTrainingRuntime") != "ClusterTrainingRuntime" or \
-            (ref.get("apiGroup") or TRAINER_GROUP) != TRAINER_GROUP or find_runtime(obj, ctx.manifests) is not None:
-        return
-    known = sorted(str(meta(o).get("name")) for o in ctx.manifests if o.get("kind") == "ClusterTrainingRuntime")
-    yield Finding("spec.runtimeRef.name", f"{where(obj, 'spec.runtimeRef.name')}: ClusterTrainingRuntime "
-                  f"{ref.get('name')!r} is neither rendered by the stack nor among the checked manifests, and the "
-                  "stack installs Trainer with the chart's built-in runtimes off, so the cluster has no such runtime: "
-                  "Trainer's TrainJob webhook refuses the TrainJob (\"clustertrainingruntimes.trainer.kubeflow.org "
-                  f"{ref.get('name')!r} not found\"). Use one of the stack's runtimes ("
-                  + (", ".join(known) or "none") + ") or pass the runtime with --manifests.")
-
-
 RULES = (
     Rule(
         id="configmap-refs-exist",
@@ -100,14 +76,4 @@ RULES = (
             "before the pods are created.",
         fix="Run the job in a training namespace, or add its namespace to trainstack:trainingNamespaces.",
         severity="high", enforcement=MANDATORY, check=_configmap_refs_exist),
-    Rule(
-        id="runtime-refs-exist",
-        description="A TrainJob checked with a stack names a ClusterTrainingRuntime that the stack renders or the "
-                    "checked manifests hold.",
-        why="The stack installs Trainer with the chart's built-in runtimes (" + ", ".join(BUILTIN_RUNTIMES)
-            + ", ...) off, so the only ClusterTrainingRuntimes are the stack's: Trainer's webhook refuses a TrainJob "
-            "on any other at creation.",
-        fix="Name one of the stack's runtimes (trainstack:runtimes), or add the runtime to the stack or the "
-            "manifests.",
-        severity="high", enforcement=MANDATORY, check=_runtime_refs_exist, kinds=frozenset({"TrainJob"})),
 )

@@ -5,7 +5,6 @@ import pytest
 from modules.core.config import module_schema
 from modules.core.errors import InputError
 from modules.core.render import render
-from modules.workloads import trainer_admission
 
 from tests.modules.test_cli_errors import project_with
 from tests.support.cli import run
@@ -130,8 +129,6 @@ def test_trainjob_resources_per_node_size_the_fit_check():
     assert err.value.path == "trainstack:workloads.trainJobs[0].numNodes" and "largest holds 0" in err.value.message
 
 
-@pytest.mark.skipif(not trainer_admission.available(), reason="Trainer's webhook port is not yet in "
-                    "modules/upstream/trainer (before h2's move the `check` test below covers it)")
 def test_render_refuses_a_reserved_torchrun_variable():
     with pytest.raises(InputError) as err:
         render(variant("staging", **trainjob(env={"PET_NNODES": "4"})))
