@@ -71,7 +71,7 @@ class OwnedField:
     @property
     def pointer(self) -> str:
         """The RFC 6901 JSON pointer (Argo CD's ``jsonPointers``)."""
-        return "/" + "/".join(p.replace("~", "~0").replace("/", "~1") for p in self.path.split("."))
+        return "/" + "/".join(p.replace("~", "~0").replace("/", "~1") for p in _parts(self.path))
 
 
 # --- scale: built-in kinds and the CRDs' scale subresources -------------------------------------

@@ -166,3 +166,11 @@ def test_legacy_bundle_keeps_the_worker_replicas_recorded():
     job = next(r.obj for r in bundle.resources if r.kind == "PyTorchJob")
     assert job["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] == 2
     assert owned_paths(job) == ["spec.pytorchReplicaSpecs.Worker.replicas"]
+
+
+def test_pointer_keeps_an_annotation_key_whole_and_escapes_its_slash():
+    """RFC 6901: ``volcano.sh/hierarchy`` is one key, its ``/`` written ``~1`` (Argo CD jsonPointers)."""
+    field = owned.OwnedField("scheduling.volcano.sh", "Queue", "metadata.annotations.volcano.sh/hierarchy",
+                             "volcano", "create", "test")
+    assert field.pointer == "/metadata/annotations/volcano.sh~1hierarchy"
+    assert owned.OwnedField("apps", "Deployment", "spec.replicas", "hpa", "scale", "test").pointer == "/spec/replicas"
