@@ -101,11 +101,15 @@ class Pack:
         env.pop("PULUMI_CONFIG_SECRET_KEYS", None)
         if project_root is not None:
             env[PROJECT_ENV] = str(Path(project_root).resolve())
-        self._stderr = tempfile.TemporaryFile(mode="w+b")
-        # The engine's address is never dialled by a Python pack; pass a placeholder as the engine does.
-        self.process = subprocess.Popen([python, "-u", "-m", "pulumi.policy", "127.0.0.1:0", str(pack_dir)],
-                                        cwd=str(pack_dir), env=env, stdout=subprocess.PIPE,
-                                        stderr=self._stderr, stdin=subprocess.DEVNULL)
+        try:
+            self._stderr = tempfile.TemporaryFile(mode="w+b")
+            # The engine's address is never dialled by a Python pack; pass a placeholder as the engine does.
+            self.process = subprocess.Popen([python, "-u", "-m", "pulumi.policy", "127.0.0.1:0", str(pack_dir)],
+                                            cwd=str(pack_dir), env=env, stdout=subprocess.PIPE,
+                                            stderr=self._stderr, stdin=subprocess.DEVNULL)
+        except BaseException:   # a fork refused, no descriptor left: no configuration file left behind
+            os.unlink(self._config_file)
+            raise
         self.channel = None
         self._stub = None
         self._timeout = timeout

@@ -21,7 +21,7 @@ import shutil
 import stat
 from pathlib import Path
 
-from . import collector, yamlio
+from . import yamlio
 from .registry import MODULES
 from .bundle import Bundle, Resource
 from .errors import InputError
@@ -77,11 +77,6 @@ def _output_hooks(name: str) -> list:
 
 def bundle_files(bundle: Bundle, stack_file: str) -> dict[str, bytes]:
     """Every output file, path -> bytes, in a fixed order."""
-    with collector.paused():   # thousands of objects annotated and dumped, none garbage
-        return _bundle_files(bundle, stack_file)
-
-
-def _bundle_files(bundle: Bundle, stack_file: str) -> dict[str, bytes]:
     head = header(bundle, stack_file)
     files: dict[str, bytes] = {}
     owners: dict[str, str] = {}

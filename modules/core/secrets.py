@@ -215,6 +215,29 @@ def redact(text: str) -> str:
     return text
 
 
+# Characters a terminal acts on rather than shows: C0 controls but line feed and tab, DEL, C1
+# controls (ESC's 8-bit forms), and the bidirectional overrides that reorder what is shown.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escaped(match: re.Match) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with every character a terminal would act on (``ESC ]0;title BEL``, ``ESC [2J``,
+    a carriage return, a bidirectional override) written as a visible escape (``\\x1b``); line
+    feeds and tabs stay. Everything trainstack prints passes through it (modules/cli.py)."""
+    return _CONTROLS.sub(_escaped, text) if _CONTROLS.search(text) else text
+
+
+def quote_user(text: str) -> str:
+    """User text as a message shows it: credentials redacted, control characters escaped, on one
+    line. The one function for echoing what a user wrote."""
+    return escape_controls(redact(text).replace("\r", "\\r").replace("\n", "\\n"))
+
+
 def redact_value(value: Any, depth: int = 0) -> Any:
     """A copy of a user value for messages: secret-like keys' values and credentials hidden."""
     if depth > 20:

@@ -26,6 +26,7 @@ objects over a pipe (a whole check at once, `RuleSet.evaluate_all`) and sends ba
 """
 from __future__ import annotations
 
+import atexit
 import fcntl
 import gc
 import mmap
@@ -228,6 +229,17 @@ def _child_loop(evaluate: Callable[[Any], list], requests: int, replies: int, pr
 
 # The parent's ends of every live worker's pipes: a forked child closes them all (see _fork).
 _PARENT_ENDS: set[int] = set()
+# Every worker whose child runs: stopped and reaped when the parent exits, however it exits (a
+# return, an error, SIGINT or SIGTERM turned into an exception by the CLI), so no child outlives
+# the command and none is left a zombie for a PID 1 that does not reap.
+_LIVE: set["Worker"] = set()
+
+
+@atexit.register
+def stop_all() -> None:
+    """Stop and reap every child still running (at exit; tests call it too)."""
+    for worker in list(_LIVE):
+        worker.stop()
 
 
 class Worker:
@@ -273,6 +285,7 @@ class Worker:
         os.close(replies_w)
         self.pid, self._requests, self._replies, self._progress = pid, requests_w, replies_r, progress
         _PARENT_ENDS.update((requests_w, replies_r))
+        _LIVE.add(self)
 
     def _fork(self, requests: int, replies: int, progress: mmap.mmap, parent_ends: tuple[int, int]) -> int:
         gc.freeze()   # the child's collections then leave the parent's objects (and their pages) alone
@@ -358,6 +371,7 @@ class Worker:
         except ChildProcessError:
             status = 0
         self.pid = 0
+        _LIVE.discard(self)
         return status
 
     def _answers(self) -> bool:
