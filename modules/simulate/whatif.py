@@ -29,6 +29,7 @@ from modules.semantics.workloads import Unknown, Workload, volcano_job
 from . import cycle
 from .eviction import PENDING, Eviction, Session, r_add, r_le, read_cluster, selectors, show_res
 from .snapshot import read_objects
+from .workloads import MAX_PODS
 
 DEFAULT_CONF = {"actions": "enqueue, allocate, backfill", "tiers": [
     {"plugins": [{"name": "priority"}, {"name": "gang"}, {"name": "conformance"}]},
@@ -85,6 +86,7 @@ def submitted(path: Path, shown: str, queue: str | None) -> tuple[list[tuple[str
     """The submitted objects and the names of the PodGroups they make."""
     out: list[tuple[str, dict]] = []
     groups: list[str] = []
+    pods = 0
     for where, obj in read_objects(path, shown):
         if is_kind(obj, "Job", "batch.volcano.sh"):
             reader = Reader(shown, where)
@@ -92,6 +94,9 @@ def submitted(path: Path, shown: str, queue: str | None) -> tuple[list[tuple[str
                 workload = volcano_job(reader, obj)
             except Unknown as exc:
                 raise InputError(shown, where, str(exc)) from None
+            pods += sum(s.count for s in workload.sets)   # the workloads files' budget, before a pod is built
+            if pods > MAX_PODS:
+                raise reader.error("spec.tasks", f"the submitted jobs would hold more than {MAX_PODS:,} pods")
             namespace = str(meta(obj).get("namespace") or "default")
             objs = workload_objects(workload, namespace, queue)
             out += [(where, o) for o in objs]
