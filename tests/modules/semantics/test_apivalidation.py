@@ -258,7 +258,15 @@ def test_a_cluster_scoped_objects_namespace_is_cleared_not_refused():
     assert validate_object(queue) == []
 
 
-def test_odd_shapes_never_raise():
-    for odd in (None, 3, "x", [1], {"spec": "x"}, {"spec": {"containers": "x", "volumes": [None, 2]}}):
-        validate_pod_template(odd, "t")   # type: ignore[arg-type]
-        validate_object({"apiVersion": "v1", "kind": "Pod", "metadata": odd, "spec": odd})
+def test_odd_shapes_are_reported_as_the_api_server_reports_missing_fields():
+    """A template or object of the wrong shape is read as absent: the required fields it lacks are
+    reported at their paths, as the API server reports them, never raised."""
+    for odd in (None, 3, "x", [1], {"spec": "x"}):
+        assert validate_pod_template(odd, "t") == [("t.spec.containers", "Required value")]   # type: ignore[arg-type]
+        assert validate_object({"apiVersion": "v1", "kind": "Pod", "metadata": odd, "spec": odd}) == [
+            ("metadata.name", "Required value: name or generateName is required"),
+            ("spec.containers", "Required value")]
+    odd = {"spec": {"containers": "x", "volumes": [None, 2]}}
+    assert validate_pod_template(odd, "t") == [("t.spec.volumes[0].name", "Required value"),
+                                               ("t.spec.volumes[1].name", "Required value"),
+                                               ("t.spec.containers", "Required value")]
