@@ -22,6 +22,8 @@ from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2 as apb
 from pulumi.runtime.proto import analyzer_pb2_grpc
 
+from modules.upstream.vocabulary.go import atoi
+
 from .framework import ADVISORY, DISABLED, MANDATORY, NOTE, Rule, Violation, resource_id
 from .pack import CONFIG_FILE_ENV, NOTE_SEPARATOR, PACK_DIR, PROJECT_ENV, manifest
 from .rules import RULES
@@ -138,7 +140,7 @@ class Pack:
         reader.start()
         reader.join(timeout)
         text = line[0].decode(errors="replace").strip() if line else ""
-        if not text.isdigit() or not 1 <= int(text) <= 65535:
+        if not 1 <= (atoi(text) or 0) <= 65535:
             what = "no port" if not text else f"an invalid port {text!r}"
             raise PackError(f"the policy pack wrote {what} to stdout; its stderr ends with:\n{self.stderr()[-2000:]}")
         return int(text)

@@ -30,6 +30,7 @@ from typing import Any, Iterable
 from modules.core.quantity import parse_quantity
 from modules.core.selectors import selector_matches
 from modules.semantics.shapes import as_dict, as_int, as_list
+from modules.upstream.vocabulary.go import atoi
 
 Problem = tuple[str, str]
 
@@ -950,7 +951,7 @@ def _int_or_percent(value: Any) -> int | None:
     """getIntOrPercentValue: an int, or the number of an `N%` string (None: not either)."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.endswith("%") and value[:-1].isdigit():
+    if isinstance(value, str) and value.endswith("%") and atoi(value[:-1]) is not None:   # Go's Atoi, not isdigit
         return int(value[:-1])
     return None
 
@@ -997,16 +998,16 @@ _DURATION = re.compile(r"[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+|[-+
 def _cron_field_error(text: str, low: int, high: int, names: dict) -> str | None:
     for part in text.split(","):
         rng, slash, step = part.partition("/")
-        if slash and (not step.isdigit() or int(step) == 0):
+        if slash and (atoi(step) is None or atoi(step) <= 0):
             return (f"failed to parse int from {step}: strconv.Atoi: parsing {_q(step)}: invalid syntax"
-                    if not step.isdigit() else f"step of range should be a positive number: {part}")
+                    if atoi(step) is None else f"step of range should be a positive number: {part}")
         if rng in ("*", "?"):
             continue
         start, dash, end = rng.partition("-")
         values = []
         for v in (start, end) if dash else (start,):
             v = names.get(v.lower(), v)
-            if isinstance(v, str) and not v.isdigit():
+            if isinstance(v, str) and atoi(v) is None:
                 return f"failed to parse int from {v}: strconv.Atoi: parsing {_q(v)}: invalid syntax"
             values.append(int(v))
         if values[0] < low:

@@ -83,8 +83,35 @@ CASES: list[tuple[str, dict, list[str]]] = [
         f'apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata: {{name: "{ESCAPE}"}}\n')},
      ["drift", "t", "--snapshot", "s.yaml"]),
 ]
+
+def _manifest(kind: str, api: str, spec: str) -> str:
+    return f"apiVersion: {api}\nkind: {kind}\nmetadata: {{name: x, namespace: training}}\nspec: {spec}\n"
+
+
+POD = "{containers: [{name: c, image: 'i:1'}]}"
+# Text that reaches an integer: `str.isdigit` accepts superscripts and other scripts' digits, which
+# Go's Atoi refuses (and Python's int() refuses `²`): each an input error or a finding, never exit 4.
+NUMBERS = {
+    "cron-step-superscript": _manifest("CronJob", "batch/v1", "{schedule: '*/\u00b2 * * * *', jobTemplate: "
+                                       f"{{spec: {{template: {{spec: {POD}}}}}}}}}"),
+    "cron-value-arabic-indic": _manifest("CronJob", "batch/v1", "{schedule: '\u0663 * * * *', jobTemplate: "
+                                         f"{{spec: {{template: {{spec: {POD}}}}}}}}}"),
+    "max-surge-superscript": _manifest("Deployment", "apps/v1", "{selector: {matchLabels: {a: b}}, strategy: "
+                                       "{rollingUpdate: {maxSurge: '\u00b2%'}}, template: {metadata: {labels: "
+                                       f"{{a: b}}}}, spec: {POD}}}}}"),
+    "nccl-buffsize-superscript": _manifest("Pod", "v1", "{containers: [{name: c, image: 'i:1', env: [{name: "
+                                           "NCCL_BUFFSIZE, value: '\u00b2'}]}]}"),
+    "sync-wave-superscript": ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: training, "
+                              "annotations: {argocd.argoproj.io/sync-wave: '\u00b2'}}\n"),
+}
+CASES += [(f"number-{name}", {"stacks/Pulumi.t.yaml": stack(), "m.yaml": text},
+           ["check", "t", "--manifests", "m.yaml"]) for name, text in NUMBERS.items()]
+CASES += [("number-probe-bytes-superscript", {"stacks/Pulumi.t.yaml": stack(), "p.prom":
+           'trainstack_probe_time_seconds{collective="all_reduce",bytes="\u00b2"} 0.01\n'},
+           ["recommend", "t", "--probe", "p.prom"])]
+
 # Cases whose verdict is a finding (exit 1) rather than an input error.
 FINDINGS = ("configmap-annotation-token", "configmap-annotation-pem", "configmap-nested-password",
             "configmap-kubeconfig-token", "env-db-pass", "escape-in-check")
 # Cases that may succeed or report (the escapes are shown, escaped).
-ANY_VERDICT = ("escape-in-simulate", "escape-in-drift")
+ANY_VERDICT = ("escape-in-simulate", "escape-in-drift", *(f"number-{name}" for name in NUMBERS))
