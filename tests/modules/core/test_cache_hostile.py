@@ -64,9 +64,30 @@ def test_an_entry_for_another_key_is_a_miss_without_a_note(cached, capsys):
 
 
 def test_a_wrong_shape_is_never_returned(cached, capsys):
-    cached.write_text(json.dumps({"key": KEY, "data": {"policies": "all"}}))
+    cache.store_json("kind", KEY, {"policies": "all"})   # signed, as a trainstack of another shape would
     assert cache.load_json("kind", KEY, valid_index) is None
     assert "not the shape" in capsys.readouterr().err
+
+
+def test_an_entry_not_signed_with_this_users_secret_is_foreign(cached, capsys):
+    """An entry with the right key and a valid shape but written by someone else (a poisoned CI
+    cache that would inject a rule) is a miss; the next store replaces it."""
+    cache.store_json("kind", KEY, {"rules": ["mine"]})
+    head, body = cached.read_text().split("\n", 1)
+    cached.write_text(head + "\n" + body.replace("mine", "injected"))
+    assert cache.load_json("kind", KEY) is None
+    cached.write_text(json.dumps({"key": KEY, "data": {"rules": ["injected"]}}))   # the old format, unsigned
+    assert cache.load_json("kind", KEY) is None
+    assert capsys.readouterr().err == ""
+    cache.store_json("kind", KEY, {"rules": ["mine"]})
+    assert cache.load_json("kind", KEY) == {"rules": ["mine"]}
+
+
+def test_without_a_place_for_the_secret_nothing_is_cached(cached, tmp_path, monkeypatch):
+    (tmp_path / "config").write_text("a file where the folder would be")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    cache.store_json("kind", KEY, {"ok": 1})
+    assert not cached.exists() and cache.load_json("kind", KEY) is None
 
 
 def test_a_store_never_writes_through_a_planted_link(cached, tmp_path):
@@ -97,10 +118,11 @@ def test_wrong_shaped_admission_indexes_are_refused(data):
     assert not valid_index(data)
 
 
-@pytest.mark.parametrize("how", ["fifo", "dev-zero", '{"key": "K", "data": {"policies": 7}}'])
-def test_check_with_a_poisoned_admission_index_answers(tmp_path, how):
-    """`check` whose admission-index entry is a FIFO, a link to /dev/zero or a wrong shape gives
-    its normal answer (the index is extracted again), with one note and no internal error."""
+@pytest.mark.parametrize("how", ["fifo", "dev-zero", "wrong-shape", "injected-rule"])
+def test_check_with_a_poisoned_admission_index_answers(tmp_path, monkeypatch, how):
+    """`check` whose admission-index entry is a FIFO, a link to /dev/zero, a signed entry of the
+    wrong shape or an unsigned one that adds a rule gives its normal answer (the index is
+    extracted again), with a note for a bad entry and no internal error."""
     admission, crds = require_shared_dirs()
     env = dict(os.environ, PYTHONPATH=str(ROOT), TRAINSTACK_ADMISSION_DIR=str(admission),
                TRAINSTACK_CRD_DIR=str(crds), TRAINSTACK_CACHE_DIR=str(tmp_path / "cache"))
@@ -108,11 +130,21 @@ def test_check_with_a_poisoned_admission_index_answers(tmp_path, how):
                            capture_output=True, text=True)
     entries = list((tmp_path / "cache" / "admission-index").glob("*.json"))
     assert len(entries) == 1
-    key = json.loads(entries[0].read_text())["key"]
+    head, body = entries[0].read_text().split("\n", 1)
+    key = json.loads(head)["key"]
     entries[0].unlink()
-    _plant(entries[0], how.replace('"K"', json.dumps(key)))
+    if how == "wrong-shape":
+        monkeypatch.setenv(cache.ENV_CACHE, str(tmp_path / "cache"))
+        cache.store_json("admission-index", key, {"policies": 7, "crds": [], "problems": []})
+    elif how == "injected-rule":
+        index = json.loads(body)
+        index["crds"][0]["rules"].append({"path": [], "rule": "false", "message": "injected"})
+        entries[0].write_text(head + "\n" + json.dumps(index, separators=(",", ":")))
+    else:
+        _plant(entries[0], how)
     again = subprocess.run([sys.executable, "-m", "modules.cli", "check", "dev"], cwd=ROOT, env=env,
                            capture_output=True, text=True)
     assert again.returncode == first.returncode, again.stderr[-600:]
     assert again.stdout == first.stdout
-    assert "ignored the cache entry" in again.stderr and "please report" not in again.stderr
+    assert "please report" not in again.stderr and "injected" not in again.stdout
+    assert ("ignored the cache entry" in again.stderr) == (how != "injected-rule"), again.stderr[-600:]
