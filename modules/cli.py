@@ -94,7 +94,7 @@ class Parser(argparse.ArgumentParser):
     never shows a credential typed on the command line (``--format https://user:pw@host``)."""
 
     def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {redact(message)} (see {self.prog} --help)\n")
+        self.exit(2, f"{self.prog}: error: {escape_controls(redact(message))} (see {self.prog} --help)\n")
 
 
 class RedactingOutput:
@@ -187,7 +187,7 @@ def _not_utf8(argv: list[str]) -> str | None:
 
     for i, arg in enumerate(argv, 1):
         if bad(arg):
-            return f"argument {i} ({arg.encode('utf-8', 'backslashreplace').decode()})"
+            return f"argument {i} ({escape_controls(arg.encode('utf-8', 'backslashreplace').decode())})"
     for name in ENVIRONMENT + tuple(k for k in os.environ if k.startswith("PULUMI_CONFIG_")):
         if bad(os.environ.get(name, "")):
             return f"${name}"
