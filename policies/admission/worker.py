@@ -235,11 +235,21 @@ _PARENT_ENDS: set[int] = set()
 _LIVE: set["Worker"] = set()
 
 
+# The signals the CLI turns into an exception: held while a child is forked and recorded in _LIVE
+# (else one arriving between the fork and the record leaves a child nobody reaps) and while the
+# children are stopped at exit.
+_HELD = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+
+
 @atexit.register
 def stop_all() -> None:
     """Stop and reap every child still running (at exit; tests call it too)."""
-    for worker in list(_LIVE):
-        worker.stop()
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+    try:
+        for worker in list(_LIVE):
+            worker.stop()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 class Worker:
@@ -260,8 +270,18 @@ class Worker:
         self.pid = 0
         self._requests = self._replies = -1
         self._progress: mmap.mmap | None = None
+        self._mask: set = set()   # the signal mask a forked child restores (see _start)
 
     def _start(self) -> None:
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+        try:
+            self._start_held(held)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+    def _start_held(self, mask: set) -> None:
+        """``_start`` with the CLI's signals held (``mask``: the caller's, which a child restores)."""
+        self._mask = mask
         requests_r, requests_w = os.pipe()
         try:   # room for a whole check's objects, so that ``send`` never waits on a busy child
             fcntl.fcntl(requests_w, fcntl.F_SETPIPE_SZ, REQUEST_PIPE_BYTES)
@@ -293,6 +313,7 @@ class Worker:
         if pid == 0:   # the child: never returns into the caller's code
             code = 0
             try:
+                signal.pthread_sigmask(signal.SIG_SETMASK, self._mask)
                 # Keep no write end of any request pipe (its own parent's, or another worker's): when
                 # the parent exits the child then reads EOF and ends, instead of waiting forever (and
                 # keeping a stdin it inherited, or another worker's child, alive).
@@ -464,6 +485,7 @@ class Worker:
 def _spawned_main(argv: list[str]) -> None:
     """A spawned child: read the rule set's index, then answer requests as a forked child does."""
     requests, replies, shared = (int(a) for a in argv)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)   # held by the parent while it started us
     progress = mmap.mmap(shared, PROGRESS_BYTES)
     setup = _recv(requests)
     if setup is None:

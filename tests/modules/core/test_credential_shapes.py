@@ -1,4 +1,4 @@
-"""Credential shapes added in round three (issue 35), each with the look-alikes it must not flag."""
+"""Credential shapes added in the third hostile-input round, each with the look-alikes it must not flag."""
 from __future__ import annotations
 
 import base64

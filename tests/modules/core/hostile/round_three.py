@@ -1,4 +1,4 @@
-"""Round three of the hostile corpus (issue 35): the what-if, cyclic aliases, credential shapes,
+"""Round three of the hostile corpus: the what-if, cyclic aliases, credential shapes,
 numbers Go would refuse, terminal escapes. Same case format as corpus.py."""
 from __future__ import annotations
 
