@@ -68,3 +68,32 @@ def test_a_cyclic_alias_is_refused_before_any_walk():
         with pytest.raises(InputError, match="a cycle"):
             yamlio.loads(text, "f.yaml")
     assert yaml.safe_load("a: &a [1]\nb: *a\n") == yamlio.loads("a: &a [1]\nb: *a\n", "f.yaml")
+
+
+def _all_rules(objects: list[dict]) -> list:
+    from policies.framework import CheckContext
+    from policies.runner import PolicySettings, run_rules
+
+    return run_rules(objects, CheckContext(profile="standard"), PolicySettings())
+
+
+def test_10000_hpas_on_one_deployment_are_judged_in_linear_time():
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "training"},
+                  "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {
+                      "metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "i:1"}]}}}}
+    hpas = [{"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+             "metadata": {"name": f"h{i}", "namespace": "training"},
+             "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"},
+                      "minReplicas": 1, "maxReplicas": 2}} for i in range(10_000)]
+    found: list = []
+    spent = _cpu(lambda: found.extend(_all_rules([deployment, *hpas])))
+    assert "requests-required" in {v.rule for v in found}   # every rule ran over the 10,001 objects
+    assert spent < 2 * CPU_SECONDS, spent
+
+
+def test_a_hypernode_with_10000_duplicate_members_is_judged_in_linear_time():
+    member = {"type": "Node", "selector": {"exactMatch": {"name": "n1"}}}
+    hypernode = {"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": {"name": "hn"},
+                 "spec": {"tier": 1, "members": [dict(member) for _ in range(10_000)]}}
+    spent = _cpu(lambda: _all_rules([hypernode]))
+    assert spent < CPU_SECONDS, spent
