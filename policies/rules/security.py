@@ -221,9 +221,10 @@ RULES = (
         config_defaults={"exemptNamespaces": ["kube-system"]}),
     Rule(
         id=NO_SECRETS,
-        description="No object but a Secret holds a secret (ConfigMaps, every other object and chart values): no "
-                    "secret-named keys with literal values, no private keys, cloud keys, tokens or credentials in "
-                    "URLs, also inside embedded configuration files.",
+        description="No object but a Secret holds a secret (ConfigMaps, their metadata included, every other "
+                    "object and chart values): no secret-named keys with literal values, no private keys, cloud "
+                    "keys, tokens or credentials in URLs, also inside embedded configuration files, read line by "
+                    "line (a nested `password:` counts).",
         why="ConfigMaps are readable by every reader of the namespace, are not encrypted at rest and are "
             "committed to GitOps repositories by `trainstack render`.",
         fix="Keep the value in a Kubernetes Secret and reference it by name (trainstack never decrypts secure "
