@@ -2,23 +2,15 @@
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib
 import os
+import signal
 import sys
 from pathlib import Path
 
-# Start-up makes long-lived objects (modules, classes, functions), not garbage: the cyclic collector
-# would walk them again and again as they pile up. It is paused while the command's modules import
-# (here, then in main), and what the imports made goes to its oldest generation after
-# (modules/core/collector.py): else the first young collection walks every object they made (about
-# 5 ms in a `check`).
-from modules.core.collector import paused  # noqa: E402 - imports nothing else
-
-with paused():
-    from modules.core.commands import project_for
-    from modules.core.errors import InputError, one_line
-    from modules.core.secrets import redact, redact_shapes
+from modules.core.commands import project_for
+from modules.core.errors import InputError, one_line
+from modules.core.secrets import escape_controls, redact, redact_shapes
 
 # Modules that define `register(subparsers, common_parser)`; their parsers set `run(args, project)`.
 # Each with the commands it registers, so that a command imports only its own module (`check` needs
@@ -103,14 +95,15 @@ class Parser(argparse.ArgumentParser):
     never shows a credential typed on the command line (``--format https://user:pw@host``)."""
 
     def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {redact(message)} (see {self.prog} --help)\n")
+        self.exit(2, f"{self.prog}: error: {escape_controls(redact(message))} (see {self.prog} --help)\n")
 
 
 class RedactingOutput:
-    """Standard output with every credential-looking part of each line replaced by <redacted>:
-    reports echo names, patterns and values from user files (a job named like a GitHub token, a
-    HyperNode pattern holding a URL with a password). Lines are redacted whole; the rest of the
-    stream's interface is the wrapped stream's."""
+    """Standard output or error with every credential-looking part of each line replaced by
+    <redacted> and every character a terminal acts on escaped: reports echo names, patterns and
+    values from user files (a job named like a GitHub token, a HyperNode pattern holding a URL with
+    a password, a name holding ``ESC [2J``). Lines are redacted whole; the rest of the stream's
+    interface is the wrapped stream's."""
 
     def __init__(self, stream) -> None:
         self.stream, self.pending = stream, []
@@ -121,7 +114,7 @@ class RedactingOutput:
             self.pending.append(text)
         else:
             self.pending.append(text[:cut + 1])
-            self.stream.write(redact_shapes("".join(self.pending)))
+            self.stream.write(escape_controls(redact_shapes("".join(self.pending))))
             self.pending = [text[cut + 1:]] if cut + 1 < len(text) else []
         return len(text)
 
@@ -132,7 +125,7 @@ class RedactingOutput:
     def flush(self) -> None:
         if self.pending:
             text, self.pending = "".join(self.pending), []
-            self.stream.write(redact_shapes(text))
+            self.stream.write(escape_controls(redact_shapes(text)))
         self.stream.flush()
 
     def __getattr__(self, name: str):
@@ -195,16 +188,32 @@ def _not_utf8(argv: list[str]) -> str | None:
 
     for i, arg in enumerate(argv, 1):
         if bad(arg):
-            return f"argument {i} ({arg.encode('utf-8', 'backslashreplace').decode()})"
+            return f"argument {i} ({escape_controls(arg.encode('utf-8', 'backslashreplace').decode())})"
     for name in ENVIRONMENT + tuple(k for k in os.environ if k.startswith("PULUMI_CONFIG_")):
         if bad(os.environ.get(name, "")):
             return f"${name}"
     return None
 
 
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP, raised where the program is, so that it unwinds as after Ctrl-C: files
+    it writes are closed or removed, temporary folders go, the admission child is reaped."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminated(signum: int, frame) -> None:
+    raise Terminated(signum)
+
+
 def main(argv: list[str] | None = None) -> int:
     whole_process = argv is None   # the console script and `python -m modules.cli`, not a caller in Python
     argv = list(sys.argv[1:] if argv is None else argv)
+    if whole_process:
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, _terminated)
     _safe_streams()
     debug = "--debug" in argv   # accepted anywhere on the line, for every command
     argv = [a for a in argv if a != "--debug"]
@@ -214,10 +223,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     try:
-        # The command's modules import here, the collector paused as at start-up (a caller in
-        # Python keeps its own objects where they are).
-        with paused(settled=whole_process):
-            args = parser(argv).parse_args(argv)
+        args = parser(argv).parse_args(argv)
     except SystemExit:   # --help, --version, a usage error: what they printed must not fail at exit
         try:
             sys.stdout.flush()
@@ -228,46 +234,18 @@ def main(argv: list[str] | None = None) -> int:
         _silence_stdout()
         print(f"error: standard output: {err.strerror or err.__class__.__name__}", file=sys.stderr)
         return 2
-    stdout = sys.stdout
-    sys.stdout = RedactingOutput(stdout)
+    stdout, stderr = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = RedactingOutput(stdout), RedactingOutput(stderr)
     try:
         code = _run(args, debug)
     finally:
-        try:
-            sys.stdout.flush()
-        except (OSError, ValueError):   # closed or broken: what is left goes nowhere
-            pass
-        sys.stdout = stdout
-        if whole_process:
-            # The process ends now: its memory goes back to the system whole, so the collector's
-            # last walks over every object at exit (about a tenth of a `check`) are skipped.
-            # Objects still finalize (refcounts, atexit); only those in unreachable cycles do not.
-            gc.freeze()
-    if whole_process and getattr(args, "ends_at_once", False):
-        _end_at_once(code)
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):   # closed or broken: what is left goes nowhere
+                pass
+        sys.stdout, sys.stderr = stdout, stderr
     return code
-
-
-def _end_at_once(code: int) -> None:
-    """End the process now, without the interpreter's teardown (freeing every module and object
-    one by one: about 7 ms of a `check`), for a command that sets ``ends_at_once``: one that writes
-    nothing but standard output and error, or files it closes itself. What an ordinary exit does
-    that matters is done here: the at-exit functions run and both streams are flushed. Nothing
-    else is lost: no other thread runs (else this returns, and the exit is the ordinary one); the
-    kernel closes every descriptor as at any exit, so a child that reads a pipe from us (the
-    admission child) sees its end and ends as before. A stream that cannot be flushed returns too:
-    the ordinary exit then reports it as it always did."""
-    if not isinstance(code, int) or ("threading" in sys.modules and sys.modules["threading"].active_count() > 1):
-        return
-    import atexit
-
-    atexit._run_exitfuncs()   # noqa: SLF001 - what Py_Finalize runs first; it clears them after
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        return
-    os._exit(code)
 
 
 def _run(args: argparse.Namespace, debug: bool) -> int:
@@ -280,6 +258,8 @@ def _run(args: argparse.Namespace, debug: bool) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except Terminated as err:
+        return 128 + err.signum
     except BrokenPipeError:   # `| head` stopped reading: end quietly, as other command-line tools do
         try:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())   # the exit's flush goes nowhere

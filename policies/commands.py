@@ -20,7 +20,6 @@ import argparse
 import sys
 from contextlib import contextmanager
 
-from modules.core.collector import paused
 from modules.core.commands import add_stack_args, stacks_from, warn
 from modules.core.config import Project, load_stack, pulumi_config_map
 from modules.core.errors import InputError
@@ -83,9 +82,8 @@ def _report(args: argparse.Namespace, project: Project, collector: Collector) ->
         for name in stacks_from(args, project):
             settings = load_settings(name)   # a broken settings file is exit 2, whether or not the stack renders
             try:
-                with paused():   # the stack's data and its render: acyclic, none of it garbage yet
-                    stack = load_stack(project, name)
-                    bundle = render(stack)
+                stack = load_stack(project, name)
+                bundle = render(stack)
             except InputError as err:
                 results[name] = ([stack_error_violation(err, settings, project)], 0)
                 continue
@@ -110,9 +108,8 @@ class InProcess(Collector):
 
         locate, rendered = stack_locator(project, stack, bundle, user)
         objects = rendered + without_copies(rendered, user.objects)
-        with paused():   # the rules' indexes and findings: what they build lives until the report
-            violations = run_rules(objects, CheckContext(stack=stack, fabric=bundle.fabric), settings,
-                                   sources=user.sources, locate=locate)
+        violations = run_rules(objects, CheckContext(stack=stack, fabric=bundle.fabric), settings,
+                               sources=user.sources, locate=locate)
         return violations, len(objects)
 
 
@@ -166,11 +163,10 @@ MANIFESTS = "manifests"   # the report's name for a run over manifests without a
 # --- preview: the program under mocks, the pack over gRPC ---------------------------------------
 
 def program_resources(project: Project, stack_name: str, config: dict[str, str], quiet: frozenset[str] = frozenset(),
-                      rendered: tuple | None = None, on_resource=None):
+                      rendered: tuple | None = None):
     """The program's registrations as the engine would describe them to an analyzer. ``quiet``:
     warnings the program logs that the caller has already printed (the render's). ``rendered``:
-    the caller's ``(StackConfig, Bundle)``, reused by the program when its stack is the same.
-    ``on_resource``: called with each resource as the program registers it, in the returned order."""
+    the caller's ``(StackConfig, Bundle)``, reused by the program when its stack is the same."""
     from modules.core.preview_engine import run_program
 
     from .driver import EngineResource, stack_urn
@@ -188,11 +184,7 @@ def program_resources(project: Project, stack_name: str, config: dict[str, str],
                                   provider=by_urn.get(reg.provider))
         by_urn[reg.urn] = resource
         out.append(resource)
-        if on_resource is not None:
-            on_resource(resource)
 
-    if on_resource is not None:
-        on_resource(out[0])
     with _without_logged(quiet):
         run_program(project.root, stack_name, config, rendered=rendered, on_record=add)
     return out
@@ -215,9 +207,11 @@ def _without_logged(messages: frozenset[str]):
         root.removeFilter(keep)
 
 
-def bundle_rank(rendered: list[dict]):
-    """Where a resource goes in the order `check` judges the objects (the bundle's): -1 for the
-    Stack, the index of its object in ``rendered``, after them when it has none."""
+def in_bundle_order(resources: list, rendered: list[dict]) -> list:
+    """The program's registrations in the order `check` judges the objects (the bundle's), the
+    Stack first and what the bundle does not hold last. Under mocks the program registers as its
+    outputs resolve, in an order that changes from run to run; the pack's findings come back in
+    registration order, so without this the report would too."""
     from .framework import resource_id
 
     rank: dict[str, int] = {}
@@ -230,123 +224,7 @@ def bundle_rank(rendered: list[dict]):
         obj = resource.manifest()
         return len(rank) if obj is None else rank.get(resource_id(obj), len(rank))
 
-    rank_of.ranks = rank   # resource id -> its index
-    return rank_of
-
-
-def in_bundle_order(resources: list, rendered: list[dict]) -> list:
-    """The program's registrations in the order `check` judges the objects (the bundle's). Under
-    mocks the program registers as its outputs resolve, in an order that changes from run to run;
-    the pack's findings come back in registration order, so without this the report would too."""
-    rank_of = bundle_rank(rendered)
     return [r for _, r in sorted(enumerate(resources), key=lambda item: (rank_of(item[1]), item[0]))]
-
-
-# While the program runs, its event loop holds the GIL until the interpreter's switch interval
-# (5 ms) runs out each time the analyzing thread, woken by an answer, asks for it back: analysis
-# went at about one request per interval then, and most requests waited for the program's end.
-# A shorter interval while the program runs lets it keep pace (restored when the program ends).
-ANALYSIS_SWITCH_INTERVAL_S = 0.0005
-
-
-# The program allocates as it registers (the SDK's futures, tasks and outputs: cyclic garbage), so
-# the collector runs full collections during it, and each walked the whole heap: the process's
-# modules, the rendered bundle, the SDK, the last run's leftovers (four or five collections of
-# 0.1 s in a 1.4 s program at 16,384 nodes). The heap as it stands before the program is moved out
-# of the collector's sight until the run's analysis is over (``gc.freeze``: nothing is freed that
-# reference counting would free, and cycles already there wait for the first collection after).
-# The run's own objects then still filled the old generation fast enough for a full collection
-# every 0.1-0.3 s (each walking what the program built so far); the young generations collect the
-# program's short-lived cycles. During the run a full collection waits for this many collections
-# of the middle generation (the interpreter's default is 10).
-FULL_COLLECTIONS_APART = 100
-
-
-@contextmanager
-def _heap_frozen():
-    import gc
-
-    thresholds = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(thresholds[0], thresholds[1], max(thresholds[2], FULL_COLLECTIONS_APART))
-    try:
-        yield
-    finally:
-        gc.set_threshold(*thresholds)
-        gc.unfreeze()
-
-
-@contextmanager
-def _switching_often():
-    switch = sys.getswitchinterval()
-    sys.setswitchinterval(min(switch, ANALYSIS_SWITCH_INTERVAL_S))
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(switch)
-
-
-class AheadOfTheProgram:
-    """Analyze requests sent while the program still registers, from one thread, one at a time and
-    in the order of ``in_bundle_order``: a resource goes as soon as it and every resource before it
-    in bundle order are registered (the objects of ``rendered``, each once). What the program
-    registers outside the bundle waits for its end. If the program's order turns out otherwise
-    (an object registered twice), the run starts over from ConfigureStack, in order."""
-
-    def __init__(self, start, rendered: list[dict]) -> None:
-        import queue
-        import threading
-        from collections import Counter
-
-        from .framework import resource_id
-
-        self.start, self.rank_of = start, bundle_rank(rendered)
-        ids = Counter(resource_id(obj) for obj in rendered)
-        self.expected = {-1: 1, **{index: ids[key] for key, index in self.rank_of.ranks.items()}}
-        self.analysis = None
-        self.sent: list = []
-        self.error: BaseException | None = None
-        self.queue: queue.SimpleQueue = queue.SimpleQueue()
-        self.thread = threading.Thread(target=self._run, name="trainstack-analyze", daemon=True)
-        self.thread.start()
-
-    def offer(self, resource) -> None:
-        """A resource the program registered (called from the program's threads, in order)."""
-        self.queue.put(resource)
-
-    def _run(self) -> None:
-        try:
-            self.analysis = self.start()
-            arrived: dict[int, list] = {}
-            ranks = iter(sorted(self.expected))
-            current = next(ranks, None)
-            while (resource := self.queue.get()) is not None:
-                rank = self.rank_of(resource)
-                if rank not in self.expected:
-                    continue
-                arrived.setdefault(rank, []).append(resource)
-                while current is not None and len(arrived.get(current, ())) >= self.expected[current]:
-                    for ready in arrived.pop(current):
-                        self.analysis.analyze(ready)
-                        self.sent.append(ready)
-                    current = next(ranks, None)
-        except BaseException as err:   # noqa: BLE001 (raised again in finish, on the caller's thread)
-            self.error = err
-
-    def stop(self) -> None:
-        self.queue.put(None)
-        self.thread.join()
-
-    def finish(self, ordered: list):
-        """Analyze the rest of ``ordered`` (the program's resources in bundle order); the Analysis."""
-        self.stop()
-        if self.error is not None:
-            raise self.error
-        if len(self.sent) > len(ordered) or any(a is not b for a, b in zip(self.sent, ordered)):
-            self.analysis, self.sent = self.start(), []
-        for resource in ordered[len(self.sent):]:
-            self.analysis.analyze(resource)
-        return self.analysis
 
 
 class OverGrpc(Collector):
@@ -397,26 +275,20 @@ class OverGrpc(Collector):
         self.pack.stack, self.pack.config = stack.name, dict(config)   # Analysis() sends ConfigureStack
         from modules.core.pulumi_adapter import load_classes
 
-        load_classes(bundle)   # imported before the heap is frozen: the program's collections skip them
-        with _heap_frozen():
-            ahead = AheadOfTheProgram(lambda: Analysis(self.pack, data, shown), rendered)
-            try:
-                with _switching_often():
-                    program = program_resources(project, stack.name, config, frozenset(bundle.warnings),
-                                                rendered=(stack, bundle), on_resource=ahead.offer)
-            except BaseException:
-                ahead.stop()
-                raise
-            resources = in_bundle_order(program, rendered)
-            self.plans[stack.name] = plan_of(resources)
-            user_resources = manifest_resources(mine, stack.name, project.name,
-                                                stack_urn(stack.name, project.name), user.sources,
-                                                taken=[r.urn for r in resources])
-            try:
-                analysis = ahead.finish(resources + user_resources)
-                outcome = analysis.finish(resources + user_resources)
-            except (PackError, grpc.RpcError) as err:   # the pack died or answered badly: not the user's mistake
-                raise PackError(f"{stack.name}: {err}") from None
+        load_classes(bundle)
+        program = program_resources(project, stack.name, config, frozenset(bundle.warnings), rendered=(stack, bundle))
+        resources = in_bundle_order(program, rendered)
+        self.plans[stack.name] = plan_of(resources)
+        user_resources = manifest_resources(mine, stack.name, project.name, stack_urn(stack.name, project.name),
+                                            user.sources, taken=[r.urn for r in resources])
+        everything = resources + user_resources
+        try:
+            analysis = Analysis(self.pack, data, shown)
+            for resource in everything:
+                analysis.analyze(resource)
+            outcome = analysis.finish(everything)
+        except (PackError, grpc.RpcError) as err:   # the pack died or answered badly: not the user's mistake
+            raise PackError(f"{stack.name}: {err}") from None
         return locate_violations(outcome.violations, locate, rendered, user), outcome.objects
 
 
@@ -457,8 +329,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                    help="manifests without a stack: how strict (default standard); a stack has its own")
     p.add_argument("--format", default="text", choices=sorted(FORMATS), help="report format")
     add_dir_option(p)
-    # ends_at_once: check writes nothing but its report and messages (modules/cli.py _end_at_once)
-    p.set_defaults(run=cmd_check, needs_project=lambda a: not manifests_only(a), ends_at_once=True)
+    p.set_defaults(run=cmd_check, needs_project=lambda a: not manifests_only(a))
 
     p = sub.add_parser("preview", parents=[common],
                        help="run the Pulumi program under mocks and check it with the real policy pack over gRPC")

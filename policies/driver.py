@@ -22,6 +22,8 @@ from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2 as apb
 from pulumi.runtime.proto import analyzer_pb2_grpc
 
+from modules.upstream.vocabulary.go import atoi
+
 from .framework import ADVISORY, DISABLED, MANDATORY, NOTE, Rule, Violation, resource_id
 from .pack import CONFIG_FILE_ENV, NOTE_SEPARATOR, PACK_DIR, PROJECT_ENV, manifest
 from .rules import RULES
@@ -101,11 +103,15 @@ class Pack:
         env.pop("PULUMI_CONFIG_SECRET_KEYS", None)
         if project_root is not None:
             env[PROJECT_ENV] = str(Path(project_root).resolve())
-        self._stderr = tempfile.TemporaryFile(mode="w+b")
-        # The engine's address is never dialled by a Python pack; pass a placeholder as the engine does.
-        self.process = subprocess.Popen([python, "-u", "-m", "pulumi.policy", "127.0.0.1:0", str(pack_dir)],
-                                        cwd=str(pack_dir), env=env, stdout=subprocess.PIPE,
-                                        stderr=self._stderr, stdin=subprocess.DEVNULL)
+        try:
+            self._stderr = tempfile.TemporaryFile(mode="w+b")
+            # The engine's address is never dialled by a Python pack; pass a placeholder as the engine does.
+            self.process = subprocess.Popen([python, "-u", "-m", "pulumi.policy", "127.0.0.1:0", str(pack_dir)],
+                                            cwd=str(pack_dir), env=env, stdout=subprocess.PIPE,
+                                            stderr=self._stderr, stdin=subprocess.DEVNULL)
+        except BaseException:   # a fork refused, no descriptor left: no configuration file left behind
+            os.unlink(self._config_file)
+            raise
         self.channel = None
         self._stub = None
         self._timeout = timeout
@@ -134,7 +140,7 @@ class Pack:
         reader.start()
         reader.join(timeout)
         text = line[0].decode(errors="replace").strip() if line else ""
-        if not text.isdigit() or not 1 <= int(text) <= 65535:
+        if not 1 <= (atoi(text) or 0) <= 65535:
             what = "no port" if not text else f"an invalid port {text!r}"
             raise PackError(f"the policy pack wrote {what} to stdout; its stderr ends with:\n{self.stderr()[-2000:]}")
         return int(text)

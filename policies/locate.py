@@ -53,37 +53,47 @@ def _mark(node: yaml.Node) -> tuple[int, int]:
 
 
 def find(node: yaml.Node, path: str) -> tuple[int, int]:
-    """Line and column of ``path`` below ``node`` (keys may contain dots: annotation names)."""
+    """Line and column of ``path`` below ``node`` (keys may contain dots: annotation names). Each
+    step costs one dictionary lookup per segment boundary left, never a scan of the mapping."""
     here = _mark(node)
-    rest = path
-    while rest:
-        if rest.startswith("."):
-            rest = rest[1:]
-        match = _SEGMENT.match(rest)
+    ends = [i for i, c in enumerate(path) if c in ".["] + [len(path)]   # where a key may end
+    at = 0
+    while at < len(path):
+        if path[at] == ".":
+            at += 1
+        match = _SEGMENT.match(path, at)
         if match:
             index = int(match.group(1))
             if not isinstance(node, yaml.SequenceNode) or index >= len(node.value):
                 return here
             node = node.value[index]
             here = _mark(node)
-            rest = rest[match.end():]
+            at = match.end()
             continue
         if not isinstance(node, yaml.MappingNode):
             return here
-        best = None
-        for key_node, value_node in node.value:
-            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
-            if key is None or not rest.startswith(key):
-                continue
-            after = rest[len(key):]
-            if (not after or after[0] in ".[") and (best is None or len(key) > len(best[0])):
-                best = (key, key_node, value_node)
+        keys = _keys(node)
+        # the longest key that is the whole rest or ends where a segment does
+        best = next((end for end in reversed(ends) if end > at and path[at:end] in keys), None)
         if best is None:
             return here
-        key, key_node, node = best
+        key_node, node = keys[path[at:best]]
         here = _mark(key_node)
-        rest = rest[len(key):]
+        at = best
     return here
+
+
+def _keys(node: yaml.MappingNode) -> dict[str, tuple[yaml.Node, yaml.Node]]:
+    """A mapping node's scalar keys, each with its key and value nodes (the first of a repeated
+    key, as the old scan found it); built once per node."""
+    keys = getattr(node, "_trainstack_keys", None)
+    if keys is None:
+        keys = {}
+        for key_node, value_node in node.value:
+            if isinstance(key_node, yaml.ScalarNode):
+                keys.setdefault(key_node.value, (key_node, value_node))
+        node._trainstack_keys = keys
+    return keys
 
 
 class Locator:

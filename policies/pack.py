@@ -13,7 +13,6 @@ Importable without side effects; ``policies/__main__.py`` calls ``serve()``.
 from __future__ import annotations
 
 import functools
-import gc
 import json
 import os
 import sys
@@ -572,10 +571,6 @@ def serve() -> None:
 
         pulumi.runtime.set_all_config(config, [])
     STATE.configure(os.environ.get("PULUMI_STACK", ""), config)
-    # What the pack built to boot (modules, the stack, its render and fabric) lives as long as the
-    # process: out of the cyclic collector's sight, its collections during the calls walk only
-    # what the calls allocate.
-    gc.freeze()
     _hook_servicer()
     _guard_requests()
     PolicyPack(name=PACK_NAME, policies=policies(), enforcement_level=EnforcementLevel.MANDATORY,

@@ -280,7 +280,8 @@ def kubernetes_provider_keys() -> tuple[str, ...]:
     spec = importlib.util.find_spec("pulumi_kubernetes")   # locates the package without importing it
     source = Path(spec.origin).parent / "provider.py" if spec and spec.origin else None
     key = cache.files_key("kubernetes-provider-keys-1", [source]) if source else None
-    names = cache.load_json("provider-keys", key) if key else None
+    names = cache.load_json("provider-keys", key, lambda d: isinstance(d, list) and all(
+        isinstance(n, str) for n in d)) if key else None
     if not isinstance(names, list):
         from pulumi_kubernetes.provider import ProviderArgs
 

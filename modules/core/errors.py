@@ -4,12 +4,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .secrets import redact, redact_value
+from .secrets import escape_controls, redact, redact_value
 
 
 def one_line(text: str) -> str:
-    """``text`` with line breaks written as escapes (``a\\nb``): a name may hold them."""
-    return text.replace("\r", "\\r").replace("\n", "\\n") if "\n" in text or "\r" in text else text
+    """``text`` with line breaks written as escapes (``a\\nb``): a name may hold them; any other
+    character a terminal acts on is escaped too (``secrets.escape_controls``)."""
+    if "\n" in text or "\r" in text:
+        text = text.replace("\r", "\\r").replace("\n", "\\n")
+    return escape_controls(text)
 
 
 class InputError(Exception):
@@ -22,7 +25,7 @@ class InputError(Exception):
     def __init__(self, file: str | Path, path: str, message: str, rule: str | None = None):
         self.file = redact(one_line(str(file)))   # a folder named with a newline is still one line
         self.path = redact(one_line(path))   # a key path can hold a credential too (a key named like a URL)
-        self.message = redact(" ".join(str(message).split()))  # always one line, never a credential
+        self.message = escape_controls(redact(" ".join(str(message).split())))  # one line, no credential
         # The policy rule that catches the same mistake in manifests: `trainstack check` and
         # `preview` report the error as a violation of it (exit 1); render and validate exit 2.
         self.rule = rule

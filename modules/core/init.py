@@ -144,6 +144,7 @@ def cmd_init(args: argparse.Namespace, project: Project) -> int:
     stack_path = project.stack_file(name)
     fabric_path = project.stack_dir / "fabrics" / f"{name}.yaml"
     files = {stack_path: stack_file(args), fabric_path: fabric_file(args)}
+    _validate_before_writing(project, name, files[stack_path], files[fabric_path])
     policies = project.root / "policies"
     template = policies / f"config.{POLICY_TEMPLATES[args.profile]}.json"
     if template.is_file():
@@ -161,6 +162,31 @@ def cmd_init(args: argparse.Namespace, project: Project) -> int:
     print(f"\nnext: trainstack validate {name} && trainstack render {name} && trainstack check {name}\n"
           f"      edit {project.show(fabric_path)} to your real switch and node names; docs/new-stack.md")
     return 0
+
+
+def _validate_before_writing(project: Project, name: str, stack_text: str, fabric_text: str) -> None:
+    """Load and render the stack as `validate` would, from a scratch copy of the two files, so
+    that init never writes a stack `validate` refuses (``--hcas ",,,"``, a quote in an HCA or
+    interface name, a node prefix too long for a node name, more nodes than a fabric may hold)."""
+    import tempfile
+
+    from .config import load_project, load_stack
+    from .render import render
+
+    with tempfile.TemporaryDirectory(prefix="trainstack-init-") as scratch:
+        root = Path(scratch)
+        (root / "Pulumi.yaml").write_text(f"name: {_flow(project.name)}\nstackConfigDir: stacks\n", encoding="utf-8")
+        (root / "stacks" / "fabrics").mkdir(parents=True)
+        (root / "stacks" / f"Pulumi.{name}.yaml").write_text(stack_text, encoding="utf-8")
+        (root / "stacks" / "fabrics" / f"{name}.yaml").write_text(fabric_text, encoding="utf-8")
+        try:
+            render(load_stack(load_project(root), name))
+        except InputError as err:
+            where = err.file.replace(scratch + os.sep, "").replace("stacks/", "", 1)
+            raise InputError("trainstack init", "", f"the options make a stack that `validate` refuses "
+                             f"({where}: {err.path}: {err.message}); nothing was written") from None
+        finally:
+            load_project.cache_clear()
 
 
 def _refuse_links(project: Project, path: Path) -> None:

@@ -21,7 +21,7 @@ import shutil
 import stat
 from pathlib import Path
 
-from . import collector, yamlio
+from . import yamlio
 from .registry import MODULES
 from .bundle import Bundle, Resource
 from .errors import InputError
@@ -77,11 +77,6 @@ def _output_hooks(name: str) -> list:
 
 def bundle_files(bundle: Bundle, stack_file: str) -> dict[str, bytes]:
     """Every output file, path -> bytes, in a fixed order."""
-    with collector.paused():   # thousands of objects annotated and dumped, none garbage
-        return _bundle_files(bundle, stack_file)
-
-
-def _bundle_files(bundle: Bundle, stack_file: str) -> dict[str, bytes]:
     head = header(bundle, stack_file)
     files: dict[str, bytes] = {}
     owners: dict[str, str] = {}
@@ -165,13 +160,33 @@ def stale_files(files: dict[str, bytes], target: Path) -> list[str]:
     if target.is_dir():
         existing = {str(p.relative_to(target)) for p in target.rglob("*") if p.is_file()}
     for path, data in files.items():
-        on_disk = target / path
         if path not in existing:
             out.append(f"missing  {path}")
-        elif on_disk.read_bytes() != data:
+        elif _content(target / path, len(data)) != data:
             out.append(f"changed  {path}")
     out.extend(f"extra    {path}" for path in sorted(existing - set(files)))
     return out
+
+
+def _content(path: Path, size: int) -> bytes | None:
+    """The file's bytes when it is a regular file (not a link, a FIFO or a device) of exactly
+    ``size`` bytes, else None: a file of another size differs without being read (a link to an
+    8 GiB sparse file is not read)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size != size:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(size + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data
 
 
 def _refuse(target: Path, shown: str) -> InputError:

@@ -13,10 +13,12 @@ moves them under the component instead of replacing them.
 """
 from __future__ import annotations
 
+import atexit
 import functools
 import importlib
 import inspect
 import re
+import shutil
 from typing import Any
 
 import pulumi
@@ -107,12 +109,23 @@ def register_release(release: ChartRelease, opts: pulumi.ResourceOptions) -> pul
         create_namespace=False, opts=opts)
 
 
+_OVERLAY_FOLDERS: list[str] = []   # removed when the process ends (the program's, or preview's)
+
+
+@atexit.register
+def remove_overlay_folders() -> None:
+    while _OVERLAY_FOLDERS:
+        shutil.rmtree(_OVERLAY_FOLDERS.pop(), ignore_errors=True)
+
+
 def register_overlay(overlay: Overlay, opts: pulumi.ResourceOptions) -> pulumi.Resource:
-    # kustomize.v2.Directory reads a local folder; write the overlay's kustomization to one.
+    # kustomize.v2.Directory reads a local folder while the program runs (the provider reads it
+    # when the resource registers); write the overlay's kustomization to one, removed at exit.
     import tempfile
     from pathlib import Path
 
     folder = Path(tempfile.mkdtemp(prefix=f"trainstack-{overlay.name}-"))
+    _OVERLAY_FOLDERS.append(str(folder))
     (folder / "kustomization.yaml").write_text(yamlio.dump(overlay.kustomization))
     return k8s.kustomize.v2.Directory(overlay.key, directory=str(folder), opts=opts)
 

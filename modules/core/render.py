@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib
 
 from .bundle import Bundle, ChartRelease, Item, Overlay, Resource, namespace_key
-from . import collector
 from .config import StackConfig
 from .errors import InputError
 from .context import KEEP_ANNOTATIONS, RenderContext
@@ -21,11 +20,6 @@ ORDER = ("core",) + MODULES
 
 
 def render(stack: StackConfig) -> Bundle:
-    with collector.paused():
-        return _render(stack)
-
-
-def _render(stack: StackConfig) -> Bundle:
     ctx = RenderContext(stack)
     modules = [importlib.import_module(f"modules.{name}.render") for name in MODULES]
     for module in modules:

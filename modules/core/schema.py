@@ -56,7 +56,7 @@ def load_schema(path: Path) -> dict:
     the YAML (every command reads all twelve schemas)."""
     text = yamlio.read_text(path, str(path))
     key = cache.content_key(SCHEMA_CACHE_VERSION, text)
-    data = cache.load_json("schemas", key)
+    data = cache.load_json("schemas", key, lambda d: isinstance(d, dict))
     if data is None:
         data = yamlio.loads(text, str(path))
         cache.store_json("schemas", key, data)

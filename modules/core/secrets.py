@@ -15,7 +15,11 @@ import re2
 SECRET_WORDS = {"password", "passwd", "pwd", "secret", "token", "apikey", "credential", "credentials",
                 "privatekey", "accesskey", "secretkey", "passphrase", "bearer"}
 SECRET_PAIRS = {("api", "key"), ("private", "key"), ("access", "key"), ("secret", "key"), ("client", "secret"),
-                ("auth", "token"), ("pass", "word")}
+                ("auth", "token"), ("pass", "word"), ("signing", "key"), ("encryption", "key"), ("session", "key"),
+                ("master", "key"), ("auth", "header"), ("key", "data")}
+# Last words that hold a secret only after another word: `DB_PASS`, `REDIS_AUTH` (not `auth: none`).
+SECRET_LAST_WORDS = {"pass", "auth"}
+ENCODED = "a base64-encoded credential"
 # Credentials recognised by their shape alone. URLs: any scheme in any case, userinfo with or
 # without a password (`https://TOKEN@host`; `ssh://git@host`, the usual SSH user, is no secret),
 # and `user:password@host.domain` written without a scheme (chart repositories, registries).
@@ -44,7 +48,8 @@ VALUE_PATTERNS: list[tuple[str, int, str]] = [   # (pattern, re flags, what it i
     (r"[?&][A-Za-z0-9_.-]*(?:password|passwd|secret|token|api[_-]?key|access[_-]?key)=(?![$<{])[^&\s#\"'<>]+",
      re.I, "a credential in a URL query"),
     # `DB_PASSWORD=...`, `export HF_TOKEN=...` in a shell line: the variable's name ends in the word
-    (r"(?<![\w.-])[A-Za-z0-9_]*(?:password|passwd|secret|token|api_?key|access_?key|secret_?key)"
+    (r"(?<![\w.-])[A-Za-z0-9_]*(?:password|passwd|secret|token|api_?key|access_?key|secret_?key|_pass|_auth"
+     r"|signing_?key|encryption_?key|session_?key|master_?key|auth_?header)"
      r"=(?![$<{/\"'])[^\s\"';&|()\[\]]{4,}(?![^\s;&|\"'])", re.I, ASSIGNMENT),
     (r"(?<![^\s\"'])(?:-u|--user)(?:=|\s+)[^\s:\"'$<{-][^\s:\"']*:(?![$<{])[^\s\"']+", 0,
      "a user and password option"),
@@ -54,6 +59,30 @@ VALUE_PATTERNS: list[tuple[str, int, str]] = [   # (pattern, re flags, what it i
      r"|\bbearer\s+(?![$<{])[A-Za-z0-9._~+/=-]{16,}", re.I, "an Authorization header"),
     (r"(?<![^\s\"'])--?[a-z0-9_.-]*(?:password|passwd|secret|token|api-?key|access-?key)"
      r"(?:=|\s+)(?![$<{-])[^\s\"']+", re.I, "a password option"),
+    # Command lines whose password option is one letter: `mysql -pVALUE`, `docker login -p VALUE`,
+    # `sshpass -p VALUE`, `redis-cli -a VALUE` (a variable, `-p` alone or `-P 3306` is none).
+    (r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]*?\s-p(?![$<{\s\"'])[^\s\"']+"
+     r"|\bdocker\s+login\b[^\n|;&]*?\s-p(?:=|\s+)(?![$<{-])[^\s\"']+"
+     r"|\bsshpass\s+(?:-[a-oq-z]\s+)*-p\s*(?![$<{-])[^\s\"']+"
+     r"|\bredis-cli\b[^\n|;&]*?\s-a\s+(?![$<{-])[^\s\"']+", 0, "a password on a command line"),
+    # JSON inside a string: `{"password": "..."}`, a .dockerconfigjson's `"auth"`, a kubeconfig's key data
+    (r"\"[A-Za-z0-9_.-]*(?:password|passwd|secret|token|api_?key|apikey|access_?key|private_?key)\"\s*:\s*"
+     r"\"(?![$<{])(?!true\"|false\"|null\")[^\"\s]{4,}\"|\"auth\"\s*:\s*\"[A-Za-z0-9+/=]{8,}\"", re.I,
+     "a credential in JSON"),
+    (r"\bclient-key-data[\"']?\s*:[ \t]*[\"']?[A-Za-z0-9+/=]{16,}", 0, "a kubeconfig client key"),
+    (r"[?&]X-(?:Amz|Goog)-(?:Signature|Credential)=[A-Za-z0-9%/_.-]{16,}", re.I, "a presigned URL"),
+    (r"(?<![\w-])_auth(?:Token)?[ \t]*=[ \t]*(?![$<{])[^\s\"']{8,}", 0, "an npm registry credential"),
+    (r"\b(?:x-api-key|private-token|x-auth-token|api-key|x-vault-token)[ \t]*[:=][ \t]*\"?(?![$<{])"
+     r"[A-Za-z0-9._~+/=-]{8,}", re.I, "an API key header"),
+    (r"(?:^|[\s\"'])[\w.@-]+:(?:\$apr1\$|\$2[aby]\$\d\d\$|\{SHA\}|\$[56]\$)[./A-Za-z0-9$+=]{20,}", 0,
+     "an htpasswd line"),
+    (r"PuTTY-User-Key-File-\d", 0, "a PuTTY private key"),
+    (r"(?:password|passwd|secret|token|api_?key)(?:%3D|%22%3A%22)(?!%24)[^&\s%\"']{4,}"
+     r"|%3A%2F%2F[^%\s/@]+%3A[^%\s/@]+%40", re.I, "a URL-encoded credential"),
+    # `user:pw@host/repo.git`: an address without a dot in the host, followed by a path
+    (r"(?<![\w.:/@%+-])[A-Za-z0-9._~%+-]+:[^\s/@:\"'<>]+@[A-Za-z0-9-]+(?::\d+)?/", 0, "credentials in an address"),
+    # base64 of a PEM private key or of registry credentials: decoded and scanned (``_decoded``)
+    (r"\b(?:LS0tLS1CRUdJTi|eyJhdXRocyI6|eyAiYXV0aHMiOi)[A-Za-z0-9+/]{8,}={0,2}", 0, ENCODED),
 ]
 
 
@@ -99,7 +128,7 @@ def words(key: str) -> list[str]:
 def secret_like_key(key: str) -> bool:
     parts = words(key)
     return bool(set(parts) & SECRET_WORDS) or any(pair in SECRET_PAIRS for pair in zip(parts, parts[1:])) \
-        or "".join(parts) in SECRET_WORDS
+        or "".join(parts) in SECRET_WORDS or (len(parts) > 1 and parts[-1] in SECRET_LAST_WORDS)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -187,9 +216,23 @@ def _credential_in(value: str) -> str | None:
     if not _shape_possible(value):   # one pass for the usual string (thousands of node names)
         return None
     for pattern, what in _value_patterns():
-        if pattern.search(value):
+        match = pattern.search(value)
+        if match and (what != ENCODED or _decoded(match.group())):
             return what
     return None
+
+
+def _decoded(text: str) -> bool:
+    """Whether base64 ``text`` decodes to a private key or to registry credentials (a base64
+    certificate, which starts the same way, is no secret)."""
+    import base64
+    import binascii
+
+    try:
+        plain = base64.b64decode(text[:8192] + "=" * (-len(text[:8192]) % 4)).decode("utf-8", "replace")
+    except (binascii.Error, ValueError):
+        return False
+    return "PRIVATE KEY" in plain or '"auth"' in plain or '"password"' in plain
 
 
 def redact_shapes(text: str) -> str:
@@ -213,6 +256,29 @@ def redact(text: str) -> str:
     for pattern, _ in _value_patterns():
         text = pattern.sub(REDACTED, text)
     return text
+
+
+# Characters a terminal acts on rather than shows: C0 controls but line feed and tab, DEL, C1
+# controls (ESC's 8-bit forms), and the bidirectional overrides that reorder what is shown.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escaped(match: re.Match) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with every character a terminal would act on (``ESC ]0;title BEL``, ``ESC [2J``,
+    a carriage return, a bidirectional override) written as a visible escape (``\\x1b``); line
+    feeds and tabs stay. Everything trainstack prints passes through it (modules/cli.py)."""
+    return _CONTROLS.sub(_escaped, text) if _CONTROLS.search(text) else text
+
+
+def quote_user(text: str) -> str:
+    """User text as a message shows it: credentials redacted, control characters escaped, on one
+    line. The one function for echoing what a user wrote."""
+    return escape_controls(redact(text).replace("\r", "\\r").replace("\n", "\\n"))
 
 
 def redact_value(value: Any, depth: int = 0) -> Any:

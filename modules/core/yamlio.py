@@ -96,8 +96,10 @@ _BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 
 def check_bounds(text: str, file: str, loader_class: type = yaml.CSafeLoader) -> None:
-    """Refuse nesting deeper than MAX_DEPTH and alias expansion beyond MAX_ALIAS_NODES, from the
-    C parser's events (the parser keeps its own stack; only the composer recurses)."""
+    """Refuse nesting deeper than MAX_DEPTH, alias expansion beyond MAX_ALIAS_NODES and an alias
+    inside the collection its anchor names (``a: &a [1, *a]``: a cycle, which no walk of the data
+    would end), from the C parser's events (the parser keeps its own stack; only the composer
+    recurses)."""
     if len(text) > MAX_FABRIC_FILE_BYTES:
         raise InputError(file, "", f"the text is larger than {MAX_FABRIC_FILE_BYTES // 2**20} MiB")
     if not _MAYBE_ALIAS.search(text) and _depth_bound(text) <= MAX_DEPTH:
@@ -121,6 +123,9 @@ def check_bounds(text: str, file: str, loader_class: type = yaml.CSafeLoader) ->
                     sizes[event.anchor] = 1
                 frames[-1][0] += 1
             elif isinstance(event, yaml.AliasEvent):
+                if event.anchor not in sizes and any(frame[1] == event.anchor for frame in frames):
+                    raise _bound(file, event, f"the alias *{event.anchor} is inside the collection its anchor "
+                                 "names (a cycle)")
                 size = sizes.get(event.anchor, 1)
                 expanded += size
                 if expanded > MAX_ALIAS_NODES:

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from modules.core.yamlio import MAX_FABRIC_NODES
+from modules.upstream.vocabulary.go import is_ascii_digits
 
 _GROUP = re.compile(r"\[([^\[\]]*)\]")
 _RANGE = re.compile(r"^(\d+)(?:-(\d+))?\Z")
@@ -185,7 +186,7 @@ def pattern_range(prefix: str, spec: str, suffix: str, lo: int, hi: int) -> Numb
     digits), without building them; None where the numbers change width, the prefix or suffix holds
     digits, or the padding is not zeros (then the caller builds the names and looks at them)."""
     first, last = format(lo, spec), format(hi, spec)
-    if not (first.isascii() and first.isdigit() and last.isdigit() and len(first) == len(last)) \
+    if not (is_ascii_digits(first) and is_ascii_digits(last) and len(first) == len(last)) \
             or not _bare_affixes(prefix, suffix):
         return None
     return NumberedRange(prefix, len(first), suffix, lo, hi)

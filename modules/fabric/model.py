@@ -400,11 +400,8 @@ def build_links(section: dict) -> dict[int, Link]:
 
 def build_fabric(ctx: "RenderContext") -> Fabric:
     """Build the stack's fabric from its source (see importers.py) and validate it."""
-    from modules.core import collector
-
     from . import importers, validate
 
-    with collector.paused():   # a fabric is tens of thousands of acyclic objects
-        fabric = importers.load(ctx)
-        validate.check(ctx, fabric)
+    fabric = importers.load(ctx)
+    validate.check(ctx, fabric)
     return fabric

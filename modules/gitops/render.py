@@ -17,6 +17,7 @@ from modules.core.bundle import OWNED_ANNOTATION, Bundle, ChartRelease, Overlay
 from modules.core.context import MANAGED_BY, RenderContext
 from modules.semantics.owned import ARGOCD_RESPECT, FLUX_SSA, owned_fields_of
 from modules.volcano.render import QUEUE_WAVE, SYNC_WAVE_ANNOTATION as WAVE_ANNOTATION  # Argo CD order
+from modules.upstream.vocabulary.go import atoi
 
 MODULE = "gitops"
 PHASES = ("cluster", "queues", "workloads")
@@ -83,7 +84,7 @@ def _wave(resource) -> int:
     value = (resource.obj["metadata"].get("annotations") or {}).get(WAVE_ANNOTATION)
     if value is None:   # most objects: wave 0
         return 0
-    return int(value) if str(value).lstrip("-").isdigit() else 0
+    return atoi(str(value)) or 0   # Argo CD reads the wave with Go's Atoi (not isdigit: `²`, `٣`)
 
 
 def release_waves(bundle: Bundle) -> dict[str, int]:

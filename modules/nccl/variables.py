@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from typing import Callable, Mapping
 
+from modules.upstream.vocabulary.go import atoi, is_ascii_digits
+
 Check = Callable[[str], "str | None"]   # returns what was expected, or None when the value is fine
 
 
@@ -51,7 +53,7 @@ def _level(*names: str) -> Check:
     def check(value: str) -> str | None:
         if value.upper() in names:
             return None
-        if value.isdigit():  # legacy integer levels 0-4 (larger means SYS)
+        if is_ascii_digits(value):  # legacy integer levels 0-4 (larger means SYS)
             return None
         return "one of " + ", ".join(names) + " (or a legacy integer level)"
     return check
@@ -116,7 +118,7 @@ def _netdevs(value: str) -> str | None:
 
 
 def _bytes(value: str) -> str | None:
-    return None if value.isdigit() and int(value) > 0 else "a positive number of bytes"
+    return None if (atoi(value) or 0) > 0 else "a positive number of bytes"
 
 
 VARIABLES: dict[str, Check] = {

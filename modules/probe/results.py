@@ -20,6 +20,7 @@ from pathlib import Path
 
 from modules.core import yamlio
 from modules.core.errors import InputError, show
+from modules.upstream.vocabulary.go import is_ascii_digits
 
 from . import measure
 
@@ -120,7 +121,7 @@ def _from_exposition(text: str, shown: str) -> list[dict]:
                               f"{show(match.group(3))}") from None
         tier = labels.get("tier", NODE_TIER)
         if name == "trainstack_probe_time_seconds":
-            if "collective" not in labels or not labels.get("bytes", "").isdigit() or len(labels["bytes"]) > 19:
+            if "collective" not in labels or not is_ascii_digits(labels.get("bytes", "")) or len(labels["bytes"]) > 19:
                 raise InputError(shown, f"line {number}", f"expected {name} with labels collective=\"...\" and "
                                   f"bytes=\"<whole number>\", got {{{match.group(2)}}}")
             times[(tier, labels["collective"], int(labels["bytes"]))] = value

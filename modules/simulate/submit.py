@@ -30,7 +30,7 @@ from modules.semantics.workloads import (RUNTIME_KINDS, Unknown, Workload, find_
 
 from .eviction import GROUP_ANNOTATION, PENDING, TASK_SPEC
 from .snapshot import read_objects
-from .workloads import pod_names, topology_of_object
+from .workloads import MAX_PODS, pod_names, topology_of_object
 
 KINDS = ("a Volcano Job, a TrainJob, a PyTorchJob, a Deployment, StatefulSet or ReplicaSet (Volcano's PodGroup "
          "controller groups its pods), or a PodGroup with its Pods")
@@ -131,6 +131,7 @@ def submitted(path: Path, shown: str, queue: str | None, context: Iterable[dict]
     context = [o for _, o in docs] + [o for o in context if isinstance(o, dict)]
     out: list[tuple[str, dict]] = []
     groups: list[str] = []
+    pods = 0
     for where, obj in docs:
         if is_kind(obj, "PodGroup", "scheduling.volcano.sh"):
             obj = copy.deepcopy(obj)
@@ -145,6 +146,9 @@ def submitted(path: Path, shown: str, queue: str | None, context: Iterable[dict]
             continue          # a runtime given alongside its TrainJob
         else:
             workload = _read_workload(obj, where, shown, context, context_name)
+            pods += sum(s.count for s in workload.sets)   # the workloads files' budget, before a pod is built
+            if pods > MAX_PODS:
+                raise InputError(shown, f"{where}: spec", f"the submitted jobs would hold more than {MAX_PODS:,} pods")
             out += [(where, o) for o in workload_objects(workload, obj, context, queue)]
             groups.append(f"{workload.namespace or 'default'}/{workload.name}")
     if not groups:

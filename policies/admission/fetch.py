@@ -11,6 +11,7 @@ import fnmatch
 import hashlib
 import io
 import os
+import stat
 import tarfile
 import urllib.request
 from pathlib import Path
@@ -41,11 +42,41 @@ def _verified(url: str, expected: str) -> bytes:
     return data
 
 
+MAX_CACHED_BYTES = 64 * 2**20   # far above any pinned file; a larger one is replaced, never read
+
+
+def _holds(target: Path, sha256: str) -> bool:
+    """Whether the cache already holds the pinned file: a regular file (a link, a FIFO or a
+    device is not one, and is replaced), at most MAX_CACHED_BYTES, with the pinned sha256."""
+    try:
+        fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CACHED_BYTES:
+            return False
+        digest = hashlib.sha256()
+        while chunk := os.read(fd, 1 << 20):
+            digest.update(chunk)
+        return digest.hexdigest() == sha256
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
 def _write(target: Path, data: bytes) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_suffix(target.suffix + f".{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    tmp.replace(target)
+    try:
+        os.unlink(tmp)   # a leftover (or a link planted in a shared cache) is never written through
+    except FileNotFoundError:
+        pass
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "wb") as out:
+        out.write(data)
+    tmp.replace(target)   # replaces a link at ``target`` itself, not what it points to
 
 
 def fetch(dest: Path | None = None, sources_file: Path = SOURCES) -> list[Path]:
@@ -56,7 +87,7 @@ def fetch(dest: Path | None = None, sources_file: Path = SOURCES) -> list[Path]:
     for source in data["sources"]:
         for f in source.get("files", []):
             target = dest / f["path"]
-            if target.is_file() and hashlib.sha256(target.read_bytes()).hexdigest() == f["sha256"]:
+            if _holds(target, f["sha256"]):
                 continue
             _write(target, _verified(f["url"], f["sha256"]))
             written.append(target)

@@ -30,6 +30,7 @@ from modules.core.cache import ENV_CACHE, cache_root  # noqa: F401 - ENV_CACHE: 
 from modules.core.errors import InputError
 
 from . import cost, limits
+from .index_shape import valid_index
 
 HERE = Path(__file__).resolve().parent
 SOURCES = HERE / "sources.yaml"
@@ -395,7 +396,7 @@ def load_index(loc: RuleSources | None = None) -> Index:
     loc = loc or locate()
     # The pinned sources file counts too: a new pin is a new index.
     key = cache.files_key(f"admission-index-{INDEX_VERSION}", [SOURCES, *_inputs(loc)])
-    data = cache.load_json("admission-index", key)
+    data = cache.load_json("admission-index", key, valid_index)   # a wrong-shaped entry is never used
     if not isinstance(data, dict):
         pins, problems = pinned(), []
         policies = extract_policies(policy_documents(loc.policies, problems), pins, problems) if loc.policies else []

@@ -50,20 +50,19 @@ def cluster_of(manifests: list[dict]) -> tuple[dict, ...]:
 def _without_descendants(cluster: tuple[dict, ...], name: object) -> tuple[dict, ...]:
     """The cluster a Queue meets at its own CREATE: its child queues name it as parent, so they can
     only be created after it (the queue webhook refuses a missing parent)."""
-    parent_of = {as_dict(q.get("metadata")).get("name"): as_dict(q.get("spec")).get("parent")
-                 for q in cluster if q.get("kind") == "Queue"
-                 and isinstance(as_dict(q.get("metadata")).get("name"), str)}
-
-    def below(queue: object) -> bool:
-        seen = set()
-        while isinstance(queue, str) and queue in parent_of and queue not in seen:
-            seen.add(queue)
-            queue = parent_of[queue]
-            if queue == name:
-                return True
-        return False
+    children: dict[object, list[str]] = {}
+    for q in cluster:
+        queue = as_dict(q.get("metadata")).get("name") if q.get("kind") == "Queue" else None
+        if isinstance(queue, str):
+            children.setdefault(as_dict(q.get("spec")).get("parent"), []).append(queue)
+    below, todo = set(), list(children.get(name, ()))   # one walk down from ``name``: linear, cycle-safe
+    while todo:
+        queue = todo.pop()
+        if queue not in below:   # ``name`` itself only when its parents lead back to it (a cycle)
+            below.add(queue)
+            todo.extend(children.get(queue, ()))
     return tuple(o for o in cluster
-                 if not (o.get("kind") == "Queue" and below(as_dict(o.get("metadata")).get("name"))))
+                 if not (o.get("kind") == "Queue" and as_dict(o.get("metadata")).get("name") in below))
 
 
 def judge(obj: dict, cluster: Cluster, install: Install = CHART_DEFAULTS,

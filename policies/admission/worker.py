@@ -26,6 +26,7 @@ objects over a pipe (a whole check at once, `RuleSet.evaluate_all`) and sends ba
 """
 from __future__ import annotations
 
+import atexit
 import fcntl
 import gc
 import mmap
@@ -228,6 +229,27 @@ def _child_loop(evaluate: Callable[[Any], list], requests: int, replies: int, pr
 
 # The parent's ends of every live worker's pipes: a forked child closes them all (see _fork).
 _PARENT_ENDS: set[int] = set()
+# Every worker whose child runs: stopped and reaped when the parent exits, however it exits (a
+# return, an error, SIGINT or SIGTERM turned into an exception by the CLI), so no child outlives
+# the command and none is left a zombie for a PID 1 that does not reap.
+_LIVE: set["Worker"] = set()
+
+
+# The signals the CLI turns into an exception: held while a child is forked and recorded in _LIVE
+# (else one arriving between the fork and the record leaves a child nobody reaps) and while the
+# children are stopped at exit.
+_HELD = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+
+
+@atexit.register
+def stop_all() -> None:
+    """Stop and reap every child still running (at exit; tests call it too)."""
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+    try:
+        for worker in list(_LIVE):
+            worker.stop()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 class Worker:
@@ -248,8 +270,18 @@ class Worker:
         self.pid = 0
         self._requests = self._replies = -1
         self._progress: mmap.mmap | None = None
+        self._mask: set = set()   # the signal mask a forked child restores (see _start)
 
     def _start(self) -> None:
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+        try:
+            self._start_held(held)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+    def _start_held(self, mask: set) -> None:
+        """``_start`` with the CLI's signals held (``mask``: the caller's, which a child restores)."""
+        self._mask = mask
         requests_r, requests_w = os.pipe()
         try:   # room for a whole check's objects, so that ``send`` never waits on a busy child
             fcntl.fcntl(requests_w, fcntl.F_SETPIPE_SZ, REQUEST_PIPE_BYTES)
@@ -273,6 +305,7 @@ class Worker:
         os.close(replies_w)
         self.pid, self._requests, self._replies, self._progress = pid, requests_w, replies_r, progress
         _PARENT_ENDS.update((requests_w, replies_r))
+        _LIVE.add(self)
 
     def _fork(self, requests: int, replies: int, progress: mmap.mmap, parent_ends: tuple[int, int]) -> int:
         gc.freeze()   # the child's collections then leave the parent's objects (and their pages) alone
@@ -280,6 +313,7 @@ class Worker:
         if pid == 0:   # the child: never returns into the caller's code
             code = 0
             try:
+                signal.pthread_sigmask(signal.SIG_SETMASK, self._mask)
                 # Keep no write end of any request pipe (its own parent's, or another worker's): when
                 # the parent exits the child then reads EOF and ends, instead of waiting forever (and
                 # keeping a stdin it inherited, or another worker's child, alive).
@@ -358,6 +392,7 @@ class Worker:
         except ChildProcessError:
             status = 0
         self.pid = 0
+        _LIVE.discard(self)
         return status
 
     def _answers(self) -> bool:
@@ -450,6 +485,7 @@ class Worker:
 def _spawned_main(argv: list[str]) -> None:
     """A spawned child: read the rule set's index, then answer requests as a forked child does."""
     requests, replies, shared = (int(a) for a in argv)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)   # held by the parent while it started us
     progress = mmap.mmap(shared, PROGRESS_BYTES)
     setup = _recv(requests)
     if setup is None:

@@ -100,7 +100,10 @@ def _host_network_opt_in(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
 
 # --- no-secrets-in-configmaps -----------------------------------------------------------------
 
-_LINE = re.compile(r"(?im)^[\s\"'-]*([A-Za-z0-9_.-]+)[\"']?\s*[:=]\s*(.+?)\s*$")
+# One line at a time: the blanks around ``:`` never cross a line end, so `db:` followed by an
+# indented `password: X` reads as two lines and the second is judged (a kubeconfig's `user:` then
+# `token: X` too).
+_LINE = re.compile(r"(?im)^[ \t\"'-]*([A-Za-z0-9_.-]+)[\"']?[ \t]*[:=][ \t]*(\S.*?)[ \t\r]*$")
 
 
 # Scripts shipped in ConfigMaps: there `token = read_token()` is code, and only a quoted string
@@ -118,7 +121,7 @@ def _secret_in(key: str, value: str) -> str | None:
     if secret_like_key(key) and value.strip() and not REFERENCE.match(value) and "\n" not in value.strip():
         return f"a literal value for {key!r}"
     source = key.endswith(_SOURCE_SUFFIXES)
-    for name, inner in _LINE.findall(value) if "\n" in value else []:
+    for name, inner in _LINE.findall(value):
         if source and not _QUOTED.match(inner):
             continue
         if secret_like_key(name) and not REFERENCE.match(inner) and not _NOT_SECRET.match(inner):
@@ -131,14 +134,17 @@ def _no_secrets(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
     kind = obj.get("kind")
     if kind == "Secret":
         return   # where secrets belong
-    if kind != "ConfigMap":   # every other object and chart values: by shape and by key
-        for path, what in find_credentials({k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}):
-            if path.rsplit(".", 1)[-1] in allowed:
-                continue
-            yield Finding(path, f"{where(obj, path)}: looks like a secret ({what}); rendered objects and chart "
-                          "values end up in GitOps repositories and in the cluster's plain objects. Keep it in a "
-                          "Secret and reference it by name; if it is not a secret, list the key in the rule's "
-                          "allowKeys.")
+    # Every other object and chart values by shape and by key; a ConfigMap's metadata (names,
+    # labels, annotations) and any other field too, its data below line by line.
+    skipped = ("apiVersion", "kind") + (("data", "binaryData") if kind == "ConfigMap" else ())
+    for path, what in find_credentials({k: v for k, v in obj.items() if k not in skipped}):
+        if path.rsplit(".", 1)[-1] in allowed:
+            continue
+        yield Finding(path, f"{where(obj, path)}: looks like a secret ({what}); rendered objects and chart "
+                      "values end up in GitOps repositories and in the cluster's plain objects. Keep it in a "
+                      "Secret and reference it by name; if it is not a secret, list the key in the rule's "
+                      "allowKeys.")
+    if kind != "ConfigMap":
         return
     for part in ("data", "binaryData"):
         for key, value in as_dict(obj.get(part)).items():
@@ -215,9 +221,10 @@ RULES = (
         config_defaults={"exemptNamespaces": ["kube-system"]}),
     Rule(
         id=NO_SECRETS,
-        description="No object but a Secret holds a secret (ConfigMaps, every other object and chart values): no "
-                    "secret-named keys with literal values, no private keys, cloud keys, tokens or credentials in "
-                    "URLs, also inside embedded configuration files.",
+        description="No object but a Secret holds a secret (ConfigMaps, their metadata included, every other "
+                    "object and chart values): no secret-named keys with literal values, no private keys, cloud "
+                    "keys, tokens or credentials in URLs, also inside embedded configuration files, read line by "
+                    "line (a nested `password:` counts).",
         why="ConfigMaps are readable by every reader of the namespace, are not encrypted at rest and are "
             "committed to GitOps repositories by `trainstack render`.",
         fix="Keep the value in a Kubernetes Secret and reference it by name (trainstack never decrypts secure "

@@ -109,3 +109,21 @@ def test_init_profile_follows_the_name_and_bad_input_is_one_error(scaffolded):
     assert result.code == 2 and "expected a stack name" in result.err
     result = run("init", "x", "--nodes", "0", "--project", str(scaffolded))
     assert result.code == 2 and "--nodes: expected a number from 1 to 1,000,000" in result.err
+
+
+@pytest.mark.parametrize("options, refused", [
+    (["--transport", "infiniband", "--hcas", ",,,"], "trainstack:nccl.hcas"),
+    (["--transport", "infiniband", "--hcas", 'mlx5_0,"x'], "trainstack:nccl.hcas[1]"),
+    (["--transport", "infiniband", "--hcas", "mlx5_0,[x]"], "trainstack:nccl.hcas[1]"),
+    (["--transport", "ethernet", "--socket-ifname", "eth0'"], "trainstack:nccl.socketIfname"),
+    (["--transport", "ethernet", "--socket-ifname", "]x["], "trainstack:nccl.socketIfname"),
+    (["--node-prefix", "a" * 300], "node name"),
+    (["--nodes", "1000000", "--leaf-size", "1000"], "1,000,000 nodes"),
+], ids=["hcas-empty", "hca-quote", "hca-brackets", "ifname-quote", "ifname-brackets", "long-prefix", "million-nodes"])
+def test_init_writes_nothing_validate_would_refuse(tmp_path, options, refused):
+    (tmp_path / "Pulumi.yaml").write_text("name: trainstack\nstackConfigDir: stacks\n")
+    result = run("init", "e", *options, "--project", str(tmp_path))
+    assert result.code == 2, result.err
+    assert "validate` refuses" in result.err and refused in result.err and "nothing was written" in result.err
+    assert len(result.err.strip().splitlines()) == 1
+    assert not (tmp_path / "stacks").exists() or not any((tmp_path / "stacks").rglob("*.yaml"))

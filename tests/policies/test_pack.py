@@ -283,81 +283,18 @@ def _config_map(name: str) -> EngineResource:
                           urn=urn("dev", "trainstack", "kubernetes:core/v1:ConfigMap", name), properties=obj)
 
 
-@pytest.mark.parametrize("again", [False, True], ids=["each-once", "registered-twice"])
-def test_analysis_ahead_of_the_program_sends_the_bundle_order(again):
-    """preview analyzes while the program registers (in its own order): the Analyze requests are
-    still the sequence of in_bundle_order; when the program registers an object twice, the run
-    starts over rather than send them out of order."""
-    from policies.commands import AheadOfTheProgram, in_bundle_order
+def test_preview_analyzes_in_the_bundle_order_whatever_the_program_registers_first():
+    """Under mocks the program registers as its outputs resolve; the Analyze requests follow the
+    bundle's order (the Stack first, what the bundle does not hold last), so the report does too."""
+    from policies.commands import in_bundle_order
 
     a, b, c = (_config_map(n) for n in "abc")
     stack = EngineResource(type="pulumi:pulumi:Stack", name="trainstack-dev", urn=stack_urn("dev", "trainstack"),
                            properties={}, custom=False)
     provider = EngineResource(type="pulumi:providers:kubernetes", name="kubernetes",
                               urn=urn("dev", "trainstack", "pulumi:providers:kubernetes", "kubernetes"), properties={})
-    registered = [stack, c, provider, a, b] + ([_config_map("a")] if again else [])
-    runs: list[list[str]] = []
-
-    class Recorder:
-        def __init__(self):
-            runs.append([])
-
-        def analyze(self, resource):
-            runs[-1].append(resource.urn)
-
-    ahead = AheadOfTheProgram(Recorder, [r.properties for r in (a, b, c)])
-    for resource in registered:
-        ahead.offer(resource)
-    ordered = in_bundle_order(registered, [r.properties for r in (a, b, c)])
-    ahead.finish(ordered)
-    assert runs[-1] == [r.urn for r in ordered]
-    assert len(runs) == (2 if again else 1)
-
-
-def test_the_program_runs_with_a_short_switch_interval_and_gives_it_back():
-    """While the program runs, the analyzing thread gets the GIL back quickly; afterwards (also
-    when the program fails) the interpreter's own interval is back."""
-    import sys
-
-    from policies.commands import ANALYSIS_SWITCH_INTERVAL_S, _switching_often
-
-    before = sys.getswitchinterval()
-    with _switching_often():
-        assert sys.getswitchinterval() <= ANALYSIS_SWITCH_INTERVAL_S < before
-    assert sys.getswitchinterval() == before
-    with pytest.raises(RuntimeError), _switching_often():
-        raise RuntimeError("the program failed")
-    assert sys.getswitchinterval() == before
-
-
-def test_the_run_keeps_the_heap_before_it_out_of_the_collector_and_gives_it_back():
-    """During the program and its analysis the heap as it was is frozen and full collections are
-    further apart; afterwards (also when the program fails) nothing stays frozen and the
-    interpreter's thresholds are back. A cycle made before the run is still collected after it."""
-    import gc
-    import weakref
-
-    from policies.commands import FULL_COLLECTIONS_APART, _heap_frozen
-
-    class Node:
-        pass
-
-    thresholds = gc.get_threshold()
-    node = Node()
-    node.self = node
-    gone = weakref.ref(node)
-    del node
-    with _heap_frozen():
-        assert gc.get_freeze_count() > 0
-        assert gc.get_threshold()[2] >= FULL_COLLECTIONS_APART
-        gc.collect()
-        assert gone() is not None   # frozen with the heap: not walked during the run
-    assert gc.get_threshold() == thresholds and gc.get_freeze_count() == 0
-    gc.collect()
-    assert gone() is None
-    with pytest.raises(RuntimeError), _heap_frozen():
-        raise RuntimeError("the program failed")
-    assert gc.get_threshold() == thresholds and gc.get_freeze_count() == 0
+    ordered = in_bundle_order([c, provider, a, stack, b], [r.properties for r in (a, b, c)])
+    assert [r.name for r in ordered] == [stack.name, a.name, b.name, c.name, provider.name]
 
 
 def test_the_pack_hands_its_stack_to_upstream_admission_when_it_boots(monkeypatch):

@@ -11,6 +11,7 @@ from .core_pod import validate_pod_annotations
 from .meta import validate_annotations, validate_labels
 from .pod_options import API_SERVER_CREATE
 from modules.upstream.field import FieldError, forbidden, invalid, not_supported, required
+from modules.upstream.vocabulary.go import atoi, is_ascii_digits
 
 
 # --- the kinds -----------------------------------------------------------------------------------
@@ -58,8 +59,8 @@ def _int_or_percent(value: Any) -> int | None:
     """getIntOrPercentValue: an int, or the number of an `N%` string (None: not either)."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.endswith("%") and value[:-1].isdigit():
-        return int(value[:-1])
+    if isinstance(value, str) and value.endswith("%") and is_ascii_digits(value[:-1]):   # IsValidPercent
+        return atoi(value[:-1])
     return None
 
 

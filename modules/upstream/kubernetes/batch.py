@@ -6,7 +6,7 @@ import re
 
 from modules.semantics.shapes import as_int
 from modules.upstream.field import FieldError, invalid, not_supported, required
-from modules.upstream.vocabulary.go import go_quote
+from modules.upstream.vocabulary.go import atoi, go_quote
 from .values import as_str
 
 
@@ -19,21 +19,33 @@ _CRON_FIELDS = ((0, 59, {}), (0, 23, {}), (1, 31, {}),
 _DURATION = re.compile(r"[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+|[-+]?0")   # Go's ParseDuration
 
 
+def _must_parse_int(expr: str) -> tuple[int | None, str | None]:
+    """robfig/cron's ``mustParseInt``: ``strconv.Atoi``, then no negative number."""
+    num = atoi(expr)
+    if num is None:
+        return None, f"failed to parse int from {expr}: strconv.Atoi: parsing {go_quote(expr)}: invalid syntax"
+    if num < 0:
+        return None, f"negative number ({num}) not allowed: {expr}"
+    return num, None
+
+
 def _cron_field_error(text: str, low: int, high: int, names: dict) -> str | None:
     for part in text.split(","):
         rng, slash, step = part.partition("/")
-        if slash and (not step.isdigit() or int(step) == 0):
-            return (f"failed to parse int from {step}: strconv.Atoi: parsing {go_quote(step)}: invalid syntax"
-                    if not step.isdigit() else f"step of range should be a positive number: {part}")
+        if slash:
+            num, error = _must_parse_int(step)
+            if error or num == 0:
+                return error or f"step of range should be a positive number: {part}"
         if rng in ("*", "?"):
             continue
         start, dash, end = rng.partition("-")
         values = []
         for v in (start, end) if dash else (start,):
-            v = names.get(v.lower(), v)
-            if isinstance(v, str) and not v.isdigit():
-                return f"failed to parse int from {v}: strconv.Atoi: parsing {go_quote(v)}: invalid syntax"
-            values.append(int(v))
+            named = names.get(v.lower())
+            num, error = (named, None) if named is not None else _must_parse_int(v)
+            if error:
+                return error
+            values.append(num)
         if values[0] < low:
             return f"beginning of range ({values[0]}) below minimum ({low}): {part}"
         if values[-1] > high:

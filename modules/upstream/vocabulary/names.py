@@ -286,7 +286,7 @@ def _sloppy_ip(value: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | No
         except ValueError:
             return None
     octets = value.split(".")
-    if len(octets) != 4 or not all(o.isdigit() and len(o) <= 3 and int(o) <= 255 for o in octets):
+    if len(octets) != 4 or not all(o.isascii() and o.isdigit() and len(o) <= 3 and int(o) <= 255 for o in octets):
         return None
     return ipaddress.IPv4Address(".".join(str(int(o)) for o in octets))
 

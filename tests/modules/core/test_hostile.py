@@ -1,7 +1,8 @@
 """Hostile input: every case of the corpus ends with exit 0/1/2 and at most one line of
-error, no traceback, within 10 s and 1 GiB, changes nothing outside the output folder and never
-shows or writes a credential. The cases run in one subprocess (tests/modules/core/hostile/runner.py) under
-a memory rlimit, each under its own alarm, so a hang or a crash fails the test, not the run."""
+error, no traceback, within 20 s of CPU time and 1 GiB, changes nothing outside the output folder,
+never shows or writes a credential and prints no raw terminal escape. The cases run in one
+subprocess (tests/modules/core/hostile/runner.py) under a memory rlimit, each under its own CPU-time
+limit (which a busy machine does not use up), so a spin or a crash fails the test, not the run."""
 from __future__ import annotations
 
 import hashlib
@@ -15,11 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.modules.core.hostile.corpus import CASES, SECRET
+from tests.modules.core.hostile import round_three
+from tests.modules.core.hostile.corpus import CASES as EARLIER_CASES, SECRET
 from tests.support.cli import ROOT
 
 MEMORY_LIMIT = 2**30
-CASE_SECONDS = 10
+CASE_CPU_SECONDS = 20   # CPU time per case, however busy the machine
+HANG_SECONDS = 600      # wall time: only a case blocked without using CPU (a FIFO read) reaches it
+CASES = EARLIER_CASES + round_three.CASES
 PULUMI_YAML = "name: trainstack\nstackConfigDir: stacks\n"
 
 # Cases that must succeed (the rest are mistakes: exit 2). Documents that are not Kubernetes objects
@@ -37,7 +41,8 @@ EXPECTED = {"regex-snapshot-over-set-budget": {0}, "hypernode-exact-match-name-l
             "secret-echoed-in-report": {0, 2}, "secret-echoed-in-drift-json": {1},
             "claim-253": {0}, "junit-control-char": {0, 1}, **{name: {0} for name in SKIPPED_WITH_A_NOTE},
             "regex-pool-redos": {0, 2}, "regex-pool-redos-render": {0, 2}, "regex-hypernode-redos-check": {0, 1},
-            "regex-snapshot-redos": {0, 1, 2}, **{name: {1} for name in FINDINGS}}
+            "regex-snapshot-redos": {0, 1, 2}, **{name: {1} for name in FINDINGS},
+            **{name: {1} for name in round_three.FINDINGS}, **{name: {0, 1, 2} for name in round_three.ANY_VERDICT}}
 
 
 def _build(root: Path, files: dict) -> None:
@@ -83,14 +88,13 @@ def _limit_memory() -> None:
 
 def run_cases(base: Path, cases: list[tuple[str, dict, list[str]]]) -> dict[str, dict]:
     """Run the cases (built below ``base``) in one bounded subprocess; the result of each by name."""
-    specs = [{"name": name, "cwd": str(base / name), "args": args, "timeout": CASE_SECONDS}
-             for name, _, args in cases]
+    specs = [{"name": name, "cwd": str(base / name), "args": args, "cpu_seconds": CASE_CPU_SECONDS,
+              "hang_seconds": HANG_SECONDS} for name, _, args in cases]
     listing = base / "cases.json"
     listing.write_text(json.dumps(specs))
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.run([sys.executable, "-m", "tests.modules.core.hostile.runner", str(listing)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=CASE_SECONDS * len(cases) + 60,
-                          preexec_fn=_limit_memory)
+                          capture_output=True, text=True, preexec_fn=_limit_memory)
     results, started = {}, None
     for line in proc.stdout.splitlines():
         record = json.loads(line)
@@ -145,5 +149,8 @@ def test_hostile_case(corpus, name):
     assert "outside" not in " ".join(os.listdir(base / name)), "init wrote outside the project"
     if name in FINDINGS:
         assert "Traceback" not in result["out"]
+    assert "\x1b" not in err + result["out"] and "\x07" not in err + result["out"], "a raw terminal escape was printed"
+    if name.startswith("shape-"):   # refused before anything is written, naming what it is, not the value
+        assert "credential" in err and not (base / name / "deploy").exists(), err[-600:]
     if "<testsuites" in result.get("out", "")[:400] or name.startswith("junit"):
         xml.dom.minidom.parseString(result["out"])   # valid XML whatever the names hold

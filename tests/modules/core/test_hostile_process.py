@@ -1,17 +1,18 @@
 """Hostile input that only a real process sees: the C locale with a stray byte on stdin, a closed
 or broken stdout, and a symbolic link in the commit `diff` compares with. Each case is one
-subprocess under the corpus' limits (10 s, 1 GiB); each ends with exit 0, 1 or 2, at most one
+subprocess under the corpus' limits (20 s of CPU time, 1 GiB); each ends with exit 0, 1 or 2, at most one
 `error:` line and no traceback, and leaves everything outside the project's deploy/ unchanged."""
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.modules.core.test_hostile import CASE_SECONDS, PULUMI_YAML, _limit_memory, snapshot
+from tests.modules.core.test_hostile import CASE_CPU_SECONDS, HANG_SECONDS, MEMORY_LIMIT, PULUMI_YAML, snapshot
 from tests.support.cli import ROOT
 
 STACK = "config:\n  trainstack:fabric: {source: generated}\n"
@@ -25,11 +26,19 @@ def project(tmp_path) -> Path:
     return tmp_path
 
 
+def _limits() -> None:
+    """The corpus' limits for the shell and what it starts: memory, and CPU time (which a busy
+    machine does not use up; a spinning process is killed by SIGXCPU)."""
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    resource.setrlimit(resource.RLIMIT_CPU, (CASE_CPU_SECONDS, CASE_CPU_SECONDS))
+
+
 def _shell(command: str, cwd: Path, stdin: bytes = b"", env: dict | None = None) -> subprocess.CompletedProcess:
-    """``command`` in a shell, where ``TS`` runs trainstack from this checkout."""
+    """``command`` in a shell, where ``TS`` runs trainstack from this checkout. ``HANG_SECONDS``
+    of wall time only catches a process blocked without using CPU."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), TS=f"{sys.executable} -m modules.cli", **(env or {}))
     return subprocess.run(["bash", "-c", command], cwd=cwd, env=env, input=stdin, capture_output=True,
-                          timeout=CASE_SECONDS, preexec_fn=_limit_memory)
+                          timeout=HANG_SECONDS, preexec_fn=_limits)
 
 
 def _one_line_at_most(proc: subprocess.CompletedProcess, codes: set[int]) -> None:

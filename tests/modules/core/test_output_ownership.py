@@ -235,31 +235,3 @@ def test_a_users_folder_named_like_a_temporary_one_survives(tmp_path):
         assert (root / "deploy" / name / "keep.txt").read_text() == "mine"
     assert sorted(p.name for p in (root / "deploy").iterdir()) == [".t.new-0123abcd", ".t.new-backup01",
                                                                    ".t.old-abcd1234", "t"]
-
-
-def test_render_and_its_files_leave_the_collector_as_they_found_it(tmp_path):
-    """render and bundle_files pause the cyclic garbage collector while they build; it runs again
-    afterwards, after an input error too, and stays off for a caller that had turned it off."""
-    import gc
-
-    from modules.core.config import load_project, load_stack
-    from modules.core.errors import InputError
-    from modules.core.output import bundle_files
-    from modules.core.render import render
-
-    root = project(tmp_path / "p", {"small": SMALL, "bad": SMALL.replace("{source: generated}",
-                                                                         "{source: generated, generated: "
-                                                                         "{nodeName: 'GPU-{n}'}}")})
-    stack = load_stack(load_project(root), "small")
-    assert gc.isenabled()
-    bundle_files(render(stack), stack.file)
-    assert gc.isenabled()
-    with pytest.raises(InputError, match="not a valid Kubernetes node name"):
-        render(load_stack(load_project(root), "bad"))
-    assert gc.isenabled()
-    gc.disable()
-    try:
-        bundle_files(render(stack), stack.file)
-        assert not gc.isenabled()
-    finally:
-        gc.enable()

@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from modules.upstream.field import ErrorType, FieldError
+from modules.upstream.field import FieldError
 from modules.upstream.kubernetes.core_pod import validate_pod_template
 from modules.upstream.kubernetes.registry import validate_object
 
@@ -264,12 +264,17 @@ def test_a_cluster_scoped_objects_namespace_is_cleared_not_refused():
     assert validate_object(queue) == []
 
 
-def test_fields_of_the_wrong_shape_read_as_absent():
-    # a spec that is not a map, containers that are not a list: read as missing, so the one error is the
-    # missing containers (the schema check reports the shapes)
+def test_odd_shapes_are_reported_as_the_api_server_reports_missing_fields():
+    """A template or object of the wrong shape is read as absent: the required fields it lacks are
+    reported at their paths, as the API server reports them, never raised."""
     for odd in (None, 3, "x", [1], {"spec": "x"}, {"spec": {"containers": "x"}}):
         errors = validate_pod_template(odd, "t")   # type: ignore[arg-type]
-        assert [(e.type, e.field) for e in errors] == [(ErrorType.REQUIRED, "t.spec.containers")], odd
-    pod = validate_object({"apiVersion": "v1", "kind": "Pod", "metadata": 3, "spec": [1]})
-    assert {(e.type, e.field) for e in pod} == {(ErrorType.REQUIRED, "metadata.name"),
-                                                (ErrorType.REQUIRED, "spec.containers")}
+        assert [e.error() for e in errors] == ["t.spec.containers: Required value"], odd
+    for odd in (None, 3, "x", [1], {"spec": "x"}):
+        pod = validate_object({"apiVersion": "v1", "kind": "Pod", "metadata": odd, "spec": odd})
+        assert [e.error() for e in pod] == ["metadata.name: Required value: name or generateName is required",
+                                           "spec.containers: Required value"], odd
+    odd = {"spec": {"containers": "x", "volumes": [None, 2]}}
+    assert [e.error() for e in validate_pod_template(odd, "t")] == [   # type: ignore[arg-type]
+        "t.spec.volumes[0].name: Required value", "t.spec.volumes[1].name: Required value",
+        "t.spec.containers: Required value"]
