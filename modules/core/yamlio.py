@@ -401,111 +401,141 @@ def _scalar(loader: _EventLoader, event: yaml.ScalarEvent, seen: dict) -> Any:
     return value
 
 
+class _NotAList(Exception):
+    """A document's ``items`` held keyless entries but the document is no ``List``: read it as written."""
+
+
+class _ManifestEvents:
+    """The one pass of ``load_manifests`` over the parser's events. A document's events are kept for
+    the composer, except the items of its top-level ``items`` list: each item is built as soon as it
+    ends (or stands as a ``KeylessItem``), so memory and time stay per item. ``depth`` counts the
+    nesting inside the document (1: the root collection, 2: the ``items`` list, 3: an item's top)."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.docs: list[Any] = []
+        self.scalars, self.seen_scalars = _EventLoader([]), {}
+        self._start_document()
+
+    def _start_document(self) -> None:
+        self.body: list = []             # the document's events, with its items list left empty
+        self.items: list | None = None
+        self.item: list = []             # the current item's events
+        self.item_keys: set = set()      # the current item's top-level keys
+        self.depth = 0
+        self.root_key: str | None = None
+        self.expect_key = False          # at depth 1 inside a root mapping: the next scalar is a key
+        self.in_items = self.item_key_next = self.keyless = False
+
+    def feed(self, event: yaml.Event) -> None:
+        cls = type(event)
+        if self.in_items:
+            self._item_event(event, cls)
+        elif cls is yaml.DocumentStartEvent:
+            self._start_document()
+        elif cls is yaml.DocumentEndEvent:
+            self._end_document()
+        elif cls is not yaml.StreamStartEvent and cls is not yaml.StreamEndEvent:
+            self._body_event(event)
+
+    def _deeper(self, event: yaml.Event) -> None:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:   # counted before anything is composed (the composer recurses)
+            raise _bound(self.file, event, f"nested more than {MAX_DEPTH} levels deep")
+
+    def _item_event(self, event: yaml.Event, cls: type) -> None:
+        """An event inside the ``items`` list: the hot path, plain type tests."""
+        if self.depth == 2 and cls is _SEQ_END:   # the items list ends
+            self.in_items = False
+            self.depth -= 1
+            self.body.append(event)
+            self.expect_key = True
+            return
+        self.item.append(event)
+        if cls is _MAP_START or cls is _SEQ_START:
+            self._deeper(event)
+            self.item_key_next = self.depth == 3 and cls is _MAP_START
+        elif cls is _MAP_END or cls is _SEQ_END:
+            self.depth -= 1
+            if self.depth == 3:   # a collection at the item's top level ended: a key or a value
+                self.item_key_next = not self.item_key_next
+        elif self.depth == 3 and cls is _SCALAR:
+            if self.item_key_next:
+                self.item_keys.add(event.value)
+            self.item_key_next = not self.item_key_next
+        if self.depth == 2:
+            self._end_item(cls)
+
+    def _end_item(self, cls: type) -> None:
+        """The current item is complete: a scalar or a mapping without ``apiVersion`` and ``kind``
+        stands as a ``KeylessItem`` (no composer needed); anything else is built."""
+        first, item = self.item[0], self.item
+        mark = first.start_mark
+        if cls is _SCALAR and len(item) == 1:
+            self.items.append(KeylessItem(mark.line + 1, mark.column + 1,
+                                          _scalar(self.scalars, first, self.seen_scalars)))
+            self.keyless = True
+        elif type(first) is _MAP_START and first.tag is None and not self.item_keys & _OBJECT_KEYS:
+            self.items.append(KeylessItem(mark.line + 1, mark.column + 1))
+            self.keyless = True
+        else:
+            self.items.append(_build(item, f"items[{len(self.items)}]", self.file))
+        self.item = []
+        if self.item_keys:
+            self.item_keys = set()
+
+    def _end_document(self) -> None:
+        index = len(self.docs) + 1
+        doc = _build(self.body, "" if index == 1 else f"(document {index})", self.file)
+        if self.items is not None and isinstance(doc, dict) and isinstance(doc.get("items"), list):
+            if self.keyless and not str(doc.get("kind", "")).endswith("List"):
+                raise _NotAList
+            doc["items"] = self.items
+        self.docs.append(doc)
+
+    def _body_event(self, event: yaml.Event) -> None:
+        """An event of the document outside its ``items`` list: kept, and the root's keys followed
+        so the ``items`` list is found."""
+        self.body.append(event)
+        if isinstance(event, yaml.CollectionStartEvent):
+            self._deeper(event)
+            if self.depth == 1:
+                self.expect_key = isinstance(event, yaml.MappingStartEvent)
+            elif self.depth == 2 and self.root_key == "items" and isinstance(event, yaml.SequenceStartEvent) \
+                    and self.items is None:
+                self.items, self.in_items, self.item, self.item_keys = [], True, [], set()
+                return
+            if self.depth == 2:
+                self.expect_key = False
+        elif isinstance(event, yaml.CollectionEndEvent):
+            self.depth -= 1
+            if self.depth == 1:
+                self.expect_key = True
+        elif self.depth == 1 and isinstance(event, yaml.ScalarEvent):
+            if self.expect_key:
+                self.root_key = event.value
+            self.expect_key = not self.expect_key
+
+
 def load_manifests(text: str, file: str, limit: int = MAX_FABRIC_FILE_BYTES) -> list[Any]:
-    """``load_all`` for manifests, in one pass over the parser's events: the items of a document's
-    top-level ``items`` list are built one at a time, and an item mapping with neither
-    ``apiVersion`` nor ``kind``, or a scalar, stands as a ``KeylessItem`` (a ``List`` of a
+    """``load_all`` for manifests, in one pass over the parser's events (``_ManifestEvents``): the
+    items of a document's top-level ``items`` list are built one at a time, and an item mapping with
+    neither ``apiVersion`` nor ``kind``, or a scalar, stands as a ``KeylessItem`` (a ``List`` of a
     million ``{}`` is read in seconds, not minutes). Text with aliases takes ``load_all``: an alias
     may point from one item into another."""
     if _MAYBE_ALIAS.search(text):
         return load_all(text, file)
     if len(text) > limit:   # ``limit``: a snapshot's; memory stays per item (load_all keeps its own cap)
         raise InputError(file, "", f"the text is larger than {limit // 2**20} MiB")
-    # Without aliases, check_bounds would only bound the nesting: counted here, on the same events,
-    # before any part is composed (the composer recurses).
-    docs: list[Any] = []
+    reader = _ManifestEvents(file)
     try:
-        events = yaml.parse(text, Loader=yaml.CSafeLoader)
-        body: list = []          # the document's events, with its items list left empty
-        items: list | None = None
-        item: list = []          # the current item's events
-        depth = 0                # nesting inside the document
-        root_key: str | None = None
-        expect_key = False       # at depth 1 inside a root mapping: the next scalar is a key
-        in_items = item_key_next = keyless = False
-        item_keys: set = set()
-        scalars, seen_scalars = _EventLoader([]), {}
-        for event in events:
-            cls = type(event)
-            if in_items:   # the hot path: plain type tests, no isinstance chains
-                if depth == 2 and cls is _SEQ_END:   # the items list ends
-                    in_items = False
-                    depth -= 1
-                    body.append(event)
-                    expect_key = True
-                    continue
-                item.append(event)
-                if cls is _MAP_START or cls is _SEQ_START:
-                    depth += 1
-                    item_key_next = depth == 3 and cls is _MAP_START
-                    if depth > MAX_DEPTH:
-                        raise _bound(file, event, f"nested more than {MAX_DEPTH} levels deep")
-                elif cls is _MAP_END or cls is _SEQ_END:
-                    depth -= 1
-                    if depth == 3:   # a collection at the item's top level ended: a key or a value
-                        item_key_next = not item_key_next
-                elif depth == 3 and cls is _SCALAR:
-                    if item_key_next:
-                        item_keys.add(event.value)
-                    item_key_next = not item_key_next
-                if depth == 2:   # the item is complete
-                    first = item[0]
-                    if cls is _SCALAR and len(item) == 1:   # a scalar item: no composer needed
-                        mark = first.start_mark
-                        items.append(KeylessItem(mark.line + 1, mark.column + 1,
-                                                 _scalar(scalars, first, seen_scalars)))
-                        keyless = True
-                        item = []
-                        continue
-                    if type(first) is _MAP_START and first.tag is None and not item_keys & _OBJECT_KEYS:
-                        mark = first.start_mark
-                        items.append(KeylessItem(mark.line + 1, mark.column + 1))
-                        keyless = True
-                    else:
-                        items.append(_build(item, f"items[{len(items)}]", file))
-                    item = []
-                    if item_keys:
-                        item_keys = set()
-                continue
-            if cls is yaml.StreamStartEvent or cls is yaml.StreamEndEvent:
-                continue
-            if cls is yaml.DocumentStartEvent:
-                body, items, depth, root_key, expect_key, in_items = [], None, 0, None, False, False
-                keyless = False
-                continue
-            if cls is yaml.DocumentEndEvent:
-                index = len(docs) + 1
-                doc = _build(body, "" if index == 1 else f"(document {index})", file)
-                if items is not None and isinstance(doc, dict) and isinstance(doc.get("items"), list):
-                    if keyless and not str(doc.get("kind", "")).endswith("List"):
-                        return load_all(text, file)   # not a List: its items are data, built as written
-                    doc["items"] = items
-                docs.append(doc)
-                continue
-            body.append(event)
-            if isinstance(event, yaml.CollectionStartEvent):
-                depth += 1
-                if depth > MAX_DEPTH:
-                    raise _bound(file, event, f"nested more than {MAX_DEPTH} levels deep")
-                if depth == 1:
-                    expect_key = isinstance(event, yaml.MappingStartEvent)
-                elif depth == 2 and root_key == "items" and isinstance(event, yaml.SequenceStartEvent) \
-                        and items is None:
-                    items, in_items, item, item_keys = [], True, [], set()
-                    continue
-                if depth == 2:
-                    expect_key = False
-            elif isinstance(event, yaml.CollectionEndEvent):
-                depth -= 1
-                if depth == 1:
-                    expect_key = True
-            elif depth == 1 and isinstance(event, yaml.ScalarEvent):
-                if expect_key:
-                    root_key = event.value
-                expect_key = not expect_key
+        for event in yaml.parse(text, Loader=yaml.CSafeLoader):
+            reader.feed(event)
+    except _NotAList:
+        return load_all(text, file)
     except yaml.YAMLError as exc:
         raise _yaml_error(exc, file, text) from None
-    return [d for d in docs if d is not None]
+    return [d for d in reader.docs if d is not None]
 
 
 def _yaml_error(exc: yaml.YAMLError, file: str, text: str = "") -> InputError:
