@@ -28,7 +28,8 @@ POD = {"apiVersion": "v1", "kind": "Pod",
 
 
 def release(**custom) -> dict:
-    return {"apiVersion": "helm.sh/v3", "kind": "Release", "metadata": {"name": "volcano", "namespace": "volcano-system"},
+    return {"apiVersion": "helm.sh/v3", "kind": "Release",
+            "metadata": {"name": "volcano", "namespace": "volcano-system"},
             "spec": {"chart": "volcano", "values": {"custom": custom}}}
 
 
