@@ -32,7 +32,8 @@ def add_crd_schema(out: dict) -> dict:
 
     schema = tables.report()
     names = [f"{r.file}: {r.name}" for r in tables.results()]
-    out["by_source"][tables.SOURCE] = {"cases": schema["cases"], "reproduced": schema["reproduced"]}
+    out["by_source"][tables.SOURCE] = {"cases": schema["cases"], "reproduced": schema["reproduced"],
+                                       "refusals_compared": schema["refusals_compared"]}
     out["cases"] += schema["cases"]
     out["reproduced"] += schema["reproduced"]
     out["case_names"] += names

@@ -1,17 +1,20 @@
 """What the cluster runs of Volcano's admission: which webhooks the chart registers, in which
 namespace the release lives (the webhooks' namespaceSelector leaves it out), and whether the chart
-installs its ValidatingAdmissionPolicies.
+installs its ValidatingAdmissionPolicies and MutatingAdmissionPolicies.
 
 Read from the Volcano chart release among the checked objects (``custom.admission_enable``,
-``custom.enabled_admissions``, ``custom.vap_enable``: the stack option ``vapEnable`` renders the
-last); without a release, the v1.15.1 chart's defaults are assumed, and ``Install.assumed`` says so.
+``custom.enabled_admissions``, ``custom.vap_enable``: the stack option ``vapEnable`` renders it;
+``custom.map_enable``, which installs the chart's MutatingAdmissionPolicies); without a release, the
+v1.15.1 chart's defaults are assumed, and ``Install.assumed`` says so.
 
 volcano-sh/volcano v1.15.1 ``installer/helm/chart/volcano/values.yaml``: ``admission_enable: true``,
-``vap_enable: false``, ``enabled_admissions`` without ``/jobflows/validate``, ``/pods/validate``,
+``vap_enable: false``, ``map_enable: false``, ``enabled_admissions`` without ``/jobflows/validate``, ``/pods/validate``,
 ``/pods/mutate`` and ``/podgroups/mutate``. ``templates/webhooks.yaml``: every namespaced webhook
 carries ``namespaceSelector: {matchExpressions: [{key: kubernetes.io/metadata.name, operator: NotIn,
 values: [<release namespace>, kube-system]}]}`` and an empty objectSelector; the HyperNode webhook
-(cluster-scoped kind) has no selector.
+(cluster-scoped kind) has no selector. ``templates/mutating_admission_policy.yaml`` installs the four
+``policy/*-mutating.yaml`` MutatingAdmissionPolicies only ``if .Values.custom.map_enable``, as
+``templates/validating_admission_policy.yaml`` installs the VAPs only with ``vap_enable``.
 """
 from __future__ import annotations
 
@@ -31,11 +34,13 @@ SYSTEM_NAMESPACE = "kube-system"
 class Install:
     """Volcano's admission as installed: the webhooks registered (``admissions``: the chart's
     ``enabled_admissions`` paths; None registers every webhook, as upstream's test tables call each
-    function directly), the release namespace, and whether the chart's policies are installed."""
+    function directly), the release namespace, and whether the chart installs its validating
+    (``vap``) and mutating (``map``) admission policies."""
 
     admissions: frozenset[str] | None = CHART_DEFAULT_ADMISSIONS
     namespace: str = DEFAULT_NAMESPACE
     vap: bool = False
+    map: bool = False
     assumed: str = ""   # non-empty when no release was read: the install that was assumed
 
     def registers(self, admission: str | None) -> bool:
@@ -51,7 +56,7 @@ class Install:
         return namespace not in (self.namespace, SYSTEM_NAMESPACE)
 
 
-EVERY_WEBHOOK = Install(admissions=None, vap=True)
+EVERY_WEBHOOK = Install(admissions=None, vap=True, map=True)
 CHART_DEFAULTS = Install(assumed=CHART)
 
 
@@ -70,5 +75,6 @@ def install_of(manifests: list[dict]) -> Install:
                 admissions = frozenset(p.strip() for p in listed.split(",") if p.strip())
             else:
                 admissions = CHART_DEFAULT_ADMISSIONS
-            return Install(admissions, namespace, custom.get("vap_enable") is True)
+            return Install(admissions, namespace, custom.get("vap_enable") is True,
+                           map=custom.get("map_enable") is True)
     return CHART_DEFAULTS

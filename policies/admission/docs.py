@@ -123,8 +123,10 @@ with `.validate(s)` (an optional list of errors); `jsonpatch.escapeKey`.
   changes, deleting the `default`/`root` queue) pass on create, as on the API server.
 - Expressions reading `authorizer` (the requester's permissions) and policies with `paramKind`
   (parameter objects): unknown before apply; a note if ever matched.
-- A mutation that fails is skipped, not reported: the chart installs the MutatingAdmissionPolicies
-  only with `map_enable` (off by default), and its mutating webhooks set the same defaults.
+- The chart's MutatingAdmissionPolicies run only where it installs them (`custom.map_enable`, off by
+  default and in every shipped stack): elsewhere the policies and CRD rules see the object as the
+  registered Go mutating webhooks leave it. A mutation that fails is skipped, not reported: its
+  mutating webhooks set the same defaults.
   ApplyConfiguration mutations are not applied (Volcano uses none).
 - Volcano's Go webhooks (on by default) also check what no policy states (queue hierarchy and
   parent state, a PodGroup's queue being open, ...): this rule runs them too, in trainstack's own

@@ -235,6 +235,9 @@ class Target:
     kind: str
     resource: str
     namespace: dict | None
+    # Whether the chart's MutatingAdmissionPolicies run (``custom.map_enable``; the chart installs
+    # them only then): without them the VAPs and CRD rules meet the object as the webhooks left it.
+    mutating: bool = True
 
 
 # --- results ------------------------------------------------------------------------------------
@@ -316,7 +319,7 @@ _CORE_PLURALS = {"Endpoints": "endpoints", "NetworkPolicy": "networkpolicies", "
 
 def _memo_key(target: Target) -> str | None:
     try:
-        return json.dumps([target.obj, target.namespace], sort_keys=True, default=str)
+        return json.dumps([target.obj, target.namespace, target.mutating], sort_keys=True, default=str)
     except (TypeError, ValueError):
         return None
 
@@ -352,7 +355,7 @@ class RuleSet:
         self._by_resource: dict[tuple[str, str, str], list[dict]] = {}
         self._lock = threading.RLock()
         self._ahead: tuple[list[str], list[Target]] | None = None   # sent with `send`, answer unread
-        self._sent: tuple[list[dict], Any, list] | None = None   # what `send` keyed, for `evaluate_all`
+        self._sent: tuple[list[dict], Any, list, bool] | None = None   # what `send` keyed, for `evaluate_all`
 
     @property
     def missing(self) -> list[str]:
@@ -370,7 +373,7 @@ class RuleSet:
             self._scopes[name] = Scope()
         return self._scopes[name]
 
-    def target(self, obj: dict, namespaces: dict[str, dict]) -> Target | None:
+    def target(self, obj: dict, namespaces: dict[str, dict], mutating: bool = True) -> Target | None:
         api, kind = obj.get("apiVersion"), obj.get("kind")
         if not isinstance(api, str) or not isinstance(kind, str):
             return None
@@ -378,7 +381,7 @@ class RuleSet:
         resource = self.plurals.get((group, kind)) or _plural(kind)
         ns = meta(obj).get("namespace")
         ns = ns if isinstance(ns, str) else None
-        return Target(obj, group, version, kind, resource, namespaces.get(ns) if ns else None)
+        return Target(obj, group, version, kind, resource, namespaces.get(ns) if ns else None, mutating)
 
     def applicable(self, target: Target) -> list[dict]:
         key = (target.group, target.version, target.resource)
@@ -387,24 +390,27 @@ class RuleSet:
         return [p for p in self._by_resource[key]
                 if _matches(p["matchConstraints"], target, False) and _matches(p["bindingMatch"], target, True)]
 
-    def evaluate(self, obj: dict, namespaces: dict[str, dict] | None = None) -> list[Denial | SkippedRule]:
+    def evaluate(self, obj: dict, namespaces: dict[str, dict] | None = None, mutating: bool = True
+                 ) -> list[Denial | SkippedRule]:
         """What upstream says about ``obj``. Results are remembered by content: the pack and the
-        test suite judge the same rendered objects again and again."""
-        target = self.target(plain(obj), namespaces or {})
+        test suite judge the same rendered objects again and again. ``mutating`` false: the
+        MutatingAdmissionPolicies are not installed (the chart's ``map_enable`` off)."""
+        target = self.target(plain(obj), namespaces or {}, mutating)
         if target is None or not self._may_apply(target):
             return []
         with self._lock:    # one CEL context per rule set; the pack's gRPC server has threads
             self._collect()
             return self._answer(_memo_key(target), target)
 
-    def evaluate_all(self, objects: list[dict], namespaces: dict[str, dict] | None = None
+    def evaluate_all(self, objects: list[dict], namespaces: dict[str, dict] | None = None, mutating: bool = True
                      ) -> list[list[Denial | SkippedRule]]:
         """``evaluate`` of each object, those not remembered in one round trip to the evaluating
         child (one per check, not one per object), the objects handed over with ``send`` read back
         first."""
         with self._lock:
             # before the wait: the child works meanwhile
-            targets = self._keyed_before(objects, namespaces) or self._targets(objects, namespaces)
+            targets = (self._keyed_before(objects, namespaces, mutating)
+                       or self._targets(objects, namespaces, mutating))
             self._collect()
             todo = self._todo(targets)
             if todo:
@@ -421,23 +427,23 @@ class RuleSet:
         self._remember(key, out)
         return out
 
-    def _keyed_before(self, objects: list[dict], namespaces: dict[str, dict] | None
+    def _keyed_before(self, objects: list[dict], namespaces: dict[str, dict] | None, mutating: bool = True
                       ) -> list[tuple[str | None, Target] | None] | None:
         """The keys and targets ``send`` made for these very objects (the same dicts in the same
         order: `check` hands the stack over before its rules run and judges it after; no rule
         changes an object, tests/policies/rules/test_robustness.py), else None."""
         sent, self._sent = self._sent, None
         if sent is None or len(sent[0]) != len(objects) or any(a is not b for a, b in zip(sent[0], objects)) \
-                or sent[1] != namespaces:
+                or sent[1] != namespaces or sent[3] != mutating:
             return None
         return sent[2]
 
-    def _targets(self, objects: list[dict], namespaces: dict[str, dict] | None
+    def _targets(self, objects: list[dict], namespaces: dict[str, dict] | None, mutating: bool = True
                  ) -> list[tuple[str | None, Target] | None]:
         """Each object's memo key and target (None where no rule applies)."""
         targets: list[tuple[str | None, Target] | None] = []
         for obj in objects:
-            target = self.target(plain(obj), namespaces or {})
+            target = self.target(plain(obj), namespaces or {}, mutating)
             targets.append(None if target is None or not self._may_apply(target) else (_memo_key(target), target))
         return targets
 
@@ -456,15 +462,15 @@ class RuleSet:
             with self._lock:
                 self._worker(prime=True).start()
 
-    def send(self, objects: list[dict], namespaces: dict[str, dict] | None = None) -> None:
+    def send(self, objects: list[dict], namespaces: dict[str, dict] | None = None, mutating: bool = True) -> None:
         """``evaluate_all`` without waiting: the child evaluates ``objects`` while the caller goes on;
         the next ``evaluate_all`` or ``evaluate`` reads the outcomes (first, whatever it asks)."""
         if not _isolating():
             return
         with self._lock:
             self._collect()
-            keyed = self._targets(objects, namespaces)
-            self._sent = (list(objects), namespaces, keyed)
+            keyed = self._targets(objects, namespaces, mutating)
+            self._sent = (list(objects), namespaces, keyed, mutating)
             todo = self._todo(keyed)
             if todo:
                 targets = list(todo.values())
@@ -555,7 +561,7 @@ class RuleSet:
                    "namespace": meta(target.obj).get("namespace", ""),
                    "dryRun": True, "userInfo": {"username": "trainstack"}}
         current = target.obj
-        for policy in (p for p in policies if p["kind"] == "MutatingAdmissionPolicy"):
+        for policy in (p for p in policies if target.mutating and p["kind"] == "MutatingAdmissionPolicy"):
             current, outcomes = self._mutate(policy, current, request, target, scope)
             yield from outcomes
         if crd and crd["rules"]:
@@ -689,9 +695,9 @@ class RuleSet:
             except NotEvaluable as exc:
                 outcomes.append(SkippedRule(label, _squash(source), str(exc)))
             except (EvalError, KeyError, IndexError, ValueError, TypeError):
-                # The chart installs these policies only with map_enable (off by default); its
-                # mutating webhooks set the same defaults without failing, so an error here only
-                # means this default is not applied. Validation then judges the object as sent.
+                # Installed (map_enable): the chart's mutating webhooks set the same defaults
+                # without failing, so an error here only means this default is not applied.
+                # Validation then judges the object as sent.
                 continue
         return current, outcomes
 

@@ -55,12 +55,13 @@ def _upstream_admission(objects: list[dict], ctx: CheckContext) -> Iterator[Rule
     skipped: set[tuple[str, str]] = set()
     admitted = [_as_admitted(obj, install, stack_cluster(ctx)) for obj in objects]
     try:   # all objects in one round trip to the evaluating process
-        outcomes: list | None = ruleset.evaluate_all(admitted, namespaces)
+        outcomes: list | None = ruleset.evaluate_all(admitted, namespaces, install.map)
     except Exception:   # noqa: BLE001 - each object is tried again below, and its failure said there
         outcomes = None
     for number, obj in enumerate(objects):
         try:
-            items = outcomes[number] if outcomes is not None else ruleset.evaluate(admitted[number], namespaces)
+            items = (outcomes[number] if outcomes is not None
+                     else ruleset.evaluate(admitted[number], namespaces, install.map))
         except Exception as exc:   # never crash a run on an odd object; say what was not checked
             yield NotChecked(f"upstream admission rules not evaluated: {type(exc).__name__}: {exc}", obj)
             continue
@@ -119,7 +120,7 @@ def _send(objects: list[dict], namespaces: dict[str, dict]) -> None:
     ruleset = rules()
     if ruleset.policies or ruleset.crds:
         install, cluster = install_of(objects), Cluster(cluster_of(objects))
-        ruleset.send([_as_admitted(obj, install, cluster) for obj in objects], namespaces)
+        ruleset.send([_as_admitted(obj, install, cluster) for obj in objects], namespaces, install.map)
 
 
 def _hand_over(objects: list[dict], ctx: CheckContext) -> None:

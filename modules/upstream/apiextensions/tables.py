@@ -79,10 +79,31 @@ def results(folder: Path = ROOT) -> list[Result]:
     return [r for path in sorted(folder.glob("*.yaml")) for r in run_file(path)]
 
 
+def compared(folder: Path = ROOT) -> dict[str, int]:
+    """How the refusal cases are compared, in the upstream admission runner's terms: ``errors`` (the
+    ``Error()`` strings: field path, error type and detail), ``fields`` and ``types`` (``{type,
+    field}`` matches), ``outcome_only`` (upstream's table gives a verdict and nothing more: the JSON
+    schema suite, the strfmt predicates)."""
+    out = {"fields": 0, "types": 0, "errors": 0, "message": 0, "outcome_only": 0}
+    for path in sorted(folder.glob("*.yaml")):
+        for case in yaml.safe_load(path.read_text(encoding="utf-8"))["cases"]:
+            expect = case["expect"]
+            if "errors" in expect:
+                out["errors"] += 1
+            elif "matches" in expect:
+                out["fields"] += 1
+                out["types"] += 1
+            elif not expect.get("allowed"):
+                out["outcome_only"] += 1
+    return out
+
+
 def report(folder: Path = ROOT) -> dict:
-    """``{"cases", "reproduced", "not_ported", "divergent": [{"file", "case", "got"}]}``."""
+    """``{"cases", "reproduced", "not_ported", "refusals_compared", "divergent": [{"file", "case",
+    "got"}]}``."""
     found = results(folder)
     not_ported = sum(len(yaml.safe_load(p.read_text(encoding="utf-8")).get("not_ported") or ())
                      for p in sorted(folder.glob("*.yaml")))
     return {"cases": len(found), "reproduced": sum(r.reproduced for r in found), "not_ported": not_ported,
+            "refusals_compared": compared(folder),
             "divergent": [{"file": r.file, "case": r.name, "got": r.got} for r in found if not r.reproduced]}

@@ -13,7 +13,7 @@ from modules.upstream.vocabulary.names import dns1123_subdomain, qualified_name
 from modules.semantics.partitions import partition_policies
 from modules.semantics.shapes import as_dict, as_int, as_list, meta
 from modules.upstream.cluster import Cluster
-from modules.upstream.field import FieldError
+from modules.upstream.field import FieldError, invalid, required
 from modules.upstream.volcano.common import BOTH_TIERS, go_list, key, topology_both
 from modules.upstream.volcano.partitions import webhook_refusal
 from modules.upstream.webhook_error import refuse
@@ -146,10 +146,15 @@ def task_topology_error(task: dict, index: int) -> FieldError | None:
     return None
 
 
-def task_template_errors(template: object, index: int, pod_level_resources: bool = False) -> list[FieldError]:
-    """``validateTaskTemplate``: the API server's ``ValidatePodTemplate`` of a task's template with the
-    job webhook's own ``PodValidationOptions``, each field error prefixed with ``spec.task[<i>].`` as
-    upstream joins them.
+def task_template_errors(template: object, index: int, pod_level_resources: bool = False,
+                         task_name: object = "task") -> list[FieldError]:
+    """``validateTaskTemplate``: the API server's ``ValidatePodTemplate`` of a PodTemplate named after
+    the task (``ObjectMeta{Name: task.Name, Namespace: job.Namespace}``), with the task's template and
+    the job webhook's own ``PodValidationOptions``, each field error prefixed with ``spec.task[<i>].``
+    as upstream joins them. The PodTemplate's name is checked first, as ``ValidatePodName`` (a DNS-1123
+    subdomain; empty: required): ``Worker`` or ``task_a`` pass the pod-name check (a qualified name)
+    and are refused here (``spec.task[0].metadata.name: Invalid value: "Worker": a lowercase RFC 1123
+    subdomain ...``), whether or not the chart's VAP (a DNS-1123 label) is installed.
 
     Upstream passes only ``PodLevelResourcesEnabled`` (its feature gate, off at v1.15.1), so every
     relaxation the API server grants by default is off here: environment variable names must be C
@@ -157,9 +162,19 @@ def task_template_errors(template: object, index: int, pod_level_resources: bool
     namespaced sysctls are refused with host network."""
     at = f"spec.tasks[{index}]"
     options = volcano_job_webhook(pod_level_resources)
-    return [refuse(error.field, "job.pod-template",
-                   f"spec.task[{index}].{error.field[len(at) + 1:]}: {error.message()}")
-            for error in validate_pod_template(template, f"{at}.template", options=options)]
+    named = [refuse(f"{at}.name", "job.pod-template-name", f"spec.task[{index}].{error.error()}")
+             for error in _pod_template_name_errors(task_name)]
+    return named + [refuse(error.field, "job.pod-template",
+                           f"spec.task[{index}].{error.field[len(at) + 1:]}: {error.message()}")
+                    for error in validate_pod_template(template, f"{at}.template", options=options)]
+
+
+def _pod_template_name_errors(name: object) -> list[FieldError]:
+    """``ValidateObjectMeta(&podTemplate.ObjectMeta, true, ValidatePodName, ...)`` on the name alone
+    (the namespace is the job's, which the API server has already validated)."""
+    if not isinstance(name, str) or not name:
+        return [required("metadata.name", "name or generateName is required")]
+    return [invalid("metadata.name", name, m) for m in dns1123_subdomain(name)]
 
 
 def _task_errors(job: dict, task: dict, i: int, partitions: dict[str, FieldError],
@@ -175,7 +190,7 @@ def _task_errors(job: dict, task: dict, i: int, partitions: dict[str, FieldError
     if errors:
         out.append(refuse(f"{at}.name", "job.pod-name",
                           f"create pod with name {pod} validate failed {go_list(errors)}"))
-    out += task_template_errors(task.get("template"), i, pod_level_resources)
+    out += task_template_errors(task.get("template"), i, pod_level_resources, task.get("name"))
     topology = task_topology_error(task, i)
     if topology:
         out.append(topology)

@@ -45,6 +45,8 @@ FIXES = {
     "job.pod-name": "shorten the job or task name: `<job>-<task>-<index>` must be a qualified name of at most 63 "
                     "characters",
     "job.name": "use a qualified name of at most 63 characters for the job",
+    "job.pod-template-name": "name every task as a DNS-1123 subdomain (lowercase letters, digits, '-' and '.'): "
+                             "the job webhook validates each task's pod template under the task's name",
     "job.min-available": _JOB_MIN,
     "job.update.min-available": _JOB_MIN,
     "job.update.tasks": "delete and re-create the job to change its tasks",

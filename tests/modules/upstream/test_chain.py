@@ -64,7 +64,8 @@ def test_validation_sees_the_mutated_object():
     assert refusals(job, cluster=Cluster((queue,))) == []
     unmutated = Install(CHART_DEFAULT_ADMISSIONS - {"/jobs/mutate"})
     codes = [e.origin for _, e in refusals(job, unmutated, Cluster((queue,)))]
-    assert codes == ["job.duplicate-task-name", "job.queue-not-found"]
+    # task 0's PodTemplate has no name (validateTaskTemplate), task 1 repeats "" (and the loop stops)
+    assert codes == ["job.pod-template-name", "job.duplicate-task-name", "job.queue-not-found"]
 
 
 def test_the_podgroup_mutation_runs_where_the_chart_enables_it():
