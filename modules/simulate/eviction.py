@@ -54,9 +54,10 @@ from modules.semantics.session import EPOCH, creation_time, pods_priorities, pri
 from modules.semantics.shapes import annotations, as_dict, is_kind, labels, meta
 
 from .predicates import PodFit, node_taints, selectors  # noqa: F401  (selectors: the actions' node filters)
+from modules.upstream.vocabulary import resource as vres
+
 from .resources import (ALLOCATED, BOUND, CPU, FAILED, INF, MEMORY, MIN, PENDING, PIPELINED, PODS,  # noqa: F401
-                        RELEASING, RUNNING, SUCCEEDED, Res, r_add, r_empty, r_exceeded, r_greater_partly, r_le,
-                        r_le_dims, r_max, r_min, r_names, r_share, r_sub, res_of, show_res)
+                        RELEASING, RUNNING, SUCCEEDED, Res, r_share, show_res)
 from .shares import SharePlugins
 
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
@@ -155,16 +156,16 @@ class NodeInfo:
         used = {}
         for t in self.tasks:
             if t.status != PIPELINED:
-                used = r_add(used, t.resreq)
-        return r_sub(self.allocatable, used)
+                used = vres.add(used, t.resreq)
+        return vres.sub(self.allocatable, used)
 
     def future_idle(self) -> Res:
         out = self.idle()
         for t in self.tasks:
             if t.status == RELEASING:
-                out = r_add(out, t.resreq)
+                out = vres.add(out, t.resreq)
             elif t.status == PIPELINED:
-                out = r_sub(out, t.resreq)
+                out = vres.sub(out, t.resreq)
         return out
 
 
@@ -216,9 +217,10 @@ def _queue(reader: Reader, name: str, obj: dict, order: int) -> Queue:
     spec = as_dict(obj.get("spec"))
     cap = spec.get("capability")
     return Queue(name, reader.integer(spec, "weight", "spec", 1, "an integer >= 1", 1),
-                 res_of(amounts(reader, cap, "spec.capability")) if cap else None,
-                 res_of(amounts(reader, spec.get("deserved"), "spec.deserved")),
-                 res_of(amounts(reader, as_dict(spec.get("guarantee")).get("resource"), "spec.guarantee.resource")),
+                 vres.new_resource(amounts(reader, cap, "spec.capability")) if cap else None,
+                 vres.new_resource(amounts(reader, spec.get("deserved"), "spec.deserved")),
+                 vres.new_resource(amounts(reader, as_dict(spec.get("guarantee")).get("resource"),
+                                           "spec.guarantee.resource")),
                  reader.integer(spec, "priority", "spec", INT32_MIN, "an integer", 0),
                  str(as_dict(obj.get("status")).get("state") or "Open"), spec.get("reclaimable") is not False, order)
 
@@ -251,9 +253,9 @@ def read_cluster(objects: Iterable[tuple[str, dict]], shown: str, conf: dict) ->
         if is_kind(obj, "Node", ""):
             status = as_dict(obj.get("status"))
             alloc = status.get("allocatable") or status.get("capacity") or {}
-            nodes[name] = NodeInfo(name, res_of(amounts(reader, alloc, "status.allocatable")), dict(labels(obj)),
-                                   taints=node_taints(obj), unschedulable=as_dict(obj.get("spec")).get("unschedulable")
-                                   is True)
+            nodes[name] = NodeInfo(name, vres.new_resource(amounts(reader, alloc, "status.allocatable")),
+                                   dict(labels(obj)), taints=node_taints(obj),
+                                   unschedulable=as_dict(obj.get("spec")).get("unschedulable") is True)
         elif is_kind(obj, "Queue", "scheduling.volcano.sh"):
             queues[name] = _queue(reader, name, obj, len(queues))
         elif is_kind(obj, "PriorityClass", "scheduling.k8s.io"):
@@ -280,7 +282,7 @@ def read_cluster(objects: Iterable[tuple[str, dict]], shown: str, conf: dict) ->
             {str(k): reader.integer(task_min, k, "spec.minTaskMember", 0, "an integer >= 0") for k in task_min},
             priorities.of(group.priority_class),
             str(as_dict(obj.get("status")).get("phase") or "Pending"),
-            res_of(minimum) if minimum else None, _preemptable(obj), i, created)
+            vres.new_resource(minimum) if minimum else None, _preemptable(obj), i, created)
         if group.priority_class and group.priority_class not in priorities.values:
             unknown_class[f"{ns}/{group.name}"] = group.priority_class
     ignored: list[str] = []
@@ -292,8 +294,8 @@ def read_cluster(objects: Iterable[tuple[str, dict]], shown: str, conf: dict) ->
         group = annotations(obj).get(GROUP_ANNOTATION)
         job = jobs.get(f"{ns}/{group}") if group else None
         status = _task_status(obj)
-        req = res_of(pod_requests(reader, spec, "spec", require_containers=False).fit)
-        best_effort = r_empty(req)
+        req = vres.new_resource(pod_requests(reader, spec, "spec", require_containers=False).fit)
+        best_effort = vres.is_empty(req)
         req[PODS] = req.get(PODS, 0.0) + 1
         prio = spec.get("priority")
         task = Task(f"{ns}/{name}", name, ns, job.uid if job else "", str(spec.get("nodeName") or ""), status, req,
@@ -342,7 +344,7 @@ class Session(SharePlugins):
         self.domains: Callable[[Job, str], list[tuple[str, tuple[str, ...]]] | None] = lambda job, action: None
         total: Res = {}
         for node in self.nodes.values():
-            total = r_add(total, node.allocatable)
+            total = vres.add(total, node.allocatable)
         self.total = total
         self._open_proportion()
         self._open_capacity()
@@ -402,7 +404,7 @@ class Session(SharePlugins):
         occupied: dict[str, int] = {}
         for t in job.tasks:
             if t.status in ALLOCATED or t.status in (SUCCEEDED, PIPELINED) or (
-                    t.status == PENDING and r_empty(t.resreq)):
+                    t.status == PENDING and vres.is_empty(t.resreq)):
                 occupied[t.role] = occupied.get(t.role, 0) + 1
         return all(occupied.get(role, 0) >= n for role, n in job.task_min.items())
 
@@ -436,7 +438,7 @@ class Session(SharePlugins):
         for _, name, _ in self._plugins("enabledOverused"):
             if name == "proportion" and queue.name in self.prop:
                 attr = self.prop[queue.name]
-                if r_le(attr.deserved, attr.allocated):
+                if vres.less_equal(attr.deserved, attr.allocated):
                     return True
         return False
 
@@ -489,7 +491,7 @@ class Session(SharePlugins):
                 if sa != sb:
                     return -1 if sa < sb else 1
                 if name == "capacity" and a.name in attrs and b.name in attrs:
-                    da, db = not r_empty(attrs[a.name].deserved), not r_empty(attrs[b.name].deserved)
+                    da, db = not vres.is_empty(attrs[a.name].deserved), not vres.is_empty(attrs[b.name].deserved)
                     if da != db:
                         return -1 if da else 1
         return 0
@@ -594,7 +596,7 @@ class Session(SharePlugins):
         for attrs in (self.prop, self.cap):
             attr = attrs.get(job.queue)
             if attr is not None:
-                attr.allocated = (r_add if allocated else r_sub)(attr.allocated, t.resreq)
+                attr.allocated = (vres.add if allocated else vres.sub)(attr.allocated, t.resreq)
                 attr.share = r_share(attr.allocated, attr.deserved)
 
     def evict(self, ops: list, t: Task, record: Eviction) -> None:

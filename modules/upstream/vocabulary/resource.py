@@ -14,7 +14,6 @@ and an amount below it is empty. Functions return new mappings; their arguments 
 """
 from __future__ import annotations
 
-import math
 from decimal import ROUND_CEILING, Decimal
 from typing import Mapping
 
@@ -98,8 +97,16 @@ def multi(r: Mapping[str, float], ratio: float) -> Resource:
 
 
 def set_max(a: Mapping[str, float], b: Mapping[str, float]) -> Resource:
-    """``SetMaxResource``, per dimension the larger."""
-    return {n: max(a.get(n, -math.inf), b.get(n, -math.inf)) for n in set(a) | set(b)}
+    """``SetMaxResource``: per dimension the larger (cpu and memory read 0 when absent; a scalar
+    only one side has is taken as it is)."""
+    out = dict(a)
+    for name in (CPU, MEMORY):
+        if name in a or name in b:
+            out[name] = max(get(a, name), get(b, name))
+    for name, amount in _scalars(b).items():
+        if name not in out or amount > out[name]:
+            out[name] = amount
+    return out
 
 
 def fit_delta(available: Mapping[str, float], request: Mapping[str, float]) -> Resource:
@@ -112,7 +119,9 @@ def fit_delta(available: Mapping[str, float], request: Mapping[str, float]) -> R
     return out
 
 
-def _le(left: float, right: float) -> bool:
+def le_tolerant(left: float, right: float) -> bool:
+    """One amount within another as ``LessEqual`` compares each dimension: below it, or closer
+    than ``MIN_RESOURCE``."""
     return left < right or abs(left - right) < MIN_RESOURCE
 
 
@@ -126,11 +135,11 @@ def less_equal(left: Mapping[str, float], right: Mapping[str, float], default: s
 
 def less_equal_names(left: Mapping[str, float], right: Mapping[str, float], default: str = ZERO) -> list[str]:
     """``LessEqualWithResourcesName``: the dimensions of ``left`` above ``right``'s."""
-    over = [n for n in (CPU, MEMORY) if not _le(get(left, n), get(right, n))]
+    over = [n for n in (CPU, MEMORY) if not le_tolerant(get(left, n), get(right, n))]
     for name, amount in _scalars(left).items():
         if name not in right and default == INFINITY:
             continue
-        if not _le(amount, get(right, name)):
+        if not le_tolerant(amount, get(right, name)):
             over.append(name)
     return over
 
