@@ -115,3 +115,36 @@ def test_multi_scales_every_dimension_and_leaves_the_argument():
 def test_sub_leaves_scalars_alone_when_the_left_side_has_none():
     # sub on a Resource whose ScalarResources map is nil changes only cpu and memory
     assert res.sub({"cpu": 2000.0}, {"cpu": 1000.0, "nvidia.com/gpu": 1000.0}) == {"cpu": 1000.0}
+
+
+# --- the queue webhook reads its hierarchy through this Resource --------------------------------
+
+def _q(name: str, parent: str | None = None, **spec) -> dict:
+    if parent:
+        spec["parent"] = parent
+    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": name}, "spec": spec}
+
+
+def _queue_messages(queue: dict, *others: dict) -> list[str]:
+    from modules.upstream.cluster import Cluster
+    from modules.upstream.volcano.queue import validate_queue
+    return [e.message() for e in validate_queue(queue, "CREATE", None, Cluster(objects=(queue, *others)))]
+
+
+def test_queue_sums_show_pods_as_a_count_in_go_resource_string():
+    # validateSiblingsSum prints api.Resource's String(): every scalar, pods included, in its unit
+    parent = _q("p", deserved={"cpu": "1", "pods": "10"})
+    child = _q("c", "p", deserved={"cpu": "2", "pods": "4"})
+    [message] = _queue_messages(child, parent)
+    assert message.endswith("parent queue p validation failed: sum of children's deserved (cpu 2000.00, "
+                            "memory 0.00, pods 4.00) exceeds parent's deserved limit (cpu 1000.00, memory 0.00, "
+                            "pods 10.00)")
+
+
+def test_queue_sums_refuse_a_scalar_the_parent_does_not_name():
+    # LessPartly(total, Zero): a scalar only the children's sum has is above the parent's (absent: 0)
+    parent = _q("p", deserved={"cpu": "10"})
+    child = _q("c", "p", deserved={"cpu": "1", "nvidia.com/gpu": "1"})
+    [message] = _queue_messages(child, parent)
+    assert "sum of children's deserved (cpu 1000.00, memory 0.00, nvidia.com/gpu 1000.00) exceeds" in message
+    assert _queue_messages(_q("c", "p", deserved={"cpu": "1"}), parent) == []
