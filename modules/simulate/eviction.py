@@ -47,13 +47,14 @@ from typing import Any, Callable, Iterable, Mapping
 from modules.core.errors import InputError
 from modules.semantics import eviction as walk_model
 from modules.semantics.minresources import scheduler_view
-from modules.semantics.podspec import Reader, amounts, pod_requests
+from modules.semantics.podspec import Reader, amounts
 from modules.semantics.workloads import pod_group
 from modules.semantics.scheduler_conf import parse_conf
 from modules.semantics.session import EPOCH, creation_time, pods_priorities, priority_classes
 from modules.semantics.shapes import annotations, as_dict, is_kind, labels, meta
 
-from .predicates import PodFit, node_taints, selectors  # noqa: F401  (selectors: the actions' node filters)
+from .objects import PodObject, by_kind, read_nodes, read_pod
+from .predicates import PodFit, selectors  # noqa: F401  (selectors: the actions' node filters)
 from modules.upstream.vocabulary import resource as vres
 
 from .resources import (ALLOCATED, BOUND, CPU, FAILED, INF, MEMORY, MIN, PENDING, PIPELINED, PODS,  # noqa: F401
@@ -203,13 +204,12 @@ def _preemptable(obj: dict) -> bool | None:
     return None
 
 
-def _task_status(obj: dict) -> str:
-    phase = as_dict(obj.get("status")).get("phase", PENDING)
-    node = as_dict(obj.get("spec")).get("nodeName")
+def _task_status(pod: PodObject) -> str:
+    phase = PENDING if pod.phase is None else pod.phase
     if phase == RUNNING:
-        return RELEASING if meta(obj).get("deletionTimestamp") else RUNNING
+        return RELEASING if pod.deleting else RUNNING
     if phase == PENDING:
-        return BOUND if node else PENDING
+        return BOUND if pod.node else PENDING
     return phase
 
 
@@ -238,38 +238,26 @@ class Cluster:
 
 
 def read_cluster(objects: Iterable[tuple[str, dict]], shown: str, conf: dict) -> Cluster:
-    """Nodes, Queues, PriorityClasses, PodGroups and Pods among ``(where, object)`` pairs."""
-    nodes: dict[str, NodeInfo] = {}
+    """Nodes, Queues, PriorityClasses, PodGroups and Pods among ``(where, object)`` pairs, read
+    through the one reader of a cluster's objects (``objects.py``)."""
+    kinds = by_kind(objects, shown)
+    nodes = {n.name: NodeInfo(n.name, vres.new_resource(n.allocatable), n.labels, taints=n.taints,
+                              unschedulable=n.unschedulable)
+             for n in read_nodes((d, o) for d, o in kinds.get("Node", []) if is_kind(o, "Node", ""))}
     queues: dict[str, Queue] = {}
-    classes: dict[str, tuple[int, str | None]] = {}
-    groups: list[tuple[str, dict]] = []
-    pods: list[tuple[str, dict]] = []
-    class_objects: list[dict] = []
-    for where, obj in objects:
-        if not isinstance(obj, dict):
-            continue
-        reader = Reader(shown, where)
+    for reader, obj in _of(kinds, "Queue", "scheduling.volcano.sh"):
         name = str(meta(obj).get("name", ""))
-        if is_kind(obj, "Node", ""):
-            status = as_dict(obj.get("status"))
-            alloc = status.get("allocatable") or status.get("capacity") or {}
-            nodes[name] = NodeInfo(name, vres.new_resource(amounts(reader, alloc, "status.allocatable")),
-                                   dict(labels(obj)), taints=node_taints(obj),
-                                   unschedulable=as_dict(obj.get("spec")).get("unschedulable") is True)
-        elif is_kind(obj, "Queue", "scheduling.volcano.sh"):
-            queues[name] = _queue(reader, name, obj, len(queues))
-        elif is_kind(obj, "PriorityClass", "scheduling.k8s.io"):
-            classes[name] = (reader.integer(obj, "value", "", INT32_MIN, "an integer", 0), obj.get("preemptionPolicy"))
-            class_objects.append(obj)
-        elif is_kind(obj, "PodGroup", "scheduling.volcano.sh"):
-            groups.append((where, obj))
-        elif is_kind(obj, "Pod", ""):
-            pods.append((where, obj))
+        queues[name] = _queue(reader, name, obj, len(queues))
+    class_objects = [obj for _, obj in _of(kinds, "PriorityClass", "scheduling.k8s.io")]
+    classes = {str(meta(obj).get("name", "")): (reader.integer(obj, "value", "", INT32_MIN, "an integer", 0),
+                                                 obj.get("preemptionPolicy"))
+               for reader, obj in _of(kinds, "PriorityClass", "scheduling.k8s.io")}
+    groups = _of(kinds, "PodGroup", "scheduling.volcano.sh")
+    pods = _of(kinds, "Pod", "")
     jobs: dict[str, Job] = {}
     priorities = priority_classes(class_objects)     # a job's priority as Volcano's cache sets it
     unknown_class: dict[str, str] = {}               # job -> the PriorityClass it names that is not here
-    for i, (where, obj) in enumerate(groups):
-        reader = Reader(shown, where)
+    for i, (reader, obj) in enumerate(groups):
         group = pod_group(reader, obj)
         ns = str(meta(obj).get("namespace") or "default")
         minimum = scheduler_view(group.explicit_min_resources or {})
@@ -286,22 +274,19 @@ def read_cluster(objects: Iterable[tuple[str, dict]], shown: str, conf: dict) ->
         if group.priority_class and group.priority_class not in priorities.values:
             unknown_class[f"{ns}/{group.name}"] = group.priority_class
     ignored: list[str] = []
-    for i, (where, obj) in enumerate(pods):
-        reader = Reader(shown, where)
-        spec = as_dict(obj.get("spec"))
-        ns = str(meta(obj).get("namespace") or "default")
-        name = str(meta(obj).get("name"))
-        group = annotations(obj).get(GROUP_ANNOTATION)
-        job = jobs.get(f"{ns}/{group}") if group else None
-        status = _task_status(obj)
-        req = vres.new_resource(pod_requests(reader, spec, "spec", require_containers=False).fit)
+    for i, (reader, obj) in enumerate(pods):
+        pod = read_pod(reader, obj)
+        spec, ns = pod.spec, pod.namespace or "default"
+        job = jobs.get(f"{ns}/{pod.group}") if pod.group else None
+        status = _task_status(pod)
+        req = vres.new_resource(pod.requests(require_containers=False))
         best_effort = vres.is_empty(req)
         req[PODS] = req.get(PODS, 0.0) + 1
         prio = spec.get("priority")
-        task = Task(f"{ns}/{name}", name, ns, job.uid if job else "", str(spec.get("nodeName") or ""), status, req,
+        task = Task(f"{ns}/{pod.name}", pod.name, ns, job.uid if job else "", str(pod.node or ""), status, req,
                     int(prio) if isinstance(prio, int) else 1, _preemptable(obj) is not False, best_effort,
                     spec.get("preemptionPolicy") == "Never", str(spec.get("priorityClassName") or ""),
-                    str(annotations(obj).get(TASK_SPEC, "")), bool(spec.get("schedulingGates")), i)
+                    str(pod.annotations.get(TASK_SPEC, "")), bool(spec.get("schedulingGates")), i)
         if job is None:
             if status == PENDING:
                 ignored.append(f"{task.uid}: no PodGroup, so Volcano does not schedule it")
@@ -314,6 +299,10 @@ def read_cluster(objects: Iterable[tuple[str, dict]], shown: str, conf: dict) ->
         jobs[uid].priority = value
         ignored.append(note)
     return Cluster(nodes, jobs, queues, classes, conf, ignored)
+
+
+def _of(kinds: dict, kind: str, group: str) -> list[tuple[Reader, dict]]:
+    return [(reader, obj) for reader, obj in kinds.get(kind, []) if is_kind(obj, kind, group)]
 
 
 # --- the session ---------------------------------------------------------------------------

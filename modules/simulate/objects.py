@@ -11,6 +11,9 @@ live cluster: placement (``snapshot.py``), the eviction what-if (``eviction.read
 * ``read_nodes``: every Node once, as ``NodeObject``: name, labels, what it can allocate
   (``status.allocatable``, else ``capacity``), the taints that keep pods off (NoSchedule,
   NoExecute) and whether it is cordoned. A node named twice is an input error.
+* ``read_pod``: a Pod as ``PodObject``: its metadata, spec, phase, node, whether it is being
+  deleted (Volcano's Releasing), its PodGroup (``scheduling.k8s.io/group-name``) and its requests
+  as node fit counts them (``modules.semantics.podspec``).
 """
 from __future__ import annotations
 
@@ -23,7 +26,8 @@ from typing import Any, Iterable
 
 from modules.core import yamlio
 from modules.core.errors import InputError, show
-from modules.semantics.podspec import Reader, amounts
+from modules.semantics.podspec import Reader, amounts, pod_requests
+from modules.semantics.session import GROUP_ANNOTATION
 
 from .workloads import VOLCANO_GROUP
 
@@ -179,3 +183,58 @@ def read_nodes(nodes: Iterable[tuple[Reader, dict]]) -> list[NodeObject]:
             raise doc.error("metadata.name", f"node {node.name!r} appears twice")
         out[node.name] = node
     return list(out.values())
+
+
+# --- pods -----------------------------------------------------------------------------------------
+
+def object_meta(doc: Reader, obj: dict) -> tuple[str, str, dict, dict]:
+    """Name, namespace (``default`` when unset), labels and annotations, each of its type."""
+    meta = obj.get("metadata")
+    if type(meta) is dict and type(meta.get("name")) is str:      # the usual case, without Reader's checks
+        namespace = meta.get("namespace", "default")
+        labels = meta.get("labels") or {}
+        annotations = meta.get("annotations") or {}
+        if type(namespace) is str and type(labels) is dict and type(annotations) is dict:
+            return meta["name"], namespace, labels, annotations
+    meta = doc.get(obj, "metadata", "", dict, "a mapping with name")
+    name = doc.get(meta, "name", "metadata", str, "a name")
+    namespace = doc.get(meta, "namespace", "metadata", str, "a namespace", "default")
+    labels = doc.get(meta, "labels", "metadata", dict, "a mapping of labels", {})
+    annotations = doc.get(meta, "annotations", "metadata", dict, "a mapping of annotations", {})
+    return name, namespace, labels, annotations
+
+
+@dataclass
+class PodObject:
+    """A Pod as every model of the cluster reads it."""
+    name: str
+    namespace: str
+    labels: dict
+    annotations: dict
+    spec: dict
+    phase: str | None              # status.phase as written
+    node: str | None               # spec.nodeName
+    deleting: bool                 # metadata.deletionTimestamp set: Volcano's Releasing while it runs
+    group: str | None              # the PodGroup it names
+    doc: Reader
+
+    @property
+    def uid(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def finished(self) -> bool:
+        return self.phase in ("Succeeded", "Failed")
+
+    def requests(self, require_containers: bool = True) -> dict[str, Decimal]:
+        """Its requests as node fit counts them (limits for missing requests, init containers' peak)."""
+        return pod_requests(self.doc, self.spec, "spec", require_containers=require_containers).fit
+
+
+def read_pod(doc: Reader, obj: dict) -> PodObject:
+    name, namespace, labels, annotations = object_meta(doc, obj)
+    spec = doc.get(obj, "spec", "", dict, "a pod spec")
+    status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    return PodObject(name, namespace, labels, annotations, spec, status.get("phase"), spec.get("nodeName") or None,
+                     bool(meta.get("deletionTimestamp")), annotations.get(GROUP_ANNOTATION) or None, doc)

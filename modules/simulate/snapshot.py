@@ -48,15 +48,15 @@ from modules.fabric.model import Fabric, Link, Node, NodePool, Switch
 from modules.semantics.hypernodes import regex_candidates
 from modules.semantics.minresources import scheduler_view
 from modules.semantics.podspec import Reader
-from modules.semantics.session import (GROUP_ANNOTATION, allocate_skips, creation_time, job_order_key,
+from modules.semantics.session import (allocate_skips, creation_time, job_order_key,
                                        priority_classes, unscheduled_reason)
 from modules.semantics.workloads import SubGroupSpec, pod_group, priority_values
 
-from .objects import NodeObject, by_kind, read_nodes
+from .objects import NodeObject, by_kind, object_meta, read_nodes, read_pod
 from .objects import read_objects  # noqa: F401  (simulate and its tests read files here)
 from .jobs import TOP_NAME, Job, Partition, Pod, Topology
 from .scheduler import SchedulerSettings, settings_from_conf
-from .workloads import TRAINER_GROUP, gpu_count, pod_requests, runtimes_in, train_job, volcano_job
+from .workloads import TRAINER_GROUP, gpu_count, runtimes_in, train_job, volcano_job
 
 VOLCANO_SCHEDULER = "volcano"         # pending pods naming another schedulerName are not Volcano's to place
 ALLOCATED_ANNOTATION = "volcano.sh/job-allocated-hypernode"
@@ -262,22 +262,6 @@ def build_fabric(shown: str, nodes: list[NodeObject], hypernodes: list[tuple[Rea
 
 # --- pods, PodGroups, jobs ------------------------------------------------------------------------
 
-def _meta(doc: Reader, obj: dict) -> tuple[str, str, dict, dict]:
-    meta = obj.get("metadata")
-    if type(meta) is dict and type(meta.get("name")) is str:      # the usual case, without Reader's checks
-        namespace = meta.get("namespace", "default")
-        labels = meta.get("labels") or {}
-        annotations = meta.get("annotations") or {}
-        if type(namespace) is str and type(labels) is dict and type(annotations) is dict:
-            return meta["name"], namespace, labels, annotations
-    meta = doc.get(obj, "metadata", "", dict, "a mapping with name")
-    name = doc.get(meta, "name", "metadata", str, "a name")
-    namespace = doc.get(meta, "namespace", "metadata", str, "a namespace", "default")
-    labels = doc.get(meta, "labels", "metadata", dict, "a mapping of labels", {})
-    annotations = doc.get(meta, "annotations", "metadata", dict, "a mapping of annotations", {})
-    return name, namespace, labels, annotations
-
-
 @dataclass
 class _Group:
     """The pods of one PodGroup in a snapshot, pending and bound."""
@@ -435,7 +419,7 @@ def snapshot_from_objects(objects: Iterable[tuple[str, dict]], shown: str, conf_
     # Pods: bound ones hold resources; pending ones are work, by PodGroup.
     groups: dict[tuple[str, str], _Group] = {}
     for doc, obj in kinds.get("PodGroup", []):
-        name, namespace, _, _ = _meta(doc, obj)
+        name, namespace, _, _ = object_meta(doc, obj)
         groups[(namespace, name)] = _Group(name, namespace, doc, obj)
     taints_of, cordoned = _node_taints(nodes)
     every_taint = sorted(set().union(*taints_of.values())) if taints_of else []
@@ -485,15 +469,13 @@ def _read_pods(by_kind: dict, nodes: list[NodeObject], groups: dict, every_taint
     releasing: dict[str, dict[str, Decimal]] = {}
     node_names = {node.name for node in nodes}
     for doc, obj in by_kind.get("Pod", []):
-        name, namespace, labels, annotations = _meta(doc, obj)
-        spec = doc.get(obj, "spec", "", dict, "a pod spec")
-        phase = (obj.get("status") or {}).get("phase") if isinstance(obj.get("status"), dict) else None
-        if phase in ("Succeeded", "Failed"):
+        pod = read_pod(doc, obj)
+        if pod.finished:
             continue
-        requests = pod_requests(doc, spec, "spec")
+        name, namespace, labels, spec, node, group_name = pod.name, pod.namespace, pod.labels, pod.spec, pod.node, \
+            pod.group
+        requests = pod.requests()
         requests["pods"] = Decimal(1)          # a pod slot, against the node's allocatable pods
-        node = spec.get("nodeName")
-        group_name = annotations.get(GROUP_ANNOTATION)
         group = groups.get((namespace, group_name)) if group_name else None
         if node:
             if node not in node_names:
@@ -505,7 +487,7 @@ def _read_pods(by_kind: dict, nodes: list[NodeObject], groups: dict, every_taint
             held = usage.setdefault(node, {})
             for r, amount in requests.items():
                 held[r] = held.get(r, Decimal(0)) + amount
-            if (obj.get("metadata") or {}).get("deletionTimestamp"):      # Releasing: idle once it is gone
+            if pod.deleting:                   # Releasing: idle once it is gone
                 going = releasing.setdefault(node, {})
                 for r, amount in requests.items():
                     going[r] = going.get(r, Decimal(0)) + amount
@@ -623,11 +605,11 @@ def _snapshot_jobs(by_kind: dict, groups: dict, fabric: Fabric, gpu_resources: s
                            for _, o in by_kind.get(kind, []))
     priorities = priority_values(o for _, o in by_kind.get("PriorityClass", []))
     for doc, obj in by_kind.get("Job", []):
-        name, _, _, _ = _meta(doc, obj)
+        name, _, _, _ = object_meta(doc, obj)
         if ("Job", name) not in owned:
             jobs.append(volcano_job(doc, obj, gpu_resources, priorities))
     for doc, obj in by_kind.get("TrainJob", []):
-        name, _, _, _ = _meta(doc, obj)
+        name, _, _, _ = object_meta(doc, obj)
         if ("TrainJob", name) not in owned and str(obj.get("apiVersion", "")).startswith(TRAINER_GROUP + "/"):
             jobs.append(train_job(doc, obj, runtimes, gpu_resources, "the snapshot"))
     seen: set[str] = set()

@@ -14,7 +14,8 @@ from modules.core import yamlio
 from modules.core.errors import InputError
 from modules.simulate import objects as objects_mod
 from modules.simulate import snapshot as snap_mod
-from modules.simulate.snapshot import load_cluster, read_objects
+from modules.simulate.objects import read_objects
+from modules.simulate.snapshot import load_cluster
 from tests.modules.simulate.kubectl import as_applied, kubectl_list, kubectl_node
 from tests.support.cli import run
 
