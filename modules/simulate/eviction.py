@@ -50,10 +50,10 @@ from modules.semantics.minresources import scheduler_view
 from modules.semantics.podspec import Reader, amounts
 from modules.semantics.workloads import pod_group
 from modules.semantics.scheduler_conf import parse_conf
-from modules.semantics.session import EPOCH, creation_time, pods_priorities, priority_classes
+from modules.semantics.session import EPOCH, pods_priorities, priority_classes
 from modules.semantics.shapes import annotations, as_dict, is_kind, labels, meta
 
-from .objects import PodObject, by_kind, read_nodes, read_pod
+from .objects import PodObject, by_kind, created_at, read_nodes, read_pod
 from .predicates import PodFit, selectors  # noqa: F401  (selectors: the actions' node filters)
 from modules.upstream.vocabulary import resource as vres
 
@@ -262,9 +262,7 @@ def read_cluster(objects: Iterable[tuple[str, dict]], shown: str, conf: dict) ->
         ns = str(meta(obj).get("namespace") or "default")
         minimum = scheduler_view(group.explicit_min_resources or {})
         task_min = as_dict(as_dict(obj.get("spec")).get("minTaskMember"))
-        created = creation_time(obj)
-        if created is None:
-            raise reader.expected("metadata.creationTimestamp", "an RFC 3339 time", meta(obj).get("creationTimestamp"))
+        created = created_at(reader, obj)
         jobs[f"{ns}/{group.name}"] = Job(
             f"{ns}/{group.name}", group.name, ns, group.queue or "default", group.min_member,
             {str(k): reader.integer(task_min, k, "spec.minTaskMember", 0, "an integer >= 0") for k in task_min},

@@ -11,6 +11,8 @@ live cluster: placement (``snapshot.py``), the eviction what-if (``eviction.read
 * ``read_nodes``: every Node once, as ``NodeObject``: name, labels, what it can allocate
   (``status.allocatable``, else ``capacity``), the taints that keep pods off (NoSchedule,
   NoExecute) and whether it is cordoned. A node named twice is an input error.
+* ``created_at``: an object's ``metadata.creationTimestamp`` (Volcano's job order reads a
+  PodGroup's), Go's zero time when absent, an error when it is no RFC 3339 time.
 * ``read_pod``: a Pod as ``PodObject``: its metadata, spec, phase, node, whether it is being
   deleted (Volcano's Releasing), its PodGroup (``scheduling.k8s.io/group-name``) and its requests
   as node fit counts them (``modules.semantics.podspec``).
@@ -20,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Iterable
@@ -27,7 +30,7 @@ from typing import Any, Iterable
 from modules.core import yamlio
 from modules.core.errors import InputError, show
 from modules.semantics.podspec import Reader, amounts, pod_requests
-from modules.semantics.session import GROUP_ANNOTATION
+from modules.semantics.session import GROUP_ANNOTATION, creation_time
 
 from .workloads import VOLCANO_GROUP
 
@@ -238,3 +241,12 @@ def read_pod(doc: Reader, obj: dict) -> PodObject:
     meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
     return PodObject(name, namespace, labels, annotations, spec, status.get("phase"), spec.get("nodeName") or None,
                      bool(meta.get("deletionTimestamp")), annotations.get(GROUP_ANNOTATION) or None, doc)
+
+
+def created_at(doc: Reader, obj: dict) -> datetime:
+    """``metadata.creationTimestamp``: Go's zero time when absent; not an RFC 3339 time: an error."""
+    created = creation_time(obj)
+    if created is None:
+        meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        raise doc.expected("metadata.creationTimestamp", "an RFC 3339 time", meta.get("creationTimestamp"))
+    return created

@@ -48,11 +48,11 @@ from modules.fabric.model import Fabric, Link, Node, NodePool, Switch
 from modules.semantics.hypernodes import regex_candidates
 from modules.semantics.minresources import scheduler_view
 from modules.semantics.podspec import Reader
-from modules.semantics.session import (allocate_skips, creation_time, job_order_key,
+from modules.semantics.session import (allocate_skips, job_order_key,
                                        priority_classes, unscheduled_reason)
 from modules.semantics.workloads import SubGroupSpec, pod_group, priority_values
 
-from .objects import NodeObject, by_kind, object_meta, read_nodes, read_pod
+from .objects import NodeObject, by_kind, created_at, object_meta, read_nodes, read_pod
 from .objects import read_objects  # noqa: F401  (simulate and its tests read files here)
 from .jobs import TOP_NAME, Job, Partition, Pod, Topology
 from .scheduler import SchedulerSettings, settings_from_conf
@@ -589,10 +589,7 @@ def _snapshot_jobs(by_kind: dict, groups: dict, fabric: Fabric, gpu_resources: s
             continue
         job = group_job(group, fabric, gpu_resources, selector_resources)
         obj = group.obj or {}
-        created = creation_time(obj)
-        if created is None:
-            raise group.doc.expected("metadata.creationTimestamp", "an RFC 3339 time",
-                                     obj["metadata"].get("creationTimestamp"))
+        created = created_at(group.doc, obj)
         status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
         job.unscheduled = group.unscheduled or allocate_skips(status.get("phase"), settings.actions)
         spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}

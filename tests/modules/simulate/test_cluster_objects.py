@@ -103,3 +103,15 @@ def test_drift_and_placement_build_the_same_fabric(tmp_path):
     assert [h[1]["metadata"]["name"] for h in hypernodes] == ["leaf"]
     assert {n: node.leaf for n, node in drift_fabric.nodes.items()} == \
         {n: node.leaf for n, node in placed.nodes.items()} == {"a": "leaf", "b": "leaf"}
+
+
+def test_an_unreadable_creation_time_is_the_same_error_for_both_models():
+    group = dict(GROUP, metadata=dict(GROUP["metadata"], creationTimestamp="yesterday"))
+    objects = _pairs(NODES + [group, _pod("p0")])          # p0 pending: placement orders its job
+    messages = set()
+    for read in (lambda: read_cluster(objects, "snap", DEFAULT_CONF), lambda: snapshot_from_objects(objects, "snap")):
+        with pytest.raises(InputError) as caught:
+            read()
+        messages.add(str(caught.value))
+    [message] = messages
+    assert "metadata.creationTimestamp: expected an RFC 3339 time" in message
