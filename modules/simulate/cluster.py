@@ -16,6 +16,7 @@ from decimal import Decimal
 from typing import Iterator, Mapping, Sequence
 
 from modules.fabric.model import Fabric
+from modules.upstream.vocabulary import resource as vres
 
 from .buckets import StateBuckets
 from .jobs import TOP_NAME
@@ -27,8 +28,11 @@ BUCKETS_FROM = 8                      # candidate lists shorter than this are sc
 
 
 def units(resource: str, amount: Decimal, *, round_up: bool) -> int:
-    """A quantity in the integer unit the cluster counts in (millicores for CPU)."""
-    scaled = amount * 1000 if resource == "cpu" else amount
+    """A quantity in the integer unit the placement model counts in: Volcano's (``vres.scale``:
+    millicores, bytes, pods) for cpu, memory and pods; other resources in whole units, not
+    Volcano's thousandths, so a node's free GPUs index the per-HyperNode histograms. Integers make
+    ``LessEqual``'s 0.1 tolerance an exact comparison."""
+    scaled = amount * (vres.scale(resource) if resource in (vres.CPU, vres.MEMORY, vres.PODS) else 1)
     return math.ceil(scaled) if round_up else math.floor(scaled)
 
 

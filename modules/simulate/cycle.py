@@ -12,7 +12,7 @@ from modules.semantics import eviction as walk_model
 
 from . import explain
 from .eviction import (PENDING, PIPELINED, RUNNING, BOUND, SUCCEEDED, ALLOCATED, Eviction, Job, NodeInfo, PodFit,
-                       Res, Session, Task, r_add, r_le, show_res)
+                       Res, Session, Task, show_res, vres)
 
 PREEMPTABLE_STATUS = (BOUND, RUNNING)
 
@@ -60,7 +60,7 @@ def first_fit(task: Task, nodes: list[NodeInfo], cursors: dict, within: set[str]
     i = cursors.get(key, 0)
     while i < len(nodes):
         node = nodes[i]
-        if (within is None or node.name in within) and r_le(task.resreq, node.future_idle()):
+        if (within is None or node.name in within) and vres.less_equal(task.resreq, node.future_idle()):
             cursors[key] = i
             return node
         i += 1
@@ -108,14 +108,14 @@ def _preempt_task(ssn: Session, ops: list, task: Task, why: Callable[[Task], str
     for node in _nodes_for(ssn, task, selectors):
         preemptees = _candidates(ssn, walk_model.PREEMPT, node, task, why)
         decision = ssn.victims(walk_model.PREEMPT, task, preemptees)
-        if not r_le(task.resreq, _with(node.future_idle(), decision.victims)):
+        if not vres.less_equal(task.resreq, _with(node.future_idle(), decision.victims)):
             continue
         node_ops: list = []
         for victim in ssn.victim_order(decision.victims, task):
-            if ssn.allocatable(queue, task) and r_le(task.resreq, node.future_idle()):
+            if ssn.allocatable(queue, task) and vres.less_equal(task.resreq, node.future_idle()):
                 break
             ssn.evict(node_ops, victim, _record(ssn, walk_model.PREEMPT, victim, task, decision))
-        if ssn.allocatable(queue, task) and r_le(task.resreq, node.future_idle()):
+        if ssn.allocatable(queue, task) and vres.less_equal(task.resreq, node.future_idle()):
             ssn.pipeline(node_ops, task, node.name)
             ops.extend(node_ops)
             return True
@@ -125,7 +125,7 @@ def _preempt_task(ssn: Session, ops: list, task: Task, why: Callable[[Task], str
 
 def _with(idle: Res, victims: list[Task]) -> Res:
     for v in victims:
-        idle = r_add(idle, v.resreq)
+        idle = vres.add(idle, v.resreq)
     return idle
 
 
@@ -249,19 +249,20 @@ def _reclaim_task(ssn: Session, ops: list, task: Task, job: Job, selectors: Mapp
         if not reclaimees:
             continue
         decision = ssn.victims(walk_model.RECLAIM, task, reclaimees)
-        if not r_le(task.resreq, _with(node.future_idle(), decision.victims)):
+        if not vres.less_equal(task.resreq, _with(node.future_idle(), decision.victims)):
             continue
         available = node.future_idle()
         node_ops: list = []
         evicted = False
         shares = queue_shares(ssn)
         for victim in ssn.victim_order(decision.victims, task):
-            if r_le(task.resreq, available):
+            if vres.less_equal(task.resreq, available):
                 break
             ssn.evict(node_ops, victim, _record(ssn, walk_model.RECLAIM, victim, task, decision, shares))
-            available = r_add(available, victim.resreq)
+            available = vres.add(available, victim.resreq)
             evicted = True
-        if not r_le(task.resreq, available) or not (evicted or r_le(task.resreq, node.future_idle())):
+        if not vres.less_equal(task.resreq, available) or not (
+                evicted or vres.less_equal(task.resreq, node.future_idle())):
             ssn.discard(node_ops)
             continue
         ssn.pipeline(node_ops, task, node.name)
@@ -386,7 +387,7 @@ def _bundle_order(ssn: Session, action: str, preemptor: Job):
     need: Res = {}
     for t in preemptor.tasks:
         if t.status == PENDING and not t.gated:
-            need = r_add(need, t.resreq)
+            need = vres.add(need, t.resreq)
     job_key = ssn.job_key()
     queue_key = ssn.queue_key()
 
@@ -423,11 +424,11 @@ def bundle_roi(bundle: tuple[str, Job, list[Task]], need: Res) -> float:
     kind, job, tasks = bundle
     local: Res = {}
     for t in tasks:
-        local = r_add(local, t.resreq)
+        local = vres.add(local, t.resreq)
     whole: Res = {}
     if kind == "whole":
         for t in job.tasks:
-            whole = r_add(whole, t.resreq)
+            whole = vres.add(whole, t.resreq)
     spent = _score(whole, need, cap=False)
     return math.inf if spent == 0 else _score(local, need, cap=True) / spent
 
@@ -480,7 +481,7 @@ def _evict_in_domains(ssn: Session, action: str, job: Job, pending: list[Task], 
     and the tasks placed in the domain; the first domain where they are wins."""
     need: Res = {}
     for t in pending:
-        need = r_add(need, t.resreq)
+        need = vres.add(need, t.resreq)
     domains = ssn.domains(job, action)
     if domains is not None and not domains:
         explain.step(ssn, job.uid, f"{action}: no HyperNode within the job's tier holds its minResources: no domain "
@@ -491,12 +492,12 @@ def _evict_in_domains(ssn: Session, action: str, job: Job, pending: list[Task], 
         bundles, decision = domain_victims(ssn, action, job, domain, allow_whole)
         idle: Res = {}
         for n in domain:
-            idle = r_add(idle, n.future_idle())
+            idle = vres.add(idle, n.future_idle())
         chosen: list[Task] = []
         shares = queue_shares(ssn)
         for _, _, tasks in bundles:
             chosen += tasks
-            if not r_le(need, _with(idle, chosen)):
+            if not vres.less_equal(need, _with(idle, chosen)):
                 continue
             attempt: list = []
             for victim in chosen:

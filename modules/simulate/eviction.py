@@ -47,16 +47,18 @@ from typing import Any, Callable, Iterable, Mapping
 from modules.core.errors import InputError
 from modules.semantics import eviction as walk_model
 from modules.semantics.minresources import scheduler_view
-from modules.semantics.podspec import Reader, amounts, pod_requests
+from modules.semantics.podspec import Reader, amounts
 from modules.semantics.workloads import pod_group
 from modules.semantics.scheduler_conf import parse_conf
-from modules.semantics.session import EPOCH, creation_time, pods_priorities, priority_classes
+from modules.semantics.session import EPOCH, pods_priorities, priority_classes
 from modules.semantics.shapes import annotations, as_dict, is_kind, labels, meta
 
-from .predicates import PodFit, node_taints, selectors  # noqa: F401  (selectors: the actions' node filters)
+from .objects import PodObject, by_kind, created_at, read_nodes, read_pod
+from .predicates import PodFit, selectors  # noqa: F401  (selectors: the actions' node filters)
+from modules.upstream.vocabulary import resource as vres
+
 from .resources import (ALLOCATED, BOUND, CPU, FAILED, INF, MEMORY, MIN, PENDING, PIPELINED, PODS,  # noqa: F401
-                        RELEASING, RUNNING, SUCCEEDED, Res, r_add, r_empty, r_exceeded, r_greater_partly, r_le,
-                        r_le_dims, r_max, r_min, r_names, r_share, r_sub, res_of, show_res)
+                        RELEASING, RUNNING, SUCCEEDED, Res, r_share, show_res)
 from .shares import SharePlugins
 
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
@@ -155,16 +157,16 @@ class NodeInfo:
         used = {}
         for t in self.tasks:
             if t.status != PIPELINED:
-                used = r_add(used, t.resreq)
-        return r_sub(self.allocatable, used)
+                used = vres.add(used, t.resreq)
+        return vres.sub(self.allocatable, used)
 
     def future_idle(self) -> Res:
         out = self.idle()
         for t in self.tasks:
             if t.status == RELEASING:
-                out = r_add(out, t.resreq)
+                out = vres.add(out, t.resreq)
             elif t.status == PIPELINED:
-                out = r_sub(out, t.resreq)
+                out = vres.sub(out, t.resreq)
         return out
 
 
@@ -202,13 +204,12 @@ def _preemptable(obj: dict) -> bool | None:
     return None
 
 
-def _task_status(obj: dict) -> str:
-    phase = as_dict(obj.get("status")).get("phase", PENDING)
-    node = as_dict(obj.get("spec")).get("nodeName")
+def _task_status(pod: PodObject) -> str:
+    phase = PENDING if pod.phase is None else pod.phase
     if phase == RUNNING:
-        return RELEASING if meta(obj).get("deletionTimestamp") else RUNNING
+        return RELEASING if pod.deleting else RUNNING
     if phase == PENDING:
-        return BOUND if node else PENDING
+        return BOUND if pod.node else PENDING
     return phase
 
 
@@ -216,9 +217,10 @@ def _queue(reader: Reader, name: str, obj: dict, order: int) -> Queue:
     spec = as_dict(obj.get("spec"))
     cap = spec.get("capability")
     return Queue(name, reader.integer(spec, "weight", "spec", 1, "an integer >= 1", 1),
-                 res_of(amounts(reader, cap, "spec.capability")) if cap else None,
-                 res_of(amounts(reader, spec.get("deserved"), "spec.deserved")),
-                 res_of(amounts(reader, as_dict(spec.get("guarantee")).get("resource"), "spec.guarantee.resource")),
+                 vres.new_resource(amounts(reader, cap, "spec.capability")) if cap else None,
+                 vres.new_resource(amounts(reader, spec.get("deserved"), "spec.deserved")),
+                 vres.new_resource(amounts(reader, as_dict(spec.get("guarantee")).get("resource"),
+                                           "spec.guarantee.resource")),
                  reader.integer(spec, "priority", "spec", INT32_MIN, "an integer", 0),
                  str(as_dict(obj.get("status")).get("state") or "Open"), spec.get("reclaimable") is not False, order)
 
@@ -236,70 +238,53 @@ class Cluster:
 
 
 def read_cluster(objects: Iterable[tuple[str, dict]], shown: str, conf: dict) -> Cluster:
-    """Nodes, Queues, PriorityClasses, PodGroups and Pods among ``(where, object)`` pairs."""
-    nodes: dict[str, NodeInfo] = {}
+    """Nodes, Queues, PriorityClasses, PodGroups and Pods among ``(where, object)`` pairs, read
+    through the one reader of a cluster's objects (``objects.py``)."""
+    kinds = by_kind(objects, shown)
+    nodes = {n.name: NodeInfo(n.name, vres.new_resource(n.allocatable), n.labels, taints=n.taints,
+                              unschedulable=n.unschedulable)
+             for n in read_nodes((d, o) for d, o in kinds.get("Node", []) if is_kind(o, "Node", ""))}
     queues: dict[str, Queue] = {}
-    classes: dict[str, tuple[int, str | None]] = {}
-    groups: list[tuple[str, dict]] = []
-    pods: list[tuple[str, dict]] = []
-    class_objects: list[dict] = []
-    for where, obj in objects:
-        if not isinstance(obj, dict):
-            continue
-        reader = Reader(shown, where)
+    for reader, obj in _of(kinds, "Queue", "scheduling.volcano.sh"):
         name = str(meta(obj).get("name", ""))
-        if is_kind(obj, "Node", ""):
-            status = as_dict(obj.get("status"))
-            alloc = status.get("allocatable") or status.get("capacity") or {}
-            nodes[name] = NodeInfo(name, res_of(amounts(reader, alloc, "status.allocatable")), dict(labels(obj)),
-                                   taints=node_taints(obj), unschedulable=as_dict(obj.get("spec")).get("unschedulable")
-                                   is True)
-        elif is_kind(obj, "Queue", "scheduling.volcano.sh"):
-            queues[name] = _queue(reader, name, obj, len(queues))
-        elif is_kind(obj, "PriorityClass", "scheduling.k8s.io"):
-            classes[name] = (reader.integer(obj, "value", "", INT32_MIN, "an integer", 0), obj.get("preemptionPolicy"))
-            class_objects.append(obj)
-        elif is_kind(obj, "PodGroup", "scheduling.volcano.sh"):
-            groups.append((where, obj))
-        elif is_kind(obj, "Pod", ""):
-            pods.append((where, obj))
+        queues[name] = _queue(reader, name, obj, len(queues))
+    class_objects = [obj for _, obj in _of(kinds, "PriorityClass", "scheduling.k8s.io")]
+    classes = {str(meta(obj).get("name", "")): (reader.integer(obj, "value", "", INT32_MIN, "an integer", 0),
+                                                 obj.get("preemptionPolicy"))
+               for reader, obj in _of(kinds, "PriorityClass", "scheduling.k8s.io")}
+    groups = _of(kinds, "PodGroup", "scheduling.volcano.sh")
+    pods = _of(kinds, "Pod", "")
     jobs: dict[str, Job] = {}
     priorities = priority_classes(class_objects)     # a job's priority as Volcano's cache sets it
     unknown_class: dict[str, str] = {}               # job -> the PriorityClass it names that is not here
-    for i, (where, obj) in enumerate(groups):
-        reader = Reader(shown, where)
+    for i, (reader, obj) in enumerate(groups):
         group = pod_group(reader, obj)
         ns = str(meta(obj).get("namespace") or "default")
         minimum = scheduler_view(group.explicit_min_resources or {})
         task_min = as_dict(as_dict(obj.get("spec")).get("minTaskMember"))
-        created = creation_time(obj)
-        if created is None:
-            raise reader.expected("metadata.creationTimestamp", "an RFC 3339 time", meta(obj).get("creationTimestamp"))
+        created = created_at(reader, obj)
         jobs[f"{ns}/{group.name}"] = Job(
             f"{ns}/{group.name}", group.name, ns, group.queue or "default", group.min_member,
             {str(k): reader.integer(task_min, k, "spec.minTaskMember", 0, "an integer >= 0") for k in task_min},
             priorities.of(group.priority_class),
             str(as_dict(obj.get("status")).get("phase") or "Pending"),
-            res_of(minimum) if minimum else None, _preemptable(obj), i, created)
+            vres.new_resource(minimum) if minimum else None, _preemptable(obj), i, created)
         if group.priority_class and group.priority_class not in priorities.values:
             unknown_class[f"{ns}/{group.name}"] = group.priority_class
     ignored: list[str] = []
-    for i, (where, obj) in enumerate(pods):
-        reader = Reader(shown, where)
-        spec = as_dict(obj.get("spec"))
-        ns = str(meta(obj).get("namespace") or "default")
-        name = str(meta(obj).get("name"))
-        group = annotations(obj).get(GROUP_ANNOTATION)
-        job = jobs.get(f"{ns}/{group}") if group else None
-        status = _task_status(obj)
-        req = res_of(pod_requests(reader, spec, "spec", require_containers=False).fit)
-        best_effort = r_empty(req)
+    for i, (reader, obj) in enumerate(pods):
+        pod = read_pod(reader, obj)
+        spec, ns = pod.spec, pod.namespace or "default"
+        job = jobs.get(f"{ns}/{pod.group}") if pod.group else None
+        status = _task_status(pod)
+        req = vres.new_resource(pod.requests(require_containers=False))
+        best_effort = vres.is_empty(req)
         req[PODS] = req.get(PODS, 0.0) + 1
         prio = spec.get("priority")
-        task = Task(f"{ns}/{name}", name, ns, job.uid if job else "", str(spec.get("nodeName") or ""), status, req,
+        task = Task(f"{ns}/{pod.name}", pod.name, ns, job.uid if job else "", str(pod.node or ""), status, req,
                     int(prio) if isinstance(prio, int) else 1, _preemptable(obj) is not False, best_effort,
                     spec.get("preemptionPolicy") == "Never", str(spec.get("priorityClassName") or ""),
-                    str(annotations(obj).get(TASK_SPEC, "")), bool(spec.get("schedulingGates")), i)
+                    str(pod.annotations.get(TASK_SPEC, "")), bool(spec.get("schedulingGates")), i)
         if job is None:
             if status == PENDING:
                 ignored.append(f"{task.uid}: no PodGroup, so Volcano does not schedule it")
@@ -312,6 +297,10 @@ def read_cluster(objects: Iterable[tuple[str, dict]], shown: str, conf: dict) ->
         jobs[uid].priority = value
         ignored.append(note)
     return Cluster(nodes, jobs, queues, classes, conf, ignored)
+
+
+def _of(kinds: dict, kind: str, group: str) -> list[tuple[Reader, dict]]:
+    return [(reader, obj) for reader, obj in kinds.get(kind, []) if is_kind(obj, kind, group)]
 
 
 # --- the session ---------------------------------------------------------------------------
@@ -342,7 +331,7 @@ class Session(SharePlugins):
         self.domains: Callable[[Job, str], list[tuple[str, tuple[str, ...]]] | None] = lambda job, action: None
         total: Res = {}
         for node in self.nodes.values():
-            total = r_add(total, node.allocatable)
+            total = vres.add(total, node.allocatable)
         self.total = total
         self._open_proportion()
         self._open_capacity()
@@ -402,7 +391,7 @@ class Session(SharePlugins):
         occupied: dict[str, int] = {}
         for t in job.tasks:
             if t.status in ALLOCATED or t.status in (SUCCEEDED, PIPELINED) or (
-                    t.status == PENDING and r_empty(t.resreq)):
+                    t.status == PENDING and vres.is_empty(t.resreq)):
                 occupied[t.role] = occupied.get(t.role, 0) + 1
         return all(occupied.get(role, 0) >= n for role, n in job.task_min.items())
 
@@ -436,7 +425,7 @@ class Session(SharePlugins):
         for _, name, _ in self._plugins("enabledOverused"):
             if name == "proportion" and queue.name in self.prop:
                 attr = self.prop[queue.name]
-                if r_le(attr.deserved, attr.allocated):
+                if vres.less_equal(attr.deserved, attr.allocated):
                     return True
         return False
 
@@ -489,7 +478,7 @@ class Session(SharePlugins):
                 if sa != sb:
                     return -1 if sa < sb else 1
                 if name == "capacity" and a.name in attrs and b.name in attrs:
-                    da, db = not r_empty(attrs[a.name].deserved), not r_empty(attrs[b.name].deserved)
+                    da, db = not vres.is_empty(attrs[a.name].deserved), not vres.is_empty(attrs[b.name].deserved)
                     if da != db:
                         return -1 if da else 1
         return 0
@@ -594,7 +583,7 @@ class Session(SharePlugins):
         for attrs in (self.prop, self.cap):
             attr = attrs.get(job.queue)
             if attr is not None:
-                attr.allocated = (r_add if allocated else r_sub)(attr.allocated, t.resreq)
+                attr.allocated = (vres.add if allocated else vres.sub)(attr.allocated, t.resreq)
                 attr.share = r_share(attr.allocated, attr.deserved)
 
     def evict(self, ops: list, t: Task, record: Eviction) -> None:

@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 
 from modules.semantics import eviction as walk_model
 
-from .eviction import Res, Session, Task, r_add, r_sub, show_res
+from .eviction import Res, Session, Task, show_res, vres
 
 ACTION = "action"      # the plugin field of a refusal made by the action's own code
 
@@ -130,11 +130,11 @@ def preemptive_step(ssn: Session, action: str, queue: Any, tasks: list[Task]) ->
     deserved share, with what it runs and what the tasks ask."""
     req: Res = {}
     for t in tasks:
-        req = r_add(req, t.resreq)
+        req = vres.add(req, t.resreq)
     attr = ssn.cap.get(queue.name) or ssn.prop.get(queue.name)
     if attr is None:
         return f"{action}: queue {queue.name} may not reclaim"
-    future = r_add(attr.allocated, req)
+    future = vres.add(attr.allocated, req)
     over_cap = [n for n, q in req.items() if n != "pods" and q > 0 and future.get(n, 0.0) > attr.real_capability.get(
         n, float("inf")) + 0.1]
     if over_cap:
@@ -153,16 +153,16 @@ def lacks(ssn: Session, pending: list[Task], nodes_for: Callable[[Task], list], 
     victims the walks allowed would free there."""
     need: Res = {}
     for t in pending:
-        need = r_add(need, t.resreq)
+        need = vres.add(need, t.resreq)
     usable = {n.name: n for t in pending[:1] for n in nodes_for(t)}
     idle: Res = {}
     for node in usable.values():
-        idle = r_add(idle, node.future_idle())
+        idle = vres.add(idle, node.future_idle())
     freed: Res = {}
     for t in allowed:
         if t.node in usable:
-            freed = r_add(freed, t.resreq)
-    short = {k: v for k, v in r_sub(r_sub(need, idle), freed).items() if v > 0.1 and k != "pods"}
+            freed = vres.add(freed, t.resreq)
+    short = {k: v for k, v in vres.sub(vres.sub(need, idle), freed).items() if v > 0.1 and k != "pods"}
     text = (f"it needs {show_res(need)}; the {len(usable)} of {len(ssn.nodes)} node(s) its pods may use have "
             f"{show_res(idle, need)} idle")
     if len(usable) < len(ssn.nodes):

@@ -26,6 +26,7 @@ from typing import Any
 from modules.core import yamlio
 from modules.core.selectors import selector_matches
 from modules.semantics.podspec import Reader
+from modules.semantics.session import GROUP_ANNOTATION
 from modules.semantics.workloads import pod_group
 
 from . import fidelity_actions
@@ -33,7 +34,7 @@ from .cluster import LOOSE_NAME
 from .engine import build_cluster, resource_names
 from .nodescore import node_scores
 from .scheduler import TopologyAware, prepare, sparse, total
-from .snapshot import ALLOCATED_ANNOTATION, GROUP_ANNOTATION, snapshot_from_objects
+from .snapshot import ALLOCATED_ANNOTATION, snapshot_from_objects
 
 FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "modules" / "simulate" / "upstream"
 OURS = FIXTURES.parent / "ours"       # our own cases, traced to upstream source, counted apart

@@ -14,16 +14,6 @@ from modules.semantics.shapes import as_dict, as_list, is_kind, meta
 UNSCHEDULABLE_TAINT = ("node.kubernetes.io/unschedulable", "", "NoSchedule")
 
 
-def node_taints(obj: dict) -> tuple[tuple[str, str, str], ...]:
-    """The taints that keep pods off a node (NoSchedule, NoExecute; PreferNoSchedule only scores)."""
-    out = []
-    for taint in as_list(as_dict(obj.get("spec")).get("taints")):
-        taint = as_dict(taint)
-        if taint.get("effect") in ("NoSchedule", "NoExecute"):
-            out.append((str(taint.get("key") or ""), str(taint.get("value") or ""), str(taint["effect"])))
-    return tuple(out)
-
-
 def _expression_holds(expr: dict, value: Any, present: bool) -> bool:
     op, values = expr.get("operator"), [str(v) for v in as_list(expr.get("values"))]
     if op == "In":

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 
 from modules.semantics.shapes import as_dict
 
-from .resources import (ALLOCATED, CPU, INF, MEMORY, MIN, PENDING, PIPELINED, PODS, Res, _le, r_add, r_empty,
-                        r_exceeded, r_greater_partly, r_le, r_le_dims, r_max, r_min, r_names, r_share, r_sub,
-                        show_res)
+from modules.upstream.vocabulary import resource as vres
+
+from .resources import ALLOCATED, CPU, INF, MEMORY, MIN, PENDING, PIPELINED, PODS, Res, r_share, show_res
 
 if TYPE_CHECKING:
     from .eviction import Job, Queue, Task
@@ -57,32 +57,32 @@ class SharePlugins:
                 cap[CPU] = INF
             if cap[MEMORY] <= 0:
                 cap[MEMORY] = INF
-        real = r_add(r_exceeded(self.total, total_guarantee), queue.guarantee)
+        real = vres.add(vres.exceeded_part(self.total, total_guarantee), queue.guarantee)
         if cap is not None:
-            real = r_min(real, cap, infinity=True)
+            real = vres.min_dimension(real, cap, vres.INFINITY)
         attr = SharePlugins._Attr(queue.name, queue.weight, deserved, {}, {}, {}, dict(queue.guarantee), cap, real)
         for job in self._queue_jobs().get(queue.name, []):
             for t in job.tasks:
                 if t.status in ALLOCATED:
-                    attr.allocated = r_add(attr.allocated, t.resreq)
-                    attr.request = r_add(attr.request, t.resreq)
+                    attr.allocated = vres.add(attr.allocated, t.resreq)
+                    attr.request = vres.add(attr.request, t.resreq)
                 elif t.status == PENDING:
-                    attr.request = r_add(attr.request, t.resreq)
+                    attr.request = vres.add(attr.request, t.resreq)
             if job.phase == "Inqueue" and job.min_resources is not None:
-                attr.inqueue = r_add(attr.inqueue, r_exceeded(job.min_resources, self._job_allocated(job)))
+                attr.inqueue = vres.add(attr.inqueue, vres.exceeded_part(job.min_resources, self._job_allocated(job)))
         return attr
 
     def _job_allocated(self, job: Job) -> Res:
         out: Res = {}
         for t in job.tasks:
             if t.status in ALLOCATED:
-                out = r_add(out, t.resreq)
+                out = vres.add(out, t.resreq)
         return out
 
     def _total_guarantee(self) -> Res:
         out: Res = {}
         for q in self.queues.values():
-            out = r_add(out, q.guarantee)
+            out = vres.add(out, q.guarantee)
         return out
 
     def _open_proportion(self) -> None:
@@ -105,12 +105,12 @@ class SharePlugins:
                 if attr.name in meet:
                     continue
                 old = dict(attr.deserved)
-                attr.deserved = r_add(attr.deserved, {k: v * attr.weight / weight for k, v in remaining.items()})
-                attr.deserved = r_min(attr.deserved, attr.real_capability, infinity=True)
-                attr.deserved = r_min(attr.deserved, attr.request, infinity=False)
-                attr.deserved = r_max(attr.deserved, attr.guarantee)
+                attr.deserved = vres.add(attr.deserved, {k: v * attr.weight / weight for k, v in remaining.items()})
+                attr.deserved = vres.min_dimension(attr.deserved, attr.real_capability, vres.INFINITY)
+                attr.deserved = vres.min_dimension(attr.deserved, attr.request, vres.ZERO)
+                attr.deserved = vres.set_max(attr.deserved, attr.guarantee)
                 attr.share = r_share(attr.allocated, attr.deserved)
-                if r_le(attr.request, attr.deserved) or _same(attr.deserved, old):
+                if vres.less_equal(attr.request, attr.deserved) or _same(attr.deserved, old):
                     meet.add(attr.name)
                 for k in set(attr.deserved) | set(old):
                     d = attr.deserved.get(k, 0.0) - old.get(k, 0.0)
@@ -118,8 +118,8 @@ class SharePlugins:
                         increased[k] = increased.get(k, 0.0) + d
                     elif d < 0:
                         decreased[k] = decreased.get(k, 0.0) - d
-            remaining = r_exceeded(r_add(remaining, decreased), increased)
-            if r_empty(remaining) or _same(remaining, old_remaining):
+            remaining = vres.exceeded_part(vres.add(remaining, decreased), increased)
+            if vres.is_empty(remaining) or _same(remaining, old_remaining):
                 break
 
     def _proportion_reclaimable(self, tasks: list[Task]) -> list[Task]:
@@ -131,8 +131,8 @@ class SharePlugins:
                 continue
             attr = self.prop[job.queue]
             allocated = allocations.setdefault(job.queue, dict(attr.allocated))
-            if not r_le(allocated, attr.deserved):
-                allocations[job.queue] = r_sub(allocated, t.resreq)
+            if not vres.less_equal(allocated, attr.deserved):
+                allocations[job.queue] = vres.sub(allocated, t.resreq)
                 out.append(t)
         return out
 
@@ -142,8 +142,8 @@ class SharePlugins:
             return False
         req: Res = {}
         for t in tasks:
-            req = r_add(req, t.resreq)
-        return r_le_dims(r_add(attr.allocated, req), bound, req)[0]
+            req = vres.add(req, t.resreq)
+        return vres.less_equal_with_dimension(vres.add(attr.allocated, req), bound, req)[0]
 
     def _share_enqueueable(self, attrs: dict, job: Job) -> int:
         """proportion's and capacity's enqueue gate: a closed queue refuses; the job's minResources,
@@ -156,9 +156,9 @@ class SharePlugins:
         if job.min_resources is None or job.queue not in attrs:
             return 1
         attr = attrs[job.queue]
-        need = r_add(r_add(job.min_resources, attr.allocated), attr.inqueue)
-        if r_le_dims(need, attr.real_capability, job.min_resources)[0]:
-            attr.inqueue = r_add(attr.inqueue, job.min_resources)
+        need = vres.add(vres.add(job.min_resources, attr.allocated), attr.inqueue)
+        if vres.less_equal_with_dimension(need, attr.real_capability, job.min_resources)[0]:
+            attr.inqueue = vres.add(attr.inqueue, job.min_resources)
             return 1
         asked = job.min_resources
         self.refusals[job.uid] = (f"{plugin}: queue {queue.name} may hold {show_res(attr.real_capability, asked)}; it "
@@ -175,7 +175,8 @@ class SharePlugins:
         for name in sorted({j.queue for j in self.jobs.values()}):
             queue = self.queues[name]
             attr = self._base_attr(queue, guarantee, dict(queue.deserved))
-            attr.deserved = r_max(r_min(attr.deserved, attr.real_capability, infinity=True), attr.guarantee)
+            capped = vres.min_dimension(attr.deserved, attr.real_capability, vres.INFINITY)
+            attr.deserved = vres.set_max(capped, attr.guarantee)
             attr.share = r_share(attr.allocated, attr.deserved)
             self.cap[name] = attr
 
@@ -186,22 +187,22 @@ class SharePlugins:
             job = self.jobs.get(t.job)
             if job is None or job.queue not in self.cap:
                 continue
-            if not (r_names(t.resreq) - {PODS}) & r_names(reclaimer.resreq):
+            if not (set(vres.resource_names(t.resreq)) - {PODS}) & set(vres.resource_names(reclaimer.resreq)):
                 continue
             attr = self.cap[job.queue]
             allocated = allocations.setdefault(job.queue, dict(attr.allocated))
             if not self._capacity_victim(attr, allocated, t):
                 continue
-            allocations[job.queue] = r_sub(allocated, t.resreq)
+            allocations[job.queue] = vres.sub(allocated, t.resreq)
             out.append(t)
         return out
 
     def _capacity_victim(self, attr: "_Attr", allocated: Res, t: Task) -> bool:
-        if not r_le(attr.guarantee, r_sub(allocated, t.resreq)):
+        if not vres.less_equal(attr.guarantee, vres.sub(allocated, t.resreq)):
             return False
-        if not (r_names(t.resreq) & r_names(attr.deserved)):
+        if not (set(vres.resource_names(t.resreq)) & set(vres.resource_names(attr.deserved))):
             return True
-        return r_greater_partly(allocated, attr.deserved, t.resreq)
+        return vres.greater_partly_with_relevant_dimensions(allocated, attr.deserved, t.resreq)[0]
 
     def _capacity_unified_reclaim(self, tasks: list[Task]) -> list[Task]:
         allocations: dict[str, Res] = {}
@@ -210,7 +211,7 @@ class SharePlugins:
             attr = self.cap[self.jobs[t.job].queue]
             allocated = allocations.setdefault(attr.name, dict(attr.allocated))
             if self._capacity_victim(attr, allocated, t):
-                allocations[attr.name] = r_sub(allocated, t.resreq)
+                allocations[attr.name] = vres.sub(allocated, t.resreq)
                 out.append(t)
         return out
 
@@ -220,14 +221,14 @@ class SharePlugins:
         attr = self.cap[queue.name]
         req: Res = {}
         for t in tasks:
-            req = r_add(req, t.resreq)
-        future = r_add(attr.allocated, req)
-        if not r_le_dims(future, attr.real_capability, req)[0]:
+            req = vres.add(req, t.resreq)
+        future = vres.add(attr.allocated, req)
+        if not vres.less_equal_with_dimension(future, attr.real_capability, req)[0]:
             return False
         for name, q in req.items():
             if q <= 0 or name == PODS or (future.get(name, 0.0) < MIN and attr.deserved.get(name, 0.0) < MIN):
                 continue
-            if _le(future.get(name, 0.0), attr.deserved.get(name, 0.0)):
+            if vres.le_tolerant(future.get(name, 0.0), attr.deserved.get(name, 0.0)):
                 return True
         return False
 
@@ -244,23 +245,25 @@ class SharePlugins:
         for node in self.nodes.values():
             for t in node.tasks:
                 if t.status != PIPELINED:
-                    used = r_add(used, t.resreq)
+                    used = vres.add(used, t.resreq)
         self.oc_factor = factor
-        self.oc_idle = r_sub({k: v * factor for k, v in self.total.items()}, used)
+        self.oc_idle = vres.sub({k: v * factor for k, v in self.total.items()}, used)
         self.oc_inqueue: Res = {}
         for job in self.jobs.values():
             if job.min_resources is None:
                 continue
             if job.phase == "Inqueue":
-                self.oc_inqueue = r_add(self.oc_inqueue, job.min_resources)
+                self.oc_inqueue = vres.add(self.oc_inqueue, job.min_resources)
             elif job.phase == "Running" and job.ready() >= job.min_available:
-                self.oc_inqueue = r_add(self.oc_inqueue, r_exceeded(job.min_resources, self._job_allocated(job)))
+                running = vres.exceeded_part(job.min_resources, self._job_allocated(job))
+                self.oc_inqueue = vres.add(self.oc_inqueue, running)
 
     def _overcommit_enqueueable(self, job: Job) -> int:
         if job.min_resources is None:
             return 1
-        if r_le_dims(r_add(self.oc_inqueue, job.min_resources), self.oc_idle, job.min_resources)[0]:
-            self.oc_inqueue = r_add(self.oc_inqueue, job.min_resources)   # JobEnqueued
+        need = vres.add(self.oc_inqueue, job.min_resources)
+        if vres.less_equal_with_dimension(need, self.oc_idle, job.min_resources)[0]:
+            self.oc_inqueue = vres.add(self.oc_inqueue, job.min_resources)   # JobEnqueued
             return 1
         self.refusals[job.uid] = (f"overcommit: the cluster's allocatable times {self.oc_factor:g}, less what pods "
                                   f"use, leaves {show_res(self.oc_idle, job.min_resources)}, of which Inqueue jobs "

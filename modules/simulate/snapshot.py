@@ -30,38 +30,33 @@ simulator asks (HyperNode eligibility, node fit) respects the selector. Taints (
 NoExecute) and cordoned nodes work the same way: nodes without the taint (not cordoned) offer a
 resource that a pod not tolerating it asks for. Affinity is not modelled.
 
-Input is bounded: at most ``MAX_BYTES`` per file and in all, ``MAX_OBJECTS`` objects and
-``MAX_FILES`` files; anything beyond is a one-line error.
+Files are read, bounded, and objects sorted by kind and Nodes read by the one reader of a cluster's
+objects (``objects.py``), which the eviction what-if and ``drift`` share.
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from modules.core import yamlio
 from modules.core.errors import InputError, show
 from modules.core.patterns import GoPattern, PatternError, compile_go
 from modules.core.selectors import selector_matches, tolerates
 from modules.fabric.model import Fabric, Link, Node, NodePool, Switch
 from modules.semantics.hypernodes import regex_candidates
 from modules.semantics.minresources import scheduler_view
-from modules.semantics.podspec import Reader, amounts
-from modules.semantics.session import (GROUP_ANNOTATION, allocate_skips, creation_time, job_order_key,
+from modules.semantics.podspec import Reader
+from modules.semantics.session import (allocate_skips, job_order_key,
                                        priority_classes, unscheduled_reason)
 from modules.semantics.workloads import SubGroupSpec, pod_group, priority_values
 
+from .objects import NodeObject, by_kind, created_at, object_meta, read_nodes, read_pod
+from .objects import read_objects  # noqa: F401  (simulate and its tests read files here)
 from .jobs import TOP_NAME, Job, Partition, Pod, Topology
 from .scheduler import SchedulerSettings, settings_from_conf
-from .workloads import TRAINER_GROUP, VOLCANO_GROUP, gpu_count, pod_requests, runtimes_in, train_job, volcano_job
-
-MAX_BYTES = 256 * 2**20          # per file and in all
-MAX_OBJECTS = 500_000
-MAX_FILES = 1_000
-SUFFIXES = (".yaml", ".yml", ".json")
+from .workloads import TRAINER_GROUP, gpu_count, runtimes_in, train_job, volcano_job
 
 VOLCANO_SCHEDULER = "volcano"         # pending pods naming another schedulerName are not Volcano's to place
 ALLOCATED_ANNOTATION = "volcano.sh/job-allocated-hypernode"
@@ -86,98 +81,6 @@ class Snapshot:
     runtimes: dict = field(default_factory=dict)     # (Cluster)TrainingRuntimes, for TrainJobs given later
     releasing: dict[str, dict[str, Decimal]] = field(default_factory=dict)   # node -> requests of terminating
                                                      # pods (in usage; idle again soon: Volcano's futureIdle)
-
-
-# --- reading files ----------------------------------------------------------------------------
-
-def read_objects(path: Path, shown: str) -> list[tuple[str, dict]]:
-    """(where, object) for every object in a file or a directory's YAML/JSON files, Lists expanded."""
-    if path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in SUFFIXES)
-        if not files:
-            raise InputError(shown, "", f"no {'/'.join(SUFFIXES)} files in the directory")
-    elif path.exists():
-        files = [path]
-    else:
-        raise InputError(shown, "", "file not found")
-    if len(files) > MAX_FILES:
-        raise InputError(shown, "", f"{len(files)} files; a snapshot may have at most {MAX_FILES}")
-    total = 0
-    out: list[tuple[str, dict]] = []
-    for file in files:
-        name = str(file) if file != path else shown
-        # in a directory, each object's place names its file
-        at = f"{file.relative_to(path).as_posix()}: " if file != path else ""
-        size = file.stat().st_size
-        total += size
-        if size > MAX_BYTES or total > MAX_BYTES:
-            raise InputError(name, "", f"the snapshot is larger than {MAX_BYTES // 2**20} MiB")
-        for i, doc in enumerate(_documents(file, name), start=1):
-            items = doc.get("items") if isinstance(doc, dict) and str(doc.get("kind", "")).endswith("List") else None
-            if items is not None:
-                if not isinstance(items, list):
-                    raise InputError(name, f"document {i}: items", f"expected a list of objects, got {show(items)}")
-                out.extend((f"{at}document {i}: items[{k}]", item) for k, item in enumerate(items))
-            else:
-                out.append((f"{at}document {i}", doc))
-            if len(out) > MAX_OBJECTS:
-                raise InputError(name, "", f"more than {MAX_OBJECTS} objects in the snapshot")
-    for where, obj in out:
-        if isinstance(obj, yamlio.KeylessItem):
-            got = "a mapping without apiVersion or kind" if obj.value is None else show(obj.value)
-            raise InputError(shown, f"{where} (line {obj.line}, column {obj.column})",
-                             f"expected a Kubernetes object with a kind, got {got}")
-        if not isinstance(obj, dict) or not isinstance(obj.get("kind"), str):
-            raise InputError(shown, where, f"expected a Kubernetes object with a kind, got {show(obj)}")
-    return out
-
-
-def _documents(file: Path, name: str) -> list[Any]:
-    """A file's documents: JSON (``kubectl ... -o json``, parsed much faster) or multi-document YAML."""
-    text = yamlio.read_text(file, name, MAX_BYTES)   # the snapshot bound, not the 4 MiB default for stack files
-    if file.suffix == ".json":
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(name, f"line {exc.lineno}, column {exc.colno}", f"invalid JSON: {exc.msg}") from None
-        except (ValueError, RecursionError) as exc:   # a number past Python's 4300 digits, deep nesting
-            raise InputError(name, "(document)", f"invalid JSON: {str(exc).split(';')[0] or 'nested too deep'}") \
-                from None
-        if _SURROGATE_ESCAPE.search(text):
-            _refuse_lone_surrogates(doc, name)
-        return [doc]
-    # One item of a List at a time: the whole snapshot as one node graph would cost about 33 MiB of
-    # memory per MiB of YAML; held to the snapshot's bound, not the 16 MiB of a fabric file
-    # (a YAML snapshot with anchors, which kubectl never writes, keeps that cap).
-    return yamlio.load_manifests(text, name, limit=MAX_BYTES)
-
-
-# JSON may escape half of a UTF-16 pair alone ("\ud800"); Python decodes it to a lone surrogate, which
-# is no Unicode text: it could not be printed, matched by a pattern or written back. YAML's reader
-# refuses the escape itself. Only text holding such an escape is walked.
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _refuse_lone_surrogates(doc: Any, name: str) -> None:
-    """An InputError at the first key or string holding a lone surrogate (valid pairs were joined)."""
-    todo: list[tuple[str, Any]] = [("", doc)]
-    while todo:
-        path, value = todo.pop()
-        if isinstance(value, dict):
-            children = []
-            for key, item in value.items():
-                shown = key.encode("utf-8", "backslashreplace").decode("ascii", "backslashreplace")
-                if _SURROGATE.search(key):
-                    raise InputError(name, yamlio.join_path(path, shown) or "(document)",
-                                     "a key holds a lone UTF-16 surrogate escape: not Unicode text")
-                children.append((yamlio.join_path(path, shown), item))
-            todo.extend(reversed(children))      # the first in the file is reported first
-        elif isinstance(value, list):
-            todo.extend(reversed([(f"{path}[{i}]", item) for i, item in enumerate(value)]))
-        elif isinstance(value, str) and _SURROGATE.search(value):
-            raise InputError(name, path or "(document)", "a lone UTF-16 surrogate escape (such as \\ud800 without "
-                             "its pair): not Unicode text")
 
 
 # --- taints and tolerations ----------------------------------------------------------------------
@@ -252,27 +155,21 @@ def _label_members(selector: dict, node_names: list[str], labels_of: Mapping[str
     return [n for n in candidates if selector_matches(selector, labels_of[n])]
 
 
-def _read_nodes(nodes: list[tuple[Reader, dict]], extra: Mapping[str, Mapping[str, Decimal]]
+def _read_nodes(nodes: list[NodeObject], extra: Mapping[str, Mapping[str, Decimal]]
                 ) -> tuple[dict[str, Node], dict[str, dict], dict[tuple, NodePool]]:
     """The nodes by name, their labels, and one pool per distinct allocatable."""
     pools: dict[tuple, NodePool] = {}
     by_name: dict[str, Node] = {}
     labels_of: dict[str, dict] = {}
-    for doc, obj in nodes:
-        meta = doc.get(obj, "metadata", "", dict, "a mapping with name")
-        name = doc.get(meta, "name", "metadata", str, "a node name")
-        if name in by_name:
-            raise doc.error("metadata.name", f"node {name!r} appears twice")
-        labels = doc.get(meta, "labels", "metadata", dict, "a mapping of labels", {})
-        status = doc.get(obj, "status", "", dict, "a node status with allocatable", {})
-        alloc = amounts(doc, status.get("allocatable", status.get("capacity")), "status.allocatable")   # strict
-        alloc.update(extra.get(name, {}))
+    for node in nodes:
+        alloc = dict(node.allocatable)
+        alloc.update(extra.get(node.name, {}))
         key = tuple(sorted(alloc.items()))
         pool = pools.get(key)
         if pool is None:
             pool = pools[key] = _pool(f"pool-{len(pools) + 1}", alloc)
-        by_name[name] = Node(name, None, pool, labels=dict(labels))
-        labels_of[name] = labels
+        by_name[node.name] = Node(node.name, None, pool, labels=dict(node.labels))
+        labels_of[node.name] = node.labels
     return by_name, labels_of, pools
 
 
@@ -325,7 +222,7 @@ def _place_children(doc: Reader, sw: Switch, tier: int, children: list[str], swi
             sw.children.append(child)
 
 
-def build_fabric(shown: str, nodes: list[tuple[Reader, dict]], hypernodes: list[tuple[Reader, dict]],
+def build_fabric(shown: str, nodes: list[NodeObject], hypernodes: list[tuple[Reader, dict]],
                  extra: Mapping[str, Mapping[str, Decimal]],
                  conflicts: list[tuple[str, str, str]] | None = None) -> Fabric:
     """Nodes and HyperNodes as a ``Fabric``; ``extra`` adds synthetic resources per node (selectors).
@@ -364,22 +261,6 @@ def build_fabric(shown: str, nodes: list[tuple[Reader, dict]], hypernodes: list[
 
 
 # --- pods, PodGroups, jobs ------------------------------------------------------------------------
-
-def _meta(doc: Reader, obj: dict) -> tuple[str, str, dict, dict]:
-    meta = obj.get("metadata")
-    if type(meta) is dict and type(meta.get("name")) is str:      # the usual case, without Reader's checks
-        namespace = meta.get("namespace", "default")
-        labels = meta.get("labels") or {}
-        annotations = meta.get("annotations") or {}
-        if type(namespace) is str and type(labels) is dict and type(annotations) is dict:
-            return meta["name"], namespace, labels, annotations
-    meta = doc.get(obj, "metadata", "", dict, "a mapping with name")
-    name = doc.get(meta, "name", "metadata", str, "a name")
-    namespace = doc.get(meta, "namespace", "metadata", str, "a namespace", "default")
-    labels = doc.get(meta, "labels", "metadata", dict, "a mapping of labels", {})
-    annotations = doc.get(meta, "annotations", "metadata", dict, "a mapping of annotations", {})
-    return name, namespace, labels, annotations
-
 
 @dataclass
 class _Group:
@@ -518,62 +399,48 @@ def load_cluster(path: Path, shown: str, conflicts: list[tuple[str, str, str]] |
     """A snapshot's Nodes and HyperNodes only (``drift``): its fabric, built by the same reader and
     builder as ``load_snapshot``, and the HyperNode objects as written (``conflicts``: see
     ``build_fabric``)."""
-    by_kind = _by_kind(read_objects(path, shown), shown)
-    _require_nodes(by_kind, shown)
-    return (build_fabric(shown, by_kind["Node"], by_kind.get("HyperNode", []), {}, conflicts),
-            by_kind.get("HyperNode", []))
+    kinds = by_kind(read_objects(path, shown), shown)
+    nodes = _require_nodes(kinds, shown)
+    return build_fabric(shown, nodes, kinds.get("HyperNode", []), {}, conflicts), kinds.get("HyperNode", [])
 
 
-def _require_nodes(by_kind: dict, shown: str) -> None:
-    if not by_kind.get("Node"):
+def _require_nodes(kinds: dict, shown: str) -> list[NodeObject]:
+    if not kinds.get("Node"):
         raise InputError(shown, "", "no Node in the snapshot (kubectl get nodes -o yaml)")
+    return read_nodes(kinds["Node"])
 
 
 def snapshot_from_objects(objects: Iterable[tuple[str, dict]], shown: str, conf_text: str | None = None) -> Snapshot:
     """A snapshot from (where, object) pairs; ``conf_text`` overrides any scheduler conf ConfigMap."""
     warnings: list[str] = []
-    by_kind = _by_kind(objects, shown)
-    _require_nodes(by_kind, shown)
-    settings = _scheduler_settings(by_kind, shown, conf_text)
+    kinds = by_kind(objects, shown)
+    nodes = _require_nodes(kinds, shown)
+    settings = _scheduler_settings(kinds, shown, conf_text)
     # Pods: bound ones hold resources; pending ones are work, by PodGroup.
     groups: dict[tuple[str, str], _Group] = {}
-    for doc, obj in by_kind.get("PodGroup", []):
-        name, namespace, _, _ = _meta(doc, obj)
+    for doc, obj in kinds.get("PodGroup", []):
+        name, namespace, _, _ = object_meta(doc, obj)
         groups[(namespace, name)] = _Group(name, namespace, doc, obj)
-    taints_of, cordoned = _node_taints(by_kind)
+    taints_of, cordoned = _node_taints(nodes)
     every_taint = sorted(set().union(*taints_of.values())) if taints_of else []
-    usage, selectors, other_scheduler, releasing = _read_pods(by_kind, groups, every_taint, bool(cordoned), shown,
+    usage, selectors, other_scheduler, releasing = _read_pods(kinds, nodes, groups, every_taint, bool(cordoned), shown,
                                                              warnings)
     if other_scheduler:
         warnings.append(f"{shown}: {other_scheduler} pending pod(s) name a scheduler other than "
                         f"{VOLCANO_SCHEDULER!r}; not placed")
     # nodeSelector labels as synthetic resources offered by the matching nodes
     selector_resources = {pair: f"{SELECTOR_PREFIX}{pair[0]}={pair[1]}" for pair in sorted(selectors)}
-    extra = _node_offers(by_kind, selector_resources, every_taint, taints_of, cordoned)
-    fabric = build_fabric(shown, by_kind["Node"], by_kind.get("HyperNode", []), extra)
+    extra = _node_offers(nodes, selector_resources, every_taint, taints_of, cordoned)
+    fabric = build_fabric(shown, nodes, kinds.get("HyperNode", []), extra)
     if not fabric.switches:
         warnings.append(f"{shown}: no HyperNode in the snapshot: every job is placed without topology")
     gpu_resources = {p.gpu_resource for p in fabric.pools.values()} | {"nvidia.com/gpu"}
     if fabric.switches:
         _warn_uncovered(fabric, shown, warnings)
     _cap_usage(fabric, usage, shown, warnings)
-    jobs, runtimes = _snapshot_jobs(by_kind, groups, fabric, gpu_resources, selector_resources, shown, settings)
-    _warn_unknown_classes(by_kind, groups, shown, warnings)
+    jobs, runtimes = _snapshot_jobs(kinds, groups, fabric, gpu_resources, selector_resources, shown, settings)
+    _warn_unknown_classes(kinds, groups, shown, warnings)
     return Snapshot(fabric, jobs, usage, settings, warnings, runtimes, releasing)
-
-
-def _by_kind(objects: Iterable[tuple[str, dict]], shown: str) -> dict[str, list[tuple[Reader, dict]]]:
-    by_kind: dict[str, list[tuple[Reader, dict]]] = {}
-    for where, obj in objects:
-        meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-        label = meta.get("name")
-        doc = Reader(shown, f"{where} ({obj['kind']} {label})" if label else where)
-        api = str(obj.get("apiVersion", ""))
-        kind = obj["kind"]
-        if kind == "Job" and not api.startswith(VOLCANO_GROUP + "/"):
-            kind = "batch/Job"
-        by_kind.setdefault(kind, []).append((doc, obj))
-    return by_kind
 
 
 def _scheduler_settings(by_kind: dict, shown: str, conf_text: str | None) -> SchedulerSettings:
@@ -587,40 +454,28 @@ def _scheduler_settings(by_kind: dict, shown: str, conf_text: str | None) -> Sch
     return settings_from_conf(found.text, found.source)
 
 
-def _node_taints(by_kind: dict) -> tuple[dict[str, set[tuple[str, str, str]]], set[str]]:
+def _node_taints(nodes: list[NodeObject]) -> tuple[dict[str, set[tuple[str, str, str]]], set[str]]:
     # Taints that keep pods off (NoSchedule, NoExecute) and cordoned nodes, per node.
-    taints_of: dict[str, set[tuple[str, str, str]]] = {}
-    cordoned: set[str] = set()
-    for doc, obj in by_kind["Node"]:
-        name, _, _, _ = _meta(doc, obj)
-        nspec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
-        if nspec.get("unschedulable") is True:
-            cordoned.add(name)
-        for taint in nspec.get("taints") or []:
-            if isinstance(taint, dict) and taint.get("effect") in ("NoSchedule", "NoExecute"):
-                taints_of.setdefault(name, set()).add((str(taint.get("key") or ""), str(taint.get("value") or ""),
-                                                       taint["effect"]))
-    return taints_of, cordoned
+    taints_of = {node.name: set(node.taints) for node in nodes if node.taints}
+    return taints_of, {node.name for node in nodes if node.unschedulable}
 
 
-def _read_pods(by_kind: dict, groups: dict, every_taint: list, cordoned: bool, shown: str,
+def _read_pods(by_kind: dict, nodes: list[NodeObject], groups: dict, every_taint: list, cordoned: bool, shown: str,
                warnings: list[str]) -> tuple[dict[str, dict[str, Decimal]], set[tuple[str, str]], int, dict]:
     usage: dict[str, dict[str, Decimal]] = {}
     selectors: set[tuple[str, str]] = set()
     other_scheduler = 0
     orphans: dict[tuple[str, str], _Group] = {}     # pending pods of no PodGroup in the snapshot
     releasing: dict[str, dict[str, Decimal]] = {}
-    node_names = {(o.get("metadata") or {}).get("name") for _, o in by_kind["Node"]}
+    node_names = {node.name for node in nodes}
     for doc, obj in by_kind.get("Pod", []):
-        name, namespace, labels, annotations = _meta(doc, obj)
-        spec = doc.get(obj, "spec", "", dict, "a pod spec")
-        phase = (obj.get("status") or {}).get("phase") if isinstance(obj.get("status"), dict) else None
-        if phase in ("Succeeded", "Failed"):
+        pod = read_pod(doc, obj)
+        if pod.finished:
             continue
-        requests = pod_requests(doc, spec, "spec")
+        name, namespace, labels, spec, node, group_name = pod.name, pod.namespace, pod.labels, pod.spec, pod.node, \
+            pod.group
+        requests = pod.requests()
         requests["pods"] = Decimal(1)          # a pod slot, against the node's allocatable pods
-        node = spec.get("nodeName")
-        group_name = annotations.get(GROUP_ANNOTATION)
         group = groups.get((namespace, group_name)) if group_name else None
         if node:
             if node not in node_names:
@@ -632,7 +487,7 @@ def _read_pods(by_kind: dict, groups: dict, every_taint: list, cordoned: bool, s
             held = usage.setdefault(node, {})
             for r, amount in requests.items():
                 held[r] = held.get(r, Decimal(0)) + amount
-            if (obj.get("metadata") or {}).get("deletionTimestamp"):      # Releasing: idle once it is gone
+            if pod.deleting:                   # Releasing: idle once it is gone
                 going = releasing.setdefault(node, {})
                 for r, amount in requests.items():
                     going[r] = going.get(r, Decimal(0)) + amount
@@ -663,20 +518,18 @@ def _read_pods(by_kind: dict, groups: dict, every_taint: list, cordoned: bool, s
     return usage, selectors, other_scheduler, releasing
 
 
-def _node_offers(by_kind: dict, selector_resources: dict, every_taint: list, taints_of: dict,
+def _node_offers(nodes: list[NodeObject], selector_resources: dict, every_taint: list, taints_of: dict,
                  cordoned: set[str]) -> dict[str, dict[str, Decimal]]:
     extra: dict[str, dict[str, Decimal]] = {}
-    for _, obj in by_kind["Node"]:
-        meta = obj.get("metadata") or {}
-        labels = meta.get("labels") or {}
-        offers = extra.setdefault(meta.get("name"), {})
+    for node in nodes:
+        offers = extra.setdefault(node.name, {})
         for pair, resource in selector_resources.items():
-            if labels.get(pair[0]) == pair[1]:
+            if node.labels.get(pair[0]) == pair[1]:
                 offers[resource] = SELECTOR_AMOUNT
         for taint in every_taint:              # a node without the taint takes pods that do not tolerate it
-            if taint not in taints_of.get(meta.get("name"), ()):
+            if taint not in taints_of.get(node.name, ()):
                 offers[taint_resource(taint)] = SELECTOR_AMOUNT
-        if cordoned and meta.get("name") not in cordoned:
+        if cordoned and node.name not in cordoned:
             offers[SCHEDULABLE] = SELECTOR_AMOUNT
     return extra
 
@@ -736,10 +589,7 @@ def _snapshot_jobs(by_kind: dict, groups: dict, fabric: Fabric, gpu_resources: s
             continue
         job = group_job(group, fabric, gpu_resources, selector_resources)
         obj = group.obj or {}
-        created = creation_time(obj)
-        if created is None:
-            raise group.doc.expected("metadata.creationTimestamp", "an RFC 3339 time",
-                                     obj["metadata"].get("creationTimestamp"))
+        created = created_at(group.doc, obj)
         status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
         job.unscheduled = group.unscheduled or allocate_skips(status.get("phase"), settings.actions)
         spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
@@ -752,11 +602,11 @@ def _snapshot_jobs(by_kind: dict, groups: dict, fabric: Fabric, gpu_resources: s
                            for _, o in by_kind.get(kind, []))
     priorities = priority_values(o for _, o in by_kind.get("PriorityClass", []))
     for doc, obj in by_kind.get("Job", []):
-        name, _, _, _ = _meta(doc, obj)
+        name, _, _, _ = object_meta(doc, obj)
         if ("Job", name) not in owned:
             jobs.append(volcano_job(doc, obj, gpu_resources, priorities))
     for doc, obj in by_kind.get("TrainJob", []):
-        name, _, _, _ = _meta(doc, obj)
+        name, _, _, _ = object_meta(doc, obj)
         if ("TrainJob", name) not in owned and str(obj.get("apiVersion", "")).startswith(TRAINER_GROUP + "/"):
             jobs.append(train_job(doc, obj, runtimes, gpu_resources, "the snapshot"))
     seen: set[str] = set()

@@ -29,7 +29,7 @@ from modules.semantics.workloads import (RUNTIME_KINDS, Unknown, Workload, find_
                                          runtime_ref_name, workload_of)
 
 from .eviction import GROUP_ANNOTATION, PENDING, TASK_SPEC
-from .snapshot import read_objects
+from .objects import read_objects
 from .workloads import MAX_PODS, pod_names, topology_of_object
 
 KINDS = ("a Volcano Job, a TrainJob, a PyTorchJob, a Deployment, StatefulSet or ReplicaSet (Volcano's PodGroup "

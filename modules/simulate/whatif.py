@@ -26,7 +26,7 @@ from modules.semantics.session import EPOCH
 from modules.semantics.shapes import is_kind, meta
 
 from . import cycle, explain, submit, whatif_topology
-from .eviction import Eviction, Session, r_add, read_cluster, selectors, show_res
+from .eviction import Eviction, Session, read_cluster, selectors, show_res, vres
 
 DEFAULT_CONF = yaml.safe_load(CHART_DEFAULT_CONF)   # the chart's default conf at the pinned tag
 
@@ -163,7 +163,7 @@ def what_if(objects: list[tuple[str, dict]], new: list[tuple[str, dict]], groups
         raise InputError(job_shown, "", f"PodGroup {first} has no pending pods to submit")
     need: dict = {}
     for t in pending:
-        need = r_add(need, t.resreq)
+        need = vres.add(need, t.resreq)
     placed = _fits_idle(ssn, pending, chosen)
     topo = _topology(objects, new, job, conf, shown, ssn, result) if placed is not None or \
         any(a in walk_model.GANG_EVICTION for a in actions) else None

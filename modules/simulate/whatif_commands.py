@@ -13,7 +13,7 @@ from modules.semantics.shapes import is_kind
 from . import whatif
 from .engine import simulate
 from .scheduler import settings_from_bundle
-from .snapshot import read_objects
+from .objects import read_objects
 from .workloads import load_workloads, runtimes_in
 
 

@@ -25,7 +25,7 @@ import yaml
 from modules.semantics import eviction as walk_model
 from modules.semantics.shapes import as_dict, is_kind, meta
 
-from .eviction import Res, r_add, r_le
+from .eviction import Res, vres
 
 EVICT_MAX_HYPERNODES = "hypernode.gradient.evict.max-hypernodes"
 DEFAULT_EVICT_MAX_HYPERNODES = 8
@@ -96,8 +96,8 @@ def eviction_domains(conf: dict, action: str, hard_tier: int | None, min_resourc
             continue
         total: Res = {}
         for node in nodes:
-            total = r_add(total, allocatable.get(node, {}))
-        if min_resources and not r_le(min_resources, total):
+            total = vres.add(total, allocatable.get(node, {}))
+        if min_resources and not vres.less_equal(min_resources, total):
             continue
         by_tier.setdefault(tier, []).append(name)
     cap = _plugin_int(conf, EVICT_MAX_HYPERNODES, DEFAULT_EVICT_MAX_HYPERNODES)

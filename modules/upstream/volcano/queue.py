@@ -13,6 +13,7 @@ from decimal import Decimal
 from typing import Iterable
 
 from modules.core.quantity import parse_quantity
+from modules.upstream.vocabulary import resource as vres
 from modules.upstream.vocabulary.names import qualified_name
 from modules.semantics.shapes import annotations, as_dict, meta
 from modules.upstream.cluster import Cluster
@@ -144,34 +145,10 @@ def _hierarchy_annotation_errors(queue: dict, others: Iterable[dict] = ()) -> li
     return []
 
 
-class _Res:
-    """Volcano's ``api.Resource`` view of a ResourceList: milli-cpu, memory bytes, scalars (milli)."""
-
-    def __init__(self, values: dict):
-        self.values: dict[str, float] = {}
-        for name, value in as_dict(values).items():
-            q = _quantity(value)
-            if q is None or name.startswith(("requests.", "limits.")) or name.startswith("count/"):
-                continue
-            self.values[name] = float(q) * (1000 if name != "memory" else 1)
-
-    def get(self, name: str) -> float:
-        return self.values.get(name, 0.0)
-
-    def add(self, other: "_Res") -> None:
-        for name, value in other.values.items():
-            self.values[name] = self.values.get(name, 0.0) + value
-
-    def less_partly(self, other: "_Res") -> bool:
-        """Some dimension of ``self`` is below ``other``'s (cpu and memory always)."""
-        names = {"cpu", "memory"} | set(self.values)
-        return any(self.get(n) < other.get(n) for n in names)
-
-    def __str__(self) -> str:
-        text = f"cpu {self.get('cpu'):.2f}, memory {self.get('memory'):.2f}"
-        for name in sorted(n for n in self.values if n not in ("cpu", "memory", "pods")):
-            text += f", {name} {self.values[name]:.2f}"
-        return text
+def _res(values: object) -> dict:
+    """``api.NewResource`` of a ResourceList as written (quantities that do not parse are skipped)."""
+    given = {name: _quantity(value) for name, value in as_dict(values).items()}
+    return vres.new_resource({name: q for name, q in given.items() if q is not None})
 
 
 def _shown(name: str, value: float) -> str:
@@ -265,7 +242,7 @@ def _nearest_ancestor_capability(queue: dict, resource: str, cluster: Cluster) -
         found = cluster.find("Queue", parent)
         if found is None:
             return None
-        value = _Res(as_dict(found.get("spec")).get("capability")).get(resource)
+        value = vres.get(_res(as_dict(found.get("spec")).get("capability")), resource)
         if value > 0:
             return value
         parent = as_dict(found.get("spec")).get("parent") or ""
@@ -278,7 +255,7 @@ def _subtree_max_capability(queue: dict, resource: str, children_of: dict) -> fl
     best, stack, seen = 0.0, [queue], set()
     while stack:
         current = stack.pop()
-        own = _Res(as_dict(current.get("spec")).get("capability")).get(resource)
+        own = vres.get(_res(as_dict(current.get("spec")).get("capability")), resource)
         if own > 0:
             best = max(best, own)
             continue
@@ -297,12 +274,13 @@ def _against_parent(queue: dict, parent_name: str, cluster: Cluster, children_of
     if parent is None:
         return refuse("spec.parent", "queue.parent-not-found",
                       f"parent queue {parent_name} not found") if cluster.known else None
-    own = _Res(spec.get("capability"))
-    for resource in own.values:
+    own = _res(spec.get("capability"))
+    for resource in vres.resource_names(own):
         limit = _nearest_ancestor_capability(queue, resource, cluster)
-        if limit is not None and own.get(resource) > limit:
+        mine = vres.get(own, resource)
+        if limit is not None and mine > limit:
             return refuse(f"spec.capability.{resource}", "queue.capability-above-ancestor",
-                          f"queue {name} capability[{resource}]={_shown(resource, own.get(resource))} exceeds its "
+                          f"queue {name} capability[{resource}]={_shown(resource, mine)} exceeds its "
                           f"ancestor's capability={_shown(resource, limit)}")
     siblings = [q for q in children_of.get(parent_name, ()) if meta(q).get("name") != name] + [queue]
     return _sums_error(f"parent queue {parent_name}", parent, siblings)
@@ -318,30 +296,30 @@ def _hierarchy_resources_error(queue: dict, cluster: Cluster, children_of: dict)
     children = children_of.get(name, [])
     if not children:
         return None
-    capability = _Res(spec.get("capability"))
-    for resource in capability.values:
+    capability = _res(spec.get("capability"))
+    for resource in vres.resource_names(capability):
         child_max = max(_subtree_max_capability(c, resource, children_of) for c in children)
-        if capability.get(resource) < child_max:
+        if vres.get(capability, resource) < child_max:
             return refuse(f"spec.capability.{resource}", "queue.capability-below-descendants",
-                          f"queue {name} capability[{resource}]={_shown(resource, capability.get(resource))} is "
+                          f"queue {name} capability[{resource}]={_shown(resource, vres.get(capability, resource))} is "
                           f"smaller than its descendants' max capability={_shown(resource, child_max)}")
     return _sums_error(f"queue {name}", queue, children)
 
 
 def _sums_error(who: str, parent: dict, children: list[dict]) -> FieldError | None:
     spec = as_dict(parent.get("spec"))
-    limit_g, limit_d = _Res(as_dict(spec.get("guarantee")).get("resource")), _Res(spec.get("deserved"))
-    total_g, total_d = _Res({}), _Res({})
+    limit_g, limit_d = _res(as_dict(spec.get("guarantee")).get("resource")), _res(spec.get("deserved"))
+    total_g, total_d = {}, {}
     for child in children:
         child_spec = as_dict(child.get("spec"))
-        total_g.add(_Res(as_dict(child_spec.get("guarantee")).get("resource")))
-        if limit_g.less_partly(total_g):
+        total_g = vres.add(total_g, _res(as_dict(child_spec.get("guarantee")).get("resource")))
+        if vres.less_partly(limit_g, total_g):
             return refuse("spec.guarantee", "queue.children-guarantee",
-                          f"{who} validation failed: sum of children's guarantee ({total_g}) exceeds parent's "
-                          f"guarantee limit ({limit_g})")
-        total_d.add(_Res(child_spec.get("deserved")))
-        if limit_d.less_partly(total_d):
+                          f"{who} validation failed: sum of children's guarantee ({vres.to_string(total_g)}) exceeds "
+                          f"parent's guarantee limit ({vres.to_string(limit_g)})")
+        total_d = vres.add(total_d, _res(child_spec.get("deserved")))
+        if vres.less_partly(limit_d, total_d):
             return refuse("spec.deserved", "queue.children-deserved",
-                          f"{who} validation failed: sum of children's deserved ({total_d}) exceeds parent's "
-                          f"deserved limit ({limit_d})")
+                          f"{who} validation failed: sum of children's deserved ({vres.to_string(total_d)}) exceeds "
+                          f"parent's deserved limit ({vres.to_string(limit_d)})")
     return None

@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from modules.core.errors import InputError
+from modules.simulate import objects as objects_mod
 from modules.simulate import snapshot as snap_mod
 from modules.simulate.snapshot import load_snapshot, snapshot_from_objects
 from tests.support.cli import run
@@ -189,10 +190,10 @@ def test_mistakes_are_one_line_errors(objects, message):
 def test_input_is_bounded(tmp_path, monkeypatch):
     path = tmp_path / "big.yaml"
     path.write_text(yaml.safe_dump(as_list(NODES)))
-    monkeypatch.setattr(snap_mod, "MAX_OBJECTS", 3)
+    monkeypatch.setattr(objects_mod, "MAX_OBJECTS", 3)
     with pytest.raises(InputError, match="more than 3 objects"):
         load_snapshot(path, "big.yaml")
-    monkeypatch.setattr(snap_mod, "MAX_BYTES", 100)
+    monkeypatch.setattr(objects_mod, "MAX_BYTES", 100)
     with pytest.raises(InputError, match="larger than"):
         load_snapshot(path, "big.yaml")
     # a path that does not exist is taken as a stack name: outside a project that is one clear line

@@ -12,8 +12,10 @@ import yaml
 
 from modules.core import yamlio
 from modules.core.errors import InputError
+from modules.simulate import objects as objects_mod
 from modules.simulate import snapshot as snap_mod
-from modules.simulate.snapshot import load_cluster, read_objects
+from modules.simulate.objects import read_objects
+from modules.simulate.snapshot import load_cluster
 from tests.modules.simulate.kubectl import as_applied, kubectl_list, kubectl_node
 from tests.support.cli import run
 
@@ -104,17 +106,17 @@ def test_past_the_snapshot_bound_both_formats_get_the_same_refusal(tmp_path, mon
     path = tmp_path / f"snap.{suffix}"
     text = kubectl_yaml(kubectl_list(NODES)) if suffix == "yaml" else json.dumps(kubectl_list(NODES))
     path.write_text(text)
-    monkeypatch.setattr(snap_mod, "MAX_BYTES", len(text) - 1)
+    monkeypatch.setattr(objects_mod, "MAX_BYTES", len(text) - 1)
     with pytest.raises(InputError, match=r"the snapshot is larger than 0 MiB"):
         read_objects(path, path.name)
-    monkeypatch.setattr(snap_mod, "MAX_BYTES", len(text))
+    monkeypatch.setattr(objects_mod, "MAX_BYTES", len(text))
     assert len(read_objects(path, path.name)) == 3
 
 
 def test_the_bound_is_checked_before_reading(tmp_path):
     path = tmp_path / "huge.yaml"
     with path.open("wb") as handle:          # sparse: no 257 MiB written
-        handle.truncate(snap_mod.MAX_BYTES + 1)
+        handle.truncate(objects_mod.MAX_BYTES + 1)
     res = run("drift", "dev", "--snapshot", str(path))
     assert res.code == 2 and "larger than 256 MiB" in res.err
 
