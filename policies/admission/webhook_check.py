@@ -47,32 +47,13 @@ def cluster_of(manifests: list[dict]) -> tuple[dict, ...]:
     return tuple(out)
 
 
-def _without_descendants(cluster: tuple[dict, ...], name: object) -> tuple[dict, ...]:
-    """The cluster a Queue meets at its own CREATE: its child queues name it as parent, so they can
-    only be created after it (the queue webhook refuses a missing parent)."""
-    children: dict[object, list[str]] = {}
-    for q in cluster:
-        queue = as_dict(q.get("metadata")).get("name") if q.get("kind") == "Queue" else None
-        if isinstance(queue, str):
-            children.setdefault(as_dict(q.get("spec")).get("parent"), []).append(queue)
-    below, todo = set(), list(children.get(name, ()))   # one walk down from ``name``: linear, cycle-safe
-    while todo:
-        queue = todo.pop()
-        if queue not in below:   # ``name`` itself only when its parents lead back to it (a cycle)
-            below.add(queue)
-            todo.extend(children.get(queue, ()))
-    return tuple(o for o in cluster
-                 if not (o.get("kind") == "Queue" and as_dict(o.get("metadata")).get("name") in below))
-
-
 def judge(obj: dict, cluster: Cluster, install: Install = CHART_DEFAULTS,
           sources: tuple[str, ...] = SOURCES) -> list[tuple[Check, FieldError]]:
     """Each refusal of ``obj`` at CREATE by the checks of ``sources`` that ``install`` sends it to, with
     the check. ``cluster.known``: it holds every queue there is (see ``declares_queues``), so a queue
     missing from it is missing."""
-    if obj.get("kind") == "Queue":
-        cluster = Cluster(_without_descendants(cluster.objects, as_dict(obj.get("metadata")).get("name")),
-                          cluster.known, cluster.settings)
+    if obj.get("kind") == "Queue":   # its child queues name it as parent: they come after it
+        cluster = cluster.creating_queue(as_dict(obj.get("metadata")).get("name"))
     return refusals(obj, install, cluster, sources=sources)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from decimal import Decimal
-from typing import Iterable
+from typing import Any, Iterable, Iterator
 
 from modules.core.quantity import parse_quantity
 from modules.upstream.vocabulary import resource as vres
@@ -172,18 +172,43 @@ def _aggregate(errors: list[WebhookError]) -> list[FieldError]:
     return [refuse(first.field, first.origin, "[" + ", ".join(e.detail for e in errors) + "]")]
 
 
+def _children_by_parent(objects: tuple[dict, ...]) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for q in objects:
+        if q.get("kind") == "Queue":
+            out.setdefault(key(as_dict(q.get("spec")).get("parent") or ""), []).append(q)
+    return out
+
+
+def _others(queue: dict, cluster: Cluster) -> Iterator[dict]:
+    """The other queues there are, read only when asked (only a queue with hierarchy annotations asks)."""
+    name = meta(queue).get("name")
+    yield from (q for q in cluster.of_kind("Queue") if meta(q).get("name") != name)
+
+
+class _Children:
+    """Each queue's child queues in the cluster as the checked queue meets it: indexed once per
+    cluster, the queues not there yet (``Cluster.unborn``'s descendants) left out on each lookup."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.all = cluster.memo("volcano.queue-children", _children_by_parent)
+
+    def get(self, parent: str, default: Any = ()) -> list[dict]:
+        found = self.all.get(parent)
+        if found is None:
+            return default
+        return [q for q in found if not self.cluster.hidden(q)] if self.cluster.unborn is not None else found
+
+
 def validate_queue(queue: dict, operation: str, old: dict | None, cluster: Cluster) -> list[FieldError]:
     """``AdmitQueues`` on CREATE/UPDATE: the spec checks, then the parent rules, then the hierarchy's
     resources (capability within the nearest ancestor's, children's guarantee/deserved sums within
     the parent's, the parent's capability not below any descendant's). The first failing stage."""
     if operation not in ("CREATE", "UPDATE"):
         return []
-    known = cluster.of_kind("Queue")
-    others = [q for q in known if meta(q).get("name") != meta(queue).get("name")]
-    children_of: dict = {}
-    for q in known:
-        children_of.setdefault(key(as_dict(q.get("spec")).get("parent") or ""), []).append(q)
-    errors = _spec_errors(queue) or _hierarchy_annotation_errors(queue, others)
+    children_of = _Children(cluster)
+    errors = _spec_errors(queue) or _hierarchy_annotation_errors(queue, _others(queue, cluster))
     if errors:
         return _aggregate(errors)
     name, spec = meta(queue).get("name"), as_dict(queue.get("spec"))
@@ -204,7 +229,7 @@ def validate_queue(queue: dict, operation: str, old: dict | None, cluster: Clust
     return [error] if error else []
 
 
-def _parent_error(queue: dict, cluster: Cluster, children_of: dict) -> FieldError | None:
+def _parent_error(queue: dict, cluster: Cluster, children_of: _Children) -> FieldError | None:
     name, parent = meta(queue).get("name"), as_dict(queue.get("spec")).get("parent") or ""
     if parent in ("", "root"):
         return None
@@ -249,7 +274,7 @@ def _nearest_ancestor_capability(queue: dict, resource: str, cluster: Cluster) -
     return None
 
 
-def _subtree_max_capability(queue: dict, resource: str, children_of: dict) -> float:
+def _subtree_max_capability(queue: dict, resource: str, children_of: _Children) -> float:
     """``findSubtreeMaxCapability``: the queue's own capability when set, else the largest of its
     children's subtrees (walked without recursion; a queue is visited once)."""
     best, stack, seen = 0.0, [queue], set()
@@ -267,7 +292,7 @@ def _subtree_max_capability(queue: dict, resource: str, children_of: dict) -> fl
     return best
 
 
-def _against_parent(queue: dict, parent_name: str, cluster: Cluster, children_of: dict) -> FieldError | None:
+def _against_parent(queue: dict, parent_name: str, cluster: Cluster, children_of: _Children) -> FieldError | None:
     """The queue's capability within its nearest ancestor's; the siblings' sums within the parent's."""
     name, spec = meta(queue).get("name"), as_dict(queue.get("spec"))
     parent = cluster.find("Queue", parent_name)
@@ -286,7 +311,7 @@ def _against_parent(queue: dict, parent_name: str, cluster: Cluster, children_of
     return _sums_error(f"parent queue {parent_name}", parent, siblings)
 
 
-def _hierarchy_resources_error(queue: dict, cluster: Cluster, children_of: dict) -> FieldError | None:
+def _hierarchy_resources_error(queue: dict, cluster: Cluster, children_of: _Children) -> FieldError | None:
     name, spec = meta(queue).get("name"), as_dict(queue.get("spec"))
     parent_name = spec.get("parent") or ""
     if parent_name not in ("", "root"):
