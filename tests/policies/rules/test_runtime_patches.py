@@ -25,10 +25,10 @@ def _trainjob(pod: dict, annotations: dict | None = None) -> dict:
     template: dict = {"spec": {"replicatedJobs": [{"name": "node", "template": {"spec": {"template": {"spec": pod}}}}]}}
     if annotations:
         template["metadata"] = {"annotations": annotations}
+    patch = {"manager": "example.com/tools", "trainingRuntimeSpec": {"template": template}}
     return {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
             "metadata": {"name": "llm", "namespace": "training"},
-            "spec": {"runtimeRef": {"name": "torch"},
-                     "runtimePatches": [{"manager": "example.com/tools", "trainingRuntimeSpec": {"template": template}}]}}
+            "spec": {"runtimeRef": {"name": "torch"}, "runtimePatches": [patch]}}
 
 
 PATCH_BASE = "spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0]"
