@@ -101,14 +101,17 @@ def _torch_problems(job: dict, runtime: dict) -> list[FieldError]:
     trainer = as_dict(as_dict(job.get("spec")).get("trainer"))
     if not trainer:
         return out
-    reserved = sorted({str(e.get("name")) for e in map(as_dict, as_list(trainer.get("env")))
-                       if e.get("name") in TORCHRUN_RESERVED})
-    if reserved:
-        out.append(refuse("spec.trainer.env", "trainer.torch.reserved-env",
-                          f"must not have reserved envs, invalid envs configured: [{' '.join(reserved)}]"))
+    out += _reserved_env(trainer, TORCHRUN_RESERVED, "trainer.torch.reserved-env")
     if as_list(trainer.get("command")) == TORCHTUNE_ENTRYPOINT:
         out.extend(_torchtune_problems(job, runtime, trainer))
     return out
+
+
+def _reserved_env(trainer: dict, reserved: tuple[str, ...], code: str) -> list[FieldError]:
+    """The plugin's refusal of ``trainer.env`` names it reserves (torchrun's, OpenMPI's), sorted."""
+    found = sorted({str(e.get("name")) for e in map(as_dict, as_list(trainer.get("env"))) if e.get("name") in reserved})
+    return [refuse("spec.trainer.env", code,
+                   f"must not have reserved envs, invalid envs configured: [{' '.join(found)}]")] if found else []
 
 
 def _torchtune_model(runtime_name: str) -> str:
@@ -317,11 +320,7 @@ def _mpi_problems(job: dict, runtime: dict) -> list[FieldError]:
         out.append(refuse("spec.trainer.numNodes", "trainer.mpi.launcher-and-node",
                           "must have 1 when MPI trainingRuntime with enabled runLauncherAsNode "
                           "does not have either launcher and node"))
-    reserved = sorted({str(e.get("name")) for e in map(as_dict, as_list(trainer.get("env")))
-                       if e.get("name") in MPI_RESERVED})
-    if reserved:
-        out.append(refuse("spec.trainer.env", "trainer.mpi.reserved-env",
-                          f"must not have reserved envs, invalid envs configured: [{' '.join(reserved)}]"))
+    out += _reserved_env(trainer, MPI_RESERVED, "trainer.mpi.reserved-env")
     return out
 
 
