@@ -18,22 +18,20 @@ from modules.upstream.cluster import Cluster
 from modules.upstream.field import FieldError
 from modules.upstream.vocabulary.go import go_quote
 from modules.upstream.webhook_error import refuse
-from modules.semantics.workloads import (find_runtime, is_mpi, job_patches, job_pod_spec, jobset_annotations,
-                                        launcher_as_node, replicated_jobs, runtime_patches, trainer_settings)
+from modules.semantics.volcano import RUNTIME_KINDS, TRAINER as GROUP
+from modules.semantics.workloads import (ANCESTOR_STEP, NODE, QUEUE_ANNOTATION, find_runtime, is_mpi, job_patches,
+                                        job_pod_spec, jobset_annotations, launcher_as_node, replicated_jobs,
+                                        runtime_patches, trainer_settings)
 
-GROUP = "trainer.kubeflow.org"
-RUNTIME_KINDS = ("ClusterTrainingRuntime", "TrainingRuntime")
-ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
 # The container each ancestor step's replicated job must run (trainer -> node).
 REQUIRED_CONTAINER = {"trainer": "node", "model-initializer": "model-initializer",
                       "dataset-initializer": "dataset-initializer"}
-DATASET, MODEL, NODE = "dataset-initializer", "model-initializer", "node"
+DATASET, MODEL = "dataset-initializer", "model-initializer"
 INITIALIZER_VOLUME = "initializer"
 # pkg/constants MPIReservedEnvNames (OpenMPI's hostfile, rsh args, FQDN host names, default slots)
 MPI_RESERVED = ("OMPI_MCA_orte_default_hostfile", "OMPI_MCA_orte_keep_fqdn_hostnames",
                 "OMPI_MCA_orte_set_default_slots", "OMPI_MCA_plm_rsh_args")
 TORCHRUN_RESERVED = ("PET_MASTER_ADDR", "PET_MASTER_PORT", "PET_NNODES", "PET_NODE_RANK", "PET_NPROC_PER_NODE")
-QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
 BUILTIN_PRIORITY_CLASSES = ("system-cluster-critical", "system-node-critical")
 TORCHTUNE_ENTRYPOINT = ["tune", "run"]
 TORCHTUNE_MODELS = ("llama3_2/1B", "llama3_2/3B", "llama3_3/70B", "qwen2_5/1.5B")
@@ -66,7 +64,7 @@ def runtime_problems(runtime: dict) -> list[FieldError]:
     out: list[FieldError] = []
     for i, rj in enumerate(replicated_jobs(runtime)):
         job_labels = as_dict(as_dict(as_dict(rj.get("template")).get("metadata")).get("labels"))
-        ancestor = job_labels.get(ANCESTOR_LABEL)
+        ancestor = job_labels.get(ANCESTOR_STEP)
         if not isinstance(ancestor, str) or ancestor not in REQUIRED_CONTAINER:
             continue
         base = f"spec.template.spec.replicatedJobs[{i}]"
@@ -137,7 +135,7 @@ def _gpus(resources: dict) -> int:
 def _node_resources(runtime: dict) -> dict:
     for rj in replicated_jobs(runtime):
         job_labels = as_dict(as_dict(as_dict(rj.get("template")).get("metadata")).get("labels"))
-        if job_labels.get(ANCESTOR_LABEL) != "trainer":
+        if job_labels.get(ANCESTOR_STEP) != "trainer":
             continue
         for container in as_list(job_pod_spec(rj).get("containers")):
             if as_dict(container).get("name") == NODE:
