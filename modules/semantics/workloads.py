@@ -30,8 +30,6 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Iterable, Mapping
 
-from modules.upstream.vocabulary.go import atoi
-
 from .minresources import pod_requests_of, pod_usage, scheduler_view, training_operator_pod, volcano_gang_counts
 from .partitions import PartitionPolicy, refused_field, task_min_available
 from .podspec import PodRequests, Reader, amounts, container_requests, merge_resources, pod_requests
@@ -707,7 +705,7 @@ def replicas_workload(reader: Reader, obj: dict) -> Workload:
     them one gang of at least that many."""
     spec = as_dict(obj.get("spec"))
     replicas = _count(reader, spec, "replicas", "spec", 1)
-    min_member = _min_member(annotations(obj).get(MIN_MEMBER_ANNOTATION))
+    min_member = as_int(_int_text(annotations(obj).get(MIN_MEMBER_ANNOTATION)))
     pods = max(replicas, min_member or 0)
     how = f"replicas {replicas}" + (f", {MIN_MEMBER_ANNOTATION} {min_member}" if min_member else "")
     template = as_dict(spec.get("template"))
@@ -741,11 +739,13 @@ def _str(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _min_member(value: object) -> int | None:
-    """The group-min-member annotation as Volcano's PodGroup controller parses it (v1.15.1
-    ``getMinMemberFromUpperRes``: ``strconv.ParseInt(v, 10, 32)``; an error or a negative keeps 1)."""
-    number = atoi(value, 32) if isinstance(value, str) else as_int(value)
-    return number if number is not None and number >= 0 else None
+def _int_text(value: object) -> object:
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            return None
+    return value
 
 
 # --- one entry point ----------------------------------------------------------------------------
