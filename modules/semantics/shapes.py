@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from modules.upstream.training_operator.kinds import REPLICA_SPECS as _REPLICA_SPECS
+from .training_kinds import REPLICA_SPECS as _REPLICA_SPECS
 
 
 def as_dict(value: Any) -> dict:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from modules.semantics.shapes import pod_templates
 from modules.upstream.registry import all_checks
-from modules.upstream.training_operator.kinds import TABLE, WEBHOOK_KINDS
+from modules.semantics.training_kinds import TABLE, WEBHOOK_KINDS
 
 
 def test_every_kind_s_replica_templates_are_walked_at_its_table_field():

@@ -1,7 +1,7 @@
 """The Kubeflow Training Operator v1.9.4's job kinds (kubeflow/trainer tag v1.9.4
 ``pkg/apis/kubeflow.org/v1/*_types.go``): each kind's replica-specs field, the container every
-replica must run and its replica types. One table: the webhook port (``webhooks.py``) and the pod
-template walk (``modules/semantics/shapes.py``) read it. It imports nothing, so every layer can.
+replica must run and its replica types. One table: the pod template walk (``shapes.py``) and the
+webhook port (``modules/upstream/training_operator/webhooks.py``) read it. It imports nothing.
 """
 from __future__ import annotations
 
