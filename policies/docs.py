@@ -102,7 +102,7 @@ the sync option `RespectIgnoreDifferences=true`, or, for objects trainstack rend
 `trainstack.io/controller-owned` annotation from which the Pulumi program registers `ignoreChanges`
 and the GitOps output writes the engine's mechanism. With engine `none` (your manifests are applied by
 your own tool) or without a stack, either engine's mechanism counts.
-The table of fields each controller owns, with upstream sources, is `modules/semantics/owned.py`.
+The field an HPA scales in each kind, with its upstream source, is `modules/semantics/owned.py` (`scale_fields`).
 
 **Reports.** `--format sarif` writes SARIF 2.1.0 (one run per stack, `automationDetails.id`
 `trainstack/<stack>/`, rules with help text; every result has a physical location whose URI is

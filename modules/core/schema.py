@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import json
 import re
 from pathlib import Path
 from typing import Any, Callable
@@ -77,15 +78,17 @@ def _inline_shared(node: Any, base: Path) -> Any:
     return {key: _inline_shared(value, base) for key, value in node.items()}
 
 
-_VALIDATORS: dict[int, Draft202012Validator] = {}
+_VALIDATORS: dict[str, Draft202012Validator] = {}   # by the schema's text: one per content
 
 
 def validator_for(schema: dict) -> Draft202012Validator:
-    """A validator per schema object (schemas are loaded once and cached, so ids are stable)."""
-    validator = _VALIDATORS.get(id(schema))
-    if validator is None or validator.schema is not schema:
-        validator = Draft202012Validator(schema, format_checker=_format_checker)
-        _VALIDATORS[id(schema)] = validator
+    """The validator of a schema's content (its JSON text, key order included): a schema built
+    afresh on each call (the fabric importer's) reuses it, and a later change to the caller's dict
+    cannot reach it (it validates a copy)."""
+    key = json.dumps(schema, default=repr)
+    validator = _VALIDATORS.get(key)
+    if validator is None:
+        validator = _VALIDATORS[key] = Draft202012Validator(copy.deepcopy(schema), format_checker=_format_checker)
     return validator
 
 

@@ -1,15 +1,9 @@
 """Fields that a controller owns once an object is applied, and how each applier leaves them alone.
 
-One table (``TABLE``), each entry with its upstream source:
-
-- **scale**: the field an HPA writes through its target's scale subresource. Built-in kinds keep it
-  at ``spec.replicas``; a custom resource at its CRD's ``subresources.scale.specReplicasPath``
-  (``scale_subresources.yaml``, extracted from the pinned CRDs, never listed by hand).
-- **create**: what an admission webhook defaults or rewrites on CREATE (Volcano's job and queue
-  mutating webhooks, modelled once in ``mutation.py``).
-- **sync**: what an operator rewrites on every sync (the PodGroups of Training Operator v1 and Volcano
-  jobs, the Deployment controller's revision annotation).
-- **status**: ``status`` of every kind with the status subresource (``created.STATUS_SUBRESOURCE``).
+The fields an HPA writes through its target's scale subresource, each with its upstream source
+(``scale_fields``): built-in kinds keep it at ``spec.replicas``; a custom resource at its CRD's
+``subresources.scale.specReplicasPath`` (``scale_subresources.yaml``, extracted from the pinned CRDs,
+never listed by hand). What webhooks default on CREATE is modelled in ``modules/upstream/volcano/mutation.py``.
 
 An applier that re-applies a manifest setting such a field resets it on every sync (Flux and Argo CD
 with self-heal reconcile continuously; ``pulumi up`` force-applies). A field nobody else needs in
@@ -43,11 +37,9 @@ from typing import Iterable, Iterator
 from modules.core import yamlio
 from modules.core.bundle import MANAGED_LABEL, OWNED_ANNOTATION, owned_paths
 
-from .created import STATUS_SUBRESOURCE
 from .shapes import api_group, as_dict, as_list, meta
 
 K8S = "kubernetes/kubernetes v1.35.3"
-VOLCANO = "volcano-sh/volcano v1.15.1"
 TRAINING_OPERATOR = "kubeflow/trainer v1.9.4"
 HPA_WRITER = "the HorizontalPodAutoscaler controller (kube-controller-manager, through the scale subresource)"
 FLUX_SSA = "kustomize.toolkit.fluxcd.io/ssa"
@@ -58,13 +50,12 @@ ENGINES = ("none", "argocd", "flux")       # trainstack:gitops.engine; none = `p
 
 @dataclass(frozen=True)
 class OwnedField:
-    """One field some controller writes after apply."""
+    """One field a controller writes after apply (the HPA, through the scale subresource)."""
 
     group: str
     kind: str
     path: str            # dotted, as Pulumi's ignoreChanges takes it; ``[]`` marks every list item
     writer: str          # who writes it
-    when: str            # scale | create | sync | status
     source: str          # upstream repository, tag and path
     required: bool = False   # the object cannot do without it in the manifest
 
@@ -123,62 +114,14 @@ def _crd_source(file: str) -> str:
 @lru_cache(maxsize=1)
 def scale_fields() -> dict[tuple[str, str], OwnedField]:
     """(API group, kind) -> the field an HPA scales."""
-    out = {(group, kind): OwnedField(group, kind, "spec.replicas", HPA_WRITER, "scale", source)
+    out = {(group, kind): OwnedField(group, kind, "spec.replicas", HPA_WRITER, source)
            for group, kind, source in _BUILTIN_SCALE}
     for entry in yamlio.load_file(SCALE_DATA, "modules/semantics/scale_subresources.yaml"):
         path = entry["specReplicasPath"].lstrip(".")
         # The scale subresource answers GET with an error while the path is empty: the field stays.
-        out[(entry["group"], entry["kind"])] = OwnedField(entry["group"], entry["kind"], path, HPA_WRITER, "scale",
+        out[(entry["group"], entry["kind"])] = OwnedField(entry["group"], entry["kind"], path, HPA_WRITER,
                                                           _crd_source(entry["file"]), required=True)
     return out
-
-
-# --- create: admission webhooks (mutation.py) ---------------------------------------------------
-
-_JOB_WEBHOOK = f"{VOLCANO} pkg/webhooks/admission/jobs/mutate/mutate_job.go"
-_QUEUE_WEBHOOK = f"{VOLCANO} pkg/webhooks/admission/queues/mutate/mutate_queue.go"
-_JOB_WRITER = "Volcano's job mutating webhook (on CREATE)"
-_QUEUE_WRITER = "Volcano's queue mutating webhook (on CREATE)"
-_CREATE = tuple(
-    OwnedField("batch.volcano.sh", "Job", path, _JOB_WRITER, "create", _JOB_WEBHOOK)
-    for path in ("spec.queue", "spec.schedulerName", "spec.maxRetry", "spec.minAvailable", "spec.tasks[].name",
-                 "spec.tasks[].minAvailable", "spec.tasks[].maxRetry", "spec.tasks[].template.spec.dnsPolicy",
-                 "spec.plugins.svc", "spec.plugins.ssh")
-) + tuple(
-    OwnedField("scheduling.volcano.sh", "Queue", path, _QUEUE_WRITER, "create", _QUEUE_WEBHOOK)
-    for path in ("spec.reclaimable", "spec.weight", "metadata.annotations.volcano.sh/hierarchy",
-                 "metadata.annotations.volcano.sh/hierarchy-weights")
-)
-# --- sync: operators -----------------------------------------------------------------------------
-
-_SYNC = tuple(
-    OwnedField("scheduling.volcano.sh", "PodGroup", path,
-               "Training Operator v1 (the PodGroup named after a v1 job, refilled on every sync)", "sync",
-               f"{TRAINING_OPERATOR} pkg/controller.v1/common/scheduling.go (SyncPodGroup)")
-    for path in ("spec.minMember", "spec.minResources", "spec.queue", "spec.priorityClassName")
-) + tuple(
-    OwnedField("scheduling.volcano.sh", "PodGroup", path,
-               "Volcano's job controller (the PodGroup of a Volcano Job, updated on every sync)", "sync",
-               f"{VOLCANO} pkg/controllers/job/job_controller_actions.go (createOrUpdatePodGroup)")
-    for path in ("spec.minMember", "spec.minResources", "spec.minTaskMember")
-) + (
-    OwnedField("apps", "Deployment", "metadata.annotations.deployment.kubernetes.io/revision",
-               "the Deployment controller", "sync", f"{K8S} pkg/controller/deployment/util/deployment_util.go"),
-)
-
-
-def _status() -> tuple[OwnedField, ...]:
-    return tuple(OwnedField(group, kind, "status", "the kind's controller (status subresource; the API server "
-                            "drops status on create and apply)", "status",
-                            f"{K8S} staging/src/k8s.io/apiextensions-apiserver/pkg/registry/customresource/strategy.go"
-                            if group not in ("", "apps", "batch", "autoscaling", "policy")
-                            else f"{K8S} pkg/registry (each kind's status strategy)")
-                 for group, kind in sorted(STATUS_SUBRESOURCE))
-
-
-def table() -> list[OwnedField]:
-    """The whole table: scale, create, sync, status."""
-    return [*scale_fields().values(), *_CREATE, *_SYNC, *_status()]
 
 
 # --- paths -------------------------------------------------------------------------------------
@@ -348,7 +291,7 @@ def owned_fields_of(obj: dict) -> list[OwnedField]:
     if not paths:   # nearly every object: no table to look at
         return []
     fields = {f.path: f for f in scale_fields().values() if (f.group, f.kind) == (api_group(obj), obj.get("kind"))}
-    return [fields.get(p) or OwnedField(api_group(obj), str(obj.get("kind")), p, "a controller", "scale", "")
+    return [fields.get(p) or OwnedField(api_group(obj), str(obj.get("kind")), p, "a controller", "")
             for p in paths]
 
 

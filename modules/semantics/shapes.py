@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-_REPLICA_SPECS = {"PyTorchJob": "pytorchReplicaSpecs", "TFJob": "tfReplicaSpecs", "MPIJob": "mpiReplicaSpecs",
-                  "XGBoostJob": "xgbReplicaSpecs", "PaddleJob": "paddleReplicaSpecs", "JAXJob": "jaxReplicaSpecs"}
+from .training_kinds import REPLICA_SPECS as _REPLICA_SPECS
 
 
 def as_dict(value: Any) -> dict:

@@ -584,24 +584,76 @@ def trainer_workload(reader: Reader, trainjob: dict | None, runtime: dict, job_r
         if raw is not None else None      # the runtime CRD defaults highestTierAllowed to 1
     owner = trainjob if trainjob is not None else runtime
     name, namespace = _name(reader, owner)
+    queue = _str(jobset_annotations(trainjob, runtime).get(QUEUE_ANNOTATION))
     return Workload("TrainJob" if trainjob is not None else str(runtime.get("kind")), name, namespace, tuple(sets),
-                    sum(counted), how, topology, queue=trainer_queue(trainjob, runtime),
+                    sum(counted), how, topology, queue=queue,
                     task_order=tuple((count, 0) for count in counted),   # exactly each set's count
                     priority_class=next((p for p in reversed([_str(job_pod_spec(rj).get("priorityClassName"))
                                                               for rj in replicated_jobs(runtime)]) if p), None))
 
 
-def trainer_queue(trainjob: dict | None, runtime: dict) -> str | None:
-    """Trainer's Volcano plugin sets the PodGroup's queue from the queue-name annotation of the
-    runtime's JobSet template, which the TrainJob's runtimePatches may override (v2.3.0
-    ``pkg/runtime/core/trainingruntime.go``, ``plugins/volcano``)."""
+# --- a TrainJob's runtimePatches (Trainer v2.3), walked once ------------------------------------
+
+@dataclass(frozen=True)
+class JobPatch:
+    """One replicatedJob entry of a ``runtimePatches`` item: what it changes in that job's pods."""
+    name: object              # the replicatedJob it patches, as written (None when absent)
+    path: str                 # spec.runtimePatches[p].trainingRuntimeSpec.template.spec.replicatedJobs[j]
+    template: dict            # its pod template (template.spec.template); {} when it sets none
+
+    template_path = property(lambda self: f"{self.path}.template.spec.template")
+    pod = property(lambda self: as_dict(self.template.get("spec")))
+
+    def containers(self, field_name: str = "containers") -> list[tuple[str, dict]]:
+        """``(path, container)`` of its ``containers`` or ``initContainers`` (an odd entry as {})."""
+        return [(f"{self.template_path}.spec.{field_name}[{i}]", as_dict(c))
+                for i, c in enumerate(as_list(self.pod.get(field_name)))]
+
+    def envs(self) -> list[tuple[str, list]]:
+        """``(path, env)`` of every container it patches, init containers first (as ``shapes`` walks)."""
+        return [(f"{path}.env", as_list(c.get("env")))
+                for field_name in ("initContainers", "containers") for path, c in self.containers(field_name)]
+
+
+@dataclass(frozen=True)
+class RuntimePatch:
+    """One ``spec.runtimePatches`` item: its manager, JobSet template annotations and jobs' pod changes."""
+    path: str                 # spec.runtimePatches[p]
+    manager: object
+    annotations: dict
+    jobs: tuple[JobPatch, ...]
+
+
+def runtime_patches(trainjob: dict | None) -> list[RuntimePatch]:
+    """What a TrainJob's ``spec.runtimePatches`` change, item by item (kubeflow/trainer v2.3.0
+    ``pkg/apis/trainer/v1alpha1/trainjob_types.go`` RuntimePatch; the JobSet plugin applies them)."""
+    out = []
+    for p, patch in enumerate(as_list(as_dict(as_dict(trainjob).get("spec")).get("runtimePatches"))):
+        patch = as_dict(patch)
+        template = as_dict(as_dict(patch.get("trainingRuntimeSpec")).get("template"))
+        base = f"spec.runtimePatches[{p}]"
+        jobs = tuple(JobPatch(as_dict(rj).get("name"),
+                              f"{base}.trainingRuntimeSpec.template.spec.replicatedJobs[{j}]",
+                              as_dict(as_dict(as_dict(as_dict(rj).get("template")).get("spec")).get("template")))
+                     for j, rj in enumerate(as_list(as_dict(template.get("spec")).get("replicatedJobs"))))
+        out.append(RuntimePatch(base, patch.get("manager"),
+                                as_dict(as_dict(template.get("metadata")).get("annotations")), jobs))
+    return out
+
+
+def job_patches(trainjob: dict | None) -> list[JobPatch]:
+    """Every replicated job's pod changes of every runtimePatches item, in order."""
+    return [job for patch in runtime_patches(trainjob) for job in patch.jobs]
+
+
+def jobset_annotations(trainjob: dict | None, runtime: dict) -> dict:
+    """The JobSet's annotations: the runtime template's, each runtimePatches item's laid over them.
+    Trainer's Volcano plugin takes the PodGroup's queue from there (v2.3.0 ``plugins/volcano``)."""
     notes = dict(as_dict(as_dict(as_dict(as_dict(runtime.get("spec")).get("template")).get("metadata"))
                          .get("annotations")))
-    for patch in as_list(as_dict(as_dict((trainjob or {}).get("spec"))).get("runtimePatches")):
-        patched = as_dict(as_dict(as_dict(as_dict(patch).get("trainingRuntimeSpec")).get("template"))
-                          .get("metadata")).get("annotations")
-        notes.update(as_dict(patched))
-    return _str(notes.get(QUEUE_ANNOTATION))
+    for patch in runtime_patches(trainjob):
+        notes.update(patch.annotations)
+    return notes
 
 
 # --- Kubeflow v1, JobSet, core workloads --------------------------------------------------------
@@ -696,10 +748,6 @@ def _int_text(value: object) -> object:
     return value
 
 
-def api_group_is(obj: dict, group: str) -> bool:
-    return str(obj.get("apiVersion", "")).rpartition("/")[0] == group
-
-
 # --- one entry point ----------------------------------------------------------------------------
 
 def workload_of(obj: dict, objects: Iterable[dict], reader: Reader | None = None) -> Workload | None:
@@ -720,13 +768,13 @@ def workload_of(obj: dict, objects: Iterable[dict], reader: Reader | None = None
         return trainer_workload(reader, None, obj)
     if is_kind(obj, "PodGroup", SCHEDULING):
         return pod_group(reader, obj)
-    if kind == "PyTorchJob" and api_group_is(obj, KUBEFLOW_V1):
+    if is_kind(obj, "PyTorchJob", KUBEFLOW_V1):
         return pytorch_job(reader, obj)
-    if kind == "JobSet" and api_group_is(obj, JOBSET):
+    if is_kind(obj, "JobSet", JOBSET):
         return jobset(reader, obj)
-    if kind in ("Deployment", "StatefulSet", "ReplicaSet") and api_group_is(obj, "apps"):
+    if kind in ("Deployment", "StatefulSet", "ReplicaSet") and is_kind(obj, kind, "apps"):
         return replicas_workload(reader, obj)
-    if kind == "Pod" and api_group_is(obj, ""):
+    if is_kind(obj, "Pod", ""):
         return bare_pod(reader, obj)
     return None
 

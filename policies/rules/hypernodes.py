@@ -20,15 +20,6 @@ SELECTORS = ("exactMatch", "regexMatch", "labelMatch")
 
 
 
-def _compiled(pattern: str):
-    return compile_go(pattern)
-
-
-def re2_problem(pattern: str) -> str | None:
-    """Why ``pattern`` does not compile as a Go regexp (RE2) pattern, or None."""
-    return go_problem(pattern)
-
-
 def hypernodes(objects: list[dict]) -> list[dict]:
     return [o for o in objects if is_kind(o, "HyperNode", TOPOLOGY)]
 
@@ -58,7 +49,7 @@ class Inventory(dict):
         """The nodes a (valid RE2) pattern selects, with Go's MatchString: a match anywhere."""
         found = self.regex_matches.get(pattern)
         if found is None:
-            compiled = _compiled(pattern)
+            compiled = compile_go(pattern)
             found = self.regex_matches[pattern] = frozenset(n for n in self.candidates(pattern)
                                                             if compiled.found_in(n))
         return found
@@ -109,11 +100,11 @@ def member_nodes(member: dict, inventory: dict[str, dict]) -> set[str] | None:
         return {name} if isinstance(name, str) and name in inventory else set()
     if "regexMatch" in sel:
         pattern = as_dict(sel["regexMatch"]).get("pattern")
-        if not isinstance(pattern, str) or not pattern or re2_problem(pattern) is not None:
+        if not isinstance(pattern, str) or not pattern or go_problem(pattern) is not None:
             return set()
         if isinstance(inventory, Inventory):
             return set(inventory.matching(pattern))
-        compiled = _compiled(pattern)
+        compiled = compile_go(pattern)
         return {n for n in inventory if compiled.found_in(n)}   # Go's MatchString: a match anywhere
     if "labelMatch" in sel:
         labels_known = inventory.labels_known if isinstance(inventory, Inventory) else any(inventory.values())
@@ -170,7 +161,7 @@ def _member_findings(obj: dict, inventory: dict[str, dict]) -> Iterator[Finding]
                     "or the fabric."))
         elif how == "regexMatch":
             pattern = body.get("pattern")
-            problem = "is empty" if not isinstance(pattern, str) or not pattern else re2_problem(pattern)
+            problem = "is empty" if not isinstance(pattern, str) or not pattern else go_problem(pattern)
             if problem:
                 yield Finding(f"{path}.pattern", obj=obj, message=(
                     f"{where(obj, f'{path}.pattern')}: the pattern {problem}; Volcano's webhook rejects it or the "

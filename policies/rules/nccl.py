@@ -7,7 +7,7 @@ from modules.nccl import variables
 
 from ..framework import (ADVISORY, MANDATORY, CheckContext, Finding, Rule, as_dict, as_list, containers, labels,
                          meta, pod_templates, where)
-from modules.semantics.workloads import find_runtime
+from modules.semantics.workloads import find_runtime, job_patches
 
 PROFILE_LABEL = "trainstack.io/nccl-profile"
 
@@ -35,16 +35,9 @@ def nccl_environments(obj: dict) -> Iterator[tuple[str, dict[str, object], bool]
     if obj.get("kind") == "TrainJob":
         spec = as_dict(obj.get("spec"))
         yield "spec.trainer.env", _env_of(as_dict(spec.get("trainer")).get("env")), False
-        for p, patch in enumerate(as_list(spec.get("runtimePatches"))):
-            jobs = as_list(as_dict(as_dict(as_dict(as_dict(patch).get("trainingRuntimeSpec")).get("template"))
-                                   .get("spec")).get("replicatedJobs"))
-            for j, rj in enumerate(jobs):
-                pod = as_dict(as_dict(as_dict(as_dict(as_dict(rj).get("template")).get("spec")).get("template"))
-                              .get("spec"))
-                for c, container in enumerate(as_list(pod.get("containers"))):
-                    path = (f"spec.runtimePatches[{p}].trainingRuntimeSpec.template.spec.replicatedJobs[{j}]"
-                            f".template.spec.template.spec.containers[{c}].env")
-                    yield path, _env_of(as_dict(container).get("env")), False
+        for patch in job_patches(obj):   # init containers and containers alike
+            for path, env in patch.envs():
+                yield path, _env_of(env), False
 
 
 def _at(path: str, name: str, configmap: bool) -> str:

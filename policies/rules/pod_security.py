@@ -16,7 +16,7 @@ from typing import Iterator
 
 from ..framework import (ADVISORY, MANDATORY, CheckContext, Finding, Rule, annotations, as_dict, as_list, meta,
                          pod_templates, where)
-from modules.semantics.workloads import find_runtime, replicated_jobs
+from modules.semantics.workloads import find_runtime, job_patches, replicated_jobs
 from .security import HOST_NETWORK_ANNOTATION
 
 BASELINE = "pod-security-baseline"
@@ -36,7 +36,6 @@ _SELINUX_TYPES = {"", "container_t", "container_init_t", "container_kvm_t", "con
 _APPARMOR_PREFIX = "container.apparmor.security.beta.kubernetes.io/"
 _SECCOMP_ANNOTATIONS = ("seccomp.security.alpha.kubernetes.io/pod", "container.seccomp.security.alpha.kubernetes.io/")
 _CONTAINER_FIELDS = ("initContainers", "containers", "ephemeralContainers")
-_RUNTIME_KINDS = ("TrainingRuntime", "ClusterTrainingRuntime")
 
 
 @dataclass(frozen=True)
@@ -205,15 +204,10 @@ def _full(template_path: str, local: str) -> str:
 def _patches(trainjob: dict) -> Iterator[tuple[str, str, dict]]:
     """``(replicated job name, path, pod template patch)`` of a TrainJob: Trainer v2.3's
     spec.runtimePatches and the older spec.podTemplateOverrides."""
+    for patch in job_patches(trainjob):
+        if patch.template:
+            yield str(patch.name if patch.name is not None else ""), patch.template_path, patch.template
     spec = as_dict(trainjob.get("spec"))
-    for i, patch in enumerate(as_list(spec.get("runtimePatches"))):
-        jobs = as_dict(as_dict(as_dict(as_dict(patch).get("trainingRuntimeSpec")).get("template")).get("spec"))
-        for j, rj in enumerate(as_list(jobs.get("replicatedJobs"))):
-            template = as_dict(as_dict(as_dict(as_dict(rj).get("template")).get("spec")).get("template"))
-            if template:
-                yield (str(as_dict(rj).get("name", "")),
-                       f"spec.runtimePatches[{i}].trainingRuntimeSpec.template.spec.replicatedJobs[{j}]"
-                       ".template.spec.template", template)
     for i, override in enumerate(as_list(spec.get("podTemplateOverrides"))):
         override = as_dict(override)
         for target in as_list(override.get("targetJobs")):

@@ -9,7 +9,7 @@ from typing import Iterator
 
 from modules.core.context import KEEP_ANNOTATIONS
 from modules.semantics.capacity import counted
-from modules.semantics.workloads import Unknown, find_runtime, workload_of
+from modules.semantics.workloads import Unknown, find_runtime, job_patches, workload_of
 from modules.storage.render import SHARED_LABEL
 
 from ..framework import (MANDATORY, CheckContext, Finding, NotChecked, Rule, as_dict, as_list, labels, meta,
@@ -111,13 +111,9 @@ def _claim_volumes(pod_spec: object, base: str) -> Iterator[tuple[str, str]]:
 
 def _patched_volumes(trainjob: dict, job_name: str | None) -> Iterator[tuple[str, str]]:
     """Claims a TrainJob's runtimePatches add to the pods of replicatedJob ``job_name`` (None: any)."""
-    for p, patch in enumerate(as_list(as_dict(trainjob.get("spec")).get("runtimePatches"))):
-        base = f"spec.runtimePatches[{p}].trainingRuntimeSpec.template.spec.replicatedJobs"
-        jobs = as_list(_at(patch, "trainingRuntimeSpec.template.spec.replicatedJobs"))
-        for j, rj in enumerate(jobs):
-            if job_name is None or as_dict(rj).get("name") == job_name:
-                yield from _claim_volumes(_at(rj, "template.spec.template.spec"),
-                                          f"{base}[{j}].template.spec.template.spec")
+    for patch in job_patches(trainjob):
+        if job_name is None or patch.name == job_name:
+            yield from _claim_volumes(patch.pod, f"{patch.template_path}.spec")
 
 
 def _volcano_job_volumes(obj: dict) -> Iterator[tuple[str, str]]:

@@ -9,7 +9,7 @@ from modules.upstream.chain import refusals
 from modules.upstream.cluster import Cluster
 from modules.upstream.install import EVERY_WEBHOOK
 from modules.upstream.trainer.install import built_in_runtimes
-from modules.upstream.trainer.webhooks import (ANCESTOR_LABEL, GROUP, RUNTIME_KINDS, _RELEASE, _SOURCES,
+from modules.upstream.trainer.webhooks import (ANCESTOR_STEP, GROUP, RUNTIME_KINDS, _RELEASE, _SOURCES,
                                                _runtime_ref, problem_source, runtime_source)
 
 from ..framework import MANDATORY, CheckContext, Finding, NotChecked, Rule, meta, where
@@ -18,7 +18,7 @@ RULE_ID = "trainer-admission"
 
 _FIX = {
     "runtime": "Label only the trainer, model-initializer and dataset-initializer jobs with "
-               f"{ANCESTOR_LABEL}, give each replicas: 1 and the container that step runs (node for the trainer).",
+               f"{ANCESTOR_STEP}, give each replicas: 1 and the container that step runs (node for the trainer).",
     "trainjob": "Fix the TrainJob (or its runtime) as the message says; Trainer's webhook refuses it at "
                 "creation, so `pulumi up` or `kubectl apply` fails.",
 }

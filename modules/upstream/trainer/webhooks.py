@@ -18,21 +18,20 @@ from modules.upstream.cluster import Cluster
 from modules.upstream.field import FieldError
 from modules.upstream.vocabulary.go import go_quote
 from modules.upstream.webhook_error import refuse
-from modules.semantics.workloads import find_runtime, is_mpi, launcher_as_node, trainer_settings
+from modules.semantics.volcano import RUNTIME_KINDS, TRAINER as GROUP
+from modules.semantics.workloads import (ANCESTOR_STEP, NODE, QUEUE_ANNOTATION, find_runtime, is_mpi, job_patches,
+                                        job_pod_spec, jobset_annotations, launcher_as_node, replicated_jobs,
+                                        runtime_patches, trainer_settings)
 
-GROUP = "trainer.kubeflow.org"
-RUNTIME_KINDS = ("ClusterTrainingRuntime", "TrainingRuntime")
-ANCESTOR_LABEL = "trainer.kubeflow.org/trainjob-ancestor-step"
 # The container each ancestor step's replicated job must run (trainer -> node).
 REQUIRED_CONTAINER = {"trainer": "node", "model-initializer": "model-initializer",
                       "dataset-initializer": "dataset-initializer"}
-DATASET, MODEL, NODE = "dataset-initializer", "model-initializer", "node"
+DATASET, MODEL = "dataset-initializer", "model-initializer"
 INITIALIZER_VOLUME = "initializer"
 # pkg/constants MPIReservedEnvNames (OpenMPI's hostfile, rsh args, FQDN host names, default slots)
 MPI_RESERVED = ("OMPI_MCA_orte_default_hostfile", "OMPI_MCA_orte_keep_fqdn_hostnames",
                 "OMPI_MCA_orte_set_default_slots", "OMPI_MCA_plm_rsh_args")
 TORCHRUN_RESERVED = ("PET_MASTER_ADDR", "PET_MASTER_PORT", "PET_NNODES", "PET_NODE_RANK", "PET_NPROC_PER_NODE")
-QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
 BUILTIN_PRIORITY_CLASSES = ("system-cluster-critical", "system-node-critical")
 TORCHTUNE_ENTRYPOINT = ["tune", "run"]
 TORCHTUNE_MODELS = ("llama3_2/1B", "llama3_2/3B", "llama3_3/70B", "qwen2_5/1.5B")
@@ -47,17 +46,14 @@ def _q(text: object) -> str:
     return go_quote(str(text))
 
 
-def _jobs(runtime: dict) -> list[dict]:
-    spec = as_dict(as_dict(as_dict(runtime.get("spec")).get("template")).get("spec"))
-    return [as_dict(rj) for rj in as_list(spec.get("replicatedJobs"))]
-
-
-def _pod_spec(rj: dict) -> dict:
-    return as_dict(as_dict(as_dict(as_dict(rj.get("template")).get("spec")).get("template")).get("spec"))
-
-
 def _names(items: object) -> list[str]:
     return [str(as_dict(c).get("name")) for c in as_list(items) if as_dict(c).get("name") is not None]
+
+
+def _container_names(rj: dict) -> set[str]:
+    """The names of a replicated job's init containers and containers."""
+    pod = job_pod_spec(rj)
+    return set(_names(pod.get("initContainers"))) | set(_names(pod.get("containers")))
 
 
 # --- (Cluster)TrainingRuntime webhook ---------------------------------------------------------
@@ -66,16 +62,16 @@ def runtime_problems(runtime: dict) -> list[FieldError]:
     """Replicated jobs labelled as a TrainJob ancestor step (trainer, model- or dataset-initializer)
     run exactly one Job and hold the container that step needs."""
     out: list[FieldError] = []
-    for i, rj in enumerate(_jobs(runtime)):
+    for i, rj in enumerate(replicated_jobs(runtime)):
         job_labels = as_dict(as_dict(as_dict(rj.get("template")).get("metadata")).get("labels"))
-        ancestor = job_labels.get(ANCESTOR_LABEL)
+        ancestor = job_labels.get(ANCESTOR_STEP)
         if not isinstance(ancestor, str) or ancestor not in REQUIRED_CONTAINER:
             continue
         base = f"spec.template.spec.replicatedJobs[{i}]"
         replicas = as_int(rj.get("replicas", 1))   # the JobSet CRD defaults replicas to 1
         if replicas != 1:
             out.append(refuse(f"{base}.replicas", "trainer.runtime.replicas", "always must be 1"))
-        if REQUIRED_CONTAINER[ancestor] not in _names(_pod_spec(rj).get("containers")):
+        if REQUIRED_CONTAINER[ancestor] not in _names(job_pod_spec(rj).get("containers")):
             out.append(refuse(f"{base}.template.spec.template.spec.containers", "trainer.runtime.container",
                               f"must contain the required container for the ancestor: {ancestor}"))
     return out
@@ -88,13 +84,13 @@ def _torch_problems(job: dict, runtime: dict) -> list[FieldError]:
     if not isinstance(torch, dict):
         return []
     out: list[FieldError] = []
-    jobs = {str(rj.get("name")): rj for rj in _jobs(runtime)}
+    jobs = {str(rj.get("name")): rj for rj in replicated_jobs(runtime)}
     for target in as_list(as_dict(torch.get("envInjection")).get("targets")):
         target = as_dict(target)
         rj = jobs.get(str(target.get("jobName")))
         present = set()
         if rj is not None:
-            present = set(_names(_pod_spec(rj).get("containers"))) | set(_names(_pod_spec(rj).get("initContainers")))
+            present = _container_names(rj)
         for name in as_list(target.get("containerNames")):
             if str(name) not in present:
                 out.append(refuse("spec.runtimeRef", "trainer.torch.env-injection",
@@ -103,14 +99,17 @@ def _torch_problems(job: dict, runtime: dict) -> list[FieldError]:
     trainer = as_dict(as_dict(job.get("spec")).get("trainer"))
     if not trainer:
         return out
-    reserved = sorted({str(e.get("name")) for e in map(as_dict, as_list(trainer.get("env")))
-                       if e.get("name") in TORCHRUN_RESERVED})
-    if reserved:
-        out.append(refuse("spec.trainer.env", "trainer.torch.reserved-env",
-                          f"must not have reserved envs, invalid envs configured: [{' '.join(reserved)}]"))
+    out += _reserved_env(trainer, TORCHRUN_RESERVED, "trainer.torch.reserved-env")
     if as_list(trainer.get("command")) == TORCHTUNE_ENTRYPOINT:
         out.extend(_torchtune_problems(job, runtime, trainer))
     return out
+
+
+def _reserved_env(trainer: dict, reserved: tuple[str, ...], code: str) -> list[FieldError]:
+    """The plugin's refusal of ``trainer.env`` names it reserves (torchrun's, OpenMPI's), sorted."""
+    found = sorted({str(e.get("name")) for e in map(as_dict, as_list(trainer.get("env"))) if e.get("name") in reserved})
+    return [refuse("spec.trainer.env", code,
+                   f"must not have reserved envs, invalid envs configured: [{' '.join(found)}]")] if found else []
 
 
 def _torchtune_model(runtime_name: str) -> str:
@@ -134,11 +133,11 @@ def _gpus(resources: dict) -> int:
 
 
 def _node_resources(runtime: dict) -> dict:
-    for rj in _jobs(runtime):
+    for rj in replicated_jobs(runtime):
         job_labels = as_dict(as_dict(as_dict(rj.get("template")).get("metadata")).get("labels"))
-        if job_labels.get(ANCESTOR_LABEL) != "trainer":
+        if job_labels.get(ANCESTOR_STEP) != "trainer":
             continue
-        for container in as_list(_pod_spec(rj).get("containers")):
+        for container in as_list(job_pod_spec(rj).get("containers")):
             if as_dict(container).get("name") == NODE:
                 return as_dict(as_dict(container).get("resources"))
     return {}
@@ -198,37 +197,19 @@ def _torchtune_problems(job: dict, runtime: dict, trainer: dict) -> list[FieldEr
     return out
 
 
-def _patches(job: dict) -> list[dict]:
-    return [as_dict(p) for p in as_list(as_dict(job.get("spec")).get("runtimePatches"))]
-
-
-def _patch_jobs(patch: dict) -> list[dict]:
-    spec = as_dict(as_dict(as_dict(patch.get("trainingRuntimeSpec")).get("template")).get("spec"))
-    return [as_dict(rj) for rj in as_list(spec.get("replicatedJobs"))]
-
-
 def _volcano_problems(job: dict, runtime: dict, priority_classes: set[str] | None) -> list[FieldError]:
     volcano = as_dict(as_dict(runtime.get("spec")).get("podGroupPolicy")).get("volcano")
     if not isinstance(volcano, dict):
         return []
     out: list[FieldError] = []
-    notes = dict(as_dict(as_dict(as_dict(as_dict(runtime.get("spec")).get("template")).get("metadata"))
-                         .get("annotations")))
-    for patch in _patches(job):   # runtimePatches' template metadata reach the JobSet, queue included
-        template_meta = as_dict(as_dict(as_dict(patch.get("trainingRuntimeSpec")).get("template")).get("metadata"))
-        notes.update(as_dict(template_meta.get("annotations")))
+    notes = jobset_annotations(job, runtime)   # runtimePatches' template metadata reach the JobSet
     if QUEUE_ANNOTATION in notes and notes[QUEUE_ANNOTATION] == "":
         out.append(refuse(f"spec.annotations[{QUEUE_ANNOTATION}]", "trainer.volcano.queue-empty",
                           "Volcano queue name must not be empty"))
     # Each replicated job's priorityClassName, a runtime patch's winning over the runtime's.
-    patched = {}
-    for patch in _patches(job):
-        for rj in _patch_jobs(patch):
-            value = _pod_spec(rj).get("priorityClassName")
-            if value:
-                patched[str(rj.get("name"))] = value
-    for rj in _jobs(runtime):
-        name = patched.get(str(rj.get("name")), _pod_spec(rj).get("priorityClassName"))
+    patched = {str(jp.name): jp.pod["priorityClassName"] for jp in job_patches(job) if jp.pod.get("priorityClassName")}
+    for rj in replicated_jobs(runtime):
+        name = patched.get(str(rj.get("name")), job_pod_spec(rj).get("priorityClassName"))
         if not name:
             continue
         name = str(name)
@@ -277,9 +258,8 @@ def _patches_immutability(job: dict, old: dict | None, jobset: dict | None) -> l
 
 def _jobset_problems(job: dict, runtime: dict, old: dict | None = None, jobset: dict | None = None) -> list[FieldError]:
     out: list[FieldError] = []
-    jobs = {str(rj.get("name")): rj for rj in _jobs(runtime)}
-    containers = {name: set(_names(_pod_spec(rj).get("initContainers"))) | set(_names(_pod_spec(rj).get("containers")))
-                  for name, rj in jobs.items()}
+    jobs = {str(rj.get("name")): rj for rj in replicated_jobs(runtime)}
+    containers = {name: _container_names(rj) for name, rj in jobs.items()}
     initializer = as_dict(as_dict(job.get("spec")).get("initializer"))
     for key, step, config in (("dataset", DATASET, "datasetConfig"), ("model", MODEL, "modelConfig")):
         if initializer.get(key) is None:
@@ -291,29 +271,28 @@ def _jobset_problems(job: dict, runtime: dict, old: dict | None = None, jobset: 
             out.append(refuse("spec.runtimeRef", "trainer.jobset.initializer-container",
                               f"must have container with name - {step} in the {step} job"))
         else:
-            mounts = [m for c in as_list(_pod_spec(jobs[step]).get("containers")) if as_dict(c).get("name") == step
+            mounts = [m for c in as_list(job_pod_spec(jobs[step]).get("containers")) if as_dict(c).get("name") == step
                       for m in _names(as_dict(c).get("volumeMounts"))]
             if INITIALIZER_VOLUME not in mounts:
                 out.append(refuse("spec.runtimeRef", "trainer.jobset.initializer-mount",
                                   f"must have volumeMount with name - {INITIALIZER_VOLUME} in container "
                                   f"{step} of the {step} job"))
     out += _patches_immutability(job, old, jobset)
-    for patch in _patches(job):
-        problem = _domain_prefixed_path(patch.get("manager"))
+    for patch in runtime_patches(job):
+        problem = _domain_prefixed_path(patch.manager)
         if problem:
             out.append(refuse("spec.runtimePatches.manager", "trainer.jobset.patch-manager", problem))
-        for rj in _patch_jobs(patch):
-            name = str(rj.get("name"))
+        for jp in patch.jobs:
+            name = str(jp.name)
             if name not in containers:
                 out.append(refuse("spec.runtimePatches", "trainer.jobset.patch-job",
                                   "must not have replicated job that doesn't exist in the runtime job template"))
                 continue
-            pod = _pod_spec(rj)
-            for c in map(as_dict, as_list(pod.get("initContainers"))):
+            for _, c in jp.containers("initContainers"):
                 if str(c.get("name")) not in containers[name]:
                     out.append(refuse("spec.runtimePatches", "trainer.jobset.patch-init-container",
                                       f"must not have initContainer that doesn't exist in the runtime job {name}"))
-            for c in map(as_dict, as_list(pod.get("containers"))):
+            for _, c in jp.containers():
                 if str(c.get("name")) not in containers[name]:
                     out.append(refuse("spec.runtimePatches", "trainer.jobset.patch-container",
                                       f"must not have container that doesn't exist in the runtime job {name}"))
@@ -334,16 +313,12 @@ def _mpi_problems(job: dict, runtime: dict) -> list[FieldError]:
         return []
     out: list[FieldError] = []
     nodes = trainer_settings(job)[0]
-    names = {str(rj.get("name")) for rj in _jobs(runtime)}
+    names = {str(rj.get("name")) for rj in replicated_jobs(runtime)}
     if (1 if nodes is None else nodes) >= 2 and launcher_as_node(runtime) and not {"launcher", NODE} <= names:
         out.append(refuse("spec.trainer.numNodes", "trainer.mpi.launcher-and-node",
                           "must have 1 when MPI trainingRuntime with enabled runLauncherAsNode "
                           "does not have either launcher and node"))
-    reserved = sorted({str(e.get("name")) for e in map(as_dict, as_list(trainer.get("env")))
-                       if e.get("name") in MPI_RESERVED})
-    if reserved:
-        out.append(refuse("spec.trainer.env", "trainer.mpi.reserved-env",
-                          f"must not have reserved envs, invalid envs configured: [{' '.join(reserved)}]"))
+    out += _reserved_env(trainer, MPI_RESERVED, "trainer.mpi.reserved-env")
     return out
 
 

@@ -14,43 +14,15 @@ its error order is random; ours follows the replica types' sorted order.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from modules.semantics.shapes import as_dict, as_int, as_list
 from modules.upstream.cluster import Cluster
+from modules.semantics.training_kinds import GROUP, WEBHOOK_KINDS, JobKind
 from modules.upstream.field import FieldError, forbidden, invalid, not_supported, required
 from modules.upstream.vocabulary.names import dns1035_label
 from modules.upstream.webhook_error import coded
 
-GROUP = "kubeflow.org"
 MANAGED_BY = ("kubeflow.org/training-operator", "kueue.x-k8s.io/multikueue")
-
-
-@dataclass(frozen=True)
-class JobKind:
-    """What the Training Operator's admission webhook checks for one job kind."""
-    kind: str
-    specs: str                       # the replica specs' field
-    container: str                   # the container every replica must hold
-    replica_types: tuple[str, ...] | None   # allowed replica types (None: any)
-    master_once: bool                # a Master replica must have replicas: 1
-    run_policy: bool                 # spec.runPolicy.managedBy is validated
-    quoted_container: bool = False   # PaddleJob's message quotes the container name
-    upstream: str = ""
-
-
-KINDS = {
-    "PyTorchJob": JobKind("PyTorchJob", "pytorchReplicaSpecs", "pytorch", ("Master", "Worker"), True, True,
-                          upstream="pkg/webhooks/pytorch/pytorchjob_webhook.go"),
-    "TFJob": JobKind("TFJob", "tfReplicaSpecs", "tensorflow", None, False, True,
-                     upstream="pkg/webhooks/tensorflow/tfjob_webhook.go"),
-    "XGBoostJob": JobKind("XGBoostJob", "xgbReplicaSpecs", "xgboost", ("Master", "Worker"), True, True,
-                          upstream="pkg/webhooks/xgboost/xgboostjob_webhook.go"),
-    "JAXJob": JobKind("JAXJob", "jaxReplicaSpecs", "jax", ("Worker",), False, False,
-                      upstream="pkg/webhooks/jax/jaxjob_webhook.go"),
-    "PaddleJob": JobKind("PaddleJob", "paddleReplicaSpecs", "paddle", ("Master", "Worker"), False, True,
-                         quoted_container=True, upstream="pkg/webhooks/paddlepaddle/paddlepaddle_webhook.go"),
-}
+KINDS = WEBHOOK_KINDS
 CHIEF_OR_MASTER = ("Chief", "Master")   # TFJob: at most one of them
 
 

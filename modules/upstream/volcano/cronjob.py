@@ -13,6 +13,7 @@ from modules.upstream.cluster import Cluster
 from modules.upstream.field import FieldError
 from modules.upstream.volcano.common import key
 from modules.upstream.vocabulary.go import go_quote
+from modules.upstream.vocabulary.timezones import zones
 from modules.upstream.webhook_error import refuse
 
 _TZ_PART = re.compile(r"[A-Za-z.\-_0-9+]{1,14}")
@@ -46,7 +47,7 @@ def _time_zone_errors(tz: str) -> list[FieldError]:
     if tz.lower() == "local":
         out.append(refuse("spec.timeZone", "cronjob.time-zone-local", "timeZone can't be Local, and must be defined "
                                                                       "in https://www.iana.org/time-zones"))
-    elif tz != "UTC" and _zones() and tz not in _zones():   # no zone database here: not judged
+    elif tz != "UTC" and tz not in zones():   # the pinned IANA names, never the host's database
         out.append(refuse("spec.timeZone", "cronjob.time-zone", "invalid timeZone"))
     return out
 
@@ -66,16 +67,6 @@ def validate_cronjob(cron: dict, operation: str = "CREATE", old: dict | None = N
     if problem:
         out.append(refuse("metadata.name", "cronjob.name", problem))
     return out
-
-
-_ZONES: set[str] = set()
-
-
-def _zones() -> set[str]:
-    if not _ZONES:
-        import zoneinfo   # only a CronJob with a timeZone needs the zone list
-        _ZONES.update(zoneinfo.available_timezones())
-    return _ZONES
 
 
 def cronjob_name_problem(name: str) -> str | None:

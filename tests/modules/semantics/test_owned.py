@@ -8,10 +8,8 @@ import re
 from modules.autoscaling.render import SCALABLE
 from modules.core.bundle import OWNED_ANNOTATION, owned_paths
 from modules.semantics import owned
-from modules.upstream.volcano.mutation import mutate_volcano_job, mutate_volcano_queue
 from policies.rules.autoscaling import SCALABLE as RULE_SCALABLE
 from tests.support import crds
-from tests.support.apply import leaves
 from tests.support.stacks import shipped_bundle
 
 
@@ -37,50 +35,9 @@ def test_every_accepted_scale_target_has_its_field():
     assert not fields[("apps", "Deployment")].required
 
 
-def test_every_entry_names_its_writer_and_source():
-    table = owned.table()
-    assert {f.when for f in table} == {"scale", "create", "sync", "status"}
-    for f in table:
+def test_every_scale_field_names_its_writer_and_source():
+    for f in owned.scale_fields().values():
         assert f.writer and re.match(r"^[\w.-]+/[\w.-]+ v\d", f.source), f
-
-
-def _changed(before: dict, after: dict) -> set[str]:
-    """Dotted paths of the leaves ``after`` adds or changes (a list is one leaf)."""
-    old, new = leaves(before), leaves(after)
-    return {".".join(p) for p in new if old.get(p, ...) != new[p]}
-
-
-def test_webhook_entries_are_what_the_mutation_writes():
-    """Every field the job and queue webhooks (mutation.py) add is in the table, and every table
-    entry of theirs is written by some input."""
-    jobs = [
-        {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "a", "namespace": "t"},
-         "spec": {"plugins": {"mpi": []},
-                  "tasks": [{"replicas": 2, "template": {"spec": {"hostNetwork": True}}}, {"replicas": 1}]}},
-    ]
-    found: set[str] = set()
-    for job in jobs:
-        after = mutate_volcano_job(job)
-        for path in _changed(job, after):
-            if path.startswith("spec.tasks"):
-                continue
-            found.add(path)
-        for i, task in enumerate(after["spec"]["tasks"]):
-            for path in _changed(job["spec"]["tasks"][i], task):
-                found.add("spec.tasks[]." + path)
-    found = {p if not p.startswith("spec.plugins.") else ".".join(p.split(".")[:3]) for p in found}
-    table = {f.path for f in owned.table() if (f.group, f.kind, f.when) == ("batch.volcano.sh", "Job", "create")}
-    assert found == table
-    queue = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
-             "metadata": {"name": "q", "annotations": {"volcano.sh/hierarchy": "a/b",
-                                                       "volcano.sh/hierarchy-weights": "1/2"}},
-             "spec": {}}
-    after = mutate_volcano_queue(queue)
-    changed = {"metadata.annotations." + k for k, v in after["metadata"]["annotations"].items()
-               if queue["metadata"]["annotations"].get(k) != v}
-    changed |= {"spec." + k for k in after["spec"]}
-    assert changed == {f.path for f in owned.table()
-                       if (f.group, f.kind, f.when) == ("scheduling.volcano.sh", "Queue", "create")}
 
 
 def _objects() -> list[dict]:
@@ -171,6 +128,6 @@ def test_legacy_bundle_keeps_the_worker_replicas_recorded():
 def test_pointer_keeps_an_annotation_key_whole_and_escapes_its_slash():
     """RFC 6901: ``volcano.sh/hierarchy`` is one key, its ``/`` written ``~1`` (Argo CD jsonPointers)."""
     field = owned.OwnedField("scheduling.volcano.sh", "Queue", "metadata.annotations.volcano.sh/hierarchy",
-                             "volcano", "create", "test")
+                             "volcano", "test")
     assert field.pointer == "/metadata/annotations/volcano.sh~1hierarchy"
-    assert owned.OwnedField("apps", "Deployment", "spec.replicas", "hpa", "scale", "test").pointer == "/spec/replicas"
+    assert owned.OwnedField("apps", "Deployment", "spec.replicas", "hpa", "test").pointer == "/spec/replicas"
