@@ -22,7 +22,7 @@ from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2 as apb
 from pulumi.runtime.proto import analyzer_pb2_grpc
 
-from modules.upstream.vocabulary.go import atoi
+from modules.core.vocabulary.go import atoi
 
 from .framework import ADVISORY, DISABLED, MANDATORY, NOTE, Rule, Violation, resource_id
 from .pack import CONFIG_FILE_ENV, NOTE_SEPARATOR, PACK_DIR, PROJECT_ENV, manifest

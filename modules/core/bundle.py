@@ -14,15 +14,6 @@ from typing import Any, Iterable, Union
 from .errors import InputError
 from .wire import object_key  # noqa: F401 (re-exported: renderers name their dependencies with it)
 
-# Kinds that live outside namespaces (core Kubernetes plus the CRDs trainstack renders).
-CLUSTER_SCOPED = frozenset({
-    "Namespace", "Node", "PersistentVolume", "CustomResourceDefinition", "StorageClass",
-    "ClusterRole", "ClusterRoleBinding", "PriorityClass", "RuntimeClass", "CSIDriver",
-    "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "APIService",
-    "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
-    "HyperNode", "Queue", "ClusterTrainingRuntime",
-})
-
 # Apply order before dependencies are considered: definitions, then places, then cluster-wide
 # settings, then charts (which bring their own CRDs and webhooks), then everything else.
 _RANK = {"CustomResourceDefinition": 0, "Namespace": 1, "StorageClass": 2, "PriorityClass": 2,

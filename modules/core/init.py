@@ -18,7 +18,7 @@ import yaml
 from .config import Project, PROFILE_BY_ENVIRONMENT
 from .errors import InputError
 from .yamlio import MAX_FABRIC_NODES as MAX_NODES, read_text
-from .schema import DNS1123_LABEL
+from .vocabulary.names import is_dns1123_label
 
 STACK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 PROFILES = ("development", "standard", "production")
@@ -77,7 +77,7 @@ def fabric_file(args: argparse.Namespace) -> str:
 
 def stack_file(args: argparse.Namespace) -> str:
     name, profile = args.name, args.profile
-    env_line = (f"  trainstack:environment: {_flow(name)}\n" if DNS1123_LABEL.match(name) and len(name) <= 63 else "")
+    env_line = (f"  trainstack:environment: {_flow(name)}\n" if is_dns1123_label(name) else "")
     pool: dict = {"name": "gpu", "gpus": args.gpus_per_node}
     if args.gpu_type:
         pool["gpuType"] = args.gpu_type

@@ -19,18 +19,17 @@ from jsonschema import Draft202012Validator, FormatChecker
 from . import cache, yamlio
 from .errors import InputError, show
 from .quantity import is_positive_quantity, is_quantity
+from .vocabulary.names import is_dns1123_label, is_dns1123_subdomain
 
-DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
-DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
 PROM_DURATION = re.compile(r"^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?"
                            r"(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)\Z")
 
 FORMATS: dict[str, tuple[Callable[[object], bool], str]] = {
     "quantity": (is_quantity, "a Kubernetes quantity such as 500Gi or 250m"),
     "positive-quantity": (is_positive_quantity, "a positive Kubernetes quantity such as 500Gi"),
-    "dns1123-label": (lambda v: isinstance(v, str) and len(v) <= 63 and bool(DNS1123_LABEL.match(v)),
+    "dns1123-label": (is_dns1123_label,
                       "a Kubernetes name (lower-case letters, digits and '-', at most 63 characters)"),
-    "dns1123-subdomain": (lambda v: isinstance(v, str) and len(v) <= 253 and bool(DNS1123_SUBDOMAIN.match(v)),
+    "dns1123-subdomain": (is_dns1123_subdomain,
                           "a Kubernetes name (lower-case letters, digits, '-' and '.', at most 253 characters)"),
     "prometheus-duration": (lambda v: isinstance(v, str) and v != "" and bool(PROM_DURATION.match(v)),
                             "a Prometheus duration such as 15m or 1h30m"),

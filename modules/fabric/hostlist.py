@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from modules.core.yamlio import MAX_FABRIC_NODES
-from modules.upstream.vocabulary.go import is_ascii_digits
+from modules.core.vocabulary.go import is_ascii_digits
 
 _GROUP = re.compile(r"\[([^\[\]]*)\]")
 _RANGE = re.compile(r"^(\d+)(?:-(\d+))?\Z")

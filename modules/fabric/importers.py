@@ -24,7 +24,7 @@ from modules.core.patterns import whole_matcher
 from modules.core.errors import InputError
 from modules.core.secrets import find_credentials
 from modules.semantics import hypernodes as hn
-from modules.upstream.vocabulary.names import is_qualified_name
+from modules.core.vocabulary.names import is_qualified_name
 
 from . import hostlist
 from .model import Fabric, Node, NodePool, Switch, build_links, build_pools, is_k8s_name, k8s_name

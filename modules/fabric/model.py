@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Callable, Iterator
 from modules.core.errors import InputError, show
 from modules.core.patterns import Pattern, PatternError, compile_go
 from modules.core.quantity import parse_quantity
-from modules.upstream.vocabulary.names import is_dns1123_subdomain
+from modules.core.vocabulary.names import is_dns1123_subdomain
 from modules.semantics.capacity import Domain  # noqa: F401 (re-exported: the model answers capacity questions)
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from modules.core.bundle import OWNED_ANNOTATION, Bundle, ChartRelease, Overlay
 from modules.core.context import MANAGED_BY, RenderContext
 from modules.semantics.owned import ARGOCD_RESPECT, FLUX_SSA, owned_fields_of
 from modules.volcano.render import QUEUE_WAVE, SYNC_WAVE_ANNOTATION as WAVE_ANNOTATION  # Argo CD order
-from modules.upstream.vocabulary.go import atoi
+from modules.core.vocabulary.go import atoi
 
 MODULE = "gitops"
 PHASES = ("cluster", "queues", "workloads")

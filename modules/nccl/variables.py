@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Callable, Mapping
 
-from modules.upstream.vocabulary.go import atoi, is_ascii_digits
+from modules.core.vocabulary.go import atoi, is_ascii_digits
 
 Check = Callable[[str], "str | None"]   # returns what was expected, or None when the value is fine
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from modules.core import yamlio
 from modules.core.errors import InputError, show
-from modules.upstream.vocabulary.go import is_ascii_digits
+from modules.core.vocabulary.go import is_ascii_digits
 
 from . import measure
 

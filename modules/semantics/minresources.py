@@ -36,44 +36,13 @@ with a namespace ResourceQuota's hard names. ``scheduler_view`` is that reading.
 """
 from __future__ import annotations
 
-import re
 from decimal import Decimal
 from typing import Any, Mapping
 
 from .podspec import Reader, amounts
 
-REQUESTS = "requests."      # v1.DefaultResourceRequestsPrefix
-LIMITS = "limits."
-NATIVE_PREFIX = "kubernetes.io/"   # v1.ResourceDefaultNamespacePrefix
-HUGEPAGES = "hugepages-"
-ATTACHABLE = "attachable-volumes-"
-COMPUTE = ("cpu", "memory", "ephemeral-storage")   # podComputeUsageHelper's named resources
-_PREFIX = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-
-
-def _qualified(name: str) -> bool:
-    """apimachinery ``validation.IsQualifiedName``: ``[prefix/]name``, prefix a DNS-1123 subdomain."""
-    prefix, slash, short = name.rpartition("/")
-    if slash and (not prefix or len(prefix) > 253 or not _PREFIX.fullmatch(prefix)):
-        return False
-    return 0 < len(short) <= 63 and bool(_NAME.fullmatch(short))
-
-
-def is_native(name: str) -> bool:
-    """``helper.IsNativeResource``: no domain, or a ``kubernetes.io/`` one."""
-    return "/" not in name or NATIVE_PREFIX in name
-
-
-def is_extended(name: str) -> bool:
-    """``helper.IsExtendedResourceName``: e.g. ``nvidia.com/gpu``; never a ``requests.`` name."""
-    return not is_native(name) and not name.startswith(REQUESTS) and _qualified(REQUESTS + name)
-
-
-def _scalar(name: str) -> bool:
-    """k8s ``pkg/scheduler/util`` ``IsScalarResourceName``."""
-    return (is_extended(name) or name.startswith(HUGEPAGES) or NATIVE_PREFIX in name
-            or name.startswith(ATTACHABLE))
+from modules.core.vocabulary.resource_names import (COMPUTE, HUGEPAGES, LIMITS, REQUESTS,
+                                                    is_extended, is_native, scheduler_view)
 
 
 def pod_usage(requests: Mapping[str, Decimal], limits: Mapping[str, Decimal]) -> dict[str, Decimal]:
@@ -95,12 +64,6 @@ def pod_usage(requests: Mapping[str, Decimal], limits: Mapping[str, Decimal]) ->
         if name.startswith(REQUESTS) and not is_native(name):
             out[name[len(REQUESTS):]] = out[name]
     return out
-
-
-def scheduler_view(min_resources: Mapping[str, Decimal]) -> dict[str, Decimal]:
-    """The names of a minResources that Volcano's scheduler reads (``NewResource``), with their amounts."""
-    return {name: amount for name, amount in min_resources.items()
-            if name in COMPUTE or name == "pods" or (not name.startswith("count/") and _scalar(name))}
 
 
 def pod_requests_of(min_resources: Mapping[str, Decimal]) -> dict[str, Decimal]:

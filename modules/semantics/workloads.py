@@ -30,7 +30,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Iterable, Mapping
 
-from .minresources import pod_requests_of, pod_usage, scheduler_view, training_operator_pod, volcano_gang_counts
+from modules.core.vocabulary.resource_names import scheduler_view
+
+from .minresources import pod_requests_of, pod_usage, training_operator_pod, volcano_gang_counts
 from .partitions import PartitionPolicy, refused_field, task_min_available
 from .podspec import PodRequests, Reader, amounts, container_requests, merge_resources, pod_requests
 from .shapes import annotations, as_dict, as_int, as_list, is_kind, meta

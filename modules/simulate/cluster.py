@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Iterator, Mapping, Sequence
 
 from modules.fabric.model import Fabric
-from modules.upstream.vocabulary import resource as vres
+from modules.core.vocabulary import resource as vres
 
 from .buckets import StateBuckets
 from .jobs import TOP_NAME

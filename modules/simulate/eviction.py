@@ -46,7 +46,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from modules.core.errors import InputError
 from modules.semantics import eviction as walk_model
-from modules.semantics.minresources import scheduler_view
+from modules.core.vocabulary.resource_names import scheduler_view
 from modules.semantics.podspec import Reader, amounts
 from modules.semantics.workloads import pod_group
 from modules.semantics.scheduler_conf import parse_conf
@@ -55,7 +55,7 @@ from modules.semantics.shapes import annotations, as_dict, is_kind, labels, meta
 
 from .objects import PodObject, by_kind, created_at, read_nodes, read_pod
 from .predicates import PodFit, selectors  # noqa: F401  (selectors: the actions' node filters)
-from modules.upstream.vocabulary import resource as vres
+from modules.core.vocabulary import resource as vres
 
 from .resources import (ALLOCATED, BOUND, CPU, FAILED, INF, MEMORY, MIN, PENDING, PIPELINED, PODS,  # noqa: F401
                         RELEASING, RUNNING, SUCCEEDED, Res, r_share, show_res)

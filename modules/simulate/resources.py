@@ -1,14 +1,14 @@
 """Volcano's task states as its scheduler's ``api`` package has them (v1.15.1 ``types.go``), the
 proportion plugin's share, and resources written for a message. The resource arithmetic itself
 (units, comparisons with Volcano's 0.1 tolerance, ``Zero``/``Infinity`` defaults) is Volcano's
-``api.Resource``, written once in ``modules/upstream/vocabulary/resource.py``; the eviction session
+``api.Resource``, written once in ``modules/core/vocabulary/resource.py``; the eviction session
 (``eviction.py``) and the share plugins (``shares.py``) use it from there."""
 from __future__ import annotations
 
 import math
 from typing import Iterable
 
-from modules.upstream.vocabulary.resource import CPU, MEMORY, MIN_RESOURCE, PODS, Resource
+from modules.core.vocabulary.resource import CPU, MEMORY, MIN_RESOURCE, PODS, Resource
 
 MIN = MIN_RESOURCE
 INF = math.inf                                  # an unbounded dimension (Volcano's MaxFloat64)

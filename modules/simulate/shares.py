@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from modules.semantics.shapes import as_dict
 
-from modules.upstream.vocabulary import resource as vres
+from modules.core.vocabulary import resource as vres
 
 from .resources import ALLOCATED, CPU, INF, MEMORY, MIN, PENDING, PIPELINED, PODS, Res, r_share, show_res
 

@@ -46,7 +46,7 @@ from modules.core.patterns import GoPattern, PatternError, compile_go
 from modules.core.selectors import selector_matches, tolerates
 from modules.fabric.model import Fabric, Link, Node, NodePool, Switch
 from modules.semantics.hypernodes import regex_candidates
-from modules.semantics.minresources import scheduler_view
+from modules.core.vocabulary.resource_names import scheduler_view
 from modules.semantics.podspec import Reader
 from modules.semantics.session import (allocate_skips, job_order_key,
                                        priority_classes, unscheduled_reason)

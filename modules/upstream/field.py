@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from modules.upstream.vocabulary.go import go_value
+from modules.core.vocabulary.go import go_value
 
 
 class ErrorType(Enum):

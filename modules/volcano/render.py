@@ -6,7 +6,7 @@ import re
 from modules.core.bundle import ChartRelease, Resource, release_key
 from modules.core.context import RenderContext
 from modules.core.quantity import parse_quantity
-from modules.semantics.minresources import is_extended
+from modules.core.vocabulary.resource_names import is_extended
 from modules.upstream.volcano.mutation import settle_webhook_defaults
 
 from . import scheduler_conf

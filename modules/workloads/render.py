@@ -7,7 +7,8 @@ from decimal import Decimal
 from modules.core.bundle import Resource
 from modules.core.context import RenderContext
 from modules.runtimes import pods
-from modules.semantics.minresources import is_extended, pod_usage
+from modules.core.vocabulary.resource_names import is_extended
+from modules.semantics.minresources import pod_usage
 from modules.semantics.podspec import Reader, container_requests, merge_resources, pod_requests
 from modules.storage import volumes
 from modules.runtimes import render as runtimes

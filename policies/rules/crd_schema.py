@@ -22,7 +22,7 @@ from modules.upstream import apiextensions
 from modules.upstream.apiextensions import crds, fieldvalidation
 from modules.upstream.chain import mutate as _mutate
 from modules.upstream.field import ErrorType, FieldError
-from modules.upstream.vocabulary.go import go_quote
+from modules.core.vocabulary.go import go_quote
 
 from ..framework import ADVISORY, MANDATORY, CheckContext, Finding, NotChecked, Rule, api_group, meta, where
 

@@ -7,7 +7,7 @@ from typing import Iterator
 
 from ..framework import MANDATORY, CheckContext, Finding, Rule, as_dict, as_list, containers, meta, pod_templates, where
 from modules.semantics.workloads import find_runtime
-from modules.upstream.vocabulary.scope import is_cluster_scoped
+from modules.core.vocabulary.scope import is_cluster_scoped
 
 
 def _configmaps(manifests) -> dict[str, set[str]]:

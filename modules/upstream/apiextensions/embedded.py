@@ -15,7 +15,7 @@ from modules.upstream.field import FieldError
 
 from .gofmt import printed
 
-from modules.upstream.vocabulary import names as _names
+from modules.core.vocabulary import names as _names
 
 
 def _child(path: str, key: str) -> str:

@@ -20,7 +20,7 @@ from datetime import date, datetime
 from typing import Callable
 
 from modules.core.patterns import compile_go
-from modules.upstream.vocabulary.go import atoi
+from modules.core.vocabulary.go import atoi
 
 # The supported formats at compatibility version 1.35, normalised (dashes removed).
 SUPPORTED = frozenset({

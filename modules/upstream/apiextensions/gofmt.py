@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from modules.upstream.vocabulary.go import go_quote
+from modules.core.vocabulary.go import go_quote
 
 
 def go_float(value: float) -> str:

@@ -11,7 +11,7 @@ from .core_pod import validate_pod_annotations
 from .meta import validate_annotations, validate_labels
 from .pod_options import API_SERVER_CREATE
 from modules.upstream.field import FieldError, forbidden, invalid, not_supported, required
-from modules.upstream.vocabulary.go import atoi, is_ascii_digits
+from modules.core.vocabulary.go import atoi, is_ascii_digits
 
 
 # --- the kinds -----------------------------------------------------------------------------------

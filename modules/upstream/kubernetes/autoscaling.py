@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from modules.semantics.shapes import as_dict, as_int, as_list
-from modules.upstream.vocabulary.names import dns1123_label, path_segment_name
+from modules.core.vocabulary.names import dns1123_label, path_segment_name
 from .meta import validate_labels
 from modules.upstream.field import FieldError, forbidden, invalid, not_supported, required
 from .values import as_str, quantity

@@ -6,7 +6,7 @@ import re
 
 from modules.semantics.shapes import as_int
 from modules.upstream.field import FieldError, invalid, not_supported, required
-from modules.upstream.vocabulary.go import atoi, go_quote
+from modules.core.vocabulary.go import atoi, go_quote
 from .values import as_str
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from modules.semantics.shapes import as_dict, as_int, as_list
 from modules.upstream.field import FieldError, duplicate, forbidden, invalid, not_found, not_supported, required
-from modules.upstream.vocabulary.names import (dns1123_subdomain, env_var_name, port_name, port_number,
+from modules.core.vocabulary.names import (dns1123_subdomain, env_var_name, port_name, port_number,
                                                qualified_name, strict_env_var_name)
 
 from .core_resources import validate_resources

@@ -8,7 +8,7 @@ from typing import Any
 
 from modules.semantics.shapes import as_dict, as_int, as_list
 from modules.upstream.field import OMIT, FieldError, duplicate, forbidden, invalid, not_supported, required, too_long
-from modules.upstream.vocabulary.names import config_map_key, dns1123_label, dns1123_subdomain, port_number
+from modules.core.vocabulary.names import config_map_key, dns1123_label, dns1123_subdomain, port_number
 
 from .core_container import PORT_PROTOCOLS, named, port_ref
 from .meta import validate_labels

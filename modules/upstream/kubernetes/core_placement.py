@@ -6,7 +6,7 @@ from typing import Any
 
 from modules.semantics.shapes import as_dict, as_int, as_list
 from modules.upstream.field import FieldError, duplicate, forbidden, invalid, not_supported, required
-from modules.upstream.vocabulary.names import label_value, qualified_name
+from modules.core.vocabulary.names import label_value, qualified_name
 
 from .values import as_str
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from modules.semantics.shapes import as_dict, as_int, as_list
 from modules.upstream.field import FieldError, duplicate, forbidden, invalid, not_supported, required
-from modules.upstream.vocabulary.go import atoi
-from modules.upstream.vocabulary.names import dns1123_label, dns1123_subdomain, legacy_ip_address, qualified_name
+from modules.core.vocabulary.go import atoi
+from modules.core.vocabulary.names import dns1123_label, dns1123_subdomain, legacy_ip_address, qualified_name
 
 from .core_container import (RESTART_POLICIES, SOURCE_REQUIRED, VOLUME_SOURCES, host_port_conflicts, named,
                              validate_container)

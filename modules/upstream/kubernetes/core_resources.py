@@ -8,7 +8,7 @@ from typing import Any
 
 from modules.semantics.shapes import as_dict, as_list
 from modules.upstream.field import FieldError, forbidden, invalid, not_supported, required
-from modules.upstream.vocabulary.names import qualified_name
+from modules.core.vocabulary.names import qualified_name
 
 from .pod_options import PodValidationOptions
 from .values import key_path, quantity

@@ -6,9 +6,9 @@ from typing import Any
 
 from modules.semantics.shapes import as_dict
 from modules.upstream.field import FieldError, invalid, required, too_long
-from modules.upstream.vocabulary.names import (dns1035_label, dns1123_label, dns1123_subdomain, ip_address,
+from modules.core.vocabulary.names import (dns1035_label, dns1123_label, dns1123_subdomain, ip_address,
                                                label_value, max_len_error, path_segment_name, qualified_name)
-from modules.upstream.vocabulary.scope import api_group, is_cluster_scoped
+from modules.core.vocabulary.scope import api_group, is_cluster_scoped
 
 TOTAL_ANNOTATION_SIZE = 256 * 1024
 

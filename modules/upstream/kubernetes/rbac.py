@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from modules.semantics.shapes import as_dict, as_list
-from modules.upstream.vocabulary.names import dns1123_subdomain, path_segment_name
+from modules.core.vocabulary.names import dns1123_subdomain, path_segment_name
 from modules.upstream.field import FieldError, invalid, not_supported, required
 from .values import as_str
 

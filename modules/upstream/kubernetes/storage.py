@@ -1,7 +1,7 @@
 """StorageClasses (``pkg/apis/storage/validation/validation.go``)."""
 from __future__ import annotations
 
-from modules.upstream.vocabulary.names import qualified_name
+from modules.core.vocabulary.names import qualified_name
 from modules.upstream.field import FieldError, invalid, not_supported, required
 from .values import as_str
 

@@ -16,7 +16,8 @@ from modules.core.quantity import parse_quantity
 from modules.semantics.shapes import as_dict, as_int, as_list, meta
 from modules.upstream.cluster import Cluster
 from modules.upstream.field import FieldError
-from modules.upstream.vocabulary.go import go_quote
+from modules.core.vocabulary.go import go_quote
+from modules.core.vocabulary.names import dns1123_subdomain
 from modules.upstream.webhook_error import refuse
 from modules.semantics.volcano import RUNTIME_KINDS, TRAINER as GROUP
 from modules.semantics.workloads import (ANCESTOR_STEP, NODE, QUEUE_ANNOTATION, find_runtime, is_mpi, job_patches,
@@ -37,7 +38,6 @@ TORCHTUNE_ENTRYPOINT = ["tune", "run"]
 TORCHTUNE_MODELS = ("llama3_2/1B", "llama3_2/3B", "llama3_3/70B", "qwen2_5/1.5B")
 TORCHTUNE_MULTINODE_MODEL = "llama3_3/70B"
 TORCHTUNE_IMMUTABLE = ("output_dir", "tokenizer.path", "checkpointer.checkpoint_dir", "tokenizer.merges_file")
-_DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _HTTP_PATH = re.compile(r"[A-Za-z0-9/\-._~%!$&'()*+,;=:]+")
 
 
@@ -229,9 +229,9 @@ def _domain_prefixed_path(value: object) -> str | None:
     host, sep, path = text.partition("/")
     if not sep or not host or not path:
         return 'must be a domain-prefixed path (such as "acme.io/foo")'
-    if len(host) > 253 or not all(_DNS1123_LABEL.fullmatch(label) for label in host.split(".")):
-        return ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "
-                "must start and end with an alphanumeric character")
+    host_errors = dns1123_subdomain(host)   # IsDomainPrefixedPath: the host as a DNS-1123 subdomain
+    if host_errors:
+        return host_errors[0]
     if not _HTTP_PATH.fullmatch(path):
         return "Invalid path"
     return None

@@ -18,7 +18,7 @@ from modules.semantics.shapes import as_dict, as_int, as_list
 from modules.upstream.cluster import Cluster
 from modules.semantics.training_kinds import GROUP, WEBHOOK_KINDS, JobKind
 from modules.upstream.field import FieldError, forbidden, invalid, not_supported, required
-from modules.upstream.vocabulary.names import dns1035_label
+from modules.core.vocabulary.names import dns1035_label
 from modules.upstream.webhook_error import coded
 
 MANAGED_BY = ("kubeflow.org/training-operator", "kueue.x-k8s.io/multikueue")

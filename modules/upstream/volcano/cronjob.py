@@ -7,13 +7,13 @@ import copy
 import re
 
 from modules.upstream.kubernetes.batch import cron_schedule_error
-from modules.upstream.vocabulary.names import qualified_name
+from modules.core.vocabulary.names import qualified_name
 from modules.semantics.shapes import as_dict, meta
 from modules.upstream.cluster import Cluster
 from modules.upstream.field import FieldError
 from modules.upstream.volcano.common import key
-from modules.upstream.vocabulary.go import go_quote
-from modules.upstream.vocabulary.timezones import zones
+from modules.core.vocabulary.go import go_quote
+from modules.core.vocabulary.timezones import zones
 from modules.upstream.webhook_error import refuse
 
 _TZ_PART = re.compile(r"[A-Za-z.\-_0-9+]{1,14}")

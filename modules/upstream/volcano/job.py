@@ -9,7 +9,7 @@ from __future__ import annotations
 from modules.core.quantity import parse_quantity
 from modules.upstream.kubernetes.core_pod import validate_pod_template
 from modules.upstream.kubernetes.pod_options import volcano_job_webhook
-from modules.upstream.vocabulary.names import dns1123_subdomain, qualified_name
+from modules.core.vocabulary.names import dns1123_subdomain, qualified_name
 from modules.semantics.partitions import partition_policies
 from modules.semantics.shapes import as_dict, as_int, as_list, meta
 from modules.upstream.cluster import Cluster

@@ -5,7 +5,7 @@ from __future__ import annotations
 from modules.semantics.shapes import annotations, as_dict
 from modules.upstream.cluster import Cluster
 from modules.upstream.field import FieldError
-from modules.upstream.vocabulary.go import INT32_MAX, atoi, go_quote, is_ascii_digits
+from modules.core.vocabulary.go import INT32_MAX, atoi, go_quote, is_ascii_digits
 from modules.upstream.webhook_error import refuse
 
 JDB_ANNOTATIONS = ("volcano.sh/jdb-min-available", "volcano.sh/jdb-max-unavailable")

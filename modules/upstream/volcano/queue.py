@@ -13,8 +13,8 @@ from decimal import Decimal
 from typing import Any, Iterable, Iterator
 
 from modules.core.quantity import parse_quantity
-from modules.upstream.vocabulary import resource as vres
-from modules.upstream.vocabulary.names import qualified_name
+from modules.core.vocabulary import resource as vres
+from modules.core.vocabulary.names import qualified_name
 from modules.semantics.shapes import annotations, as_dict, meta
 from modules.upstream.cluster import Cluster
 from modules.upstream.field import FieldError, invalid

@@ -16,12 +16,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from modules.core.vocabulary.resource_names import is_extended, scheduler_view
 from modules.semantics.minresources import (
     fill_counts,
     first_count_counts,
-    is_extended,
     pod_usage,
-    scheduler_view,
     volcano_gang_counts,
 )
 from modules.semantics.workloads import gang_of, workload_of

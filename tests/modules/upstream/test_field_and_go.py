@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from modules.upstream import field
-from modules.upstream.vocabulary.go import atoi, go_quote, go_value, is_ascii_digits
+from modules.core.vocabulary.go import atoi, go_quote, go_value, is_ascii_digits
 
 
 @pytest.mark.parametrize("error, text", [

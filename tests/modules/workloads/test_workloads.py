@@ -180,7 +180,7 @@ def test_gang_deployment_podgroup_has_the_names_volcano_writes():
     from decimal import Decimal
 
     from modules.core.quantity import parse_quantity
-    from modules.semantics.minresources import scheduler_view
+    from modules.core.vocabulary.resource_names import scheduler_view
     from modules.semantics.podspec import Reader, pod_requests
 
     bundle = shipped_bundle("prod")

@@ -17,7 +17,7 @@ from __future__ import annotations
 from decimal import ROUND_CEILING, Decimal
 from typing import Mapping
 
-from modules.semantics.minresources import scheduler_view
+from modules.core.vocabulary.resource_names import scheduler_view
 
 CPU, MEMORY, PODS, EPHEMERAL_STORAGE = "cpu", "memory", "pods", "ephemeral-storage"
 MIN_RESOURCE = 0.1                 # minResource

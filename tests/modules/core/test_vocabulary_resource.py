@@ -1,4 +1,4 @@
-"""Volcano's scheduler ``Resource`` (``modules/upstream/vocabulary/resource.py``) against upstream's
+"""Volcano's scheduler ``Resource`` (``modules/core/vocabulary/resource.py``) against upstream's
 own tables (``tables/volcano_resource_info.yaml``: volcano-sh/volcano v1.15.1
 ``pkg/scheduler/api/resource_info_test.go``), one test per upstream case, plus the behaviours
 the simulator and the queue webhook rely on that upstream's tables leave out."""
@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from modules.core.quantity import parse_quantity
-from modules.upstream.vocabulary import resource as res
+from modules.core.vocabulary import resource as res
 
 TABLES = yaml.safe_load((Path(__file__).parent / "tables" / "volcano_resource_info.yaml").read_text())
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import zoneinfo
 
-from modules.upstream.vocabulary.timezones import release, zones
+from modules.core.vocabulary.timezones import release, zones
 from modules.upstream.volcano.cronjob import validate_cronjob
 
 

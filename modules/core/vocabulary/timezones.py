@@ -4,7 +4,7 @@ Volcano's CronJob webhook (and the API server's CronJob ``timeZone``) resolve th
 ``time.LoadLocation``, whose answer depends on the zone database of the machine (or the one the
 binary embeds). A verdict here must not depend on the machine that runs trainstack, so the names come
 from one release of the database, vendored in ``timezones.json``: the ``tzdata/zones`` list of the
-``tzdata`` PyPI package (``python -m modules.upstream.vocabulary.timezones WHEEL`` regenerates it).
+``tzdata`` PyPI package (``python -m modules.core.vocabulary.timezones WHEEL`` regenerates it).
 The host's ``/usr/share/zoneinfo`` is never read: a slim image without one, or a host whose
 database holds ``localtime``, gives the same verdict as any other.
 """
@@ -43,9 +43,9 @@ def from_wheel(wheel: Path) -> dict:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m modules.upstream.vocabulary.timezones WHEEL``: print timezones.json from a tzdata wheel."""
+    """``python -m modules.core.vocabulary.timezones WHEEL``: print timezones.json from a tzdata wheel."""
     if len(argv) != 1 or not Path(argv[0]).is_file():
-        print("usage: python -m modules.upstream.vocabulary.timezones TZDATA_WHEEL", file=sys.stderr)
+        print("usage: python -m modules.core.vocabulary.timezones TZDATA_WHEEL", file=sys.stderr)
         return 2
     sys.stdout.write(json.dumps(from_wheel(Path(argv[0])), indent=0) + "\n")
     return 0

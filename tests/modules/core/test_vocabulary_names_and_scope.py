@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from modules.upstream.kubernetes.registry import validate_object
-from modules.upstream.vocabulary import names
-from modules.upstream.vocabulary.scope import BUILTIN_CLUSTER_SCOPED, is_cluster_scoped
+from modules.core.vocabulary import names
+from modules.core.vocabulary.scope import BUILTIN_CLUSTER_SCOPED, is_cluster_scoped
 
 _LABEL_KEY_REGEX = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
                     "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation "

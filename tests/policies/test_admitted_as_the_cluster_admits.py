@@ -1,5 +1,7 @@
-"""The objects issue 31 names, checked as a new user checks them: `trainstack check prod --manifests
-FILE` (the prod stack installs Volcano's VAPs: vapEnable defaults to true), the same on a copy of prod
+"""Objects the cluster refuses or admits for reasons trainstack once missed (CRD schemas, webhook
+selectors, policies as installed, core validation), checked as a new user checks them: `trainstack
+check prod --manifests FILE` (the prod stack installs Volcano's VAPs: vapEnable defaults to
+true), the same on a copy of prod
 with `vapEnable: false`, and `trainstack check --manifests FILE` outside any stack (the Volcano
 v1.15.1 chart's defaults assumed: no VAPs). Each refused object names the rule and the cluster's own
 words; each admitted one draws no admission finding.
@@ -181,7 +183,7 @@ def resource(obj: dict) -> str:
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory) -> dict[str, list[dict]]:
     admission, _ = require_shared_dirs()
-    folder = tmp_path_factory.mktemp("issue31")
+    folder = tmp_path_factory.mktemp("cluster-objects")
     manifests = folder / "objects.yaml"
     manifests.write_text(yaml.safe_dump_all(list(OBJECTS.values()), sort_keys=False))
     project = folder / "project"
