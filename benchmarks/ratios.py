@@ -1,4 +1,5 @@
-"""The speed figures as ratios, which hold when the machine is busy (absolute times do not).
+"""The speed figures as ratios of CPU times, which hold when the machine is busy (absolute and
+wall-clock times do not).
 
     python benchmarks/ratios.py            # measure at a small size, print JSON
     python benchmarks/ratios.py --record   # measure and store as the recorded baseline
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -35,7 +37,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 def pipeline(nodes: int = 1024) -> dict[str, float]:
     from pipeline_scale import measure
 
-    row = measure(nodes, preview=False)
+    row = measure(nodes, preview=False, clock=time.process_time)
     return {"render_write_over_floor": row["render_write_s"] / row["floor_s"],
             "check_over_floor": row["check_s"] / row["floor_s"]}
 
@@ -49,20 +51,25 @@ def placement(pods: int = 4, leaves: int = 8, nodes_per_leaf: int = 32, jobs: in
     fabric, _ = fabric_of(pods, leaves, nodes_per_leaf)
     work = workload(1, jobs, nodes_per_leaf)
     aware, oblivious, _ = makers(fabric, resource_names(fabric, work, {}), SchedulerSettings())
-    best_aware = min(time_strategy(aware, work)[0] for _ in range(repeat))
-    best_oblivious = min(time_strategy(oblivious, work)[0] for _ in range(repeat))
+    best_aware = min(time_strategy(aware, work, time.process_time)[0] for _ in range(repeat))
+    best_oblivious = min(time_strategy(oblivious, work, time.process_time)[0] for _ in range(repeat))
     return {"aware_over_oblivious": best_oblivious / best_aware}   # jobs/s ratio = inverse time ratio
 
 
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _best_processes(cmds: list[list[str]], env: dict, repeat: int) -> list[float]:
-    """Best wall time of each command, the commands taking turns (run by run), so a change of load
-    on a busy machine slows them alike."""
+    """Least CPU time (user + system, the process and its children) of each command, the commands
+    taking turns (run by run): CPU time, which other processes on a busy machine do not inflate."""
     best = [float("inf")] * len(cmds)
     for _ in range(repeat):
         for i, cmd in enumerate(cmds):
-            start = time.perf_counter()
+            start = _children_cpu()
             subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-            best[i] = min(best[i], time.perf_counter() - start)
+            best[i] = min(best[i], _children_cpu() - start)
     return best
 
 

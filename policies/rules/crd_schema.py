@@ -43,22 +43,23 @@ _FIX = {
 _SCHEMAS: dict[str, crds.Schemas] = {}
 
 
-def schemas() -> crds.Schemas:
-    """The CRD schemas of the configured folder, read once per process and folder."""
+def schemas(ctx: CheckContext | None = None) -> crds.Schemas:
+    """The CRD schemas of the configured folder, read once per process and folder; the folder is
+    located once per rule evaluation (``ctx``), not once per object."""
     from ..admission.loader import locate
 
-    folder = locate().crds
+    folder = ctx.remember("crd-schema:folder", lambda: locate().crds) if ctx is not None else locate().crds
     key = str(folder)
     if key not in _SCHEMAS:
         _SCHEMAS[key] = crds.load(Path(folder) if folder else None)
     return _SCHEMAS[key]
 
 
-def _entry(obj: dict) -> dict | None:
+def _entry(obj: dict, ctx: CheckContext | None = None) -> dict | None:
     api_version, kind = obj.get("apiVersion"), obj.get("kind")
     if not isinstance(api_version, str) or not isinstance(kind, str) or "/" not in api_version:
         return None
-    return schemas().find(api_version, kind)
+    return schemas(ctx).find(api_version, kind)
 
 
 def _enabled(ctx: CheckContext):
@@ -83,7 +84,7 @@ def _content(obj: dict) -> bytes:
 def admission(obj: dict, ctx: CheckContext) -> tuple[dict, apiextensions.Admission] | None:
     """(the CRD entry, what the API server makes of ``obj``), or None for an object of no known CRD.
     :class:`apiextensions.LimitError` for an object beyond the bounds evaluated."""
-    entry = _entry(obj)
+    entry = _entry(obj, ctx)
     if entry is None:
         return None
     enabled = _enabled(ctx)
@@ -117,7 +118,7 @@ def refused_by_schema(obj: dict, ctx: CheckContext) -> bool:
     except apiextensions.LimitError:
         return False
     if judged is None:   # a kind of a CRD read, in a version none serves: no resource to admit it to
-        return any(True for _ in _unserved(obj))
+        return any(True for _ in _unserved(obj, ctx))
     return bool(judged[1].errors)
 
 
@@ -132,7 +133,7 @@ def _schema_findings(obj: dict, ctx: CheckContext) -> Iterator[Finding | NotChec
         yield NotChecked(f"{where(obj, '')}: not schema-checked: {exc}")
         return
     if judged is None:
-        yield from _unserved(obj)
+        yield from _unserved(obj, ctx)
         return
     entry, result = judged
     crd = f"CRD {entry['crd']} ({entry['source']})"
@@ -150,13 +151,13 @@ def _schema_findings(obj: dict, ctx: CheckContext) -> Iterator[Finding | NotChec
                                 "it or correct its name.")
 
 
-def _unserved(obj: dict) -> Iterator[Finding]:
+def _unserved(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
     """A kind the CRDs define, in a version none of them serves: the API server has no such resource
     (apimachinery's ``NoKindMatchError``; kubectl stops before sending anything)."""
     api_version, kind = obj.get("apiVersion"), obj.get("kind")
     if not isinstance(api_version, str) or not isinstance(kind, str) or "/" not in api_version:
         return
-    served = schemas().served_versions(api_version.rpartition("/")[0], kind)
+    served = schemas(ctx).served_versions(api_version.rpartition("/")[0], kind)
     if served:
         group = api_version.rpartition("/")[0]
         yield Finding("apiVersion", f"{where(obj, 'apiVersion')}: the API server has no such resource: \"no matches "
