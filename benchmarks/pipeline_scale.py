@@ -84,9 +84,10 @@ def sdk_floor(objects: list[dict], options: bool = False) -> float:
     return time.perf_counter() - start
 
 
-def measure(nodes: int, preview: bool, clock=time.perf_counter) -> dict:
+def measure(nodes: int, preview: bool, clock=time.perf_counter, tmp_root: str | None = None) -> dict:
     """Runs inside the child process. ``clock``: wall time for the report; ``benchmarks/ratios.py``
-    passes ``time.process_time`` (CPU time, which a busy machine does not inflate)."""
+    passes ``time.process_time`` (CPU time, which a busy machine does not inflate) and a
+    memory-backed ``tmp_root`` (the disk's own speed is not trainstack's)."""
     from modules.core import yamlio
     from modules.core.config import load_project, load_stack
     from modules.core.output import bundle_files, write_tree
@@ -95,7 +96,7 @@ def measure(nodes: int, preview: bool, clock=time.perf_counter) -> dict:
     from policies.runner import bundle_objects, load_settings, run_rules
 
     out: dict = {"nodes": nodes}
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(dir=tmp_root) as tmp:
         folder = Path(tmp)
         make_project(folder, nodes)
         runs = []
