@@ -93,8 +93,9 @@ fails as the API server's does ("operation cancelled: actual cost limit exceeded
 about 10 ms per `check prod`. What the floor cannot count (more than 50,000 steps of its own) stays
 bounded by a safety net: evaluation runs in a child process (forked, or a fresh interpreter where
 other threads run, as in the pack) with the API server's runtime cost budget expressed as CPU time:
-0.25 s per expression and 1 s per object (the API server's per-call and per-object limits are
-calibrated to about 0.1 s and 1 s), and at most 256 MiB of memory per evaluation. An expression that
+1 s per expression and 4 s per object (generous: the API server's per-call and per-object limits,
+about 0.1 s and 1 s of cel-go, are applied by the cost floor; the child's CPU time also holds the
+machine's copy-on-write faults), and at most 256 MiB of memory per evaluation. An expression that
 runs out of it fails as one that runs out of cost budget fails in the API server (an error: denied
 under `failurePolicy: Fail`), is named in the finding, and is not run again in that process; the
 child is replaced. That verdict depends on the machine's speed: a safety net, not the cost model.
