@@ -97,7 +97,8 @@ other threads run, as in the pack) with the API server's runtime cost budget exp
 about 0.1 s and 1 s of cel-go, are applied by the cost floor; the child's CPU time also holds the
 machine's copy-on-write faults), and at most 256 MiB of memory per evaluation. An expression that
 runs out of it fails as one that runs out of cost budget fails in the API server (an error: denied
-under `failurePolicy: Fail`), is named in the finding, and is not run again in that process; the
+under `failurePolicy: Fail`), is named in the finding, and is not run again in that check (the
+verdict belongs to the objects it ran on, never to the next check); the
 child is replaced. That verdict depends on the machine's speed: a safety net, not the cost model.
 The per-object budget (10,000,000 over all of a policy's calls) is not counted. A `messageExpression` result
 over 5 KiB is not used (the static `message` is). A native panic of the library is caught and

@@ -39,6 +39,7 @@ from modules.core.wire import plain
 from modules.semantics.shapes import as_dict, labels, meta
 
 from . import cost, limits, worker
+from .reads import variables_in, common_path, fields_read
 from .jsonpatch import EvalError, apply_patch, rewrite_jsonpatch
 from .loader import Index
 
@@ -267,50 +268,6 @@ def _squash(text: str, limit: int = 240) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
-_OBJECT_PATH = re.compile(r"\b(?:object|oldObject)((?:\.[A-Za-z_]\w*+(?!\s*\())+)")
-_VARIABLE = re.compile(r"\bvariables\.([A-Za-z_]\w*)")
-
-
-def fields_read(source: str, variables: dict[str, str]) -> tuple[str, ...]:
-    """The deepest object fields an expression reads (through its variables too)."""
-    return _fields_read(source, tuple(variables.items()))
-
-
-@functools.lru_cache(maxsize=None)
-def _fields_read(source: str, variable_items: tuple) -> tuple[str, ...]:
-    variables = dict(variable_items)
-    seen, todo, texts = set(), [source], []
-    while todo:
-        text = todo.pop()
-        texts.append(text)
-        for name in _VARIABLE.findall(text):
-            if name not in seen and name in variables:
-                seen.add(name)
-                todo.append(variables[name])
-    paths = {m.lstrip(".") for text in texts for m in _OBJECT_PATH.findall(text)}
-    deepest = sorted(p for p in paths if not any(o.startswith(p + ".") for o in paths))
-    return tuple(deepest)
-
-
-@functools.lru_cache(maxsize=None)
-def _variables_in(source: str) -> tuple[str, ...]:
-    return tuple(_VARIABLE.findall(source))
-
-
-def common_path(paths: tuple[str, ...]) -> str:
-    if not paths:
-        return ""
-    split = [p.split(".") for p in paths]
-    out = []
-    for parts in zip(*split):
-        if len(set(parts)) != 1:
-            break
-        out.append(parts[0])
-    return ".".join(out)
-
-
-# --- JSON patch -------------------------------------------------------------------------------
-
 # --- the rule set -------------------------------------------------------------------------------
 
 _CORE_PLURALS = {"Endpoints": "endpoints", "NetworkPolicy": "networkpolicies", "PriorityClass": "priorityclasses",
@@ -408,6 +365,8 @@ class RuleSet:
         child (one per check, not one per object), the objects handed over with ``send`` read back
         first."""
         with self._lock:
+            if self._sent is None:
+                self._new_round()
             # before the wait: the child works meanwhile
             targets = (self._keyed_before(objects, namespaces, mutating)
                        or self._targets(objects, namespaces, mutating))
@@ -417,6 +376,12 @@ class RuleSet:
                 for key, out in zip(todo, self._isolated(list(todo.values()))):
                     self._remember(key, out)
             return [[] if item is None else self._answer(*item) for item in targets]
+
+    def _new_round(self) -> None:
+        """A new evaluation round (a `check`): run-time budget verdicts of the last one are forgotten
+        with the outcomes decided under them (``worker.forget_run_verdicts``)."""
+        if worker.forget_run_verdicts():
+            self._memo.clear()
 
     def _answer(self, key: str | None, target: Target) -> list[Denial | SkippedRule]:
         """The remembered outcome for ``target``, or its evaluation now."""
@@ -469,6 +434,7 @@ class RuleSet:
             return
         with self._lock:
             self._collect()
+            self._new_round()
             keyed = self._targets(objects, namespaces, mutating)
             self._sent = (list(objects), namespaces, keyed, mutating)
             todo = self._todo(keyed)
@@ -618,7 +584,7 @@ class RuleSet:
     def _uses_failed(self, source: str, errors: dict[str, Exception]) -> EvalError | NotEvaluable | None:
         """The error of the first failed variable ``source`` reads, of the same kind: a variable
         that could not be evaluated here makes the expression not evaluable, not denied."""
-        for name in _variables_in(source) if errors else ():
+        for name in variables_in(source) if errors else ():
             if name in errors:   # a variable that reads a failed one carries its error, not nested
                 text = str(errors[name])
                 return type(errors[name])(text if text.startswith("variable ") else f"variable {name!r}: {text}")

@@ -13,9 +13,9 @@ objects over a pipe (a whole check at once, `RuleSet.evaluate_all`) and sends ba
   ``limits.EVAL_MEMORY_BYTES``. The child's stderr is /dev/null: a native panic prints nothing.
 - Before each compile and each call the child writes the expression into a shared page. When the
   child dies, the parent reads which expression it was, remembers it as over budget (``over_budget``,
-  for the life of the process) and evaluates the object again in a fresh child, where that
-  expression fails at once with the reason: the API server's outcome for an expression that runs out
-  of cost budget (an error, denied under ``failurePolicy: Fail``), or, for one that crashed the
+  for the rest of the evaluation round, ``forget_run_verdicts``; a compile crash for the process)
+  and evaluates the object again in a fresh child, where that expression fails at once with the
+  reason: the API server's outcome for an expression that runs out of cost budget (an error, denied under ``failurePolicy: Fail``), or, for one that crashed the
   library's compiler, a rule not evaluated.
 - A worker may be started ahead of its first request (``start``) with a ``prime`` step list: the
   child then compiles the rule set's expressions right after the fork, each compile under the same
@@ -250,6 +250,19 @@ def stop_all() -> None:
             worker.stop()
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+def forget_run_verdicts() -> bool:
+    """Forget the expressions remembered as over budget while running on some object (compile
+    crashes stay: they are the expression's own). Such a verdict belongs to the object it ran on, so
+    it lasts one evaluation round (one `check`), never the life of the process; children that
+    inherited it are stopped and start again without it. Whether anything was forgotten."""
+    stale = [key for key in over_budget if not key.startswith("C:")]
+    for key in stale:
+        del over_budget[key]
+    if stale:
+        stop_all()
+    return bool(stale)
 
 
 class Worker:
