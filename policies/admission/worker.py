@@ -15,8 +15,9 @@ objects over a pipe (a whole check at once, `RuleSet.evaluate_all`) and sends ba
   child dies, the parent reads which expression it was, remembers it as over budget (``over_budget``,
   for the rest of the evaluation round, ``forget_run_verdicts``; a compile crash for the process)
   and evaluates the object again in a fresh child, where that expression fails at once with the
-  reason: the API server's outcome for an expression that runs out of cost budget (an error, denied under ``failurePolicy: Fail``), or, for one that crashed the
-  library's compiler, a rule not evaluated.
+  reason: the API server's outcome for an expression that runs out of cost budget (an error, denied
+  under ``failurePolicy: Fail``), or, for one that crashed the library's compiler, a rule not
+  evaluated.
 - A worker may be started ahead of its first request (``start``) with a ``prime`` step list: the
   child then compiles the rule set's expressions right after the fork, each compile under the same
   CPU timer an object's evaluation has, while the parent goes on (`check` loads and renders the
