@@ -449,10 +449,17 @@ class Calls:
 
     def __init__(self) -> None:
         self.trees: dict[str, tuple | None] = {}
+        self.spent = 0   # the floors of this policy's calls on this object (``new_budget`` resets it)
+
+    def new_budget(self) -> None:
+        """A policy (or a CRD's rules) starts on an object: the per-object budget is whole again."""
+        self.spent = 0
 
     def over_limit(self, source: str, values: Mapping[str, Any]) -> str | None:
         """The API server's error when ``source`` on ``values`` is sure to pass the per-call cost
-        limit, else None (and None when this parser does not read it)."""
+        limit, or the calls so far on this object are sure to pass the per-object budget
+        (``RUNTIME_COST_BUDGET``, counted from the floors, so never early); else None (and None when
+        this parser does not read it)."""
         if source not in self.trees:
             try:
                 tree = parse(source)
@@ -468,10 +475,15 @@ class Calls:
             return None
         except Exception:   # noqa: BLE001 - a fault here must never decide a verdict: the safety net does
             return None
-        if est.cost <= PER_CALL_LIMIT:
+        if est.cost > PER_CALL_LIMIT:
+            return (f"operation cancelled: actual cost limit exceeded (on this object the expression costs more "
+                    f"than {PER_CALL_LIMIT:,}, the API server's per-call CEL cost limit, by cel-go's cost model)")
+        self.spent += est.cost
+        if self.spent <= RUNTIME_COST_BUDGET:
             return None
-        return (f"operation cancelled: actual cost limit exceeded (on this object the expression costs more than "
-                f"{PER_CALL_LIMIT:,}, the API server's per-call CEL cost limit, by cel-go's cost model)")
+        return (f"validation failed due to running out of cost budget, no further validation rules will be run "
+                f"(this object's calls cost more than {RUNTIME_COST_BUDGET:,}, the API server's per-object CEL "
+                "cost budget, by cel-go's cost model)")
 
 
 _CEL_GO_UNIT = frozenset({"!", "-", "*", "/", "%", "[]", "size", "int", "uint", "double", "bool", "type",

@@ -100,7 +100,9 @@ runs out of it fails as one that runs out of cost budget fails in the API server
 under `failurePolicy: Fail`), is named in the finding, and is not run again in that check (the
 verdict belongs to the objects it ran on, never to the next check); the
 child is replaced. That verdict depends on the machine's speed: a safety net, not the cost model.
-The per-object budget (10,000,000 over all of a policy's calls) is not counted. A `messageExpression` result
+The per-object budget (10,000,000 over all of a policy's calls on one object, and over a CRD's
+rules) is counted from the same floors: a call that takes the sum past it fails as the API server's
+does ("validation failed due to running out of cost budget, no further validation rules will be run"). A `messageExpression` result
 over 5 KiB is not used (the static `message` is). A native panic of the library is caught and
 reported as a compile or run-time error, never a crash.
 

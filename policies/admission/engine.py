@@ -528,11 +528,15 @@ class RuleSet:
                    "dryRun": True, "userInfo": {"username": "trainstack"}}
         current = target.obj
         for policy in (p for p in policies if target.mutating and p["kind"] == "MutatingAdmissionPolicy"):
+            scope.costs.new_budget()
             current, outcomes = self._mutate(policy, current, request, target, scope)
             yield from outcomes
         if crd and crd["rules"]:
-            yield from self._crd_rules(crd, current, self.scope("crd"))
+            crd_scope = self.scope("crd")
+            crd_scope.costs.new_budget()
+            yield from self._crd_rules(crd, current, crd_scope)
         for policy in (p for p in policies if p["kind"] == "ValidatingAdmissionPolicy"):
+            scope.costs.new_budget()   # the runtime cost budget is each policy's, on each object
             yield from self._validate(policy, current, request, target, scope)
 
     # -- admission policies --

@@ -167,3 +167,18 @@ def test_per_call_floors_never_charge_more_than_cel_go():
     assert calls({}, values).floor(cost.parse("object.metadata.name.startsWith('" + "x" * 900 + "')")).cost == 2
     # a Kubernetes library function may cost 0 at run time: counted as 0
     assert calls({}, values).floor(cost.parse("object.spec.items.map(i, quantity('1'))")).cost == 301
+
+
+def test_the_per_object_budget_adds_up_each_call_on_the_object():
+    """RuntimeCELCostBudget (10,000,000) is the policy's on one object: calls each under the per-call
+    limit (729,000 apiece) pass it at the 14th (13 x 729,000 = 9,477,000; 14 x = 10,206,000), and a
+    new budget (the next policy, or the next object) starts from nothing."""
+    loop = "object.spec.items.all(a, object.spec.items.all(b, object.spec.items.all(c, true)))"
+    values = {"object": {"spec": {"items": list(range(90))}}}
+    calls = cost.Calls()
+    said = [calls.over_limit(loop, values) for _ in range(14)]
+    assert said[:13] == [None] * 13
+    assert said[13].startswith("validation failed due to running out of cost budget, no further validation rules "
+                               "will be run")
+    calls.new_budget()
+    assert calls.over_limit(loop, values) is None
