@@ -275,7 +275,7 @@ def is_qualified_name(value: str) -> bool:
     return isinstance(value, str) and not qualified_name(value)
 
 
-def _sloppy_ip(value: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+def sloppy_ip(value: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     """``netutils.ParseIPSloppy`` (Go's ``net.ParseIP`` before 1.17): IPv4 octets may have leading
     zeros (read as decimal); no IPv6 zone."""
     if "%" in value or not value.isascii():
@@ -294,13 +294,13 @@ def _sloppy_ip(value: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | No
 def legacy_ip_address(value: str) -> list[str]:
     """``IsValidIPForLegacyField`` without strict validation: any address ``ParseIPSloppy`` reads
     (leading zeros, non-canonical IPv6 spellings admitted)."""
-    return [] if _sloppy_ip(value) is not None else ["must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"]
+    return [] if sloppy_ip(value) is not None else ["must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"]
 
 
 def ip_address(value: str) -> list[str]:
     """``IsValidIP`` (``pkg/util/validation/ip.go``): an IP address with no leading zeros, not
     IPv4-mapped, in canonical form (what an ``IPAddress`` object is named)."""
-    ip = _sloppy_ip(value)
+    ip = sloppy_ip(value)
     if ip is None:
         return ["must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"]
     out = []

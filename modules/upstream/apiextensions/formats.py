@@ -14,13 +14,13 @@ from __future__ import annotations
 import base64
 import functools
 import binascii
-import ipaddress
 import re
 from datetime import date, datetime
 from typing import Callable
 
 from modules.core.patterns import compile_go
 from modules.core.vocabulary.go import atoi
+from modules.core.vocabulary.names import sloppy_ip
 
 # The supported formats at compatibility version 1.35, normalised (dashes removed).
 SUPPORTED = frozenset({
@@ -82,14 +82,7 @@ def _ipv4(text: str) -> bool:
 
 
 def _ip_sloppy(text: str) -> bool:
-    if ":" in text:
-        try:
-            ipaddress.IPv6Address(text)
-            return True
-        except ValueError:
-            return False
-    parts = text.split(".")
-    return len(parts) == 4 and all(p.isascii() and p.isdigit() and len(p) <= 3 and int(p) <= 255 for p in parts)
+    return sloppy_ip(text) is not None   # netutils.ParseIPSloppy: no IPv6 zone (Python's would take one)
 
 
 def _ipv6(text: str) -> bool:

@@ -13,12 +13,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from modules.core.vocabulary.go import INT64_MAX
+
 DEFAULT_TOLERANCE = 0.1               # --horizontal-pod-autoscaler-tolerance
 CPU_INITIALIZATION_PERIOD = 300.0     # --horizontal-pod-autoscaler-cpu-initialization-period (5m)
 INITIAL_READINESS_DELAY = 30.0        # --horizontal-pod-autoscaler-initial-readiness-delay (30s)
 CPU = "cpu"
 MAX_INT32 = 2**31 - 1
-MAX_INT64 = 2**63 - 1
 
 
 class HPAError(Exception):
@@ -278,8 +279,8 @@ def per_pod_replicas(status_replicas: int, usage: int, target: int, tolerances: 
     ratio = usage / (target * status_replicas) if status_replicas else math.inf
     if not tolerances.within(ratio):
         replicas = _ceil_int32(usage / target)
-    if usage >= MAX_INT64 or not status_replicas:
-        return Proposal(replicas, min(usage, MAX_INT64))
+    if usage >= INT64_MAX or not status_replicas:
+        return Proposal(replicas, min(usage, INT64_MAX))
     return Proposal(replicas, int(math.ceil(usage / status_replicas)))
 
 
@@ -287,8 +288,8 @@ def external_sum(values: list[int]) -> int:
     """The External metric's value: the sum of every series the selector returns (capped at int64)."""
     total = 0
     for value in values:
-        if value > 0 and total > MAX_INT64 - value:
-            return MAX_INT64
+        if value > 0 and total > INT64_MAX - value:
+            return INT64_MAX
         total += value
     return total
 

@@ -14,7 +14,7 @@ from typing import Any, Iterable, Iterator
 
 from modules.core.quantity import parse_quantity
 from modules.core.vocabulary import resource as vres
-from modules.core.vocabulary.names import qualified_name
+from modules.core.vocabulary.resource_names import is_extended
 from modules.semantics.shapes import annotations, as_dict, meta
 from modules.upstream.cluster import Cluster
 from modules.upstream.field import FieldError, invalid
@@ -45,10 +45,7 @@ def _quantity(value: object) -> Decimal | None:
 def is_integer_resource(name: str) -> bool:
     """``helper.IsIntegerResourceName``: a quota count, or an extended resource (a domain-prefixed
     name outside ``kubernetes.io/`` whose ``requests.<name>`` is a qualified name)."""
-    if name in INTEGER_RESOURCES:
-        return True
-    native = "/" not in name or "kubernetes.io/" in name
-    return not native and not name.startswith("requests.") and not qualified_name(f"requests.{name}")
+    return name in INTEGER_RESOURCES or is_extended(name)
 
 
 def canonical(q: Decimal) -> str:

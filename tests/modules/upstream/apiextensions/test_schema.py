@@ -198,3 +198,10 @@ def test_a_crd_folder_with_hostile_files_loads_what_it_can_and_says_what_it_skip
     assert set(result.by_gvk) == {"example.com/v1/Good"}
     assert any("deep.yaml" in p and "deeper than 64" in p for p in result.problems)
     assert any(p.startswith("broken.yaml: not read") for p in result.problems)
+
+
+@pytest.mark.parametrize("text, ok", [("fe80::1", True), ("fe80::1%eth0", False), ("2001:db8::1", True)])
+def test_ipv6_format_reads_as_go_parse_ip_without_a_zone(text, ok):
+    """kube-openapi's ipv6 format is Go's net.ParseIP with a colon: an IPv6 zone is no address
+    (Python's ipaddress would take one); one reader, the vocabulary's sloppy_ip, decides."""
+    assert formats.valid("ipv6", text) is ok
