@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
+from modules.core.vocabulary.go import parse_bool
+
 from .shapes import as_dict, as_list
 
 PREEMPT, RECLAIM, GANG_PREEMPT, GANG_RECLAIM = "preempt", "reclaim", "gangpreempt", "gangreclaim"
@@ -179,8 +181,6 @@ def walk_tiers(tiers: Sequence[Sequence[str]], candidates: list[Any], filters: d
 # strconv.ParseBool reads) and actions/gangpreempt|gangreclaim (maxDomains: default 8, <= 0 falls
 # back to 8; allowWholeBundle: default true).
 
-GO_BOOLS = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
-            "0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False}
 DEFAULT_MAX_DOMAINS = 8
 
 
@@ -201,9 +201,8 @@ def go_bool(args: dict, key: str, default: bool) -> bool:
     value = args.get(key)
     if isinstance(value, bool):
         return value
-    if isinstance(value, str):
-        return GO_BOOLS.get(value, default)
-    return default
+    parsed = parse_bool(value)
+    return default if parsed is None else parsed
 
 
 @dataclass(frozen=True)

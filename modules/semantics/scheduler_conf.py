@@ -303,7 +303,8 @@ def _values_conf(values: dict, shown: str, path: str) -> tuple[dict, str, str]:
     if conf_file != "config/volcano-scheduler.conf":
         raise InputError(shown, f"{path}basic.scheduler_config_file", f"only the chart's default conf file "
                          f"(config/volcano-scheduler.conf) is known here, got {conf_file!r}; give the conf itself")
-    return yaml.safe_load(CHART_DEFAULT_CONF), CHART_DEFAULT_CONF, CHART_DEFAULT_SOURCE
+    default = chart_default()
+    return default.conf, default.text, default.source
 
 
 def read_conf_text(text: str, shown: str) -> ConfRead:
@@ -344,7 +345,7 @@ def from_objects(objects: Iterable[dict], shown: str) -> ConfRead | None:
                 if found.default_conf not in ("", "config/volcano-scheduler.conf"):
                     raise InputError(where, "spec.values.basic.scheduler_config_file",
                                      f"only the chart's default conf file is known here, got {found.default_conf!r}")
-                return ConfRead(yaml.safe_load(CHART_DEFAULT_CONF), CHART_DEFAULT_CONF, CHART_DEFAULT_SOURCE)
+                return chart_default()
             return ConfRead(_parsed(found.text, where, found.path), str(found.text),
                             f"{found.path} of {found.obj.get('kind')} {_name_of(found.obj)}")
     chosen, notes = mounted_conf(objects)
@@ -357,4 +358,5 @@ def from_objects(objects: Iterable[dict], shown: str) -> ConfRead | None:
 
 
 def chart_default() -> ConfRead:
+    """The Volcano chart's own conf at the pinned tag (``config/volcano-scheduler.conf``)."""
     return ConfRead(yaml.safe_load(CHART_DEFAULT_CONF), CHART_DEFAULT_CONF, CHART_DEFAULT_SOURCE)

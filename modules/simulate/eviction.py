@@ -46,6 +46,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from modules.core.errors import InputError
 from modules.semantics import eviction as walk_model
+from modules.core.vocabulary.go import parse_bool
 from modules.core.vocabulary.resource_names import scheduler_view
 from modules.semantics.podspec import Reader, amounts
 from modules.semantics.workloads import pod_group
@@ -189,12 +190,7 @@ class Eviction:
 # --- reading the objects ---------------------------------------------------------------------
 
 def _bool(value: Any) -> bool | None:
-    text = str(value).strip()
-    if text in ("1", "t", "T", "true", "TRUE", "True"):
-        return True
-    if text in ("0", "f", "F", "false", "FALSE", "False"):
-        return False
-    return None
+    return parse_bool(str(value).strip())
 
 
 def _preemptable(obj: dict) -> bool | None:

@@ -22,6 +22,7 @@ from itertools import chain
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
+from modules.core.vocabulary.go import parse_bool
 from modules.core.wire import release_manifest
 from modules.semantics.capacity import counted
 from modules.semantics.scheduler_conf import conf_in_effect, conf_plugins, parse_conf
@@ -32,8 +33,6 @@ from .cluster import TOP, Cluster, Need
 from .jobs import Enforced, Job, Partition, effective, tier_label
 
 BASELINE_WEIGHTS = {"cpu": 1, "memory": 1, "nvidia.com/gpu": 5}   # Volcano's default scheduler conf
-GO_BOOLS = {**dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),      # strconv.ParseBool
-            **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False)}
 
 
 @dataclass(frozen=True)
@@ -605,7 +604,8 @@ def settings_from_conf(text: str, source: str) -> SchedulerSettings:
     weight = args.get("weight")
     plugin_weight = weight if isinstance(weight, int) and not isinstance(weight, bool) and weight >= 0 else 1
     enable = args.get("hypernode.binpack.normal-pod.enable", True)      # Go's GetBool: a bool or ParseBool text
-    enable = GO_BOOLS.get(enable, True) if isinstance(enable, str) else enable
+    if isinstance(enable, str):
+        enable = parse_bool(enable) is not False   # text that is no boolean leaves the default, true
     fading = args.get("hypernode.binpack.normal-pod.fading", 0.8)      # GetFloat64: a float or an int
     fading = float(fading) if isinstance(fading, (int, float)) and not isinstance(fading, bool) else 0.8
     described = ", ".join(f"{k} {v}" for k, v in weights.items())

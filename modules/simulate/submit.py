@@ -39,7 +39,8 @@ PREDICATE_FIELDS = ("nodeSelector", "affinity", "tolerations", "priorityClassNam
 NOT_SUBMITTED = ("JobSet", "CronJob", "Service", "ConfigMap")
 
 
-def _quantity(value: Decimal) -> str:
+def quantity_text(value: Decimal) -> str:
+    """A quantity as a pod's resource list writes it (``Decimal('2.50')`` -> ``2.5``)."""
     return format(value.normalize(), "f")
 
 
@@ -72,7 +73,7 @@ def workload_objects(workload: Workload, obj: dict, context: list[dict], queue: 
         group["spec"]["priorityClassName"] = workload.priority_class
     minres = workload.min_resources()
     if minres:
-        group["spec"]["minResources"] = {k: _quantity(v) for k, v in minres.items()}
+        group["spec"]["minResources"] = {k: quantity_text(v) for k, v in minres.items()}
     topology = _topology(obj, context)
     if topology is not None:
         group["spec"]["networkTopology"] = topology
@@ -93,7 +94,7 @@ def workload_objects(workload: Workload, obj: dict, context: list[dict], queue: 
         if isinstance(classes.get(spec.get("priorityClassName")), int):
             spec["priority"] = classes[spec["priorityClassName"]]     # what admission resolves
         spec["containers"] = [{"name": "main", "resources": {
-            "requests": {k: _quantity(v) for k, v in pod_set.requests.items()}}}]
+            "requests": {k: quantity_text(v) for k, v in pod_set.requests.items()}}}]
         for pod_name in pod_names(workload, pod_set):
             notes = {GROUP_ANNOTATION: name}
             if workload.kind == "Job":

@@ -14,21 +14,18 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import timedelta
-from decimal import Decimal
 from pathlib import Path
 
-import yaml
 
 from modules.core.errors import InputError
 from modules.semantics import eviction as walk_model
-from modules.semantics.scheduler_conf import CHART_DEFAULT_CONF, chart_default, from_objects, read_conf_text
+from modules.semantics.scheduler_conf import chart_default, from_objects, read_conf_text
 from modules.semantics.session import EPOCH
 from modules.semantics.shapes import is_kind, meta
 
 from . import cycle, explain, submit, whatif_topology
 from .eviction import Eviction, Session, read_cluster, selectors, show_res, vres
 
-DEFAULT_CONF = yaml.safe_load(CHART_DEFAULT_CONF)   # the chart's default conf at the pinned tag
 
 
 @dataclass
@@ -47,10 +44,6 @@ class WhatIf:
     refused: list[explain.Refusal] = field(default_factory=list)   # candidates refused, when it waits
     steps: list[str] = field(default_factory=list)     # why an action did nothing for the job as a whole
     lacks: str = ""                                    # what it needs against what it may use
-
-
-def _quantity(value: Decimal) -> str:
-    return format(value.normalize(), "f")
 
 
 def submitted(path: Path, shown: str, queue: str | None, context: list[dict] | None = None,
@@ -336,7 +329,7 @@ def running_objects(result, path: Path, shown: str, context: list[dict] | None =
                    "metadata": {"name": pod_name, "namespace": namespace,
                                 "annotations": {"scheduling.k8s.io/group-name": job.name}},
                    "spec": {"nodeName": names[node], "containers": [{"name": "main", "resources": {
-                       "requests": {k: _quantity(v) for k, v in requests.get(pod_name, {}).items()}}}]},
+                       "requests": {k: submit.quantity_text(v) for k, v in requests.get(pod_name, {}).items()}}}]},
                    "status": {"phase": "Running"}}
             if priority:
                 pod["spec"]["priorityClassName"] = priority

@@ -70,6 +70,16 @@ def atoi(text: str, bits: int = 64) -> int | None:
     return value if low <= value <= high else None
 
 
+# strconv.ParseBool: exactly these spellings
+GO_BOOLS = {**dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
+            **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False)}
+
+
+def parse_bool(text: object) -> bool | None:
+    """``strconv.ParseBool``: the boolean, or None where Go returns an error."""
+    return GO_BOOLS.get(text) if isinstance(text, str) else None
+
+
 def is_ascii_digits(text: str) -> bool:
     """True for a non-empty run of ``0``-``9`` (``str.isdigit`` also accepts ``²`` and ``٣``)."""
     return bool(text) and text.isascii() and text.isdigit()

@@ -12,7 +12,9 @@ from modules.core.errors import InputError
 from modules.simulate.eviction import RELEASING, read_cluster
 from modules.simulate.objects import by_kind, read_nodes, read_pod
 from modules.simulate.snapshot import load_cluster, snapshot_from_objects
-from modules.simulate.whatif import DEFAULT_CONF
+from modules.semantics.scheduler_conf import chart_default
+
+DEFAULT_CONF = chart_default().conf   # the chart's default conf at the pinned tag
 
 
 def _node(name, alloc=None, capacity=None, taints=(), cordoned=False, **labels):

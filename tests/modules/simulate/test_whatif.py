@@ -190,7 +190,7 @@ def _group(name, created=None, priority=None, queue_name="research"):
 
 def test_job_priority_falls_back_to_the_global_default_class_and_order_to_creation_time():
     from modules.simulate.eviction import Session, read_cluster
-    from modules.simulate.whatif import DEFAULT_CONF
+    from modules.semantics.scheduler_conf import chart_default
 
     objects = [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "normal"},
                 "value": 500, "globalDefault": True},
@@ -201,7 +201,7 @@ def test_job_priority_falls_back_to_the_global_default_class_and_order_to_creati
                _group("a-newer", "2026-03-01T00:00:00Z"), _group("b-older", "2026-01-01T00:00:00Z"),
                _group("c-unknown-class", "2026-02-01T00:00:00Z", priority="gone"),
                _group("d-low", "2025-01-01T00:00:00Z", priority="low")]
-    cluster = read_cluster([(f"document {i}", o) for i, o in enumerate(objects)], "snap.yaml", DEFAULT_CONF)
+    cluster = read_cluster([(f"document {i}", o) for i, o in enumerate(objects)], "snap.yaml", chart_default().conf)
     assert {k: j.priority for k, j in cluster.jobs.items()} == {
         "research/a-newer": 500, "research/b-older": 500, "research/c-unknown-class": 500, "research/d-low": 10}
     ssn = Session(cluster)

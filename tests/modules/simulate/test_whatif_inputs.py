@@ -10,9 +10,11 @@ import pytest
 import yaml
 
 from modules.simulate.eviction import read_cluster
-from modules.simulate.whatif import DEFAULT_CONF
+from modules.semantics.scheduler_conf import chart_default
 from tests.modules.simulate.test_whatif import NEW_CONF, OLD_CONF, SUBMIT, node, queue, snapshot
 from tests.support.cli import run
+
+DEFAULT_CONF = chart_default().conf   # the chart's default conf at the pinned tag
 
 
 def _cm(conf: str, name="volcano-scheduler-configmap", namespace="volcano-system", **annotations) -> dict:
