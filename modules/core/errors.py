@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from .secrets import escape_controls, redact, redact_value
@@ -33,6 +34,11 @@ class InputError(Exception):
 
     def __str__(self) -> str:
         return f"{self.file}: {self.path}: {self.message}" if self.path else f"{self.file}: {self.message}"
+
+
+def listing(items: Sequence[str], limit: int = 5) -> str:
+    """The first ``limit`` items, then how many more: ``a, b and 3 more``."""
+    return ", ".join(items[:limit]) + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
 def show(value: object, limit: int = 60) -> str:

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from modules.core.config import Project, StackConfig, load_stack
+from modules.core.errors import listing
 from modules.core.quantity import parse_quantity
 from modules.core.render import render
 from modules.core.selectors import selector_matches
@@ -152,8 +153,7 @@ def _more_notes(more: Mapping[tuple[str, str], _More]) -> list[str]:
     for (pool, resource), entry in sorted(more.items()):
         low, high = min(entry.live), max(entry.live)
         live = _amount(resource, low) + ("" if low == high else f" to {_amount(resource, high)}")
-        shown = ", ".join(entry.nodes[:NAMED]) + (f" and {len(entry.nodes) - NAMED} more"
-                                                  if len(entry.nodes) > NAMED else "")
+        shown = listing(entry.nodes, NAMED)
         notes.append(f"{len(entry.nodes)} node(s) of node pool {pool} allocate {resource} {live}, more than the "
                      f"{_amount(resource, entry.declared)} the stack declares ({shown}): not drift; plans made "
                      "from the stack leave the difference unused")
@@ -270,7 +270,7 @@ def _conflict_findings(stack: Fabric, rendered: Mapping[str, dict],
 def _hypernode_findings(rendered: Mapping[str, dict], live: Mapping[str, dict]) -> list[Finding]:
     if rendered and not live:   # one line, not one per HyperNode and node
         names = sorted(rendered)
-        shown = ", ".join(names[:NAMED]) + (f" and {len(names) - NAMED} more" if len(names) > NAMED else "")
+        shown = listing(names, NAMED)
         return [Finding("missing", "HyperNode", f"(all {len(names)})", f"the snapshot holds no HyperNode; render "
                         f"writes {shown}. If the cluster has them, take the snapshot with kubectl get "
                         "hypernodes,nodes -o yaml; the nodes' leaves are not compared", names, [])]

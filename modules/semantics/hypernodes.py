@@ -24,6 +24,8 @@ import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from modules.core.errors import listing
+
 ERROR, WARNING = "error", "warning"
 RULE = "hypernode-tree-valid"   # the policy rule these checks back; fabric errors carry its id
 
@@ -123,10 +125,6 @@ class Graph:
 def _and(items: Sequence[object]) -> str:
     items = [str(i) for i in items]
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
-
-
-def _listing(items: Sequence[str], limit: int = 5) -> str:
-    return ", ".join(items[:limit]) + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
 # --- the checks, each once ------------------------------------------------------------------
@@ -319,7 +317,7 @@ def shared_nodes(g: Graph) -> Iterator[Problem]:
                     earlier.setdefault(first, {}).setdefault(node, []).append(v.name)
     for (name, i), nodes in [*later.items(), *((k, n) for k, n in earlier.items() if k not in later)]:
         (node, others), *rest = sorted(nodes.items())
-        more = f" (and {len(rest)} more of its nodes: {_listing([n for n, _ in rest])})" if rest else ""
+        more = f" (and {len(rest)} more of its nodes: {listing([n for n, _ in rest])})" if rest else ""
         count = "two" if len(others) == 1 else str(len(others) + 1)
         message = (f"node {node!r} is under {count} leaves, {_and([repr(o) for o in sorted(others)] + [repr(name)])}"
                    f"{more}; each node must be in exactly one (Volcano picks one at random otherwise, so placement "
@@ -336,7 +334,7 @@ def uncovered(g: Graph) -> Iterator[Problem]:
     loose = tuple(n for n in g.inventory if n not in placed)
     if loose:
         yield Problem("uncovered", "", "members", (
-            f"{len(loose)} node(s) hang off no leaf {g.noun} ({_listing(g.compress(list(loose)), 3)}); they are in "
+            f"{len(loose)} node(s) hang off no leaf {g.noun} ({listing(g.compress(list(loose)), 3)}); they are in "
             "no HyperNode, so only jobs without a hard network topology can use them"), level=WARNING, nodes=loose)
 
 

@@ -6,16 +6,16 @@ volumes and the container mounts, which each kind places where it carries them.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from modules.core.vocabulary.names import is_dns1123_label
 
 if TYPE_CHECKING:
     from modules.core.context import RenderContext
 
 SHM_PATH = "/dev/shm"
 RESERVED_VOLUMES = ("dshm", "probe")   # the volumes trainstack's pods already carry
-_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ def stack_claims(ctx: "RenderContext") -> dict[str, set[str]]:
 def volume_name(claim: str, taken: set[str]) -> str:
     """The pod volume of a claim: its own name where that is a valid volume name (a DNS-1123 label),
     else ``claim-<n>``."""
-    if len(claim) <= 63 and _LABEL.fullmatch(claim) and claim not in RESERVED_VOLUMES and claim not in taken:
+    if is_dns1123_label(claim) and claim not in RESERVED_VOLUMES and claim not in taken:
         return claim
     n = 0
     while f"claim-{n}" in taken:

@@ -40,9 +40,11 @@ def _fix(error: FieldError) -> str:
 
 
 def _gates(ctx: CheckContext) -> frozenset[str]:
+    """The stack's feature gates, read once per evaluation."""
     if ctx.stack is None:
         return frozenset()
-    return frozenset(str(g) for g in ctx.stack.values.get("featureGates") or ())
+    return ctx.remember("kubernetes-api-validation:gates",
+                        lambda: frozenset(str(g) for g in ctx.stack.values.get("featureGates") or ()))
 
 
 def _api_validation(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
