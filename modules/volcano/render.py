@@ -1,12 +1,11 @@
 """The Volcano chart release (scheduler configuration, discovery), tenant Queues and PriorityClasses."""
 from __future__ import annotations
 
-import re
 
 from modules.core.bundle import ChartRelease, Resource, release_key
 from modules.core.context import RenderContext
 from modules.core.quantity import parse_quantity
-from modules.core.vocabulary.resource_names import is_extended
+from modules.core.vocabulary.resource_names import is_device_count, is_extended
 from modules.upstream.volcano.mutation import settle_webhook_defaults
 
 from . import scheduler_conf
@@ -197,7 +196,7 @@ def _check_counts(ctx: RenderContext, path: str, q: dict) -> None:
         for resource, amount in q[part].items():
             if not is_extended(resource):
                 continue
-            if isinstance(amount, bool) or not (isinstance(amount, int) or re.fullmatch(r"[0-9]+", str(amount))):
+            if not is_device_count(amount):
                 raise ctx.expected(f"{path}.{part}.{resource}", f"a whole number of devices such as 8 ({resource} "
                                    "is an extended resource: it counts devices, and a unit suffix or fraction "
                                    "makes it another number)", amount)

@@ -1,13 +1,12 @@
 """Platform-owned workloads: Volcano Jobs, TrainJobs, gang Deployments (+ PodGroups), PyTorchJobs."""
 from __future__ import annotations
 
-import re
 from decimal import Decimal
 
 from modules.core.bundle import Resource
 from modules.core.context import RenderContext
 from modules.runtimes import pods
-from modules.core.vocabulary.resource_names import is_extended
+from modules.core.vocabulary.resource_names import is_device_count, is_extended
 from modules.semantics.minresources import pod_usage
 from modules.semantics.podspec import Reader, container_requests, merge_resources, pod_requests
 from modules.storage import volumes
@@ -240,7 +239,7 @@ def _node_amounts(ctx: RenderContext, path: str, runtime: runtimes.Runtime, per_
             continue
         given = [part for part in ("requests", "limits") if name in per_node.get(part, {})]
         for part in given:
-            if not re.fullmatch(r"[0-9]+", str(per_node[part][name])):
+            if not is_device_count(per_node[part][name]):
                 raise ctx.expected(f"{path}.resourcesPerNode.{part}.{name}", f"a whole number of devices such "
                                    f"as 8 ({name} is an extended resource: it counts devices)", per_node[part][name])
         request, limit = merged["requests"].get(name), merged["limits"].get(name)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Mapping
 
+from .go import is_ascii_digits
 from .names import is_qualified_name
 
 REQUESTS = "requests."      # v1.DefaultResourceRequestsPrefix
@@ -34,3 +35,11 @@ def scheduler_view(min_resources: Mapping[str, Decimal]) -> dict[str, Decimal]:
     """The names of a minResources that Volcano's scheduler reads (``NewResource``), with their amounts."""
     return {name: amount for name, amount in min_resources.items()
             if name in COMPUTE or name == "pods" or (not name.startswith("count/") and is_scalar(name))}
+
+
+def is_device_count(amount: object) -> bool:
+    """An extended resource's amount as a whole number of devices: ``8`` or ``"8"``, never a unit
+    suffix, a fraction or a boolean (``100Gi`` GPUs would be 107374182400 of them)."""
+    if isinstance(amount, bool):
+        return False
+    return amount >= 0 if isinstance(amount, int) else isinstance(amount, str) and is_ascii_digits(amount)

@@ -148,3 +148,10 @@ def test_queue_sums_refuse_a_scalar_the_parent_does_not_name():
     [message] = _queue_messages(child, parent)
     assert "sum of children's deserved (cpu 1000.00, memory 0.00, nvidia.com/gpu 1000.00) exceeds" in message
     assert _queue_messages(_q("c", "p", deserved={"cpu": "1"}), parent) == []
+
+
+def test_device_counts_are_whole_numbers_without_units():
+    from modules.core.vocabulary.resource_names import is_device_count
+
+    assert all(is_device_count(v) for v in (0, 8, "8", "016"))
+    assert not any(is_device_count(v) for v in (True, -1, "-1", 8.0, "1.5", "100Gi", "²", "٣", "", None))
