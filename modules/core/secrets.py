@@ -275,12 +275,6 @@ def escape_controls(text: str) -> str:
     return _CONTROLS.sub(_escaped, text) if _CONTROLS.search(text) else text
 
 
-def quote_user(text: str) -> str:
-    """User text as a message shows it: credentials redacted, control characters escaped, on one
-    line. The one function for echoing what a user wrote."""
-    return escape_controls(redact(text).replace("\r", "\\r").replace("\n", "\\n"))
-
-
 def redact_value(value: Any, depth: int = 0) -> Any:
     """A copy of a user value for messages: secret-like keys' values and credentials hidden."""
     if depth > 20:

@@ -9,13 +9,13 @@ from typing import Any
 from modules.semantics.shapes import as_dict, as_list
 from modules.upstream.field import FieldError, forbidden, invalid, not_supported, required
 from modules.core.vocabulary.names import qualified_name
+from modules.core.vocabulary.resource_names import HUGEPAGES, is_extended, is_native
 
 from .pod_options import PodValidationOptions
 from .values import key_path, quantity
 
 CONTAINER_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 POD_LEVEL_RESOURCES = ("cpu", "memory")   # supportedPodLevelResources; hugepages too
-HUGEPAGES = "hugepages-"
 
 
 def container_resource_name(name: str) -> list[str]:
@@ -27,16 +27,9 @@ def container_resource_name(name: str) -> list[str]:
     return out
 
 
-def _extended(name: str) -> bool:
-    """helper.IsExtendedResourceName: a resource with a domain outside kubernetes.io (nvidia.com/gpu,
-    rdma/ib); ValidateResourceQuantityValue allows such amounts only as whole numbers."""
-    return "/" in name and not name.split("/", 1)[0].endswith("kubernetes.io")
-
-
 def _overcommit_allowed(name: str) -> bool:
-    """helper.IsOvercommitAllowed: native resources (no domain, or *kubernetes.io/) but hugepages."""
-    native = "/" not in name or name.split("/", 1)[0].endswith("kubernetes.io")
-    return native and not name.startswith(HUGEPAGES)
+    """helper.IsOvercommitAllowed: native resources (no domain, or kubernetes.io/) but hugepages."""
+    return is_native(name) and not name.startswith(HUGEPAGES)
 
 
 def _hugepage_error(name: str, amount: Any, value: Decimal) -> str | None:
@@ -56,7 +49,7 @@ def _amounts(part: str, amounts: dict, path: str, name_check, options: PodValida
         value = quantity(amount)
         if value is not None and value < 0:
             out.append(invalid(at, str(amount), "must be greater than or equal to 0"))
-        elif value is not None and _extended(str(name)) and value != value.to_integral_value():
+        elif value is not None and is_extended(str(name)) and value != value.to_integral_value():
             out.append(invalid(at, str(amount), "must be an integer"))
         if str(name).startswith(HUGEPAGES) and value is not None and not options.allow_indivisible_huge_pages_values:
             error = _hugepage_error(str(name), amount, value)

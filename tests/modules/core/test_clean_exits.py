@@ -108,9 +108,9 @@ def test_control_characters_from_input_are_escaped_in_check_output(tmp_path):
 
 def test_one_function_escapes_what_a_terminal_acts_on():
     from modules.core.errors import one_line
-    from modules.core.secrets import escape_controls, quote_user
+    from modules.core.secrets import escape_controls, redact
 
     assert escape_controls(ESCAPES) == "a\\x1b]0;pwned\\x07\\x1b[2J\\x9b31m\\x0db\\u202e"
     assert escape_controls("plain\ttext\nnext line, ünïcode") == "plain\ttext\nnext line, ünïcode"
     assert one_line("x\ny\x1b") == "x\\ny\\x1b"
-    assert quote_user("job\x1b[2J https://u:pw@host.example/x") == "job\\x1b[2J https://<redacted>@host.example/x"
+    assert one_line(redact("job\x1b[2J https://u:pw@host.example/x")) == "job\\x1b[2J https://<redacted>@host.example/x"
