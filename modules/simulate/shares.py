@@ -105,7 +105,7 @@ class SharePlugins:
                 if attr.name in meet:
                     continue
                 old = dict(attr.deserved)
-                attr.deserved = vres.add(attr.deserved, {k: v * attr.weight / weight for k, v in remaining.items()})
+                attr.deserved = vres.add(attr.deserved, vres.multi(remaining, attr.weight / weight))   # Multi(w/total)
                 attr.deserved = vres.min_dimension(attr.deserved, attr.real_capability, vres.INFINITY)
                 attr.deserved = vres.min_dimension(attr.deserved, attr.request, vres.ZERO)
                 attr.deserved = vres.set_max(attr.deserved, attr.guarantee)
@@ -247,7 +247,7 @@ class SharePlugins:
                 if t.status != PIPELINED:
                     used = vres.add(used, t.resreq)
         self.oc_factor = factor
-        self.oc_idle = vres.sub({k: v * factor for k, v in self.total.items()}, used)
+        self.oc_idle = vres.sub(vres.multi(self.total, factor), used)
         self.oc_inqueue: Res = {}
         for job in self.jobs.values():
             if job.min_resources is None:
