@@ -69,7 +69,8 @@ def cmd_simulate_snapshot(args: argparse.Namespace, shown: str) -> int:
     from .cost import fit_links
     from .engine import simulate
     from .report import json_report, text_report
-    from .snapshot import load_snapshot
+    from .objects import read_objects
+    from .snapshot import snapshot_from_objects
     from .workloads import load_workloads
     if args.submit:
         from . import whatif_commands
@@ -80,12 +81,13 @@ def cmd_simulate_snapshot(args: argparse.Namespace, shown: str) -> int:
         raise InputError("trainstack simulate", "--usage", "a snapshot's bound pods are its usage; --usage is "
                           "for stacks")
     conf = read_text(Path(args.scheduler_conf), args.scheduler_conf) if args.scheduler_conf else None
-    snap = load_snapshot(Path(shown), shown, conf)
+    objects = read_objects(Path(shown), shown)
+    snap = snapshot_from_objects(objects, shown, conf)
     warnings = list(snap.warnings)
     jobs = list(snap.jobs)
-    if args.workloads:
+    if args.workloads:     # admitted against the snapshot's objects (its Queues, PriorityClasses, runtimes)
         jobs += load_workloads(Path(args.workloads), args.workloads, snap.fabric, snap.runtimes, "the snapshot",
-                               warnings)
+                               warnings, context=[o for _, o in objects])
     if not jobs:
         raise InputError(shown, "", "nothing to place: no pending pod, Volcano Job or TrainJob in the snapshot "
                           "(add --workloads FILE)")
@@ -112,6 +114,7 @@ def cmd_simulate(args: argparse.Namespace, project: Project) -> int:
     from .engine import simulate
     from .report import json_report, text_report
     from .scheduler import settings_from_bundle
+    from .whatif import bundle_objects
     from .workloads import load_usage, load_workloads, runtimes_in
     nbytes = gradient_bytes(args.gradient_size)
     stack = load_stack(project, args.stack)
@@ -125,7 +128,8 @@ def cmd_simulate(args: argparse.Namespace, project: Project) -> int:
     fabric = bundle.fabric
     runtimes = runtimes_in(r.obj for r in bundle.resources)
     warnings = list(bundle.warnings)
-    jobs = load_workloads(Path(args.workloads), args.workloads, fabric, runtimes, f"stack {stack.name}", warnings)
+    jobs = load_workloads(Path(args.workloads), args.workloads, fabric, runtimes, f"stack {stack.name}", warnings,
+                          context=bundle_objects(bundle), stack=True)
     usage = load_usage(Path(args.usage), args.usage, fabric) if args.usage else {}
     links = dict(fabric.links)
     if args.probe:

@@ -28,6 +28,7 @@ from modules.semantics.shapes import as_dict, is_kind, meta, pod_templates
 from modules.semantics.workloads import (RUNTIME_KINDS, Unknown, Workload, find_runtime, priority_values,
                                          runtime_ref_name, workload_of)
 
+from . import admitted
 from .eviction import GROUP_ANNOTATION, PENDING, TASK_SPEC
 from .objects import read_objects
 from .workloads import MAX_PODS, pod_names, topology_of_object
@@ -125,26 +126,28 @@ def _read_workload(obj: dict, where: str, shown: str, context: list[dict], conte
 
 
 def submitted(path: Path, shown: str, queue: str | None, context: Iterable[dict] = (),
-              context_name: str = "the cluster") -> tuple[list[tuple[str, dict]], list[str]]:
+              context_name: str = "the cluster", stack: bool = False) -> tuple[list[tuple[str, dict]], list[str]]:
     """The submitted objects (PodGroups and Pods) and the PodGroups they make, ``namespace/name``.
-    ``context``: the cluster's objects (a TrainJob's runtime, PriorityClasses)."""
+    ``context``: the cluster's objects (a TrainJob's runtime, PriorityClasses, Queues), a stack's
+    rendered ones when ``stack``, else a snapshot's. Each object goes through the API server's
+    admission first (``admitted.py``): what the webhooks default is read, what they refuse exits 2."""
     docs = read_objects(path, shown)
     context = [o for _, o in docs] + [o for o in context if isinstance(o, dict)]
+    admission = (admitted.of_stack if stack else admitted.of_snapshot)(context)
     out: list[tuple[str, dict]] = []
     groups: list[str] = []
     pods = 0
     for where, obj in docs:
+        if obj.get("kind") in RUNTIME_KINDS:
+            continue          # a runtime given alongside its TrainJob
+        obj, refused = admission.admit(admitted.with_queue(obj, queue))
         if is_kind(obj, "PodGroup", "scheduling.volcano.sh"):
             obj = copy.deepcopy(obj)
-            if queue:
-                obj.setdefault("spec", {})["queue"] = queue
-            obj.setdefault("status", {})["phase"] = "Pending"
+            obj["status"] = {"phase": "Pending"}
             out.append((where, obj))
             groups.append(f"{meta(obj).get('namespace') or 'default'}/{meta(obj).get('name')}")
         elif is_kind(obj, "Pod", ""):
             out.append((where, obj))
-        elif obj.get("kind") in RUNTIME_KINDS:
-            continue          # a runtime given alongside its TrainJob
         else:
             workload = _read_workload(obj, where, shown, context, context_name)
             pods += sum(s.count for s in workload.sets)   # the workloads files' budget, before a pod is built
@@ -152,6 +155,7 @@ def submitted(path: Path, shown: str, queue: str | None, context: Iterable[dict]
                 raise InputError(shown, f"{where}: spec", f"the submitted jobs would hold more than {MAX_PODS:,} pods")
             out += [(where, o) for o in workload_objects(workload, obj, context, queue)]
             groups.append(f"{workload.namespace or 'default'}/{workload.name}")
+        admitted.refuse(refused, Reader(shown, where))
     if not groups:
         raise InputError(shown, "", f"nothing to submit: expected {KINDS}")
     return out, groups

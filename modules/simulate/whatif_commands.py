@@ -10,7 +10,7 @@ from modules.core.render import render
 from modules.core.yamlio import read_text
 from modules.semantics.shapes import is_kind
 
-from . import whatif
+from . import submit, whatif
 from .engine import simulate
 from .scheduler import settings_from_bundle
 from .objects import read_objects
@@ -41,7 +41,7 @@ def on_snapshot(args: argparse.Namespace, shown: str) -> int:
         raise InputError(shown, "", "no Queue in the snapshot (add kubectl get queues.scheduling.volcano.sh -o yaml): "
                          "Volcano drops every job whose queue is missing, so no eviction can be judged")
     cluster = [o for _, o in objects]
-    new, groups = whatif.submitted(Path(args.submit), args.submit, args.queue, cluster, f"the snapshot {shown}")
+    new, groups = submit.submitted(Path(args.submit), args.submit, args.queue, cluster, f"the snapshot {shown}")
     text = read_text(Path(args.scheduler_conf), args.scheduler_conf) if args.scheduler_conf else None
     conf, source, notes = whatif.scheduler_conf(cluster, text, args.scheduler_conf or shown)
     result = whatif.what_if(objects, new, groups, conf, f"snapshot {shown}", args.submit, shown)
@@ -62,10 +62,12 @@ def on_stack(args: argparse.Namespace, stack) -> int:
     warnings = list(bundle.warnings)
     if args.workloads:
         jobs = load_workloads(Path(args.workloads), args.workloads, bundle.fabric,
-                              runtimes_in(r.obj for r in bundle.resources), stack.name, warnings)
+                              runtimes_in(r.obj for r in bundle.resources), stack.name, warnings,
+                              context=stack_objects, stack=True)
         placed = simulate(bundle.fabric, jobs, settings=settings_from_bundle(bundle))
         objects += whatif.running_objects(placed, Path(args.workloads), args.workloads, stack_objects)
-    new, groups = whatif.submitted(Path(args.submit), args.submit, args.queue, stack_objects, f"stack {stack.name}")
+    new, groups = submit.submitted(Path(args.submit), args.submit, args.queue, stack_objects, f"stack {stack.name}",
+                                   stack=True)
     conf, source, notes = whatif.scheduler_conf(stack_objects, None, f"stack {stack.name}")
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)

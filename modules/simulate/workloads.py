@@ -32,6 +32,7 @@ from modules.semantics.workloads import volcano_job as semantic_volcano_job
 
 from modules.semantics.volcano import effective_constraints, enforced_spec, job_constraint
 
+from . import admitted
 from .jobs import Job, Partition, Pod, Topology
 
 VOLCANO_GROUP = "batch.volcano.sh"
@@ -177,12 +178,27 @@ def other_workload(doc: Reader, obj: dict, gpu_resources: set[str]) -> Job | Non
     return job_from(workload, doc, gpu_resources, obj)
 
 
+def _simulated(obj: dict) -> bool:
+    """Whether ``load_workloads`` simulates ``obj`` (and so admits it first)."""
+    kind, api = obj.get("kind"), str(obj.get("apiVersion", ""))
+    if kind in ("Job", "TrainJob"):
+        return api.startswith((VOLCANO_GROUP + "/", TRAINER_GROUP + "/"))
+    return kind not in ("CronJob", "PodGroup", "Pod") + RUNTIME_KINDS
+
+
 # --- files --------------------------------------------------------------------------------------
 
 def load_workloads(path: Path, shown: str, fabric: Fabric, runtimes: Mapping, runtimes_from: str,
-                   warnings: list[str] | None = None) -> list[Job]:
-    """Every Volcano Job and TrainJob in the file, in order; other objects are skipped with a warning."""
+                   warnings: list[str] | None = None, context: Iterable[dict] | None = None,
+                   stack: bool = False) -> list[Job]:
+    """Every Volcano Job and TrainJob in the file, in order; other objects are skipped with a warning.
+    Each goes through the API server's admission first (``admitted.py``) against ``context``, the
+    cluster's objects (a stack's rendered ones when ``stack``; by default the runtimes alone, a
+    cluster whose Queues are unknown): it is read as the webhooks default it, and a refusal exits 2."""
     docs = yamlio.load_all(yamlio.read_text(path, shown), shown)
+    known = list(runtimes.values()) if context is None else list(context)
+    admission = (admitted.of_stack if stack else admitted.of_snapshot)(
+        [d for d in docs if isinstance(d, dict)] + known)
     _pods_left[0] = MAX_PODS
     gpu_resources = {p.gpu_resource for p in fabric.pools.values()} | {"nvidia.com/gpu"}
     jobs: list[Job] = []
@@ -195,6 +211,7 @@ def load_workloads(path: Path, shown: str, fabric: Fabric, runtimes: Mapping, ru
         kind, api = obj.get("kind"), str(obj.get("apiVersion", ""))
         label = (obj.get("metadata") or {}).get("name") if isinstance(obj.get("metadata"), dict) else None
         doc = Reader(shown, f"{where} ({kind} {label})" if label else where)   # strict
+        obj, refused = admission.admit(obj) if _simulated(obj) else (obj, [])
         if kind == "Job" and api.startswith(VOLCANO_GROUP + "/"):
             job = volcano_job(doc, obj, gpu_resources, priorities)
         elif kind == "TrainJob" and api.startswith(TRAINER_GROUP + "/"):
@@ -207,6 +224,7 @@ def load_workloads(path: Path, shown: str, fabric: Fabric, runtimes: Mapping, ru
                                 f"TrainJobs ({TRAINER_GROUP}), PyTorchJobs, JobSets, Deployments, StatefulSets "
                                 "and ReplicaSets are simulated")
             continue
+        admitted.refuse(refused, doc)   # after the reader: a field's shape is said in its words first
         if job.name in seen:
             raise doc.error("metadata.name", f"job {job.name!r} is already defined in {seen[job.name]}; "
                             "give each job its own name")

@@ -28,12 +28,29 @@ def mutate(obj: dict, install: Install = CHART_DEFAULTS, cluster: Cluster = EMPT
     return current
 
 
+def _validators(obj: dict, install: Install, operation: str, sources: tuple[str, ...]) -> list[Check]:
+    return checks(api_group(obj), str(obj.get("kind")), VALIDATE, operation, install, obj, sources)
+
+
+def _judged(mutated: dict, hooks: list[Check], operation: str, old: dict | None,
+            cluster: Cluster) -> list[tuple[Check, FieldError]]:
+    return [(check, error) for check in hooks for error in check.fn(mutated, operation, old, cluster)]
+
+
 def refusals(obj: dict, install: Install = CHART_DEFAULTS, cluster: Cluster = EMPTY, operation: str = CREATE,
              old: dict | None = None, sources: tuple[str, ...] = SOURCES) -> list[tuple[Check, FieldError]]:
     """Each validating check of ``sources`` that ``install`` sends ``obj`` to, run on the mutated
     object, with the coded errors it returns."""
-    hooks = checks(api_group(obj), str(obj.get("kind")), VALIDATE, operation, install, obj, sources)
+    hooks = _validators(obj, install, operation, sources)
     if not hooks:
         return []
+    return _judged(mutate(obj, install, cluster, operation, old), hooks, operation, old, cluster)
+
+
+def admit(obj: dict, install: Install = CHART_DEFAULTS, cluster: Cluster = EMPTY, operation: str = CREATE,
+          old: dict | None = None, sources: tuple[str, ...] = SOURCES
+          ) -> tuple[dict, list[tuple[Check, FieldError]]]:
+    """``obj`` as the API server stores it (created and mutated, once) and what the validating
+    checks refuse of it: an object is admitted when the list is empty."""
     mutated = mutate(obj, install, cluster, operation, old)
-    return [(check, error) for check in hooks for error in check.fn(mutated, operation, old, cluster)]
+    return mutated, _judged(mutated, _validators(obj, install, operation, sources), operation, old, cluster)

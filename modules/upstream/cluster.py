@@ -9,9 +9,10 @@ would refuse a missing object skips instead.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
-from modules.semantics.shapes import as_dict
+from modules.semantics.created import as_created
+from modules.semantics.shapes import api_group, as_dict
 
 
 def _meta(obj: dict) -> dict:
@@ -143,3 +144,27 @@ class Cluster:
 
 
 EMPTY = Cluster((), known=False)
+VOLCANO_QUEUES = ("root", "default")   # Volcano's controllers create both
+
+
+def as_applied(objects: Iterable[dict], live: bool = False) -> tuple[dict, ...]:
+    """``objects`` as the cluster holds them once applied: each Volcano Queue as created and
+    ``Open`` (the queue controller opens a new queue), plus Volcano's own ``root`` and ``default``
+    when absent. ``live``: the objects are read from a cluster, so a Queue that states its
+    ``status.state`` keeps it (a Closed queue stays closed)."""
+    out: list[dict] = []
+    names = set()
+    for obj in objects:
+        if obj.get("kind") == "Queue" and api_group(obj) == "scheduling.volcano.sh":
+            name = _meta(obj).get("name")
+            if isinstance(name, str):   # a name of another type is the schema's finding, not a lookup
+                names.add(name)
+            if not (live and as_dict(obj.get("status")).get("state")):
+                obj = dict(as_created(obj))
+                obj["status"] = {"state": "Open"}
+        out.append(obj)
+    for name in VOLCANO_QUEUES:
+        if name not in names:
+            out.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": name},
+                        "spec": {"weight": 1, "reclaimable": True}, "status": {"state": "Open"}})
+    return tuple(out)

@@ -8,10 +8,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from modules.semantics.scheduler_conf import is_volcano_release
-from modules.semantics.shapes import api_group, as_dict
-from modules.semantics.created import as_created
+from modules.semantics.shapes import as_dict
 from modules.upstream.chain import refusals
-from modules.upstream.cluster import Cluster
+from modules.upstream.cluster import Cluster, as_applied
 from modules.upstream.field import FieldError
 from modules.upstream.install import CHART_DEFAULTS, Install
 from modules.upstream.registry import SOURCES, Check
@@ -26,25 +25,10 @@ def declares_queues(manifests: list[dict]) -> bool:
 
 
 def cluster_of(manifests: list[dict]) -> tuple[dict, ...]:
-    """What the webhooks look up among the manifests, as the cluster holds them once applied: each
-    Queue Open (the queue controller opens a new queue), plus Volcano's own ``root`` and ``default``."""
-    out = []
-    names = set()
-    for obj in manifests:
-        if obj.get("kind") == "Queue" and api_group(obj) == "scheduling.volcano.sh":
-            queue = dict(as_created(obj))
-            queue["status"] = {"state": "Open"}
-            out.append(queue)
-            name = as_dict(obj.get("metadata")).get("name")
-            if isinstance(name, str):   # a name of another type is the schema's finding, not a lookup
-                names.add(name)
-        elif obj.get("kind") == "Namespace":
-            out.append(obj)
-    for name in ("root", "default"):   # Volcano's controllers create both
-        if name not in names:
-            out.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": name},
-                        "spec": {"weight": 1, "reclaimable": True}, "status": {"state": "Open"}})
-    return tuple(out)
+    """What the webhooks look up among the manifests, as the cluster holds them once applied
+    (``modules.upstream.cluster.as_applied``): the Queues, each Open, with Volcano's own ``root``
+    and ``default``, and the Namespaces."""
+    return tuple(o for o in as_applied(manifests) if o.get("kind") in ("Queue", "Namespace"))
 
 
 def judge(obj: dict, cluster: Cluster, install: Install = CHART_DEFAULTS,

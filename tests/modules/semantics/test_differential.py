@@ -16,6 +16,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from modules.core.quantity import parse_quantity
 from modules.semantics.scheduler_conf import parse_conf, scheduler_confs
 from modules.semantics.volcano import constraints
 from modules.semantics.workloads import effective_node_pod, find_runtime, gang_of, workload_of
@@ -109,7 +110,8 @@ LIMITS_ONLY_JOB = {
 DEPLOYMENT = {
     "apiVersion": "apps/v1", "kind": "Deployment",
     "metadata": {"name": "serve", "namespace": "t", "annotations": {"scheduling.volcano.sh/group-min-member": "3"}},
-    "spec": {"replicas": 2, "template": {"spec": {"schedulerName": "volcano", "containers": [
+    "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "serve"}}, "template": {
+        "metadata": {"labels": {"app": "serve"}}, "spec": {"schedulerName": "volcano", "containers": [
         container("srv", {"cpu": "4", "memory": "16Gi"}, {"nvidia.com/gpu": 1})]}}},
 }
 
@@ -300,6 +302,9 @@ def resources(draw):
     requests = {k: v for k, v in (("cpu", draw(st.none() | QUANTITY)), ("memory", draw(st.none() | MEMORY))) if v}
     limits = {k: v for k, v in (("cpu", draw(st.none() | QUANTITY)), ("memory", draw(st.none() | MEMORY)),
                                 ("nvidia.com/gpu", draw(st.none() | st.sampled_from([1, 8])))) if v}
+    for name in set(requests) & set(limits):    # the API server admits no request above its limit
+        if parse_quantity(requests[name]) > parse_quantity(limits[name]):
+            requests[name], limits[name] = limits[name], requests[name]
     return requests, limits
 
 
@@ -341,9 +346,9 @@ def corpus_object(draw):
         obj["spec"]["template"]["spec"]["containers"] = draw(containers())
         return [], obj
     obj = copy.deepcopy(PYTORCHJOB)
-    for role in obj["spec"]["pytorchReplicaSpecs"].values():
-        role["replicas"] = draw(st.integers(1, 3))
-        role["template"]["spec"]["containers"] = draw(containers())
+    for name, role in obj["spec"]["pytorchReplicaSpecs"].items():
+        role["replicas"] = 1 if name == "Master" else draw(st.integers(1, 3))   # the webhook admits one Master
+        role["template"]["spec"]["containers"] = draw(containers(("pytorch",)))   # the operator's container
     return [], obj
 
 

@@ -288,7 +288,8 @@ def test_scheduler_conf_file_or_configmap_and_extra_workloads(snapshot_dir, tmp_
     (extra / "cm.yaml").write_text(yaml.safe_dump(cm))
     job = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "later"},
            "spec": {"tasks": [{"name": "w", "replicas": 1, "template": {"spec": {"containers": [
-               {"name": "c", "resources": {"requests": {"nvidia.com/gpu": 8}}}]}}}]}}
+               {"name": "c", "image": "trainer", "resources": {"requests": {"nvidia.com/gpu": 8},
+                                                               "limits": {"nvidia.com/gpu": 8}}}]}}}]}}
     (extra / "jobs.yaml").write_text(yaml.safe_dump(job))
     for conf_file in ("conf", "cm.yaml"):
         res = run("simulate", str(snapshot_dir), "--scheduler-conf", str(extra / conf_file),

@@ -56,11 +56,11 @@ def test_staging_eval_servers_is_simulated_with_its_hard_tier_1_annotations(tmp_
 
 
 GANG = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "gang40", "namespace": "research"},
-        "spec": {"replicas": 40, "template": {
-            "metadata": {"annotations": {"volcano.sh/network-topology-mode": "hard",
+        "spec": {"replicas": 40, "selector": {"matchLabels": {"app": "gang40"}}, "template": {
+            "metadata": {"labels": {"app": "gang40"}, "annotations": {"volcano.sh/network-topology-mode": "hard",
                                          "volcano.sh/network-topology-highest-tier": "1"}},
             "spec": {"schedulerName": "volcano", "containers": [{"name": "main", "image": "x", "resources": {
-                "requests": {"nvidia.com/gpu": 8, "cpu": "8", "memory": "64Gi"}}}]}}}}
+                "requests": {"nvidia.com/gpu": 8, "cpu": "8", "memory": "64Gi"}, "limits": {"nvidia.com/gpu": 8}}}]}}}}
 
 
 @pytest.mark.parametrize("annotations, expected", [

@@ -73,7 +73,8 @@ SUBMIT = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
           "spec": {"minAvailable": 2, "queue": "production", "priorityClassName": "training-critical",
                    "tasks": [{"name": "worker", "replicas": 2, "template": {"spec": {"containers": [
                        {"name": "main", "image": "trainer", "resources": {
-                           "requests": {"cpu": "90", "memory": "900Gi", "nvidia.com/gpu": "8"}}}]}}}]}}
+                           "requests": {"cpu": "90", "memory": "900Gi", "nvidia.com/gpu": "8"},
+                           "limits": {"nvidia.com/gpu": "8"}}}]}}}]}}
 
 
 @pytest.fixture()
@@ -124,7 +125,7 @@ def test_text_report_names_queue_tier_and_plugin(files):
 
 def test_a_job_that_fits_evicts_nothing_and_queue_can_be_overridden(files, tmp_path):
     small = json.loads(json.dumps(SUBMIT))
-    small["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["resources"]["requests"] = {"cpu": "2"}
+    small["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "2"}}
     snap, job = files(NEW_CONF, small)
     out = run("simulate", "--snapshot", snap, "--submit", job, "--queue", "batch", "--format", "json")
     report = json.loads(out.out)

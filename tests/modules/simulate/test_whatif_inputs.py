@@ -202,7 +202,7 @@ def test_tainted_nodes_take_only_pods_that_tolerate_their_taints(tmp_path, toler
 
 def test_a_small_job_is_not_placed_on_nodes_whose_taints_it_does_not_tolerate(tmp_path):
     small = _with_template()
-    small["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["resources"]["requests"] = {"cpu": "2"}
+    small["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "2"}}
     objects = _labelled(snapshot(OLD_CONF), taints=[{"key": "gpu", "value": "only", "effect": "NoExecute"}],
                         nodes=[f"n{i}" for i in range(10)])
     objects += [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "m0"}, "spec": {"unschedulable": True},
@@ -298,17 +298,21 @@ def test_the_submitted_podgroup_carries_the_kind_s_gang_queue_and_topology(tmp_p
                                                            "priorityClass": "training-default"}},
                         "pytorchReplicaSpecs": {
                             "Master": {"replicas": 1, "template": {"spec": {"containers": [
-                                {"name": "pytorch", "resources": {"requests": {"nvidia.com/gpu": 8}}}]}}},
+                                {"name": "pytorch", "image": "trainer", "resources": {
+                                    "requests": {"nvidia.com/gpu": 8}, "limits": {"nvidia.com/gpu": 8}}}]}}},
                             "Worker": {"replicas": 3, "template": {"spec": {
                                 "nodeSelector": {"pool": "b"}, "containers": [
-                                    {"name": "pytorch", "resources": {"requests": {"nvidia.com/gpu": 8}}}]}}}}}}
+                                    {"name": "pytorch", "image": "trainer", "resources": {
+                                        "requests": {"nvidia.com/gpu": 8}, "limits": {"nvidia.com/gpu": 8}}}]}}}}}}
     deployment = {"apiVersion": "apps/v1", "kind": "Deployment",
                   "metadata": {"name": "serve", "namespace": "ml",
                                "annotations": {"scheduling.volcano.sh/group-min-member": "2"}},
-                  "spec": {"replicas": 2, "template": {"metadata": {"annotations": {
+                  "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "serve"}},
+                           "template": {"metadata": {"labels": {"app": "serve"}, "annotations": {
                       "volcano.sh/network-topology-mode": "hard", "volcano.sh/network-topology-highest-tier": "1"}},
                       "spec": {"tolerations": [{"key": "gpu", "operator": "Exists"}], "containers": [
-                          {"name": "c", "resources": {"requests": {"nvidia.com/gpu": 8}}}]}}}}
+                          {"name": "c", "image": "server", "resources": {"requests": {"nvidia.com/gpu": 8},
+                                                                         "limits": {"nvidia.com/gpu": 8}}}]}}}}
     path = tmp_path / "jobs.yaml"
     path.write_text(yaml.safe_dump_all([pytorch, deployment]))
     objects, groups = submitted(path, str(path), None)

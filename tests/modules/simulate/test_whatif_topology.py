@@ -69,7 +69,7 @@ def gang(pods, tier, mode="hard"):
             "spec": {"minAvailable": pods, "queue": "ml", "priorityClassName": "high",
                      "networkTopology": {"mode": mode, "highestTierAllowed": tier},
                      "tasks": [{"name": "w", "replicas": pods, "template": {"spec": {"containers": [
-                         {"name": "c", "image": "x", "resources": {"requests": GPU}}]}}}]}}
+                         {"name": "c", "image": "x", "resources": {"requests": GPU, "limits": GPU}}]}}}]}}
 
 
 def _report(tmp_path, job):

@@ -1,0 +1,76 @@
+"""What the API server makes of a job handed to the simulator (``--submit``, ``--workloads``): the
+object goes through the one admission chain (``modules/upstream/chain.py``, the registry the rules
+use) before anything is placed. The mutating webhooks' defaults are applied (a Volcano Job's queue,
+``minAvailable``, task names, as the job controller later reads them), and an object a validating
+check refuses is an input error in upstream's words, naming the file, the document and the field:
+a job the cluster would never create must not be answered as if it ran.
+
+The cluster the checks look up is the stack's (its rendered objects, Queues Open, complete for the
+Queues and PriorityClasses a stack declares) or the snapshot's (its objects as read, a Queue keeping
+its live ``status.state``; complete when it holds Queues and PriorityClasses, which the documented
+``kubectl get`` lines include). The install is the Volcano chart release among those objects, else
+the chart's defaults.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from modules.semantics.podspec import Reader
+from modules.semantics.scheduler_conf import is_volcano_release
+from modules.semantics.shapes import is_kind
+from modules.upstream.chain import admit
+from modules.upstream.cluster import Cluster, as_applied
+from modules.upstream.field import FieldError
+from modules.upstream.install import Install, install_of
+from modules.upstream.registry import Check
+
+QUEUED = (("Job", "batch.volcano.sh"), ("PodGroup", "scheduling.volcano.sh"))   # kinds whose spec names the queue
+
+
+@dataclass(frozen=True)
+class Admission:
+    """The API server a submission meets: the webhooks installed and what they look up."""
+
+    install: Install
+    cluster: Cluster
+
+    def admit(self, obj: dict) -> tuple[dict, list[tuple[Check, FieldError]]]:
+        """``obj`` as the API server stores it, and what its validating checks refuse."""
+        return admit(obj, self.install, self.cluster)
+
+
+def refuse(refused: list[tuple[Check, FieldError]], doc: Reader) -> None:
+    """The first refusal as ``doc``'s input error at the refused field, in upstream's words, with
+    the check that words it (the caller raises it only after its own reader has read the object,
+    so a mistake in a field's shape is said as the simulator says it)."""
+    if refused:
+        check, error = refused[0]
+        more = f" (and {len(refused) - 1} more refusal(s))" if len(refused) > 1 else ""
+        by = check.webhook or check.name or check.source
+        raise doc.error(error.field, f"the API server refuses this object at create: {error.message()} "
+                        f"({by}, {check.upstream}){more}; nothing was simulated")
+
+
+def of_stack(manifests: Iterable[dict]) -> Admission:
+    """A stack's cluster: its rendered objects as applied; its Queues are all there are when it
+    installs Volcano (its chart release is among them)."""
+    objects = [o for o in manifests if isinstance(o, dict)]
+    known = any(is_volcano_release(o) for o in objects)
+    return Admission(install_of(objects), Cluster(as_applied(objects), known))
+
+
+def of_snapshot(objects: Iterable[dict]) -> Admission:
+    """A snapshot's cluster: its objects as read; complete when it lists Queues and PriorityClasses
+    (``kubectl get`` lists every one of a kind it is asked for)."""
+    objects = [o for o in objects if isinstance(o, dict)]
+    known = any(is_kind(o, "Queue", "scheduling.volcano.sh") for o in objects) and \
+        any(is_kind(o, "PriorityClass", "scheduling.k8s.io") for o in objects)
+    return Admission(install_of(objects), Cluster(as_applied(objects, live=True), known))
+
+
+def with_queue(obj: dict, queue: str | None) -> dict:
+    """``obj`` submitted into ``queue`` (``--queue``) where its own spec names the queue."""
+    if not queue or not any(is_kind(obj, *kind) for kind in QUEUED) or not isinstance(obj.get("spec"), dict):
+        return obj
+    return {**obj, "spec": {**obj["spec"], "queue": queue}}
