@@ -84,7 +84,7 @@ def submission(pods: int) -> dict:
             "spec": {"minAvailable": pods, "queue": "ml", "priorityClassName": "high",
                      "networkTopology": {"mode": "hard", "highestTierAllowed": 2},
                      "tasks": [{"name": "w", "replicas": pods, "template": {"spec": {"containers": [
-                         {"name": "c", "image": "x", "resources": {"requests": GPU}}]}}}]}}
+                         {"name": "c", "image": "x", "resources": {"requests": GPU, "limits": GPU}}]}}}]}}
 
 
 def measure(nodes: int, folder: Path) -> dict:
