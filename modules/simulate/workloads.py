@@ -14,6 +14,7 @@ topology is the runtime's ``podGroupPolicy.volcano.networkTopology`` with the CR
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -39,14 +40,18 @@ VOLCANO_GROUP = "batch.volcano.sh"
 TRAINER_GROUP = "trainer.kubeflow.org"
 RUNTIME_KINDS = ("ClusterTrainingRuntime", "TrainingRuntime")
 MAX_PODS = 1_000_000   # pods in one workloads file, all jobs together (docs/reliability.md)
-_pods_left = [MAX_PODS]
 
 
-def _take_pods(doc: Reader, path: str, count: int) -> None:
-    """Count pods against the file's budget before they are built (10^7 replicas is a typo)."""
-    if count > _pods_left[0]:
-        raise doc.error(path, f"the workloads would hold more than {MAX_PODS:,} pods (the documented maximum)")
-    _pods_left[0] -= count
+@dataclass
+class PodBudget:
+    """The pods one workloads file may still build: each is counted before it is built (10^7
+    replicas is a typo), over every job of the file."""
+    left: int = MAX_PODS
+
+    def take(self, doc: Reader, path: str, count: int) -> None:
+        if count > self.left:
+            raise doc.error(path, f"the workloads would hold more than {MAX_PODS:,} pods (the documented maximum)")
+        self.left -= count
 
 
 def pod_requests(doc: Reader, spec: Any, path: str) -> dict[str, Decimal]:
@@ -83,15 +88,16 @@ def topology_of_object(obj: dict, objects: Iterable[dict] = ()) -> Topology | No
 
 
 def job_from(workload: Workload, doc: Reader, gpu_resources: set[str], obj: dict | None = None,
-             objects: Iterable[dict] = ()) -> Job:
+             objects: Iterable[dict] = (), budget: PodBudget | None = None) -> Job:
     """The simulator's Job for a workload: every pod with its node-fit requests, the gang, the
     PodGroup's minResources where it differs from the gang's node-fit total (limits-only containers).
-    Pods are counted against the file's budget before they are built. With ``obj`` (the object the
-    workload was read from), the topology is ``topology_of_object``'s."""
+    Pods are counted against ``budget`` (the file's; else the job's own) before they are built. With
+    ``obj`` (the object the workload was read from), the topology is ``topology_of_object``'s."""
+    budget = budget or PodBudget()
     pods: list[Pod] = []
     firsts: list[int] = []
     for pod_set in workload.sets:
-        _take_pods(doc, _count_path(workload, pod_set), pod_set.count)
+        budget.take(doc, _count_path(workload, pod_set), pod_set.count)
         firsts.append(len(pods))
         gpus = gpu_count(pod_set.requests, gpu_resources)
         pods.extend(Pod(n, pod_set.requests, gpus) for n in pod_names(workload, pod_set))
@@ -121,9 +127,10 @@ def _count_path(workload: Workload, pod_set: PodSet) -> str:
     return pod_set.path
 
 
-def volcano_job(doc: Reader, obj: dict, gpu_resources: set[str], priorities: Mapping[str, int] | None = None) -> Job:
+def volcano_job(doc: Reader, obj: dict, gpu_resources: set[str], priorities: Mapping[str, int] | None = None,
+                budget: PodBudget | None = None) -> Job:
     """``priorities``: the PriorityClass values given alongside (they order the tasks in minResources)."""
-    return job_from(semantic_volcano_job(doc, obj, priorities=priorities), doc, gpu_resources, obj)
+    return job_from(semantic_volcano_job(doc, obj, priorities=priorities), doc, gpu_resources, obj, budget=budget)
 
 
 def runtimes_in(objects: Iterable[dict]) -> dict[tuple[str, str | None, str], dict]:
@@ -137,7 +144,8 @@ def runtimes_in(objects: Iterable[dict]) -> dict[tuple[str, str | None, str], di
     return out
 
 
-def train_job(doc: Reader, obj: dict, runtimes: Mapping, gpu_resources: set[str], runtimes_from: str) -> Job:
+def train_job(doc: Reader, obj: dict, runtimes: Mapping, gpu_resources: set[str], runtimes_from: str,
+              budget: PodBudget | None = None) -> Job:
     """``runtimes_from``: where the runtimes were read, as messages name it (`stack dev`, `the snapshot`)."""
     doc.get(doc.get(obj, "metadata", "", dict, "a mapping with name"), "name", "metadata", str, "a name")
     namespace = doc.get(obj["metadata"], "namespace", "metadata", str, "a namespace", None)
@@ -159,10 +167,10 @@ def train_job(doc: Reader, obj: dict, runtimes: Mapping, gpu_resources: set[str]
         workload = trainer_workload(rdoc, obj, runtime, job_reader=doc)
     except Unknown as exc:        # unreachable in strict mode: the reader raised already
         raise rdoc.error("spec.template.spec.replicatedJobs", str(exc)) from None
-    return job_from(workload, doc, gpu_resources, obj, [runtime])
+    return job_from(workload, doc, gpu_resources, obj, [runtime], budget)
 
 
-def other_workload(doc: Reader, obj: dict, gpu_resources: set[str]) -> Job | None:
+def other_workload(doc: Reader, obj: dict, gpu_resources: set[str], budget: PodBudget | None = None) -> Job | None:
     """Deployments, StatefulSets, ReplicaSets, PyTorchJobs and JobSets: what the semantic core makes
     of them (None for other kinds; bare Pods belong in a snapshot, not a what-if file)."""
     if obj.get("kind") in ("Job", "CronJob", "TrainJob", "PodGroup", "Pod") + RUNTIME_KINDS:
@@ -175,7 +183,7 @@ def other_workload(doc: Reader, obj: dict, gpu_resources: set[str]) -> Job | Non
         return None
     if not workload.pods:
         raise doc.error("spec", "the workload has no pods")
-    return job_from(workload, doc, gpu_resources, obj)
+    return job_from(workload, doc, gpu_resources, obj, budget=budget)
 
 
 def _simulated(obj: dict) -> bool:
@@ -199,7 +207,7 @@ def load_workloads(path: Path, shown: str, fabric: Fabric, runtimes: Mapping, ru
     known = list(runtimes.values()) if context is None else list(context)
     admission = (admitted.of_stack if stack else admitted.of_snapshot)(
         [d for d in docs if isinstance(d, dict)] + known)
-    _pods_left[0] = MAX_PODS
+    budget = PodBudget()
     gpu_resources = {p.gpu_resource for p in fabric.pools.values()} | {"nvidia.com/gpu"}
     jobs: list[Job] = []
     seen: dict[str, str] = {}
@@ -213,11 +221,11 @@ def load_workloads(path: Path, shown: str, fabric: Fabric, runtimes: Mapping, ru
         doc = Reader(shown, f"{where} ({kind} {label})" if label else where)   # strict
         obj, refused = admission.admit(obj) if _simulated(obj) else (obj, [])
         if kind == "Job" and api.startswith(VOLCANO_GROUP + "/"):
-            job = volcano_job(doc, obj, gpu_resources, priorities)
+            job = volcano_job(doc, obj, gpu_resources, priorities, budget)
         elif kind == "TrainJob" and api.startswith(TRAINER_GROUP + "/"):
-            job = train_job(doc, obj, runtimes, gpu_resources, runtimes_from)
+            job = train_job(doc, obj, runtimes, gpu_resources, runtimes_from, budget)
         else:
-            job = other_workload(doc, obj, gpu_resources)
+            job = other_workload(doc, obj, gpu_resources, budget)
         if job is None:
             if warnings is not None:
                 warnings.append(f"{shown}: {where}: skipped {api} {kind}: only Volcano Jobs ({VOLCANO_GROUP}), "

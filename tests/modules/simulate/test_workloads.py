@@ -268,3 +268,16 @@ def test_pods_are_counted_against_the_bound_before_they_are_built(tmp_path):
     job = _edit(TRAINJOB, "spec.trainer.numNodes", 10**7)
     with pytest.raises(InputError, match=r"spec.trainer.numNodes: the workloads would hold more than 1,000,000"):
         load(write(tmp_path, job))
+
+
+def test_the_pod_budget_is_the_file_s_not_the_process_s():
+    from modules.semantics.podspec import Reader
+    from modules.simulate.workloads import PodBudget, volcano_job
+
+    job = VCJOB
+    doc = Reader("jobs.yaml", "document 1")
+    budget = PodBudget(left=len(volcano_job(doc, job, {"nvidia.com/gpu"}).pods) + 1)
+    volcano_job(doc, job, {"nvidia.com/gpu"}, budget=budget)          # one file: the budget shrinks
+    with pytest.raises(InputError, match="the workloads would hold more than"):
+        volcano_job(doc, job, {"nvidia.com/gpu"}, budget=budget)
+    assert volcano_job(doc, job, {"nvidia.com/gpu"}).pods              # another reading starts afresh
