@@ -22,23 +22,24 @@ from dataclasses import dataclass
 
 from modules.core.quantity import parse_quantity
 from modules.probe.measure import METRIC_PREFIX
-from modules.upstream.autoscaling.controller import History, Observation, Options, milli, sync, tolerances_of
+from modules.probe.results import exported_gauges
+from modules.upstream.autoscaling.controller import (SOURCE_KEY, History, Observation, Options, metric_name, milli,
+                                                     sync, tolerances_of)
 from modules.upstream.autoscaling.replicas import Pod
 
 from .render import METRICS
 
-# The gauges the probe exposes (modules/probe/measure.py exposition()), each independent of any
-# workload's replica count: a separate Job measures the fabric.
-PROBE_GAUGES = ("busbw_gbps", "algbw_gbps", "time_seconds", "world_size", "nodes",
-                "last_success_timestamp_seconds", "info")
-REPLICA_INDEPENDENT = frozenset({f"{METRIC_PREFIX}_{g}" for g in PROBE_GAUGES} |
-                                {name for name, m in METRICS.items() if m.series.startswith(METRIC_PREFIX + "_")})
 # Metrics with a hard upper bound in the unit the HPA reads.
 BOUNDED = {"gpu_utilization": 100, "DCGM_FI_DEV_GPU_UTIL": 100}
 SYNC_PERIOD = 15   # --horizontal-pod-autoscaler-sync-period
 WALK_SYNCS = 64    # 16 minutes: past the default 5-minute scale-down window more than once
-TARGET_FIELD = {"Object": "object", "External": "external", "Pods": "pods", "Resource": "resource",
-                "ContainerResource": "containerResource"}
+
+
+def replica_independent() -> frozenset[str]:
+    """Metrics independent of any workload's replica count: every gauge the probe exports (a separate
+    Job measures the fabric; read from the probe's own exposition) and the adapter's metrics served
+    from them (``fabric_busbw_gbps``)."""
+    return exported_gauges() | {name for name, m in METRICS.items() if m.series.startswith(METRIC_PREFIX + "_")}
 
 
 @dataclass(frozen=True)
@@ -50,19 +51,12 @@ class Problem:
     message: str
 
 
-def _target(metric: dict) -> tuple[str, dict, dict]:
+def _target(metric: dict) -> tuple[str, dict]:
     kind = str(metric.get("type"))
-    source = metric.get(TARGET_FIELD.get(kind, ""), None)
+    source = metric.get(SOURCE_KEY.get(kind, ""), None)
     source = source if isinstance(source, dict) else {}
     target = source.get("target") if isinstance(source.get("target"), dict) else {}
-    return kind, source, target
-
-
-def _name(kind: str, source: dict) -> str:
-    if kind in ("Resource", "ContainerResource"):
-        return str(source.get("name", ""))
-    identifier = source.get("metric")
-    return str(identifier.get("name", "")) if isinstance(identifier, dict) else ""
+    return kind, target
 
 
 def _walk(spec: dict, start: int, level: int) -> list[int]:
@@ -141,15 +135,15 @@ def problems(hpa: dict, independent: set[str] | frozenset[str] = frozenset()) ->
     that do not depend on the target's replicas)."""
     spec = hpa.get("spec") if isinstance(hpa.get("spec"), dict) else {}
     metrics = spec.get("metrics") if isinstance(spec.get("metrics"), list) else []
+    independent = replica_independent() | independent
     out = []
     for i, metric in enumerate(metrics):
         if not isinstance(metric, dict):
             continue
-        kind, source, target = _target(metric)
-        name = _name(kind, source)
-        where = f"spec.metrics[{i}].{TARGET_FIELD.get(kind, 'pods')}.target"
-        if kind in ("Object", "External") and target.get("type") == "Value" and \
-                (name in REPLICA_INDEPENDENT or name in independent):
+        kind, target = _target(metric)
+        name = metric_name(metric) or ""
+        where = f"spec.metrics[{i}].{SOURCE_KEY.get(kind, 'pods')}.target"
+        if kind in ("Object", "External") and target.get("type") == "Value" and name in independent:
             problem = _value_problem(spec, name, target.get("value"), f"{where}.value")
         else:
             problem = _bound_problem(spec, kind, name, target, f"{where}.averageValue")

@@ -27,8 +27,9 @@ from modules.core import yamlio
 from modules.core.config import Project, load_stack
 from modules.core.errors import InputError, show
 from modules.core.quantity import parse_quantity
-from modules.probe import measure, results
-from modules.upstream.autoscaling.controller import SOURCE_KEY, SOURCES, History, Observation, Options, sync
+from modules.probe import results
+from modules.upstream.autoscaling.controller import (SOURCE_KEY, SOURCES, History, Observation, Options, metric_name,
+                                                     sync)
 from modules.upstream.autoscaling.replicas import Container, Pod, PodMetric
 
 MAX_SAMPLES = 100_000
@@ -88,7 +89,7 @@ def check_hpa(hpa: dict, shown: str, metric: str | None) -> tuple[dict, int]:
     metrics = spec.get("metrics")
     if not isinstance(metrics, list) or not metrics:
         raise InputError(shown, "spec.metrics", "expected a list of metrics the series can feed")
-    names = [_metric_name(m) for m in metrics]
+    names = [metric_name(m) or "?" for m in metrics]
     if metric is None and len(metrics) > 1:
         raise InputError(shown, "spec.metrics", f"expected --metric NAME: the HPA has {len(metrics)} metrics "
                          f"({', '.join(names)}) and the series feeds one")
@@ -129,16 +130,6 @@ def _check_target(metric: dict, shown: str, where: str) -> None:
     if not good:
         what = "whole percentage" if kind == "Utilization" else "quantity"
         raise InputError(shown, f"{where}.{field}", f"expected a positive {what}, got {show(value)}")
-
-
-def _metric_name(metric: object) -> str:
-    if not isinstance(metric, dict):
-        return "?"
-    source = metric.get(SOURCE_KEY.get(str(metric.get("type")), ""), {})
-    if not isinstance(source, dict):
-        return "?"
-    ident = source.get("metric")
-    return str(source.get("name") or (ident.get("name") if isinstance(ident, dict) else "?"))
 
 
 def read_series(paths: list[str], tier: str | None, every: float) -> list[tuple[float, float]]:
@@ -205,7 +196,7 @@ def probe_busbw(path: str, tier: str | None) -> float:
                (tier is None or str(r["tier"]) == tier)]
     if not records:
         raise InputError(path, "results", f"expected all_reduce results{f' of tier {tier}' if tier else ''}")
-    return max(r["bytes"] / r["time_s"] / 1e9 * measure.busbw_factor("all_reduce", r["world_size"]) for r in records)
+    return max(results.busbw_gbps(r) for r in records)
 
 
 # --- the replay -----------------------------------------------------------------------------------
@@ -292,7 +283,7 @@ def cmd_autoscaling(args: argparse.Namespace, project: Project | None) -> int:
         raise InputError("trainstack autoscaling", "--replicas", f"expected 0-{MAX_REPLICAS}, got {start}")
     steps = replay(spec, samples, start, args.sync_period, request, args.hold)
     span = samples[-1][0] - samples[0][0] + args.hold
-    name = _metric_name(spec["metrics"][0])
+    name = metric_name(spec["metrics"][0]) or "?"
     if args.format == "json":
         out = {"hpa": shown, "metric": name, "metricIndex": index, "samples": len(samples), "seconds": span,
                "syncPeriod": args.sync_period, "start": start, "final": steps[-1].replicas,

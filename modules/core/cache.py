@@ -8,8 +8,8 @@ some 3 ms of every command, and a name two keys share only costs a miss). The fo
 ``$TRAINSTACK_CACHE_DIR``, else ``$XDG_CACHE_HOME/trainstack``, else ``~/.cache/trainstack``.
 
 A missing, read-only, corrupt or hostile cache costs time only (a CI cache shared between jobs is
-the realistic attacker): an entry is opened without following a link and without blocking, read
-only when it is a regular file of at most MAX_ENTRY_BYTES, and used only when it holds its own key,
+the realistic attacker): an entry is read by ``files.read_regular`` (without following a link or
+blocking, only a regular file of at most MAX_ENTRY_BYTES), and used only when it holds its own key,
 its data carries this user's keyed checksum (BLAKE2b keyed with a random secret kept outside the
 cache, in ``$XDG_CONFIG_HOME/trainstack/cache-key``, so an entry written by anyone else, a poisoned
 one included, is foreign) and passes the reader's check (``valid``). A bad entry (a FIFO, a link to
@@ -22,17 +22,18 @@ the key and the data's bytes as stored.
 """
 from __future__ import annotations
 
-import errno
 import json
 import os
-import stat
 import sys
 import zlib
 from pathlib import Path
 from typing import Any, Callable
 
+from . import files
+
 ENV_CACHE = "TRAINSTACK_CACHE_DIR"
 MAX_ENTRY_BYTES = 32 * 2**20   # the largest entry, the admission index, is about 50 KiB
+_SECRET_BYTES = 32
 
 
 def cache_root() -> Path:
@@ -100,23 +101,13 @@ def load_json(kind: str, key: str, valid: Callable[[Any], bool] | None = None) -
 def _read_entry(path: Path) -> tuple[bytes | None, str]:
     """The entry's bytes, or None and why it is bad ("" when there is simply none)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except FileNotFoundError:
-        return None, ""
-    except OSError as exc:   # ELOOP: a symbolic link; EACCES: not ours to read
-        return None, "a link" if exc.errno == errno.ELOOP else ""
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return None, "not a regular file"
-        if info.st_size > MAX_ENTRY_BYTES:
-            return None, f"larger than {MAX_ENTRY_BYTES // 2**20} MiB"
-        data = os.read(fd, MAX_ENTRY_BYTES + 1)
-        return (data, "") if len(data) <= MAX_ENTRY_BYTES else (None, "growing")
-    except OSError:
-        return None, ""
-    finally:
-        os.close(fd)
+        return files.read_regular(path, MAX_ENTRY_BYTES), ""
+    except files.Unreadable as why:
+        return None, _BAD_ENTRY.get(why.reason, "")   # missing, or not ours to read: a miss
+
+
+_BAD_ENTRY = {files.LINK: "a link", files.NOT_REGULAR: "not a regular file",
+              files.TOO_LARGE: f"larger than {MAX_ENTRY_BYTES // 2**20} MiB", files.GREW: "growing"}
 
 
 def _mac(secret: bytes, key: str, body: bytes) -> str:
@@ -149,8 +140,10 @@ def _secret() -> bytes | None:
 def _read_secret(path: Path) -> bytes | None:
     for _ in range(2):
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except FileNotFoundError:
+            data = files.read_regular(path, _SECRET_BYTES)
+        except files.Unreadable as why:
+            if why.reason != files.MISSING:   # a link, a FIFO, a longer file: not a secret we made
+                return None
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
@@ -159,16 +152,9 @@ def _read_secret(path: Path) -> bytes | None:
             except OSError:
                 return None
             with os.fdopen(fd, "wb") as out:
-                out.write(os.urandom(32))
+                out.write(os.urandom(_SECRET_BYTES))
             continue
-        except OSError:
-            return None
-        try:
-            info = os.fstat(fd)
-            data = os.read(fd, 64) if stat.S_ISREG(info.st_mode) else b""
-        finally:
-            os.close(fd)
-        return data if len(data) == 32 else None
+        return data if len(data) == _SECRET_BYTES else None
     return None
 
 

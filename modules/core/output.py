@@ -22,6 +22,7 @@ import stat
 from pathlib import Path
 
 from . import yamlio
+from .files import MISSING, Unreadable, read_regular
 from .registry import MODULES
 from .bundle import Bundle, Resource
 from .errors import InputError
@@ -31,6 +32,8 @@ from .secrets import credential_in
 MARKER = ".trainstack-output"
 VERSION = "0.1.0"    # trainstack's version (pyproject.toml), recorded in the marker
 NAME_MAX = 255       # bytes in one file name on Linux, macOS and Windows file systems
+_MAX_MARKER_BYTES = 4096      # the marker trainstack writes is four short lines
+_MAX_JOURNAL_BYTES = 2**20    # a journal lists a few folder names per run
 
 
 def marker_text(stack: str) -> str:
@@ -169,24 +172,13 @@ def stale_files(files: dict[str, bytes], target: Path) -> list[str]:
 
 
 def _content(path: Path, size: int) -> bytes | None:
-    """The file's bytes when it is a regular file (not a link, a FIFO or a device) of exactly
-    ``size`` bytes, else None: a file of another size differs without being read (a link to an
-    8 GiB sparse file is not read)."""
+    """The file's bytes when it is a regular file (not a link, a FIFO or a device) of at most
+    ``size`` bytes, else None: a larger file differs without being read (a link to an 8 GiB
+    sparse file is not read)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
+        return read_regular(path, size)
+    except Unreadable:
         return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size != size:
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(size + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return data
 
 
 def _refuse(target: Path, shown: str) -> InputError:
@@ -203,19 +195,11 @@ def _check_owned(target: Path, stack: str, shown: str) -> bool:
     if not stat.S_ISDIR(info.st_mode):   # a file, or a symlink (even to our own output)
         raise _refuse(target, shown)
     try:
-        fd = os.open(target / MARKER, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except FileNotFoundError:
-        if _unmarked_output(target):
+        text = read_regular(target / MARKER, _MAX_MARKER_BYTES).decode(errors="replace")
+    except Unreadable as why:
+        if why.reason == MISSING and _unmarked_output(target):
             return True
-        raise _refuse(target, shown) from None
-    except OSError:
-        raise _refuse(target, shown) from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise _refuse(target, shown)
-        text = os.read(fd, 4096).decode(errors="replace")
-    finally:
-        os.close(fd)
+        raise _refuse(target, shown) from None   # a link, a FIFO, a marker trainstack never writes
     if f"\nstack: {stack}\n" not in text:
         raise _refuse(target, shown)
     return True
@@ -266,14 +250,13 @@ def _journaled(target: Path) -> list[str]:
     """The folder names the journal records (only names of the exact shape ``_new_temp`` makes)."""
     path = _journal(target)
     try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        return []
-    if not stat.S_ISREG(info.st_mode) or info.st_size > 2**20:
-        raise InputError(str(path), "", "exists and was not written by trainstack; remove it")
+        text = read_regular(path, _MAX_JOURNAL_BYTES).decode("utf-8", errors="replace")
+    except Unreadable as why:
+        if why.reason == MISSING:
+            return []
+        raise InputError(str(path), "", "exists and was not written by trainstack; remove it") from None
     shape = re.compile(rf"\.{re.escape(target.name)}\.(?:new|old)-[0-9a-f]{{8}}")
-    return sorted({line for line in path.read_text(encoding="utf-8", errors="replace").splitlines()
-                   if shape.fullmatch(line)})
+    return sorted({line for line in text.splitlines() if shape.fullmatch(line)})
 
 
 def _forget(target: Path) -> None:

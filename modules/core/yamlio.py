@@ -15,14 +15,13 @@ import io
 import itertools
 import json
 import math
-import os
 import re
-import stat
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 import yaml
 
+from . import files
 from .errors import InputError
 
 MAX_FILE_BYTES = 4 * 2**20      # stack files, manifests, workloads: parsing costs ~200 MiB per MiB
@@ -270,34 +269,22 @@ def read_text(path: Path, shown_as: str, limit: int = MAX_FILE_BYTES) -> str:
 def read_bytes(path: Path, shown_as: str, limit: int = MAX_FILE_BYTES) -> bytes:
     """A regular file's bytes, at most ``limit`` of them, or an InputError naming the file."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except FileNotFoundError:
-        raise InputError(shown_as, "", "file not found") from None
-    except OSError as exc:
-        raise InputError(shown_as, "", f"cannot read file: {exc.strerror or exc.__class__.__name__}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise InputError(shown_as, "", "not a regular file (a folder, device or pipe)")
-        if info.st_size > limit:
-            raise InputError(shown_as, "", f"file is {info.st_size} bytes; at most {limit} are read")
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            # In pieces: read(limit + 1) would allocate the whole limit (256 MiB for a snapshot) up front.
-            chunks, total = [], 0
-            while total <= limit:
-                chunk = handle.read(min(1 << 20, limit + 1 - total))
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                total += len(chunk)
-            data = b"".join(chunks)
-    except OSError as exc:
-        raise InputError(shown_as, "", f"cannot read file: {exc.strerror or exc.__class__.__name__}") from None
-    finally:
-        os.close(fd)
-    if len(data) > limit:   # it grew while we read it
-        raise InputError(shown_as, "", f"file is larger than {limit} bytes")
-    return data
+        return files.read_regular(path, limit, follow_links=True)
+    except files.Unreadable as why:
+        raise InputError(shown_as, "", _unreadable(why, limit)) from None
+
+
+def _unreadable(why: files.Unreadable, limit: int) -> str:
+    """``files.read_regular``'s reason in a user's words (links are followed here: never LINK)."""
+    if why.reason == files.MISSING:
+        return "file not found"
+    if why.reason == files.NOT_REGULAR:
+        return "not a regular file (a folder, device or pipe)"
+    if why.reason == files.TOO_LARGE:
+        return f"file is {why.size} bytes; at most {limit} are read"
+    if why.reason == files.GREW:
+        return f"file is larger than {limit} bytes"
+    return f"cannot read file: {why.detail}"
 
 
 def load_file(path: Path, shown_as: str, loader_class: type = _Loader, plain_strings: bool = False,

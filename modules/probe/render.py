@@ -16,6 +16,7 @@ one leaf. So every inter-node probe has two pods, tasks ``a`` and ``b``, and a l
 """
 from __future__ import annotations
 
+import copy
 import json
 import re
 from dataclasses import dataclass, field
@@ -230,7 +231,7 @@ def pod_template(ctx: RenderContext, plan: Placement, task: str, rank: int, run:
     env += [{"name": "OMP_NUM_THREADS", "value": "1"}, {"name": "PYTHONUNBUFFERED", "value": "1"}]
     if cfg.get("pushgatewaySecret"):
         env.append({"name": PUSHGATEWAY_ENV, "valueFrom": {"secretKeyRef": dict(cfg["pushgatewaySecret"])}})
-    claims = probe_claims(ctx)
+    claims = copy.deepcopy(probe_claims(ctx))   # each template its own dicts (no YAML aliases)
     spec: dict = {
         "restartPolicy": "Never",
         "activeDeadlineSeconds": cfg["timeoutSeconds"],
@@ -279,7 +280,16 @@ def pod_template(ctx: RenderContext, plan: Placement, task: str, rank: int, run:
 
 
 def probe_claims(ctx: RenderContext) -> volumes.Mounts:
-    """The claims of `probe.volumes`, in the probe's namespace (the mount path /probe is the script's)."""
+    """The claims of `probe.volumes`, in the probe's namespace, checked once per render: every pod
+    template and the objects' dependencies read this one result (never change its dicts: copy)."""
+    key = f"{MODULE}.claims"
+    if key not in ctx.derived:
+        ctx.derived[key] = _resolve_claims(ctx)
+    return ctx.derived[key]
+
+
+def _resolve_claims(ctx: RenderContext) -> volumes.Mounts:
+    """`probe.volumes` through the one resolver; the mount path /opt/trainstack is the script's."""
     claims = volumes.resolve(ctx, "probe.volumes", ctx.section(MODULE)["volumes"], probe_namespace(ctx))
     for i, mount in enumerate(claims.mounts):
         if mount["mountPath"] == MOUNT or mount["mountPath"].startswith(MOUNT + "/"):
@@ -423,9 +433,7 @@ def launcher_objects(ctx: RenderContext, namespace: str, templates: list[str]) -
 
 
 def _claim_deps(ctx: RenderContext) -> tuple[str, ...]:
-    namespace = probe_namespace(ctx)
-    return tuple(f"PersistentVolumeClaim/{namespace}/{v['persistentVolumeClaim']['claimName']}"
-                 for v in probe_claims(ctx).volumes)
+    return probe_claims(ctx).claim_refs(probe_namespace(ctx))
 
 
 def _queue_dep(ctx: RenderContext) -> tuple[str, ...]:

@@ -141,6 +141,21 @@ def _from_exposition(text: str, shown: str) -> list[dict]:
     return out
 
 
+def busbw_gbps(record: dict) -> float:
+    """A checked record's bus bandwidth in GB/s, as the probe computes it (``measure.record``:
+    algbw = S / t, busbw = algbw x the collective's factor)."""
+    return measure.record(record["collective"], record["bytes"], record["world_size"], record["time_s"],
+                          record["time_s"])["busbw_gbps"]
+
+
+def exported_gauges() -> frozenset[str]:
+    """The names of the gauges the probe exports, read from its own exposition (``measure.exposition``,
+    which ships alone in the probe's ConfigMap): a gauge added there is known here without a list."""
+    text = measure.exposition([measure.record("all_reduce", 1 << 20, 2, 1.0, 1.0)], NODE_TIER, 0.0, "nccl")
+    return frozenset(line.split()[2] for line in text.splitlines()
+                     if line.startswith("# TYPE ") and line.endswith(" gauge"))
+
+
 def tier_number(record: dict, tier_names: dict[int, str]) -> int | None:
     """The fabric tier a record measured (0 = inside a node), or None when the stack has no such tier."""
     tier = record["tier"]

@@ -28,6 +28,12 @@ class Mounts:
     def __bool__(self) -> bool:
         return bool(self.volumes)
 
+    def claim_refs(self, namespace: str) -> tuple[str, ...]:
+        """The bundle keys of the claims these volumes mount in ``namespace``: what the pods'
+        object depends on."""
+        return tuple(f"PersistentVolumeClaim/{namespace}/{v['persistentVolumeClaim']['claimName']}"
+                     for v in self.volumes)
+
 
 def stack_claims(ctx: "RenderContext") -> dict[str, set[str]]:
     """Claim name -> the namespaces trainstack:storage renders it in."""

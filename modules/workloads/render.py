@@ -67,12 +67,8 @@ def _depends(namespace: str, queue: str, profile: str, priority: str, *more: str
     out = [queue_ref(queue), pods.nccl_ref(namespace, profile), *more]
     if priority:
         out.append(f"PriorityClass/{priority}")
-    out += [claim_ref(namespace, v) for v in (claims.volumes if claims else ())]
+    out += claims.claim_refs(namespace) if claims else ()
     return tuple(out)
-
-
-def claim_ref(namespace: str, volume: dict) -> str:
-    return f"PersistentVolumeClaim/{namespace}/{volume['persistentVolumeClaim']['claimName']}"
 
 
 def _claims(ctx: RenderContext, path: str, cfg: dict, namespace: str) -> volumes.Mounts:

@@ -11,7 +11,6 @@ import fnmatch
 import hashlib
 import io
 import os
-import stat
 import tarfile
 import urllib.request
 from pathlib import Path
@@ -19,6 +18,7 @@ from pathlib import Path
 import yaml
 
 from modules.core.errors import InputError
+from modules.core.files import Unreadable, read_regular
 
 from .loader import SOURCES, cache_dir
 
@@ -49,21 +49,10 @@ def _holds(target: Path, sha256: str) -> bool:
     """Whether the cache already holds the pinned file: a regular file (a link, a FIFO or a
     device is not one, and is replaced), at most MAX_CACHED_BYTES, with the pinned sha256."""
     try:
-        fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
+        data = read_regular(target, MAX_CACHED_BYTES)
+    except Unreadable:
         return False
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CACHED_BYTES:
-            return False
-        digest = hashlib.sha256()
-        while chunk := os.read(fd, 1 << 20):
-            digest.update(chunk)
-        return digest.hexdigest() == sha256
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
+    return hashlib.sha256(data).hexdigest() == sha256
 
 
 def _write(target: Path, data: bytes) -> None:

@@ -85,13 +85,31 @@ def tolerances_of(spec: dict, options: Options) -> Tolerances:
     return Tolerances(down, up)
 
 
+def metric_name(metric: object) -> str | None:
+    """The name of what one entry of an HPA's ``metrics`` reads: the resource's (Resource,
+    ContainerResource) or the metric's (``metric.name``: Pods, Object, External); None when the
+    entry has no such name (a shape the API server would refuse)."""
+    if not isinstance(metric, dict):
+        return None
+    kind = metric.get("type")
+    source = metric.get(SOURCE_KEY.get(str(kind), ""))
+    if not isinstance(source, dict):
+        return None
+    if kind in ("Resource", "ContainerResource"):
+        name = source.get("name")
+    else:
+        ident = source.get("metric")
+        name = ident.get("name") if isinstance(ident, dict) else None
+    return None if name is None else str(name)
+
+
 def metric_label(metric: dict) -> str:
     kind = metric.get("type")
     source = metric.get(SOURCE_KEY.get(kind, ""), {}) or {}
     if kind in ("Resource", "ContainerResource"):
-        return f"{source.get('name')} resource" + (f" of container {source.get('container')}"
-                                                     if kind == "ContainerResource" else "")
-    return f"{str(kind).lower()} metric {(source.get('metric') or {}).get('name')}"
+        return f"{metric_name(metric)} resource" + (f" of container {source.get('container')}"
+                                                      if kind == "ContainerResource" else "")
+    return f"{str(kind).lower()} metric {metric_name(metric)}"
 
 
 def propose(metric: dict, seen: Observation, spec_replicas: int, status_replicas: int, tolerances: Tolerances,

@@ -27,8 +27,26 @@ def _manifest(target: dict, name: str = "fabric_busbw_gbps", kind: str = "Extern
 def test_the_probe_gauges_are_the_ones_the_probe_exposes():
     text = measure.exposition([measure.record("all_reduce", 1 << 20, 2, 0.001, 0.001)], "spine", 0.0, "nccl")
     exposed = {line.split("{")[0] for line in text.splitlines() if not line.startswith("#")}
-    assert exposed == {f"{measure.METRIC_PREFIX}_{g}" for g in convergence.PROBE_GAUGES}
-    assert "fabric_busbw_gbps" in convergence.REPLICA_INDEPENDENT
+    assert exposed == {f"{measure.METRIC_PREFIX}_{g}" for g in ("busbw_gbps", "algbw_gbps", "time_seconds",
+                       "world_size", "nodes", "last_success_timestamp_seconds", "info")}
+    assert exposed | {"fabric_busbw_gbps"} == convergence.replica_independent()
+
+
+def test_a_gauge_the_probe_starts_exporting_is_known_as_replica_independent(monkeypatch):
+    """convergence reads the probe's gauges from the probe's own exposition: a gauge added there is
+    judged like the others, with no list to edit."""
+    exposition = measure.exposition
+
+    def with_a_new_gauge(*args, **kwargs) -> str:
+        return exposition(*args, **kwargs) + ("# HELP trainstack_probe_jitter_seconds New.\n"
+                                              "# TYPE trainstack_probe_jitter_seconds gauge\n")
+
+    hpa = _manifest({"type": "Value", "value": "100"}, "trainstack_probe_jitter_seconds")
+    assert convergence.problems(hpa) == []
+    monkeypatch.setattr(measure, "exposition", with_a_new_gauge)
+    [problem] = convergence.problems(hpa)
+    assert problem.metric == "trainstack_probe_jitter_seconds" and "does not change with the target's replicas" \
+        in problem.message
 
 
 def test_a_value_target_on_fabric_busbw_is_pinned_at_min_or_max():

@@ -156,3 +156,29 @@ def test_bad_hpa_targets_exit_2(tmp_path, capsys, target, words):
     code, _, err = run(capsys, "autoscaling", "--hpa-file", _hpa_file(tmp_path, target), "--series",
                        _prometheus(tmp_path, [100]))
     assert code == 2 and words in err and "Traceback" not in err
+
+
+def test_a_probe_sample_is_the_busbw_the_probe_itself_reports(tmp_path):
+    """A probe results file's sample is the peak all_reduce busbw the probe computed for it (one
+    formula, measure.record's), not a second copy of nccl-tests' formula."""
+    from modules.probe import measure
+
+    records = [measure.record("all_reduce", size, n, seconds, seconds)
+               for size, n, seconds in ((1 << 20, 8, 0.0003), (1 << 30, 24, 0.0213), (1 << 28, 24, 0.0071))]
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps({"format": "trainstack.probe/v1", "probe": {"tier": "spine", "backend": "nccl"},
+                                "results": records}))
+    assert whatif.probe_busbw(str(path), "spine") == max(r["busbw_gbps"] for r in records)
+
+
+def test_each_metric_is_named_as_the_hpa_names_it(tmp_path, capsys):
+    spec = {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "x"}, "maxReplicas": 8,
+            "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization",
+                                                                                   "averageUtilization": 60}}},
+                        {"type": "Pods", "pods": {"metric": {"name": "tokens_per_second"}}},
+                        {"type": "External", "external": {"metric": {}}}, "junk"]}
+    path = tmp_path / "hpa.yaml"
+    path.write_text(json.dumps({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+                                "metadata": {"name": "h"}, "spec": spec}))
+    code, _, err = run(capsys, "autoscaling", "--hpa-file", str(path), "--series", _prometheus(tmp_path, [1]))
+    assert code == 2 and "the HPA has 4 metrics (cpu, tokens_per_second, ?, ?)" in err

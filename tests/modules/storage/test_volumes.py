@@ -265,3 +265,36 @@ def test_validate_exits_2_naming_file_and_path(tmp_path, sections, message):
     project = project_with(tmp_path, "legacy", **sections)
     result = run("validate", "legacy", "--project", str(project))
     assert result.code == 2 and result.err.startswith(f"error: {message}"), result.err
+
+
+@pytest.mark.parametrize("schedule", ["", "30 4 * * 1"])
+def test_the_probe_checks_its_claims_once_per_render(monkeypatch, schedule):
+    """`probe.volumes` is resolved once per render; every probe pod template and the dependencies of
+    the Jobs (or of the CronJob that launches them) read that one result, each template with its
+    own dicts (no YAML aliases between tasks)."""
+    from modules.core import yamlio
+    from modules.storage import volumes
+
+    calls = []
+    resolve = volumes.resolve
+    monkeypatch.setattr(volumes, "resolve", lambda ctx, path, *rest, **kw: calls.append(path) or resolve(
+        ctx, path, *rest, **kw))
+    bundle = render(variant("staging", probe={"volumes": [OUTPUT], "schedule": schedule}))
+    assert calls.count("probe.volumes") == 1
+    kind = "CronJob" if schedule else "Job"
+    probes = [o for o in of_kind(bundle, kind) if o["metadata"]["name"].startswith("fabric-probe")]
+    assert len(probes) >= (1 if schedule else 2)
+    for obj in probes:
+        assert "&id" not in yamlio.dump(obj)
+        key = f"{kind}/{obj['metadata']['namespace']}/{obj['metadata']['name']}"
+        assert f"PersistentVolumeClaim/{obj['metadata']['namespace']}/checkpoints" in bundle.dependencies[key]
+
+
+def test_the_claims_a_pod_mounts_are_its_dependencies():
+    from modules.storage.volumes import Mounts
+
+    mounts = Mounts(({"name": "data", "persistentVolumeClaim": {"claimName": "training-data", "readOnly": True}},
+                     {"name": "claim-0", "persistentVolumeClaim": {"claimName": "Odd.Name"}}), ())
+    assert mounts.claim_refs("research") == ("PersistentVolumeClaim/research/training-data",
+                                             "PersistentVolumeClaim/research/Odd.Name")
+    assert Mounts().claim_refs("research") == ()
