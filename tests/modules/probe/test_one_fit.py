@@ -6,6 +6,7 @@ import json
 import re
 
 import pytest
+import yaml
 
 from tests.support.cli import ROOT, run
 
@@ -13,12 +14,16 @@ PROBE = ROOT / "tests" / "support" / "fixtures" / "probe-gloo-2ranks.json"
 WORKLOAD = ROOT / "tests" / "support" / "fixtures" / "workloads" / "ephemeral-storage-job.yaml"
 
 
-def test_recommend_and_simulate_print_the_same_fit():
+def test_recommend_and_simulate_print_the_same_fit(tmp_path):
     recommended = run("recommend", "--probe", str(PROBE), "dev", "--accept-cpu", "--format", "json", cwd=ROOT)
     assert recommended.code == 0, recommended.err
     tiers = {t["tier"]: t for t in json.loads(recommended.out)["tiers"]}
     assert tiers[0]["source"] == "measured"
-    simulated = run("simulate", "dev", "--workloads", str(WORKLOAD), "--probe", str(PROBE), "--accept-cpu", cwd=ROOT)
+    job = yaml.safe_load(WORKLOAD.read_text())
+    job["spec"]["queue"] = "dev"          # the queue dev renders: the job webhook refuses one it lacks
+    workload = tmp_path / "job.yaml"
+    workload.write_text(yaml.safe_dump(job))
+    simulated = run("simulate", "dev", "--workloads", str(workload), "--probe", str(PROBE), "--accept-cpu", cwd=ROOT)
     assert simulated.code == 0, simulated.err
     printed = {int(t): (float(bw), float(us)) for t, bw, us in
                re.findall(r"tier (\d+): ([\d.]+) GB/s, ([\d.]+) us", simulated.out)}
