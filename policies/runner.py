@@ -112,8 +112,13 @@ def read_settings_file(stack: str, folder: Path | None = None) -> tuple[object, 
         return yamlio.loads_json(text, shown), shown   # names the bound it broke
 
 
-def load_settings(stack: str) -> PolicySettings:
-    data, shown = read_settings_file(stack)
+def load_settings(stack: str, folder: Path | None = None) -> PolicySettings:
+    """The policy settings of ``stack``: ``policies/config.<stack>.json`` of ``folder`` (another
+    checkout's ``policies/``, ``trainstack diff``) when there is one, else the installed pack's; the
+    rules' defaults when neither exists. A file that is there but wrong is an ``InputError`` naming it."""
+    data, shown = read_settings_file(stack, folder)
+    if data is None and folder is not None:
+        data, shown = read_settings_file(stack)
     return PolicySettings() if data is None else parse_settings(data, shown)
 
 
