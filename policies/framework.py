@@ -49,11 +49,13 @@ class CheckContext:
     fabric: Any = None                # modules.fabric.model.Fabric, when the stack has one
     manifests: list[dict] = field(default_factory=list)   # every object rules may consult
     config: dict = field(default_factory=dict)             # this rule's settings (set per rule)
-    memo: dict = field(default_factory=dict, compare=False, repr=False)   # per evaluation, see remember()
+    memo: dict = field(default_factory=dict, compare=False, repr=False)   # per check or evaluation, see remember()
     profile: str | None = None        # manifests checked without a stack: `check --profile` (else the stack's)
 
     def remember(self, key: str, compute: Callable[[], Any]) -> Any:
-        """A fact about ``manifests`` computed once per rule evaluation, not once per object."""
+        """A fact about ``manifests`` computed once, not once per object: once per check where the
+        runner shares the memo among the check's rules (``run_rules``), else once per evaluation. A
+        key names one fact (every rule of the check reads the same answer)."""
         if key not in self.memo:
             self.memo[key] = compute()
         return self.memo[key]

@@ -13,11 +13,10 @@ from modules.review import diff
 
 def settings_for(root: Path, stack: str):
     """The policy settings a side uses: its own ``policies/config.<stack>.json`` when the project
-    carries one, else the installed pack's."""
-    from policies.runner import load_settings, parse_settings, read_settings_file
+    carries one, else the installed pack's (``runner.load_settings``, the one reader)."""
+    from policies.runner import load_settings
 
-    data, shown = read_settings_file(stack, root / "policies")   # bounded, NaN refused, as the runner reads
-    return load_settings(stack) if data is None else parse_settings(data, shown)
+    return load_settings(stack, root / "policies")
 
 
 def judge(root: Path, stack: Any, bundle: Bundle) -> list:

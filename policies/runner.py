@@ -112,8 +112,13 @@ def read_settings_file(stack: str, folder: Path | None = None) -> tuple[object, 
         return yamlio.loads_json(text, shown), shown   # names the bound it broke
 
 
-def load_settings(stack: str) -> PolicySettings:
-    data, shown = read_settings_file(stack)
+def load_settings(stack: str, folder: Path | None = None) -> PolicySettings:
+    """The policy settings of ``stack``: ``policies/config.<stack>.json`` of ``folder`` (another
+    checkout's ``policies/``, ``trainstack diff``) when there is one, else the installed pack's; the
+    rules' defaults when neither exists. A file that is there but wrong is an ``InputError`` naming it."""
+    data, shown = read_settings_file(stack, folder)
+    if data is None and folder is not None:
+        data, shown = read_settings_file(stack)
     return PolicySettings() if data is None else parse_settings(data, shown)
 
 
@@ -146,13 +151,15 @@ class LazyObjects(Sequence):
 
 
 def _rule_context(ctx: CheckContext, objects: list[dict],
-                  context: "list[dict] | Callable[[], list[dict]]") -> CheckContext:
+                  context: "list[dict] | Callable[[], list[dict]]", memo: dict | None = None) -> CheckContext:
+    """``ctx`` for one evaluation of ``objects``: its manifests, and ``memo`` (a check's, shared by
+    its rules) or a memo of its own."""
     build = context if callable(context) else (lambda: list(context))
     # ``replace(ctx, manifests=..., memo={})`` without its per-call field walk (the pack does this
     # for every policy of every Analyze): CheckContext has no __post_init__ nor init-only fields
     rctx = object.__new__(CheckContext)
     rctx.__dict__.update(ctx.__dict__)
-    rctx.manifests, rctx.memo = LazyObjects(lambda: list(objects) + build()), {}
+    rctx.manifests, rctx.memo = LazyObjects(lambda: list(objects) + build()), ({} if memo is None else memo)
     return rctx
 
 
@@ -161,24 +168,26 @@ def _stack_objects(objects: list[dict]) -> list[dict]:
 
 
 def prepare(rule: Rule, objects: list[dict], ctx: CheckContext,
-            context: "list[dict] | Callable[[], list[dict]]" = ()) -> None:
-    """Let a stack rule begin its work (``Rule.prepare``) with what ``evaluate`` will hand it. Never
-    fails: the rule meets and reports any problem when it runs."""
+            context: "list[dict] | Callable[[], list[dict]]" = (), memo: dict | None = None) -> None:
+    """Let a stack rule begin its work (``Rule.prepare``) with what ``evaluate`` will hand it (with
+    the same ``memo``, what it computes there is not computed again). Never fails: the rule meets
+    and reports any problem when it runs."""
     if rule.prepare is not None and rule.is_stack_rule:
         try:
-            rule.prepare(_stack_objects(objects), _rule_context(ctx, objects, context))
+            rule.prepare(_stack_objects(objects), _rule_context(ctx, objects, context, memo))
         except Exception:   # noqa: BLE001 - the rule itself runs next and says what went wrong
             pass
 
 
 def evaluate(rule: Rule, objects: list[dict], ctx: CheckContext,
-             context: "list[dict] | Callable[[], list[dict]]" = ()
+             context: "list[dict] | Callable[[], list[dict]]" = (), memo: dict | None = None
              ) -> list[tuple[dict | None, Finding | NotChecked]]:
     """Run one rule. ``objects`` are judged; ``context`` objects (e.g. the stack's bundle when the
     pack checks a user's manifests; a callable to build them only if a rule asks) are only
-    consulted, and findings on them are dropped.
+    consulted, and findings on them are dropped. ``memo``: what ``ctx.remember`` keeps, when the
+    caller shares it among the rules of one check (``run_rules``); else the evaluation's own.
     Returns ``(object or None, finding or note)`` in the order the rule produced them."""
-    rctx = _rule_context(ctx, objects, context)
+    rctx = _rule_context(ctx, objects, context, memo)
     out: list[tuple[dict | None, Finding | NotChecked]] = []
     if rule.is_stack_rule:
         judged = {id(o) for o in objects}
@@ -212,8 +221,11 @@ def run_rules(objects: list[dict], ctx: CheckContext, settings: PolicySettings, 
     sources = sources or {}
     enabled = [(rule, level, replace(ctx, config=settings.config(rule)))
                for rule in rules if (level := settings.level(rule)) != DISABLED]
+    # One check: every rule sees the same objects, so what one remembers about them (the objects as
+    # admitted, mutated once; the install and cluster they describe) serves the others.
+    memo: dict = {}
     for rule, _, rctx in enabled:   # work some rules hand elsewhere starts first, and overlaps the others
-        prepare(rule, objects, rctx, context)
+        prepare(rule, objects, rctx, context, memo)
     # Those rules run last, so that their work elsewhere has the others' time to finish; the
     # violations still come in rule order.
     found: list[list[Violation]] = [[] for _ in enabled]
@@ -221,7 +233,7 @@ def run_rules(objects: list[dict], ctx: CheckContext, settings: PolicySettings, 
         rule, level, rctx = enabled[number]
         found[number] = [to_violation(rule, level, obj, item, sources.get(id(obj)) if obj is not None else None,
                                       locate(obj, item.path) if locate is not None else None)
-                         for obj, item in evaluate(rule, objects, rctx, context)]
+                         for obj, item in evaluate(rule, objects, rctx, context, memo)]
     return [violation for violations in found for violation in violations]
 
 

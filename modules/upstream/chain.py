@@ -10,12 +10,15 @@ One registry (``registry.py``) serves the rules, the upstream-table runner, ``si
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from modules.semantics.created import as_created
 from modules.semantics.shapes import api_group
 from modules.upstream.cluster import EMPTY, Cluster
 from modules.upstream.field import FieldError
 from modules.upstream.install import CHART_DEFAULTS, Install
 from modules.upstream.registry import CREATE, MUTATE, SOURCES, VALIDATE, Check, checks
+
 
 def mutate(obj: dict, install: Install = CHART_DEFAULTS, cluster: Cluster = EMPTY, operation: str = CREATE,
            old: dict | None = None) -> dict:
@@ -38,13 +41,17 @@ def _judged(mutated: dict, hooks: list[Check], operation: str, old: dict | None,
 
 
 def refusals(obj: dict, install: Install = CHART_DEFAULTS, cluster: Cluster = EMPTY, operation: str = CREATE,
-             old: dict | None = None, sources: tuple[str, ...] = SOURCES) -> list[tuple[Check, FieldError]]:
+             old: dict | None = None, sources: tuple[str, ...] = SOURCES,
+             mutated: Callable[[], dict] | None = None) -> list[tuple[Check, FieldError]]:
     """Each validating check of ``sources`` that ``install`` sends ``obj`` to, run on the mutated
-    object, with the coded errors it returns."""
+    object, with the coded errors it returns. ``mutated``: where the caller already holds ``obj`` as
+    ``mutate`` makes it with these arguments (a check mutates each object once, for validation and
+    the admission policies alike), what returns it; called only when a check applies."""
     hooks = _validators(obj, install, operation, sources)
     if not hooks:
         return []
-    return _judged(mutate(obj, install, cluster, operation, old), hooks, operation, old, cluster)
+    admitted = mutated() if mutated is not None else mutate(obj, install, cluster, operation, old)
+    return _judged(admitted, hooks, operation, old, cluster)
 
 
 def admit(obj: dict, install: Install = CHART_DEFAULTS, cluster: Cluster = EMPTY, operation: str = CREATE,

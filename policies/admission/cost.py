@@ -35,6 +35,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
+from .reads import variables_reached
+
 PER_CALL_LIMIT = 1_000_000                  # k8s.io/apiserver/pkg/apis/cel: PerCallLimit
 RUNTIME_COST_BUDGET = 10_000_000            # ... RuntimeCELCostBudget (per policy binding or object)
 STATIC_ESTIMATED_COST_LIMIT = 10_000_000    # k8s.io/apiextensions-apiserver validation: per CRD rule
@@ -505,36 +507,42 @@ def _sized(node: Any) -> bool:
     return any(_sized(part) for part in node if isinstance(part, (tuple, list)))
 
 
-_VARIABLE = re.compile(r"\bvariables\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)")
-
-
 def policy_problem(variables: Iterable[tuple[str, str]], expressions: Iterable[tuple[str, str]]) -> str | None:
     """Why a policy's expressions cannot pass on any object (``(where, source)`` pairs; variables
     ``(name, source)`` in order, each seeing the earlier ones), or None. Only variables an
-    expression reaches count (they are evaluated lazily, each as its own call)."""
+    expression reaches count (they are evaluated lazily, each as its own call; ``reads``)."""
     floors: dict[str, Floor] = {}
     sources = {}
     for name, source in variables:
         sources[name] = source
         floors[name] = floor(source, floors) or EMPTY
     expressions = list(expressions)
-    reached, todo = [], [name for _, source in expressions for name in _VARIABLE.findall(source)]
-    while todo:
-        name = todo.pop()
-        if name in sources and name not in reached:
-            reached.append(name)
-            todo.extend(_VARIABLE.findall(sources[name]))
+    reached = set(variables_reached((source for _, source in expressions), sources))
     checks = [(f"variable {name!r}", floors[name]) for name in sources if name in reached]
     checks += [(where, floor(source, floors) or EMPTY) for where, source in expressions]
-    return problem_of(checks, PER_CALL_LIMIT)
+    return problem_of(checks, PER_CALL)
 
 
-def problem_of(checks: Iterable[tuple[str, Floor]], limit: int) -> str | None:
+@dataclass(frozen=True)
+class Limit:
+    """A cost limit of the API server: its value, its name and what passing it does."""
+
+    value: int
+    name: str
+    outcome: str
+
+
+PER_CALL = Limit(PER_CALL_LIMIT, "the API server's per-call CEL cost limit",
+                 "every evaluation fails (with failurePolicy Fail, every matching object is denied)")
+CRD_ESTIMATE = Limit(STATIC_ESTIMATED_COST_LIMIT, "the API server's estimated cost limit for a CRD rule",
+                     "the API server refuses the CRD")
+
+
+def problem_of(checks: Iterable[tuple[str, Floor]], limit: Limit = PER_CALL) -> str | None:
     for where, est in checks:
-        if est.cost > limit:
-            return (f"{where} costs at least {est.cost:,} on every object by cel-go's cost model, over the API "
-                    f"server's per-call CEL cost limit ({limit:,}): every evaluation fails (with failurePolicy "
-                    "Fail, every matching object is denied)")
+        if est.cost > limit.value:
+            return (f"{where} costs at least {est.cost:,} on every object by cel-go's cost model, over "
+                    f"{limit.name} ({limit.value:,}): {limit.outcome}")
         if est.listy and est.size > MAX_LIST_ELEMENTS:
             return (f"{where} builds a list of at least {est.size:,} elements: cel-go joins lists without copying "
                     f"them, the `cel` library copies them (at most {MAX_LIST_ELEMENTS:,} elements are evaluated "
@@ -547,9 +555,4 @@ def rule_problem(rule: Mapping[str, Any]) -> str | None:
     for CRD rules (it refuses the CRD) or over the per-call limit (every evaluation fails)."""
     checks = [(f"the {part}", floor(rule[part]) or EMPTY) for part in ("rule", "messageExpression")
               if isinstance(rule.get(part), str)]
-    if (wrong := problem_of(checks, STATIC_ESTIMATED_COST_LIMIT)) is not None:
-        return wrong.replace("over the API server's per-call CEL cost limit",
-                             "over the API server's estimated cost limit for a CRD rule").replace(
-            ": every evaluation fails (with failurePolicy Fail, every matching object is denied)",
-            ": the API server refuses the CRD")
-    return problem_of(checks, PER_CALL_LIMIT)
+    return problem_of(checks, CRD_ESTIMATE) or problem_of(checks, PER_CALL)

@@ -187,6 +187,21 @@ class Scope:
             worker.end_call()
 
 
+def failed_variable(source: str, errors: dict[str, Exception]) -> EvalError | NotEvaluable | None:
+    """The error of the first failed variable ``source`` reads, of the same kind, naming the
+    variable that failed: a variable that could not be evaluated here makes the expression not
+    evaluable, not denied. A variable that reads a failed one carries that one's error (its
+    ``variable``), not nested."""
+    for name in variables_in(source) if errors else ():
+        if name in errors:
+            failed = errors[name]
+            origin = getattr(failed, "variable", None)
+            said = type(failed)(str(failed) if origin is not None else f"variable {name!r}: {failed}")
+            said.variable = origin if origin is not None else name
+            return said
+    return None
+
+
 # --- matching ---------------------------------------------------------------------------------
 
 def _rule_hits(rule: dict, group: str, version: str, resource: str, operation: str) -> bool:
@@ -571,11 +586,11 @@ class RuleSet:
         errors: dict[str, Exception] = {}
         stale = False   # `variables` is rebound only when a later variable reads an earlier one
         for var in policy["variables"]:
-            if stale and "variables." in var["expression"]:
+            if stale and variables_in(var["expression"]):
                 scope.bind({"variables": dict(values)})
                 stale = False
             try:
-                if failed_var := self._uses_failed(var["expression"], errors):
+                if failed_var := failed_variable(var["expression"], errors):
                     raise failed_var
                 values[var["name"]] = scope.run(compile_expr(var["expression"]))
                 stale = True
@@ -584,15 +599,6 @@ class RuleSet:
         if stale:
             scope.bind({"variables": dict(values)})
         return True, errors, []
-
-    def _uses_failed(self, source: str, errors: dict[str, Exception]) -> EvalError | NotEvaluable | None:
-        """The error of the first failed variable ``source`` reads, of the same kind: a variable
-        that could not be evaluated here makes the expression not evaluable, not denied."""
-        for name in variables_in(source) if errors else ():
-            if name in errors:   # a variable that reads a failed one carries its error, not nested
-                text = str(errors[name])
-                return type(errors[name])(text if text.startswith("variable ") else f"variable {name!r}: {text}")
-        return None
 
     def _validate(self, policy: dict, obj: dict, request: dict, target: Target, scope: Scope
                   ) -> Iterator[Denial | SkippedRule]:
@@ -608,7 +614,7 @@ class RuleSet:
             source = validation["expression"]
             compiled = compile_expr(source)
             reads = fields_read(source, variables)
-            failed_var = self._uses_failed(source, errors)
+            failed_var = failed_variable(source, errors)
             try:
                 if compiled.program is None:
                     raise NotEvaluable(compiled.problem)
@@ -657,7 +663,7 @@ class RuleSet:
                 outcomes.append(SkippedRule(label, _squash(source), f"does not compile: {exc}"))
                 continue
             try:
-                failed_var = self._uses_failed(source, errors)
+                failed_var = failed_variable(source, errors)
                 if failed_var:
                     raise failed_var
                 scope.bind({"object": current})

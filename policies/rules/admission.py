@@ -1,14 +1,16 @@
 """Upstream's own admission rules, evaluated offline: what the API server would refuse at CREATE."""
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Iterator
 
-from modules.upstream.chain import mutate
 from modules.upstream.cluster import Cluster
-from modules.upstream.install import CHART_DEFAULT_ADMISSIONS, Install, install_of
+from modules.upstream.install import CHART_DEFAULT_ADMISSIONS, Install
 from modules.upstream.volcano.partitions import CODES as PARTITION_CODES
 
-from ..framework import MANDATORY, CheckContext, Finding, NotChecked, RuleOutcome, Rule, api_group, is_kind, meta, where
+from ..framework import MANDATORY, CheckContext, Finding, NotChecked, RuleOutcome, Rule, api_group, is_kind, where
+
+if TYPE_CHECKING:
+    from ..admission.webhook_check import Admitted
 
 HOW = ("fill the cache with `trainstack admission fetch` or pass --admission-dir DIR (volcano/*.yaml or the "
        "Volcano chart archive, and crds/); `trainstack admission status` shows what is read")
@@ -45,15 +47,16 @@ def _upstream_admission(objects: list[dict], ctx: CheckContext) -> Iterator[Rule
             yield NotChecked(missing)
         if not ruleset.policies and not ruleset.crds:
             return
-    install = stack_install(ctx)
+    admission = stack_admission(ctx)
+    install = admission.install
     if install.assumed and not install.vap and any(_volcano(o) for o in objects):
         yield NotChecked(f"Volcano's ValidatingAdmissionPolicies not evaluated: no Volcano chart release among the "
                          f"checked objects, so {install.assumed} are assumed (vap_enable: false; webhooks "
                          f"{', '.join(sorted(CHART_DEFAULT_ADMISSIONS))})")
-    namespaces = _namespaces_in(ctx.manifests)
+    namespaces = admission.namespaces()
     uninstalled = frozenset() if install.vap else ruleset.policy_sources()
     skipped: set[tuple[str, str]] = set()
-    admitted = [_as_admitted(obj, install, stack_cluster(ctx)) for obj in objects]
+    admitted = [admission.admitted(obj) for obj in objects]
     try:   # all objects in one round trip to the evaluating process
         outcomes: list | None = ruleset.evaluate_all(admitted, namespaces, install.map)
     except Exception:   # noqa: BLE001 - each object is tried again below, and its failure said there
@@ -83,50 +86,41 @@ def _volcano(obj: dict) -> bool:
     return api_group(obj).endswith("volcano.sh") or is_kind(obj, "Pod", "")
 
 
-def _as_admitted(obj: dict, install: Install, cluster: Cluster) -> dict:
-    """``obj`` as the policies and CRD rules meet it: created, then defaulted by the mutating
-    webhooks ``install`` registers (the API server runs them before any validation)."""
-    try:
-        return mutate(obj, install, cluster)
-    except Exception:   # noqa: BLE001 - an odd object is judged as written; the webhook rule says why
-        return obj
+def stack_admission(ctx: CheckContext) -> "Admitted":
+    """The checked objects as admitted on CREATE (``webhook_check.Admitted``): the Volcano install
+    and cluster their manifests describe, and each object mutated once, for every rule of the check
+    (``runner.run_rules`` shares the context's memo among its rules)."""
+    from ..admission.webhook_check import Admitted
+
+    return ctx.remember("upstream-admission:admitted", lambda: Admitted(ctx.manifests))
 
 
 def stack_install(ctx: CheckContext) -> Install:
-    """The Volcano install the checked objects describe (their chart release), once per evaluation."""
-    return ctx.remember("upstream-admission:install", lambda: install_of(ctx.manifests))
+    """The Volcano install the checked objects describe (their chart release)."""
+    return stack_admission(ctx).install
 
 
 def stack_cluster(ctx: CheckContext) -> Cluster:
     """What Volcano's webhooks look up among the checked objects: their Queues (each Open) and
     Namespaces, complete when the objects are a whole stack's."""
-    from ..admission.webhook_check import cluster_of, declares_queues
-
-    return ctx.remember("upstream-admission:cluster",
-                        lambda: Cluster(cluster_of(ctx.manifests), declares_queues(ctx.manifests)))
+    return stack_admission(ctx).cluster
 
 
-def _namespaces_in(objects: Iterable[dict]) -> dict[str, dict]:
-    return {meta(o).get("name"): o for o in objects if is_kind(o, "Namespace", "")}
-
-
-def _send(objects: list[dict], namespaces: dict[str, dict]) -> None:
-    """The objects, as created, to the evaluating process without waiting (``RuleSet.send``): it
-    judges them while the caller goes on, and the rule reads the outcomes back when it runs."""
+def _send(objects: list[dict], admission: "Admitted") -> None:
+    """The objects, as created and mutated, to the evaluating process without waiting
+    (``RuleSet.send``): it judges them while the caller goes on, and the rule reads the outcomes
+    back when it runs."""
     from ..admission import rules
-
-    from ..admission.webhook_check import cluster_of
 
     ruleset = rules()
     if ruleset.policies or ruleset.crds:
-        install, cluster = install_of(objects), Cluster(cluster_of(objects))
-        ruleset.send([_as_admitted(obj, install, cluster) for obj in objects], namespaces, install.map)
+        ruleset.send([admission.admitted(obj) for obj in objects], admission.namespaces(), admission.install.map)
 
 
 def _hand_over(objects: list[dict], ctx: CheckContext) -> None:
     """Before the rules run: the objects go to the evaluating process, which judges them while the
     other rules run."""
-    _send(objects, _namespaces_in(ctx.manifests))
+    _send(objects, stack_admission(ctx))
 
 
 def _go_webhooks(objects: list[dict], ctx: CheckContext) -> Iterator[RuleOutcome]:
@@ -136,12 +130,11 @@ def _go_webhooks(objects: list[dict], ctx: CheckContext) -> Iterator[RuleOutcome
     `training-operator-admission`, `kubernetes-api-validation`), and the partition checks
     `volcano-job-admission`."""
     from ..admission.providers import fix_for
-    from ..admission.webhook_check import judge
 
-    install, cluster = stack_install(ctx), stack_cluster(ctx)
+    admission = stack_admission(ctx)
     for obj in objects:
         try:
-            refusals = judge(obj, cluster, install, ("volcano",))
+            refusals = admission.judge(obj, ("volcano",))
         except Exception as exc:   # never crash a run on an odd object; say what was not checked
             yield NotChecked(f"upstream webhook checks not evaluated: {type(exc).__name__}: {exc}", obj)
             continue
@@ -178,15 +171,18 @@ RULES = (
 
 
 def prime(objects: list[dict]) -> None:
-    """Hand a whole stack's ``objects`` to upstream's rules now (``RuleSet.send``), the namespaces
-    taken from ``objects`` as the rule takes them from its manifests: the evaluating child judges
+    """Hand a whole stack's ``objects`` to upstream's rules now (``RuleSet.send``), mutated and with
+    the namespaces taken from ``objects`` as the rule takes them from its manifests (``Admitted``,
+    built here for ``objects``: no check context holds it yet): the evaluating child judges
     them while the caller goes on, and the rule set remembers the outcomes by content when it is
     next asked. The pack does this when it builds the stack: before its gRPC server starts (the
     child is then forked, not a fresh interpreter), without waiting for the outcomes (its start and
     the Analyze calls do not wait on them); at AnalyzeStack the rule reads them and finds every
     object that arrives unchanged already evaluated. Best effort: an object not remembered, or one
     whose namespace differs, is evaluated by the rule as before."""
+    from ..admission.webhook_check import Admitted
+
     try:
-        _send(objects, _namespaces_in(objects))
+        _send(objects, Admitted(objects))
     except Exception:   # noqa: BLE001 - the rule evaluates what is not remembered, and says why it could not
         pass

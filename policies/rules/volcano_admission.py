@@ -17,7 +17,7 @@ from modules.upstream.volcano.partitions import CODES as PARTITION_CODES
 from modules.semantics.partitions import PartitionPolicy, partition_policies
 
 from ..framework import ADVISORY, MANDATORY, CheckContext, Finding, Rule, api_group, where
-from .admission import stack_cluster, stack_install
+from .admission import stack_admission, stack_cluster, stack_install
 
 RULE_ID = "volcano-job-admission"
 CRONJOB_RULE_ID = "volcano-cronjob-runs"
@@ -42,12 +42,10 @@ def _policy_at(policies: dict[str, PartitionPolicy], field: str) -> PartitionPol
 
 
 def _volcano_job_admission(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
-    from ..admission.webhook_check import judge
-
     if api_group(obj) != GROUP:
         return
     policies = {p.path: p for p in partition_policies(obj)}
-    for _, error in judge(obj, stack_cluster(ctx), stack_install(ctx), ("volcano",)):
+    for _, error in stack_admission(ctx).judge(obj, ("volcano",)):
         if error.origin not in PARTITION_CODES:
             continue
         yield Finding(error.field, f"{where(obj, error.field)}: Volcano's job webhook rejects it: "

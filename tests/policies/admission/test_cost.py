@@ -182,3 +182,32 @@ def test_the_per_object_budget_adds_up_each_call_on_the_object():
                                "will be run")
     calls.new_budget()
     assert calls.over_limit(loop, values) is None
+
+
+def test_a_crd_rule_past_a_limit_is_worded_for_that_limit_whole():
+    """Past the static estimate the API server refuses the CRD; between the per-call limit and it,
+    every evaluation fails. Whole messages."""
+    assert cost.rule_problem({"rule": NESTED}) == (
+        "the rule costs at least 11,111,110 on every object by cel-go's cost model, over the API server's "
+        "estimated cost limit for a CRD rule (10,000,000): the API server refuses the CRD")
+    lighter = NESTED.replace("[0,1,2,3,4,5,6,7,8,9].all(g, true)", "true")
+    assert cost.rule_problem({"rule": "true", "messageExpression": lighter}) == (
+        "the messageExpression costs at least 1,111,110 on every object by cel-go's cost model, over the API "
+        "server's per-call CEL cost limit (1,000,000): every evaluation fails (with failurePolicy Fail, every "
+        "matching object is denied)")
+    assert cost.rule_problem({"rule": "self.x > 0"}) is None
+
+
+def test_the_cost_floor_and_a_findings_fields_reach_the_same_variables():
+    """One walk over a policy's variables (reads.variables_reached) serves the cost floors, the
+    fields a denial names and the variables an expression needs: through other variables, each
+    once, with CEL's optional space around the dot; a variable nothing reads is not reached."""
+    from policies.admission import reads
+
+    variables = {"items": "object.spec.items", "more": "variables . items + [1]", "loop": "variables.loop",
+                 "unread": "object.spec.other"}
+    assert reads.variables_reached(["size(variables.more) > 0 && variables.loop"], variables) == [
+        "loop", "more", "items"]
+    assert reads.fields_read("size(variables.more) > 0", variables) == ("spec.items",)
+    doubling = [("s0", "'abcdefgh'")] + [(f"s{i}", f"variables . s{i - 1} + variables.s{i - 1}") for i in range(1, 30)]
+    assert cost.policy_problem(doubling, [("v", "size(variables.s29) > 0")]).startswith("variable 's21' costs")
