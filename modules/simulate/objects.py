@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
@@ -220,6 +220,7 @@ class PodObject:
     deleting: bool                 # metadata.deletionTimestamp set: Volcano's Releasing while it runs
     group: str | None              # the PodGroup it names
     doc: Reader
+    fit: dict = field(default_factory=dict, repr=False)    # require_containers -> its requests, computed once
 
     @property
     def uid(self) -> str:
@@ -230,8 +231,16 @@ class PodObject:
         return self.phase in ("Succeeded", "Failed")
 
     def requests(self, require_containers: bool = True) -> dict[str, Decimal]:
-        """Its requests as node fit counts them (limits for missing requests, init containers' peak)."""
-        return pod_requests(self.doc, self.spec, "spec", require_containers=require_containers).fit
+        """Its requests as node fit counts them (limits for missing requests, init containers' peak), a
+        copy the caller may change. Read once: with ``require_containers`` a pod without containers
+        is an error, otherwise the same requests."""
+        found = self.fit.get(require_containers)
+        if found is None and require_containers and self.spec.get("containers"):
+            found = self.fit.get(False)
+        if found is None:
+            found = self.fit[require_containers] = pod_requests(self.doc, self.spec, "spec",
+                                                                require_containers=require_containers).fit
+        return dict(found)
 
 
 def read_pod(doc: Reader, obj: dict) -> PodObject:
