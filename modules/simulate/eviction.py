@@ -54,7 +54,7 @@ from modules.semantics.shapes import annotations, labels
 
 from .model import ClusterModel, GroupObject, QueueObject, read_model
 from .objects import NodeObject, PodObject
-from .predicates import PodFit, selectors  # noqa: F401  (selectors: the actions' node filters)
+from .predicates import PodFit, pod_fits  # noqa: F401  (pod_fits: the actions' node filters)
 from modules.core.vocabulary import resource as vres
 
 from .resources import (ALLOCATED, BOUND, CPU, FAILED, INF, MEMORY, MIN, PENDING, PIPELINED, PODS,  # noqa: F401
