@@ -216,6 +216,7 @@ class ClusterModel:
         placed; their pods are then pods of no PodGroup)."""
         submitted = set(submitted)
         view = ClusterModel(self.shown, self.kinds, self.nodes, (self,))
+        view.__dict__["classes"] = self.classes
         view.__dict__["group_list"] = [
             dataclasses.replace(g, phase="Inqueue") if g.uid in submitted else g
             for g in self.group_list if g.uid in submitted or g.phase not in PENDING_PHASES]
