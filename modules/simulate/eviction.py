@@ -1,8 +1,9 @@
 """Volcano's whole scheduling cycle around allocate: the enqueue gate and the eviction actions
-(preempt, reclaim, gangpreempt, gangreclaim), as a session over a cluster's objects (Volcano
-v1.15.1, ``pkg/scheduler/actions``, ``pkg/scheduler/plugins``). It answers "if this job is submitted
-into this queue, which running pods are evicted, from which queues, and why", and it runs the
-ported upstream action tests (``fidelity.py``).
+(preempt, reclaim, gangpreempt, gangreclaim), as a session over the cluster model (``model.py``;
+``cluster_of`` is the session's index of it: nodes, jobs, tasks and queues in Volcano's
+``api.Resource``) (Volcano v1.15.1, ``pkg/scheduler/actions``, ``pkg/scheduler/plugins``). It
+answers "if this job is submitted into this queue, which running pods are evicted, from which
+queues, and why", and it runs the ported upstream action tests (``fidelity.py``).
 
 What is modelled, as Volcano does it:
 

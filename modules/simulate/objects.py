@@ -1,6 +1,7 @@
 """The one reader of a cluster's objects, for everything the simulator and ``drift`` model of a
-live cluster: placement (``snapshot.py``), the eviction what-if (``eviction.read_cluster``) and
-``drift`` (``snapshot.load_cluster``) all start here.
+live cluster: the one cluster model (``model.read_model``), from which placement
+(``snapshot.snapshot_from_model``), the eviction what-if (``eviction.cluster_of``) and ``drift``
+(``snapshot.load_cluster``) derive, reads the objects here.
 
 * ``read_objects``: the manifests ``kubectl get ... -o yaml|json`` prints (List objects or plain
   documents, one file or a directory of them) as ``(where, object)`` pairs, bounded: at most
@@ -15,7 +16,7 @@ live cluster: placement (``snapshot.py``), the eviction what-if (``eviction.read
   PodGroup's), Go's zero time when absent, an error when it is no RFC 3339 time.
 * ``read_pod``: a Pod as ``PodObject``: its metadata, spec, phase, node, whether it is being
   deleted (Volcano's Releasing), its PodGroup (``scheduling.k8s.io/group-name``) and its requests
-  as node fit counts them (``modules.semantics.podspec``).
+  as node fit counts them (``modules.semantics.podspec``), computed once per pod.
 """
 from __future__ import annotations
 

@@ -30,8 +30,9 @@ simulator asks (HyperNode eligibility, node fit) respects the selector. Taints (
 NoExecute) and cordoned nodes work the same way: nodes without the taint (not cordoned) offer a
 resource that a pod not tolerating it asks for. Affinity is not modelled.
 
-Files are read, bounded, and objects sorted by kind and Nodes read by the one reader of a cluster's
-objects (``objects.py``), which the eviction what-if and ``drift`` share.
+Files are read, bounded, into the one model of the cluster (``model.py``: objects by kind, Nodes,
+Pods, PodGroups, PriorityClasses, each read once), which the eviction what-if and ``drift`` share;
+this module is placement's index of it (``snapshot_from_model``) and ``drift``'s (``fabric_of``).
 """
 from __future__ import annotations
 

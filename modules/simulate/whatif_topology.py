@@ -1,11 +1,12 @@
 """The what-if's placement through `simulate`'s own topology-aware allocate, and the HyperNode
 domains its gang eviction searches (Volcano v1.15.1).
 
-* **Allocate**: the cluster with the submitted gang added is read as a snapshot
-  (``snapshot.snapshot_from_objects``: its Nodes, HyperNodes, bound pods as usage, the conf in
-  effect) and the gang placed by ``scheduler.TopologyAware``, the model of allocate that
-  ``simulate`` runs: a hard-mode gang is placed only inside one HyperNode at or below its tier, or
-  not at all; it never "fits" across its tier limit.
+* **Allocate**: the what-if's cluster model with the submitted gang added (``model.py``, read once;
+  ``ClusterModel.topology_view``: the submission Inqueue, other pending PodGroups left out) is
+  indexed as placement indexes a snapshot (``snapshot.snapshot_from_model``: its Nodes, HyperNodes,
+  bound pods as usage, the conf in effect) and the gang placed by ``scheduler.TopologyAware``, the
+  model of allocate that ``simulate`` runs: a hard-mode gang is placed only inside one HyperNode at
+  or below its tier, or not at all; it never "fits" across its tier limit.
 * **Eviction domains** (``actions/utils/util.go:87`` GetCandidateDomains, the plugin's
   ``HyperNodeGradientForJobFn`` with PurposeEvict, ``network_topology_aware.go:302,663,732``): for a
   job in hard mode, the HyperNodes at or below its tier whose allocatable holds its minResources,
