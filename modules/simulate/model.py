@@ -198,6 +198,17 @@ class ClusterModel:
         unknown: the ``globalDefault`` class's, else 0)."""
         return self.classes.of(group.spec().priority_class)
 
+    def read_all(self) -> None:
+        """Read everything the session reads (pods and their requests, PodGroups, Queues,
+        PriorityClasses) now, so that a mistake is raised here, naming this model's file."""
+        for pod in self.pods:
+            pod.requests(require_containers=False)
+        for group in self.group_list:
+            group.spec()
+            group.created()
+            group.task_min()
+        _ = (self.queue_list, self.class_list)      # cached properties: read now, kept
+
     # --- models derived from models
     def plus(self, other: "ClusterModel") -> "ClusterModel":
         """Both models as one cluster, neither read again (a node named twice is an error)."""

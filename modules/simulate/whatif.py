@@ -123,7 +123,7 @@ def what_if(objects: list[tuple[str, dict]], new: list[tuple[str, dict]], groups
     cluster and the submission are read once, into one model (``model.py``); the session and the
     topology-aware allocate are built from it."""
     submission = read_model(new, job_shown)
-    cluster_of(submission, conf)           # a mistake in the submission names its own file, and comes first
+    submission.read_all()                  # a mistake in the submission names its own file, and comes first
     model = read_model(objects, source or shown).plus(submission)
     cluster = cluster_of(model, conf)
     # A submission without a creationTimestamp is the newest job (Volcano's job order's tie-break).
