@@ -50,7 +50,7 @@ from modules.semantics.hypernodes import regex_candidates
 from modules.core.vocabulary.resource_names import scheduler_view
 from modules.semantics.podspec import Reader
 from modules.semantics.session import EPOCH, allocate_skips, job_order_key, unscheduled_reason
-from modules.semantics.workloads import SubGroupSpec, priority_values
+from modules.semantics.workloads import SubGroupSpec
 
 from .model import ClusterModel, GroupObject, read_model
 from .objects import NodeObject, object_meta
@@ -439,7 +439,7 @@ def snapshot_from_model(model: ClusterModel, shown: str, conf_text: str | None =
         _warn_uncovered(fabric, shown, warnings)
     _cap_usage(fabric, usage, shown, warnings)
     jobs, runtimes = _snapshot_jobs(model, groups, fabric, gpu_resources, selector_resources, shown, settings)
-    _warn_unknown_classes(model.kinds, groups, shown, warnings)
+    _warn_unknown_classes(model, groups, shown, warnings)
     return Snapshot(fabric, jobs, usage, settings, warnings, runtimes, releasing)
 
 
@@ -553,13 +553,12 @@ def _cap_usage(fabric: Fabric, usage: dict, shown: str, warnings: list[str]) -> 
 UNCOVERED_NAMED = 20     # nodes named in the warning about nodes under no HyperNode
 
 
-def _warn_unknown_classes(by_kind: dict, groups: dict, shown: str, warnings: list[str]) -> None:
+def _warn_unknown_classes(model: ClusterModel, groups: dict[str, _Group], shown: str, warnings: list[str]) -> None:
     # A pending job's PriorityClass missing from the snapshot: its priority falls to the default,
     # which reorders the jobs (kubectl get ... without priorityclasses).
-    known = {str((o.get("metadata") or {}).get("name")) for _, o in by_kind.get("PriorityClass", [])}
-    named = {spec.get("priorityClassName") for g in groups.values() if g.pending and g.source
-             for spec in [g.source.obj.get("spec") if isinstance(g.source.obj.get("spec"), dict) else {}]}
-    unknown = sorted(n for n in named if isinstance(n, str) and n and n not in known)
+    known = {str((o.get("metadata") or {}).get("name")) for _, o in model.of("PriorityClass")}
+    named = {g.source.spec().priority_class for g in groups.values() if g.pending and g.source}
+    unknown = sorted(n for n in named if n and n not in known)
     if unknown:
         warnings.append(f"{shown}: pending PodGroups name PriorityClass(es) not in the snapshot "
                         f"({', '.join(unknown[:UNCOVERED_NAMED])}): their jobs take the default priority; add "
@@ -597,7 +596,7 @@ def _snapshot_jobs(model: ClusterModel, groups: dict[str, _Group], fabric: Fabri
     jobs = [job for _, job in ordered]
     runtimes = runtimes_in(o for kind in ("ClusterTrainingRuntime", "TrainingRuntime")
                            for _, o in by_kind.get(kind, []))
-    priorities = priority_values(o for _, o in by_kind.get("PriorityClass", []))
+    priorities = model.classes.values      # the PriorityClasses' values, read once by the model
     for doc, obj in by_kind.get("Job", []):
         name, _, _, _ = object_meta(doc, obj)
         if ("Job", name) not in owned:
