@@ -234,8 +234,23 @@ def read_cluster(objects: Iterable[tuple[str, dict]], shown: str, conf: dict) ->
     return cluster_of(read_model(objects, shown), conf)
 
 
-def node_info(node: NodeObject) -> NodeInfo:
-    return NodeInfo(node.name, vres.new_resource(node.allocatable), node.labels, taints=node.taints,
+class Converted:
+    """``api.Resource`` of each distinct amounts, converted once (a fabric's nodes and a job's pods
+    repeat a handful of shapes); each caller gets its own copy."""
+
+    def __init__(self) -> None:
+        self.known: dict[tuple, Res] = {}
+
+    def __call__(self, amounts: dict) -> Res:
+        key = tuple(amounts.items())
+        found = self.known.get(key)
+        if found is None:
+            found = self.known[key] = vres.new_resource(amounts)
+        return dict(found)
+
+
+def node_info(node: NodeObject, convert: Callable[[dict], Res] = vres.new_resource) -> NodeInfo:
+    return NodeInfo(node.name, convert(node.allocatable), node.labels, taints=node.taints,
                     unschedulable=node.unschedulable)
 
 
@@ -254,9 +269,10 @@ def session_job(model: ClusterModel, group: GroupObject, order: int) -> Job:
                vres.new_resource(minimum) if minimum else None, _preemptable(group.obj), order, group.created())
 
 
-def session_task(pod: PodObject, job: Job | None, order: int) -> Task:
+def session_task(pod: PodObject, job: Job | None, order: int,
+                 convert: Callable[[dict], Res] = vres.new_resource) -> Task:
     spec, ns = pod.spec, pod.namespace or "default"
-    req = vres.new_resource(pod.requests(require_containers=False))
+    req = convert(pod.requests(require_containers=False))
     best_effort = vres.is_empty(req)
     req[PODS] = req.get(PODS, 0.0) + 1
     prio = spec.get("priority")
@@ -269,7 +285,8 @@ def session_task(pod: PodObject, job: Job | None, order: int) -> Task:
 def cluster_of(model: ClusterModel, conf: dict) -> Cluster:
     """The session's index of the model: nodes, queues, PriorityClasses, jobs (PodGroups) and their
     tasks, each read once by the model and only converted here."""
-    nodes = {n.name: node_info(n) for n in model.nodes}
+    convert = Converted()
+    nodes = {n.name: node_info(n, convert) for n in model.nodes}
     queues: dict[str, Queue] = {}
     for queue in model.queue_list:
         queues[queue.name] = session_queue(queue, len(queues))
@@ -285,7 +302,7 @@ def cluster_of(model: ClusterModel, conf: dict) -> Cluster:
     for i, pod in enumerate(model.pods):
         group = model.group_of(pod)
         job = jobs.get(group.uid) if group is not None else None
-        task = session_task(pod, job, i)
+        task = session_task(pod, job, i, convert)
         if job is None:
             if task.status == PENDING:
                 ignored.append(f"{task.uid}: no PodGroup, so Volcano does not schedule it")
