@@ -46,7 +46,7 @@ from typing import Any, Iterable
 from modules.core.errors import InputError
 from modules.semantics.podspec import Reader, amounts
 from modules.semantics.session import PriorityClasses, priority_classes
-from modules.semantics.shapes import as_dict, is_kind, meta
+from modules.semantics.shapes import api_group, as_dict, meta
 from modules.semantics.workloads import Workload, pod_group
 
 from .objects import NodeObject, PodObject, by_kind, created_at, object_meta, read_nodes, read_pod
@@ -137,7 +137,7 @@ class ClusterModel:
     def of(self, kind: str, group: str | None = None) -> list[tuple[Reader, dict]]:
         """The objects of a kind (and API group, when given), in input order."""
         found = self.kinds.get(kind, [])
-        return found if group is None else [(d, o) for d, o in found if is_kind(o, kind, group)]
+        return found if group is None else [(d, o) for d, o in found if api_group(o) == group]
 
     @property
     def hypernodes(self) -> list[tuple[Reader, dict]]:
@@ -238,4 +238,4 @@ def read_model(objects: Iterable[tuple[str, Any]], shown: str) -> ClusterModel:
     """The model of ``(where, object)`` pairs (``objects.read_objects``); ``shown`` names the file
     their mistakes are reported against."""
     kinds = by_kind(objects, shown)
-    return ClusterModel(shown, kinds, read_nodes((d, o) for d, o in kinds.get("Node", []) if is_kind(o, "Node", "")))
+    return ClusterModel(shown, kinds, read_nodes((d, o) for d, o in kinds.get("Node", []) if api_group(o) == ""))

@@ -153,7 +153,7 @@ def by_kind(objects: Iterable[tuple[str, Any]], shown: str) -> dict[str, list[tu
 
 # --- nodes ----------------------------------------------------------------------------------------
 
-@dataclass
+@dataclass(slots=True)
 class NodeObject:
     """A Node as every model of the cluster reads it."""
     name: str
@@ -208,7 +208,7 @@ def object_meta(doc: Reader, obj: dict) -> tuple[str, str, dict, dict]:
     return name, namespace, labels, annotations
 
 
-@dataclass
+@dataclass(slots=True)
 class PodObject:
     """A Pod as every model of the cluster reads it."""
     name: str
@@ -221,7 +221,7 @@ class PodObject:
     deleting: bool                 # metadata.deletionTimestamp set: Volcano's Releasing while it runs
     group: str | None              # the PodGroup it names
     doc: Reader
-    fit: dict = field(default_factory=dict, repr=False)    # require_containers -> its requests, computed once
+    fit: dict | None = field(default=None, repr=False)    # require_containers -> its requests, computed once
 
     @property
     def uid(self) -> str:
@@ -235,6 +235,8 @@ class PodObject:
         """Its requests as node fit counts them (limits for missing requests, init containers' peak), a
         copy the caller may change. Read once: with ``require_containers`` a pod without containers
         is an error, otherwise the same requests."""
+        if self.fit is None:
+            self.fit = {}
         found = self.fit.get(require_containers)
         if found is None and require_containers and self.spec.get("containers"):
             found = self.fit.get(False)
