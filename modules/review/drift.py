@@ -1,10 +1,11 @@
 """`trainstack drift STACK --snapshot FILE`: does the live cluster still have the fabric the stack
 declares? Run it before `pulumi up` on an existing cluster.
 
-The snapshot is what ``kubectl get hypernodes,nodes -o yaml`` prints, read by the one snapshot
-loader ``simulate --snapshot`` uses (``modules/simulate/snapshot.py``: the same node pools, the
-same HyperNode member resolution as Volcano's, regexMatch anywhere in the name, labelMatch by the
-node's labels). The stack side is its fabric model and the HyperNodes ``render`` writes. One line
+The snapshot is what ``kubectl get hypernodes,nodes -o yaml`` prints, read into the one cluster
+model ``simulate --snapshot`` and the eviction what-if read (``modules/simulate/model.py``), whose
+Nodes and HyperNodes become a fabric (``modules/simulate/snapshot.py`` ``load_cluster``: the same
+node pools, the same HyperNode member resolution as Volcano's, regexMatch anywhere in the name,
+labelMatch by the node's labels). The stack side is its fabric model and the HyperNodes ``render`` writes. One line
 per finding, each naming the node or HyperNode and its category:
 
 * ``missing``: a node the stack declares is not in the cluster; a HyperNode render writes is not

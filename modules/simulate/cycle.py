@@ -45,11 +45,18 @@ def _nodes_for(ssn: Session, task: Task, selectors: Mapping[str, PodFit]) -> lis
     key = repr(fit)
     usable = cache.get(key)
     if usable is None:
-        ordered = cache.get("<all>")
-        if ordered is None:
-            ordered = cache["<all>"] = [n for _, n in sorted(ssn.nodes.items())]
+        ordered = nodes_by_name(ssn)
         usable = cache[key] = ordered if fit is None else [n for n in ordered if ssn.predicate(task, n, fit)]
     return usable
+
+
+def nodes_by_name(ssn: Session) -> list[NodeInfo]:
+    """The session's nodes by name, sorted once per session (every action's node order)."""
+    cache = ssn.__dict__.setdefault("_usable", {})
+    ordered = cache.get("<all>")
+    if ordered is None:
+        ordered = cache["<all>"] = [n for _, n in sorted(ssn.nodes.items())]
+    return ordered
 
 
 def first_fit(task: Task, nodes: list[NodeInfo], cursors: dict, within: set[str] | None = None) -> NodeInfo | None:
@@ -244,6 +251,9 @@ def reclaim_refusal(ssn: Session, t: Task, job: Job) -> str | None:
 
 
 def _reclaim_task(ssn: Session, ops: list, task: Task, job: Job, selectors: Mapping[str, PodFit]) -> None:
+    # the queues' shares as the victims are chosen: a node that fails is discarded, so every node
+    # sees the same shares; computed once, on the first node with victims
+    shares: dict[str, str] | None = None
     for node in _nodes_for(ssn, task, selectors):
         reclaimees = _candidates(ssn, walk_model.RECLAIM, node, task, lambda t: reclaim_refusal(ssn, t, job))
         if not reclaimees:
@@ -254,7 +264,7 @@ def _reclaim_task(ssn: Session, ops: list, task: Task, job: Job, selectors: Mapp
         available = node.future_idle()
         node_ops: list = []
         evicted = False
-        shares = queue_shares(ssn)
+        shares = queue_shares(ssn) if shares is None else shares
         for victim in ssn.victim_order(decision.victims, task):
             if vres.less_equal(task.resreq, available):
                 break
@@ -454,7 +464,7 @@ def gang_evict(ssn: Session, action: str, selectors: Mapping[str, PodFit], allow
         allow_whole = walk_model.gang_arguments(ssn.conf, action).allow_whole_bundle
     by_queue = _preemptors(ssn)
     everyone = {j.queue for j in ssn.jobs.values() if not j.is_pending and ssn.job_valid(j)}
-    nodes = [ssn.nodes[n] for n in sorted(ssn.nodes)]
+    nodes = nodes_by_name(ssn)
     for queue in sorted((ssn.queues[q] for q in everyone), key=ssn.queue_key()):
         if action == walk_model.GANG_RECLAIM and ssn.overused(queue):
             for job in by_queue.get(queue.name, []):
@@ -486,6 +496,7 @@ def _evict_in_domains(ssn: Session, action: str, job: Job, pending: list[Task], 
     if domains is not None and not domains:
         explain.step(ssn, job.uid, f"{action}: no HyperNode within the job's tier holds its minResources: no domain "
                      "to evict in")
+    shares: dict[str, str] | None = None    # every domain's attempt is discarded: the same shares in each
     for name, names in [("the cluster", None)] if domains is None else domains:
         within = None if names is None else set(names)
         domain = nodes if within is None else [n for n in nodes if n.name in within]
@@ -494,7 +505,7 @@ def _evict_in_domains(ssn: Session, action: str, job: Job, pending: list[Task], 
         for n in domain:
             idle = vres.add(idle, n.future_idle())
         chosen: list[Task] = []
-        shares = queue_shares(ssn)
+        shares = queue_shares(ssn) if shares is None else shares
         for _, _, tasks in bundles:
             chosen += tasks
             if not vres.less_equal(need, _with(idle, chosen)):

@@ -1,8 +1,9 @@
 """Volcano's whole scheduling cycle around allocate: the enqueue gate and the eviction actions
-(preempt, reclaim, gangpreempt, gangreclaim), as a session over a cluster's objects (Volcano
-v1.15.1, ``pkg/scheduler/actions``, ``pkg/scheduler/plugins``). It answers "if this job is submitted
-into this queue, which running pods are evicted, from which queues, and why", and it runs the
-ported upstream action tests (``fidelity.py``).
+(preempt, reclaim, gangpreempt, gangreclaim), as a session over the cluster model (``model.py``;
+``cluster_of`` is the session's index of it: nodes, jobs, tasks and queues in Volcano's
+``api.Resource``) (Volcano v1.15.1, ``pkg/scheduler/actions``, ``pkg/scheduler/plugins``). It
+answers "if this job is submitted into this queue, which running pods are evicted, from which
+queues, and why", and it runs the ported upstream action tests (``fidelity.py``).
 
 What is modelled, as Volcano does it:
 
@@ -48,14 +49,13 @@ from modules.core.errors import InputError
 from modules.semantics import eviction as walk_model
 from modules.core.vocabulary.go import parse_bool
 from modules.core.vocabulary.resource_names import scheduler_view
-from modules.semantics.podspec import Reader, amounts
-from modules.semantics.workloads import pod_group
 from modules.semantics.scheduler_conf import parse_conf
-from modules.semantics.session import EPOCH, pods_priorities, priority_classes
-from modules.semantics.shapes import annotations, as_dict, is_kind, labels, meta
+from modules.semantics.session import EPOCH, pods_priorities
+from modules.semantics.shapes import annotations, labels
 
-from .objects import PodObject, by_kind, created_at, read_nodes, read_pod
-from .predicates import PodFit, selectors  # noqa: F401  (selectors: the actions' node filters)
+from .model import ClusterModel, GroupObject, QueueObject, read_model
+from .objects import NodeObject, PodObject
+from .predicates import PodFit, pod_fits  # noqa: F401  (pod_fits: the actions' node filters)
 from modules.core.vocabulary import resource as vres
 
 from .resources import (ALLOCATED, BOUND, CPU, FAILED, INF, MEMORY, MIN, PENDING, PIPELINED, PODS,  # noqa: F401
@@ -66,7 +66,6 @@ GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
 PREEMPTABLE = "volcano.sh/preemptable"
 TASK_SPEC = "volcano.sh/task-spec"
 CRITICAL = ("system-cluster-critical", "system-node-critical")
-INT32_MIN = -(2**31)
 TEST_PLUGINS = ("test-preempt", "test-reclaim")   # plugins upstream's gang-eviction unit tests register
 
 
@@ -194,9 +193,18 @@ def _bool(value: Any) -> bool | None:
 
 
 def _preemptable(obj: dict) -> bool | None:
-    for where in (annotations(obj), labels(obj)):
-        if PREEMPTABLE in where:
-            return bool(_bool(where[PREEMPTABLE]))
+    return _marked(annotations(obj), labels(obj))
+
+
+def _pod_preemptable(pod: PodObject) -> bool | None:
+    return _marked(pod.annotations, pod.labels)
+
+
+def _marked(*where: dict) -> bool | None:
+    """``volcano.sh/preemptable``: the annotation, then the label; None when neither says."""
+    for found in where:
+        if PREEMPTABLE in found:
+            return bool(_bool(found[PREEMPTABLE]))
     return None
 
 
@@ -209,21 +217,9 @@ def _task_status(pod: PodObject) -> str:
     return phase
 
 
-def _queue(reader: Reader, name: str, obj: dict, order: int) -> Queue:
-    spec = as_dict(obj.get("spec"))
-    cap = spec.get("capability")
-    return Queue(name, reader.integer(spec, "weight", "spec", 1, "an integer >= 1", 1),
-                 vres.new_resource(amounts(reader, cap, "spec.capability")) if cap else None,
-                 vres.new_resource(amounts(reader, spec.get("deserved"), "spec.deserved")),
-                 vres.new_resource(amounts(reader, as_dict(spec.get("guarantee")).get("resource"),
-                                           "spec.guarantee.resource")),
-                 reader.integer(spec, "priority", "spec", INT32_MIN, "an integer", 0),
-                 str(as_dict(obj.get("status")).get("state") or "Open"), spec.get("reclaimable") is not False, order)
-
-
 @dataclass
 class Cluster:
-    """The objects a session is opened from, read once."""
+    """The session's index of a cluster model (``model.py``): nodes, jobs, queues in ``api.Resource``."""
 
     nodes: dict[str, NodeInfo]
     jobs: dict[str, Job]
@@ -234,69 +230,91 @@ class Cluster:
 
 
 def read_cluster(objects: Iterable[tuple[str, dict]], shown: str, conf: dict) -> Cluster:
-    """Nodes, Queues, PriorityClasses, PodGroups and Pods among ``(where, object)`` pairs, read
-    through the one reader of a cluster's objects (``objects.py``)."""
-    kinds = by_kind(objects, shown)
-    nodes = {n.name: NodeInfo(n.name, vres.new_resource(n.allocatable), n.labels, taints=n.taints,
-                              unschedulable=n.unschedulable)
-             for n in read_nodes((d, o) for d, o in kinds.get("Node", []) if is_kind(o, "Node", ""))}
+    """The session's cluster from ``(where, object)`` pairs, through the one model (``read_model``)."""
+    return cluster_of(read_model(objects, shown), conf)
+
+
+class Converted:
+    """``api.Resource`` of each distinct amounts, converted once (a fabric's nodes and a job's pods
+    repeat a handful of shapes); each caller gets its own copy."""
+
+    def __init__(self) -> None:
+        self.known: dict[tuple, Res] = {}
+
+    def __call__(self, amounts: dict) -> Res:
+        key = tuple(amounts.items())
+        found = self.known.get(key)
+        if found is None:
+            found = self.known[key] = vres.new_resource(amounts)
+        return dict(found)
+
+
+def node_info(node: NodeObject, convert: Callable[[dict], Res] = vres.new_resource) -> NodeInfo:
+    return NodeInfo(node.name, convert(node.allocatable), node.labels, taints=node.taints,
+                    unschedulable=node.unschedulable)
+
+
+def session_queue(queue: QueueObject, order: int) -> Queue:
+    return Queue(queue.name, queue.weight,
+                 vres.new_resource(queue.capability) if queue.capability is not None else None,
+                 vres.new_resource(queue.deserved), vres.new_resource(queue.guarantee), queue.priority, queue.state,
+                 queue.reclaimable, order)
+
+
+def session_job(model: ClusterModel, group: GroupObject, order: int) -> Job:
+    spec = group.spec()
+    minimum = scheduler_view(spec.explicit_min_resources or {})
+    return Job(group.uid, spec.name, group.namespace, spec.queue or "default", spec.min_member, group.task_min(),
+               model.priority_of(group), str(group.phase or "Pending"),
+               vres.new_resource(minimum) if minimum else None, _preemptable(group.obj), order, group.created())
+
+
+def session_task(pod: PodObject, job: Job | None, order: int,
+                 convert: Callable[[dict], Res] = vres.new_resource) -> Task:
+    spec, ns = pod.spec, pod.namespace or "default"
+    req = convert(pod.requests(require_containers=False))
+    best_effort = vres.is_empty(req)
+    req[PODS] = req.get(PODS, 0.0) + 1
+    prio = spec.get("priority")
+    return Task(f"{ns}/{pod.name}", pod.name, ns, job.uid if job else "", str(pod.node or ""), _task_status(pod), req,
+                int(prio) if isinstance(prio, int) else 1, _pod_preemptable(pod) is not False, best_effort,
+                spec.get("preemptionPolicy") == "Never", str(spec.get("priorityClassName") or ""),
+                str(pod.annotations.get(TASK_SPEC, "")), bool(spec.get("schedulingGates")), order)
+
+
+def cluster_of(model: ClusterModel, conf: dict) -> Cluster:
+    """The session's index of the model: nodes, queues, PriorityClasses, jobs (PodGroups) and their
+    tasks, each read once by the model and only converted here."""
+    convert = Converted()
+    nodes = {n.name: node_info(n, convert) for n in model.nodes}
     queues: dict[str, Queue] = {}
-    for reader, obj in _of(kinds, "Queue", "scheduling.volcano.sh"):
-        name = str(meta(obj).get("name", ""))
-        queues[name] = _queue(reader, name, obj, len(queues))
-    class_objects = [obj for _, obj in _of(kinds, "PriorityClass", "scheduling.k8s.io")]
-    classes = {str(meta(obj).get("name", "")): (reader.integer(obj, "value", "", INT32_MIN, "an integer", 0),
-                                                 obj.get("preemptionPolicy"))
-               for reader, obj in _of(kinds, "PriorityClass", "scheduling.k8s.io")}
-    groups = _of(kinds, "PodGroup", "scheduling.volcano.sh")
-    pods = _of(kinds, "Pod", "")
+    for queue in model.queue_list:
+        queues[queue.name] = session_queue(queue, len(queues))
+    classes = {name: (value, policy) for name, value, policy in model.class_list}
     jobs: dict[str, Job] = {}
-    priorities = priority_classes(class_objects)     # a job's priority as Volcano's cache sets it
     unknown_class: dict[str, str] = {}               # job -> the PriorityClass it names that is not here
-    for i, (reader, obj) in enumerate(groups):
-        group = pod_group(reader, obj)
-        ns = str(meta(obj).get("namespace") or "default")
-        minimum = scheduler_view(group.explicit_min_resources or {})
-        task_min = as_dict(as_dict(obj.get("spec")).get("minTaskMember"))
-        created = created_at(reader, obj)
-        jobs[f"{ns}/{group.name}"] = Job(
-            f"{ns}/{group.name}", group.name, ns, group.queue or "default", group.min_member,
-            {str(k): reader.integer(task_min, k, "spec.minTaskMember", 0, "an integer >= 0") for k in task_min},
-            priorities.of(group.priority_class),
-            str(as_dict(obj.get("status")).get("phase") or "Pending"),
-            vres.new_resource(minimum) if minimum else None, _preemptable(obj), i, created)
-        if group.priority_class and group.priority_class not in priorities.values:
-            unknown_class[f"{ns}/{group.name}"] = group.priority_class
+    for i, group in enumerate(model.group_list):
+        job = jobs[group.uid] = session_job(model, group, i)
+        named = group.spec().priority_class
+        if named and named not in model.classes.values:
+            unknown_class[job.uid] = named
     ignored: list[str] = []
-    for i, (reader, obj) in enumerate(pods):
-        pod = read_pod(reader, obj)
-        spec, ns = pod.spec, pod.namespace or "default"
-        job = jobs.get(f"{ns}/{pod.group}") if pod.group else None
-        status = _task_status(pod)
-        req = vres.new_resource(pod.requests(require_containers=False))
-        best_effort = vres.is_empty(req)
-        req[PODS] = req.get(PODS, 0.0) + 1
-        prio = spec.get("priority")
-        task = Task(f"{ns}/{pod.name}", pod.name, ns, job.uid if job else "", str(pod.node or ""), status, req,
-                    int(prio) if isinstance(prio, int) else 1, _preemptable(obj) is not False, best_effort,
-                    spec.get("preemptionPolicy") == "Never", str(spec.get("priorityClassName") or ""),
-                    str(pod.annotations.get(TASK_SPEC, "")), bool(spec.get("schedulingGates")), i)
+    for i, pod in enumerate(model.pods):
+        group = model.group_of(pod)
+        job = jobs.get(group.uid) if group is not None else None
+        task = session_task(pod, job, i, convert)
         if job is None:
-            if status == PENDING:
+            if task.status == PENDING:
                 ignored.append(f"{task.uid}: no PodGroup, so Volcano does not schedule it")
         else:
             job.tasks.append(task)
-        if task.node in nodes and status not in (PENDING, SUCCEEDED, FAILED):
+        if task.node in nodes and task.status not in (PENDING, SUCCEEDED, FAILED):
             nodes[task.node].tasks.append(task)
     current = {uid: job.priority for uid, job in jobs.items()}
-    for uid, value, note in pods_priorities(unknown_class, [o for _, o in pods], current):
+    for uid, value, note in pods_priorities(unknown_class, [o for _, o in model.pod_pairs], current):
         jobs[uid].priority = value
         ignored.append(note)
     return Cluster(nodes, jobs, queues, classes, conf, ignored)
-
-
-def _of(kinds: dict, kind: str, group: str) -> list[tuple[Reader, dict]]:
-    return [(reader, obj) for reader, obj in kinds.get(kind, []) if is_kind(obj, kind, group)]
 
 
 # --- the session ---------------------------------------------------------------------------

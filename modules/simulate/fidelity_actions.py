@@ -20,7 +20,8 @@ from modules.semantics import eviction as walk_model
 
 from . import cycle
 from .whatif_topology import pick_domains
-from .eviction import Session, conf_of, read_cluster, selectors
+from .eviction import Session, cluster_of, conf_of, pod_fits
+from .model import read_model
 
 CHECKS = ("evict", "podgroup-phase", "pending-order", "domain-victims", "domains", "tier-walk")
 
@@ -41,9 +42,10 @@ def run(case: Any) -> tuple[dict, bool]:
     shown = f"{case.test}: {case.name}"
     conf = conf_of(case.conf, shown)
     objects = [(f"objects[{i}]", o) for i, o in enumerate(case.objects)]
-    cluster = read_cluster(objects, shown, conf)
+    model = read_model(objects, shown)
+    cluster = cluster_of(model, conf)
     ssn = Session(cluster)
-    chosen = selectors(objects)
+    chosen = pod_fits(model.pods)
     if expect["check"] == "pending-order":
         for task_uid, node in (expect.get("pipelineFirst") or {}).items():
             if node in ssn.nodes:   # Statement.Pipeline rolls back on a node the session lacks

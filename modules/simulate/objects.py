@@ -1,6 +1,7 @@
 """The one reader of a cluster's objects, for everything the simulator and ``drift`` model of a
-live cluster: placement (``snapshot.py``), the eviction what-if (``eviction.read_cluster``) and
-``drift`` (``snapshot.load_cluster``) all start here.
+live cluster: the one cluster model (``model.read_model``), from which placement
+(``snapshot.snapshot_from_model``), the eviction what-if (``eviction.cluster_of``) and ``drift``
+(``snapshot.load_cluster``) derive, reads the objects here.
 
 * ``read_objects``: the manifests ``kubectl get ... -o yaml|json`` prints (List objects or plain
   documents, one file or a directory of them) as ``(where, object)`` pairs, bounded: at most
@@ -15,13 +16,13 @@ live cluster: placement (``snapshot.py``), the eviction what-if (``eviction.read
   PodGroup's), Go's zero time when absent, an error when it is no RFC 3339 time.
 * ``read_pod``: a Pod as ``PodObject``: its metadata, spec, phase, node, whether it is being
   deleted (Volcano's Releasing), its PodGroup (``scheduling.k8s.io/group-name``) and its requests
-  as node fit counts them (``modules.semantics.podspec``).
+  as node fit counts them (``modules.semantics.podspec``), computed once per pod.
 """
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
@@ -152,7 +153,7 @@ def by_kind(objects: Iterable[tuple[str, Any]], shown: str) -> dict[str, list[tu
 
 # --- nodes ----------------------------------------------------------------------------------------
 
-@dataclass
+@dataclass(slots=True)
 class NodeObject:
     """A Node as every model of the cluster reads it."""
     name: str
@@ -207,7 +208,7 @@ def object_meta(doc: Reader, obj: dict) -> tuple[str, str, dict, dict]:
     return name, namespace, labels, annotations
 
 
-@dataclass
+@dataclass(slots=True)
 class PodObject:
     """A Pod as every model of the cluster reads it."""
     name: str
@@ -220,6 +221,7 @@ class PodObject:
     deleting: bool                 # metadata.deletionTimestamp set: Volcano's Releasing while it runs
     group: str | None              # the PodGroup it names
     doc: Reader
+    fit: dict | None = field(default=None, repr=False)    # require_containers -> its requests, computed once
 
     @property
     def uid(self) -> str:
@@ -230,8 +232,18 @@ class PodObject:
         return self.phase in ("Succeeded", "Failed")
 
     def requests(self, require_containers: bool = True) -> dict[str, Decimal]:
-        """Its requests as node fit counts them (limits for missing requests, init containers' peak)."""
-        return pod_requests(self.doc, self.spec, "spec", require_containers=require_containers).fit
+        """Its requests as node fit counts them (limits for missing requests, init containers' peak), a
+        copy the caller may change. Read once: with ``require_containers`` a pod without containers
+        is an error, otherwise the same requests."""
+        if self.fit is None:
+            self.fit = {}
+        found = self.fit.get(require_containers)
+        if found is None and require_containers and self.spec.get("containers"):
+            found = self.fit.get(False)
+        if found is None:
+            found = self.fit[require_containers] = pod_requests(self.doc, self.spec, "spec",
+                                                                require_containers=require_containers).fit
+        return dict(found)
 
 
 def read_pod(doc: Reader, obj: dict) -> PodObject:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from modules.core.selectors import tolerates
-from modules.semantics.shapes import as_dict, as_list, is_kind, meta
+from modules.semantics.shapes import as_dict, as_list
 
 UNSCHEDULABLE_TAINT = ("node.kubernetes.io/unschedulable", "", "NoSchedule")
 
@@ -83,11 +83,6 @@ def pod_fit(spec: dict) -> PodFit:
     return PodFit(selector, terms, tuple(as_dict(t) for t in as_list(spec.get("tolerations"))))
 
 
-def selectors(objects: Iterable[tuple[str, dict]]) -> dict[str, PodFit]:
-    """Pod uid -> its node constraints (``PodFit``)."""
-    out = {}
-    for _, obj in objects:
-        if isinstance(obj, dict) and is_kind(obj, "Pod", ""):
-            ns = str(meta(obj).get("namespace") or "default")
-            out[f"{ns}/{meta(obj).get('name')}"] = pod_fit(as_dict(obj.get("spec")))
-    return out
+def pod_fits(pods: Iterable[Any]) -> dict[str, PodFit]:
+    """Pod uid -> its node constraints, for the cluster model's pods (``model.ClusterModel.pods``)."""
+    return {f"{pod.namespace or 'default'}/{pod.name}": pod_fit(pod.spec) for pod in pods}

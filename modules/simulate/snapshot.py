@@ -30,8 +30,9 @@ simulator asks (HyperNode eligibility, node fit) respects the selector. Taints (
 NoExecute) and cordoned nodes work the same way: nodes without the taint (not cordoned) offer a
 resource that a pod not tolerating it asks for. Affinity is not modelled.
 
-Files are read, bounded, and objects sorted by kind and Nodes read by the one reader of a cluster's
-objects (``objects.py``), which the eviction what-if and ``drift`` share.
+Files are read, bounded, into the one model of the cluster (``model.py``: objects by kind, Nodes,
+Pods, PodGroups, PriorityClasses, each read once), which the eviction what-if and ``drift`` share;
+this module is placement's index of it (``snapshot_from_model``) and ``drift``'s (``fabric_of``).
 """
 from __future__ import annotations
 
@@ -48,11 +49,11 @@ from modules.fabric.model import Fabric, Link, Node, NodePool, Switch
 from modules.semantics.hypernodes import regex_candidates
 from modules.core.vocabulary.resource_names import scheduler_view
 from modules.semantics.podspec import Reader
-from modules.semantics.session import (allocate_skips, job_order_key,
-                                       priority_classes, unscheduled_reason)
-from modules.semantics.workloads import SubGroupSpec, pod_group, priority_values
+from modules.semantics.session import EPOCH, allocate_skips, job_order_key, unscheduled_reason
+from modules.semantics.workloads import SubGroupSpec
 
-from .objects import NodeObject, by_kind, created_at, object_meta, read_nodes, read_pod
+from .model import ClusterModel, GroupObject, read_model
+from .objects import NodeObject, object_meta
 from .objects import read_objects  # noqa: F401  (simulate and its tests read files here)
 from .jobs import TOP_NAME, Job, Partition, Pod, Topology
 from .scheduler import SchedulerSettings, settings_from_conf
@@ -267,8 +268,8 @@ class _Group:
     """The pods of one PodGroup in a snapshot, pending and bound."""
     name: str
     namespace: str
-    doc: Reader | None
-    obj: dict | None
+    doc: Reader
+    source: GroupObject | None           # the PodGroup; None: pods of a PodGroup not in the snapshot
     # name, labels, requests, selector
     pending: list[tuple[str, dict, dict[str, Decimal], dict]] = field(default_factory=list)
     bound: list[tuple[str, dict, str]] = field(default_factory=list)        # name, labels, node
@@ -291,9 +292,9 @@ def lowest_hypernode(fabric: Fabric, nodes: list[str]) -> str | None:
 
 def group_job(group: _Group, fabric: Fabric, gpu_resources: set[str], selector_resources: Mapping[tuple, str]) -> Job:
     """One PodGroup's pending pods as a Job; its bound pods are tasks already placed."""
-    doc, obj = group.doc, group.obj or {}
+    doc, obj = group.doc, group.source.obj if group.source else {}
     # The PodGroup as Volcano reads it (semantics); pods of an absent PodGroup: one pod each, unscheduled.
-    workload = pod_group(doc, obj) if doc and group.obj is not None else None
+    workload = group.source.spec() if group.source else None
     label = f"{group.namespace}/{group.name}"
     pods: list[Pod] = []
     for name, _, requests, selector in group.pending:
@@ -314,7 +315,7 @@ def group_job(group: _Group, fabric: Fabric, gpu_resources: set[str], selector_r
     # minResources: Volcano checks only minMember).
     explicit = workload.explicit_min_resources if workload else None
     min_resources = scheduler_view(explicit) if explicit is not None else None
-    return Job(label, "PodGroup", pods, min_member, topology, partitions, doc.where if doc else label,
+    return Job(label, "PodGroup", pods, min_member, topology, partitions, doc.where,
                running=len(group.bound), allocated_hypernode=allocated_job,
                running_nodes=tuple(node for _, _, node in group.bound), min_partitions=min_partitions,
                ready_partitions=ready, min_resources=min_resources)
@@ -396,34 +397,33 @@ def load_snapshot(path: Path, shown: str, conf_text: str | None = None) -> Snaps
 
 def load_cluster(path: Path, shown: str, conflicts: list[tuple[str, str, str]] | None = None
                  ) -> tuple[Fabric, list[tuple[Reader, dict]]]:
-    """A snapshot's Nodes and HyperNodes only (``drift``): its fabric, built by the same reader and
-    builder as ``load_snapshot``, and the HyperNode objects as written (``conflicts``: see
-    ``build_fabric``)."""
-    kinds = by_kind(read_objects(path, shown), shown)
-    nodes = _require_nodes(kinds, shown)
-    return build_fabric(shown, nodes, kinds.get("HyperNode", []), {}, conflicts), kinds.get("HyperNode", [])
+    """A snapshot's Nodes and HyperNodes only (``drift``): its fabric, built from the one model of
+    the cluster (``model.py``) by the same builder as ``load_snapshot``, and the HyperNode objects
+    as written (``conflicts``: see ``build_fabric``)."""
+    return fabric_of(read_model(read_objects(path, shown), shown), conflicts)
 
 
-def _require_nodes(kinds: dict, shown: str) -> list[NodeObject]:
-    if not kinds.get("Node"):
-        raise InputError(shown, "", "no Node in the snapshot (kubectl get nodes -o yaml)")
-    return read_nodes(kinds["Node"])
+def fabric_of(model: ClusterModel, conflicts: list[tuple[str, str, str]] | None = None
+              ) -> tuple[Fabric, list[tuple[Reader, dict]]]:
+    """The model's Nodes and HyperNodes as a fabric (nothing else read), and its HyperNode objects."""
+    return build_fabric(model.shown, model.require_nodes(), model.hypernodes, {}, conflicts), model.hypernodes
 
 
 def snapshot_from_objects(objects: Iterable[tuple[str, dict]], shown: str, conf_text: str | None = None) -> Snapshot:
     """A snapshot from (where, object) pairs; ``conf_text`` overrides any scheduler conf ConfigMap."""
+    return snapshot_from_model(read_model(objects, shown), shown, conf_text)
+
+
+def snapshot_from_model(model: ClusterModel, shown: str, conf_text: str | None = None) -> Snapshot:
+    """Placement's index of the cluster model: the fabric with usage, the pending gangs as jobs."""
     warnings: list[str] = []
-    kinds = by_kind(objects, shown)
-    nodes = _require_nodes(kinds, shown)
-    settings = _scheduler_settings(kinds, shown, conf_text)
+    nodes = model.require_nodes()
+    settings = _scheduler_settings(model.kinds, shown, conf_text)
     # Pods: bound ones hold resources; pending ones are work, by PodGroup.
-    groups: dict[tuple[str, str], _Group] = {}
-    for doc, obj in kinds.get("PodGroup", []):
-        name, namespace, _, _ = object_meta(doc, obj)
-        groups[(namespace, name)] = _Group(name, namespace, doc, obj)
+    groups: dict[str, _Group] = {g.uid: _Group(g.name, g.namespace, g.doc, g) for g in model.group_list}
     taints_of, cordoned = _node_taints(nodes)
     every_taint = sorted(set().union(*taints_of.values())) if taints_of else []
-    usage, selectors, other_scheduler, releasing = _read_pods(kinds, nodes, groups, every_taint, bool(cordoned), shown,
+    usage, selectors, other_scheduler, releasing = _read_pods(model, groups, every_taint, bool(cordoned), shown,
                                                              warnings)
     if other_scheduler:
         warnings.append(f"{shown}: {other_scheduler} pending pod(s) name a scheduler other than "
@@ -431,15 +431,15 @@ def snapshot_from_objects(objects: Iterable[tuple[str, dict]], shown: str, conf_
     # nodeSelector labels as synthetic resources offered by the matching nodes
     selector_resources = {pair: f"{SELECTOR_PREFIX}{pair[0]}={pair[1]}" for pair in sorted(selectors)}
     extra = _node_offers(nodes, selector_resources, every_taint, taints_of, cordoned)
-    fabric = build_fabric(shown, nodes, kinds.get("HyperNode", []), extra)
+    fabric = build_fabric(shown, nodes, model.hypernodes, extra)
     if not fabric.switches:
         warnings.append(f"{shown}: no HyperNode in the snapshot: every job is placed without topology")
     gpu_resources = {p.gpu_resource for p in fabric.pools.values()} | {"nvidia.com/gpu"}
     if fabric.switches:
         _warn_uncovered(fabric, shown, warnings)
     _cap_usage(fabric, usage, shown, warnings)
-    jobs, runtimes = _snapshot_jobs(kinds, groups, fabric, gpu_resources, selector_resources, shown, settings)
-    _warn_unknown_classes(kinds, groups, shown, warnings)
+    jobs, runtimes = _snapshot_jobs(model, groups, fabric, gpu_resources, selector_resources, shown, settings)
+    _warn_unknown_classes(model, groups, shown, warnings)
     return Snapshot(fabric, jobs, usage, settings, warnings, runtimes, releasing)
 
 
@@ -460,23 +460,24 @@ def _node_taints(nodes: list[NodeObject]) -> tuple[dict[str, set[tuple[str, str,
     return taints_of, {node.name for node in nodes if node.unschedulable}
 
 
-def _read_pods(by_kind: dict, nodes: list[NodeObject], groups: dict, every_taint: list, cordoned: bool, shown: str,
+def _read_pods(model: ClusterModel, groups: dict[str, _Group], every_taint: list, cordoned: bool, shown: str,
                warnings: list[str]) -> tuple[dict[str, dict[str, Decimal]], set[tuple[str, str]], int, dict]:
     usage: dict[str, dict[str, Decimal]] = {}
     selectors: set[tuple[str, str]] = set()
     other_scheduler = 0
     orphans: dict[tuple[str, str], _Group] = {}     # pending pods of no PodGroup in the snapshot
     releasing: dict[str, dict[str, Decimal]] = {}
-    node_names = {node.name for node in nodes}
-    for doc, obj in by_kind.get("Pod", []):
-        pod = read_pod(doc, obj)
+    node_names = {node.name for node in model.nodes}
+    for pod in model.pods:
+        doc = pod.doc
         if pod.finished:
             continue
         name, namespace, labels, spec, node, group_name = pod.name, pod.namespace, pod.labels, pod.spec, pod.node, \
             pod.group
         requests = pod.requests()
         requests["pods"] = Decimal(1)          # a pod slot, against the node's allocatable pods
-        group = groups.get((namespace, group_name)) if group_name else None
+        source = model.group_of(pod)
+        group = groups[source.uid] if source is not None else None
         if node:
             if node not in node_names:
                 warnings.append(f"{shown}: {doc.where}: bound to node {node!r}, which is not in the snapshot; "
@@ -514,7 +515,7 @@ def _read_pods(by_kind: dict, nodes: list[NodeObject], groups: dict, every_taint
                                               unscheduled=unscheduled_reason(group_name, namespace, False))
         group.pending.append((name, labels, requests, selector))
 
-    groups.update(orphans)
+    groups.update((f"{namespace}/{name}", group) for (namespace, name), group in orphans.items())
     return usage, selectors, other_scheduler, releasing
 
 
@@ -552,13 +553,12 @@ def _cap_usage(fabric: Fabric, usage: dict, shown: str, warnings: list[str]) -> 
 UNCOVERED_NAMED = 20     # nodes named in the warning about nodes under no HyperNode
 
 
-def _warn_unknown_classes(by_kind: dict, groups: dict, shown: str, warnings: list[str]) -> None:
+def _warn_unknown_classes(model: ClusterModel, groups: dict[str, _Group], shown: str, warnings: list[str]) -> None:
     # A pending job's PriorityClass missing from the snapshot: its priority falls to the default,
     # which reorders the jobs (kubectl get ... without priorityclasses).
-    known = {str((o.get("metadata") or {}).get("name")) for _, o in by_kind.get("PriorityClass", [])}
-    named = {spec.get("priorityClassName") for g in groups.values() if g.pending and g.obj
-             for spec in [g.obj.get("spec") if isinstance(g.obj.get("spec"), dict) else {}]}
-    unknown = sorted(n for n in named if isinstance(n, str) and n and n not in known)
+    known = {str((o.get("metadata") or {}).get("name")) for _, o in model.of("PriorityClass")}
+    named = {g.source.spec().priority_class for g in groups.values() if g.pending and g.source}
+    unknown = sorted(n for n in named if n and n not in known)
     if unknown:
         warnings.append(f"{shown}: pending PodGroups name PriorityClass(es) not in the snapshot "
                         f"({', '.join(unknown[:UNCOVERED_NAMED])}): their jobs take the default priority; add "
@@ -574,33 +574,29 @@ def _warn_uncovered(fabric: Fabric, shown: str, warnings: list[str]) -> None:
                         "Volcano reaches them only through the cluster-top, so jobs with a hard tier never use them")
 
 
-def _snapshot_jobs(by_kind: dict, groups: dict, fabric: Fabric, gpu_resources: set[str], selector_resources: dict,
-                   shown: str, settings: SchedulerSettings) -> tuple[list[Job], dict]:
+def _snapshot_jobs(model: ClusterModel, groups: dict[str, _Group], fabric: Fabric, gpu_resources: set[str],
+                   selector_resources: dict, shown: str, settings: SchedulerSettings) -> tuple[list[Job], dict]:
     """The PodGroups' jobs in Volcano's job order (``modules.semantics.session``), then the new
     submissions (Volcano Jobs and TrainJobs without a PodGroup) in file order."""
     ordered: list[tuple[tuple, Job]] = []
     owned: set[tuple[str, str]] = set()
-    classes = priority_classes(o for _, o in by_kind.get("PriorityClass", []))
+    by_kind = model.kinds
     for group in groups.values():
-        for ref in ((group.obj or {}).get("metadata") or {}).get("ownerReferences") or []:
-            if isinstance(ref, dict):
-                owned.add((str(ref.get("kind")), str(ref.get("name"))))
+        source = group.source
+        owned.update(source.owners if source else ())
         if not group.pending:
             continue
         job = group_job(group, fabric, gpu_resources, selector_resources)
-        obj = group.obj or {}
-        created = created_at(group.doc, obj)
-        status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
-        job.unscheduled = group.unscheduled or allocate_skips(status.get("phase"), settings.actions)
-        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
-        key = job_order_key(settings.job_order, classes.of(spec.get("priorityClassName")),
-                            job.running >= job.min_available, created, f"{group.namespace}/{group.name}")
+        job.unscheduled = group.unscheduled or allocate_skips(source.phase if source else None, settings.actions)
+        key = job_order_key(settings.job_order, model.priority_of(source) if source else model.classes.default,
+                            job.running >= job.min_available, source.created() if source else EPOCH,
+                            f"{group.namespace}/{group.name}")
         ordered.append((key, job))
     ordered.sort(key=lambda pair: pair[0])
     jobs = [job for _, job in ordered]
     runtimes = runtimes_in(o for kind in ("ClusterTrainingRuntime", "TrainingRuntime")
                            for _, o in by_kind.get(kind, []))
-    priorities = priority_values(o for _, o in by_kind.get("PriorityClass", []))
+    priorities = model.classes.values      # the PriorityClasses' values, read once by the model
     for doc, obj in by_kind.get("Job", []):
         name, _, _, _ = object_meta(doc, obj)
         if ("Job", name) not in owned:

@@ -21,10 +21,11 @@ from modules.core.errors import InputError
 from modules.semantics import eviction as walk_model
 from modules.semantics.scheduler_conf import chart_default, from_objects, read_conf_text
 from modules.semantics.session import EPOCH
-from modules.semantics.shapes import is_kind, meta
+from modules.semantics.shapes import meta
 
 from . import cycle, explain, submit, whatif_topology
-from .eviction import Eviction, Session, read_cluster, selectors, show_res, vres
+from .eviction import Eviction, Session, cluster_of, pod_fits, show_res, vres
+from .model import ClusterModel, read_model
 
 
 
@@ -64,12 +65,13 @@ def scheduler_conf(objects: list[dict], text: str | None, shown: str) -> tuple[d
     return found.conf, found.source, list(found.notes)
 
 
-def _topology(objects: list, new: list, job, conf: dict, shown: str, ssn: Session, result: WhatIf):
+def _topology(model: ClusterModel, submitted: list[str], job, conf: dict, shown: str, ssn: Session,
+              result: WhatIf):
     """The topology-aware model's view of the submitted gang (``whatif_topology``), and its
     gang-eviction domains set on the session; None without HyperNodes or network-topology-aware."""
     if "network-topology-aware" not in ssn.names:
         return None
-    topo = whatif_topology.view(objects, new, job.uid, conf, shown)
+    topo = whatif_topology.view(model, submitted, job.uid, conf, shown)
     if topo is None:
         return None
     if topo.enforced and topo.placed is None:
@@ -117,15 +119,18 @@ def _fits_idle(ssn: Session, tasks: list, chosen: dict) -> dict[str, str] | None
 def what_if(objects: list[tuple[str, dict]], new: list[tuple[str, dict]], groups: list[str], conf: dict,
             shown: str, job_shown: str, source: str | None = None) -> WhatIf:
     """``shown`` names the cluster in the report; ``source`` is the file a mistake in ``objects`` is
-    reported against (default ``shown``), ``job_shown`` the file of the submission ``new``."""
-    everything = objects + new
-    read_cluster(new, job_shown, conf)     # a mistake in the submission names its own file
-    cluster = read_cluster(everything, source or shown, conf)
+    reported against (default ``shown``), ``job_shown`` the file of the submission ``new``. The
+    cluster and the submission are read once, into one model (``model.py``); the session and the
+    topology-aware allocate are built from it."""
+    submission = read_model(new, job_shown)
+    submission.read_all()                  # a mistake in the submission names its own file, and comes first
+    model = read_model(objects, source or shown).plus(submission)
+    cluster = cluster_of(model, conf)
     # A submission without a creationTimestamp is the newest job (Volcano's job order's tie-break).
     latest = max((j.created for j in cluster.jobs.values()), default=EPOCH)
-    for n, (_, obj) in enumerate(o for o in new if is_kind(o[1], "PodGroup", "scheduling.volcano.sh")):
-        job = cluster.jobs.get(f"{meta(obj).get('namespace') or 'default'}/{meta(obj).get('name')}")
-        if job is not None and meta(obj).get("creationTimestamp") is None:
+    for n, group in enumerate(submission.group_list):
+        job = cluster.jobs.get(group.uid)
+        if job is not None and meta(group.obj).get("creationTimestamp") is None:
             job.created = latest + timedelta(seconds=n + 1)
     actions = walk_model.actions_of(conf)
     first = groups[0]
@@ -138,7 +143,7 @@ def what_if(objects: list[tuple[str, dict]], new: list[tuple[str, dict]], groups
         result.outcome, result.reason = "pending", f"queue {queue} does not exist; Volcano ignores the job"
         return result
     ssn = Session(cluster)
-    chosen = selectors(everything)
+    chosen = pod_fits(model.pods)
     job = ssn.jobs[first]
     if "enqueue" in actions:
         cycle.enqueue(ssn)
@@ -158,7 +163,8 @@ def what_if(objects: list[tuple[str, dict]], new: list[tuple[str, dict]], groups
     for t in pending:
         need = vres.add(need, t.resreq)
     placed = _fits_idle(ssn, pending, chosen)
-    topo = _topology(objects, new, job, conf, shown, ssn, result) if placed is not None or \
+    topo = _topology(model, [g.uid for g in submission.group_list], job, conf, shown, ssn, result) \
+        if placed is not None or \
         any(a in walk_model.GANG_EVICTION for a in actions) else None
     if topo is not None and topo.enforced and placed is not None:
         placed = _fits_on(ssn, pending, topo.placed) if topo.placed is not None else None

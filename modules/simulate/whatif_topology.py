@@ -1,11 +1,12 @@
 """The what-if's placement through `simulate`'s own topology-aware allocate, and the HyperNode
 domains its gang eviction searches (Volcano v1.15.1).
 
-* **Allocate**: the cluster with the submitted gang added is read as a snapshot
-  (``snapshot.snapshot_from_objects``: its Nodes, HyperNodes, bound pods as usage, the conf in
-  effect) and the gang placed by ``scheduler.TopologyAware``, the model of allocate that
-  ``simulate`` runs: a hard-mode gang is placed only inside one HyperNode at or below its tier, or
-  not at all; it never "fits" across its tier limit.
+* **Allocate**: the what-if's cluster model with the submitted gang added (``model.py``, read once;
+  ``ClusterModel.topology_view``: the submission Inqueue, other pending PodGroups left out) is
+  indexed as placement indexes a snapshot (``snapshot.snapshot_from_model``: its Nodes, HyperNodes,
+  bound pods as usage, the conf in effect) and the gang placed by ``scheduler.TopologyAware``, the
+  model of allocate that ``simulate`` runs: a hard-mode gang is placed only inside one HyperNode at
+  or below its tier, or not at all; it never "fits" across its tier limit.
 * **Eviction domains** (``actions/utils/util.go:87`` GetCandidateDomains, the plugin's
   ``HyperNodeGradientForJobFn`` with PurposeEvict, ``network_topology_aware.go:302,663,732``): for a
   job in hard mode, the HyperNodes at or below its tier whose allocatable holds its minResources,
@@ -16,16 +17,16 @@ domains its gang eviction searches (Volcano v1.15.1).
 """
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
-from typing import Any
 
 import yaml
 
 from modules.semantics import eviction as walk_model
-from modules.semantics.shapes import as_dict, is_kind, meta
+from modules.semantics.scheduler_conf import conf_plugins
+from modules.semantics.shapes import as_dict, is_kind
 
 from .eviction import Res, vres
+from .model import ClusterModel
 
 EVICT_MAX_HYPERNODES = "hypernode.gradient.evict.max-hypernodes"
 DEFAULT_EVICT_MAX_HYPERNODES = 8
@@ -41,33 +42,22 @@ class TopologyView:
     hypernodes: dict[str, tuple[int, tuple[str, ...]]] = field(default_factory=dict)   # name -> (tier, nodes)
 
 
-def _inqueue(obj: dict) -> dict:
-    if is_kind(obj, "PodGroup", "scheduling.volcano.sh"):
-        obj = copy.deepcopy(obj)
-        obj.setdefault("status", {})["phase"] = "Inqueue"    # enqueue admitted it
-    return obj
-
-
-def view(objects: list[tuple[str, dict]], new: list[tuple[str, dict]], job_uid: str, conf: dict,
-         shown: str) -> TopologyView | None:
+def view(model: ClusterModel, submitted: list[str], job_uid: str, conf: dict, shown: str) -> TopologyView | None:
     """The topology-aware model's answer for the submitted job; None when the cluster has no
-    HyperNode (nothing topology-aware to decide)."""
-    if not any(is_kind(o, "HyperNode", "topology.volcano.sh") for _, o in objects):
+    HyperNode (nothing topology-aware to decide). ``model``: the cluster with the submission
+    (``model.py``, read once by the what-if); ``submitted``: the submission's PodGroups."""
+    if not any(is_kind(o, "HyperNode", "topology.volcano.sh") for _, o in model.hypernodes):
         return None
     from .engine import build_cluster, resource_names
     from .scheduler import TopologyAware, prepare
-    from .snapshot import snapshot_from_objects
+    from .snapshot import snapshot_from_model
 
-    group_names = {f"{meta(o).get('namespace') or 'default'}/{meta(o).get('name')}"
-                   for _, o in new if is_kind(o, "PodGroup", "scheduling.volcano.sh")}
-    # other pending work is not placed here; only the submitted gang
-    kept = [(w, o) for w, o in objects if not (is_kind(o, "PodGroup", "scheduling.volcano.sh")
-                                               and as_dict(o.get("status")).get("phase") in (None, "", "Pending"))]
-    snap = snapshot_from_objects(kept + [(w, _inqueue(o)) for w, o in new], shown, yaml.safe_dump(conf))
+    # other pending work is not placed here; only the submitted gang, which enqueue admitted
+    snap = snapshot_from_model(model.topology_view(submitted), shown, yaml.safe_dump(conf))
     job = next((j for j in snap.jobs if j.name == job_uid), None)
     out = TopologyView(hypernodes={name: (s.tier, tuple(snap.fabric.nodes_under(name)))
                                    for name, s in snap.fabric.switches.items()})
-    if job is None or job_uid not in group_names:
+    if job is None or job_uid not in submitted:
         return out
     cluster = build_cluster(snap.fabric, resource_names(snap.fabric, [job], snap.usage), snap.settings, snap.usage,
                             snap.releasing)
@@ -128,10 +118,9 @@ def pick_domains(gradients: list[list[str]], max_domains: int, fallback: str) ->
 
 
 def _plugin_int(conf: dict, key: str, default: int) -> int:
-    for tier in walk_model.tiers_of(conf):
-        for plugin in tier:
-            if plugin.get("name") == "network-topology-aware":
-                value: Any = as_dict(plugin.get("arguments")).get(key)
-                if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-                    return value
-    return default
+    """A network-topology-aware argument as the plugin reads it: Volcano's ``GetInt`` (a YAML int
+    only, ``walk_model.go_int``), the default when it is not positive. The plugins are the conf's
+    as ``modules.semantics.scheduler_conf`` reads them; the first one named so counts."""
+    plugin = next((p for _, p in conf_plugins(conf) if p.get("name") == "network-topology-aware"), None)
+    value = walk_model.go_int(as_dict((plugin or {}).get("arguments")), key, default)
+    return value if value > 0 else default

@@ -218,7 +218,7 @@ def test_a_submission_without_a_creation_time_is_the_newest_job(files, tmp_path,
     objects[-1][1]["metadata"]["creationTimestamp"] = "2026-05-01T00:00:00Z"
     new, groups = whatif.submitted(tmp_path / "job.yaml", job, None)
     read = []
-    monkeypatch.setattr(whatif, "read_cluster", lambda *a: read.append(eviction.read_cluster(*a)) or read[-1])
+    monkeypatch.setattr(whatif, "cluster_of", lambda *a: read.append(eviction.cluster_of(*a)) or read[-1])
     whatif.what_if(objects, new, groups, yaml.safe_load(NEW_CONF), "snapshot", job)
     jobs = read[-1].jobs
     assert jobs["production/urgent"].created > max(j.created for k, j in jobs.items() if k != "production/urgent")
