@@ -290,6 +290,13 @@ def mounted_conf(objects: Iterable[dict]) -> tuple[dict | None, list[str]]:
     return chosen, notes
 
 
+def passed_over(objects: Iterable[dict]) -> tuple[str, ...]:
+    """The notes on ConfigMaps holding a conf the scheduler does not mount (``mounted_conf``), for a
+    caller that found no conf to read among ``objects``: a copy the scheduler never reads is said,
+    not silently left out."""
+    return tuple(mounted_conf(objects)[1])
+
+
 def annotations_of(obj: dict) -> dict:
     return as_dict(meta(obj).get("annotations"))
 

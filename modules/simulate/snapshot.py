@@ -418,7 +418,7 @@ def snapshot_from_model(model: ClusterModel, shown: str, conf_text: str | None =
     """Placement's index of the cluster model: the fabric with usage, the pending gangs as jobs."""
     warnings: list[str] = []
     nodes = model.require_nodes()
-    settings = _scheduler_settings(model.kinds, shown, conf_text)
+    settings = _scheduler_settings(model.kinds, shown, conf_text, warnings)
     # Pods: bound ones hold resources; pending ones are work, by PodGroup.
     groups: dict[str, _Group] = {g.uid: _Group(g.name, g.namespace, g.doc, g) for g in model.group_list}
     taints_of, cordoned = _node_taints(nodes)
@@ -443,12 +443,15 @@ def snapshot_from_model(model: ClusterModel, shown: str, conf_text: str | None =
     return Snapshot(fabric, jobs, usage, settings, warnings, runtimes, releasing)
 
 
-def _scheduler_settings(by_kind: dict, shown: str, conf_text: str | None) -> SchedulerSettings:
+def _scheduler_settings(by_kind: dict, shown: str, conf_text: str | None, warnings: list[str]) -> SchedulerSettings:
     # One reader with the what-if (modules/semantics/scheduler_conf.py): the caller's text (the conf,
-    # its ConfigMap or the chart's values), else the ConfigMap the scheduler mounts.
-    from modules.semantics.scheduler_conf import from_objects, read_conf_text
-    found = read_conf_text(conf_text, "--scheduler-conf") if conf_text is not None else \
-        from_objects([obj for docs in by_kind.values() for _, obj in docs], shown)
+    # its ConfigMap or the chart's values), else the ConfigMap the scheduler mounts; a ConfigMap
+    # holding a conf the scheduler does not mount is a warning, as it is a note in the what-if.
+    from modules.semantics.scheduler_conf import from_objects, passed_over, read_conf_text
+    objects = [obj for docs in by_kind.values() for _, obj in docs]
+    found = read_conf_text(conf_text, "--scheduler-conf") if conf_text is not None else from_objects(objects, shown)
+    if conf_text is None:
+        warnings += [f"{shown}: {note}" for note in (found.notes if found is not None else passed_over(objects))]
     if found is None:
         return SchedulerSettings(source="baseline weights (no volcano-scheduler.conf ConfigMap in the snapshot)")
     return settings_from_conf(found.text, found.source)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from modules.core.errors import InputError
 from modules.semantics import eviction as walk_model
-from modules.semantics.scheduler_conf import chart_default, from_objects, read_conf_text
+from modules.semantics.scheduler_conf import chart_default, from_objects, passed_over, read_conf_text
 from modules.semantics.session import EPOCH
 from modules.semantics.shapes import meta
 
@@ -61,7 +61,8 @@ def scheduler_conf(objects: list[dict], text: str | None, shown: str) -> tuple[d
     found = read_conf_text(text, shown) if text is not None else from_objects(objects, shown)
     if found is None:
         found = chart_default()
-        return found.conf, found.source, [f"no scheduler conf in {shown}: running {found.source}"]
+        return found.conf, found.source, [f"no scheduler conf in {shown}: running {found.source}",
+                                          *passed_over(objects)]
     return found.conf, found.source, list(found.notes)
 
 

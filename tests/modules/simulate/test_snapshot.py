@@ -479,3 +479,35 @@ def test_terminating_pods_count_in_future_idle_for_the_hypernode_prefilter():
     assert _place(snap) == {"team/m": {"team/m-0": "gpu-a1"}}
     del going["metadata"]["deletionTimestamp"]
     assert _place(snapshot_from_objects(list(enumerate(objects)), "snap")) == {}
+
+
+def test_a_conf_the_scheduler_does_not_mount_is_a_warning_in_placement_as_in_the_what_if():
+    conf = yaml.safe_dump({"actions": "allocate", "tiers": [{"plugins": [{"name": "network-topology-aware",
+                                                                          "arguments": {"weight": 4}}]}]})
+
+    def cm(name):
+        return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "volcano-system"},
+                "data": {"volcano-scheduler.conf": conf}}
+
+    gang = [podgroup("pp", 1), pod("p0", "pp", gpu=8)]
+    snap = snapshot_from_objects(list(enumerate(HYPERNODES + NODES + gang + [
+        cm("volcano-scheduler-configmap-backup"), cm("volcano-scheduler-configmap")])), "snap")
+    assert "ConfigMap volcano-system/volcano-scheduler-configmap" in snap.settings.source
+    assert ["snap: ConfigMap volcano-system/volcano-scheduler-configmap-backup holds a volcano-scheduler.conf that "
+            "the scheduler does not mount; not read (the scheduler's is volcano-system/volcano-scheduler-configmap)"] \
+        == [w for w in snap.warnings if "ConfigMap" in w]
+    alone = snapshot_from_objects(list(enumerate(HYPERNODES + NODES + gang + [
+        cm("volcano-scheduler-configmap-backup")])), "snap")
+    assert alone.settings.source.startswith("baseline weights")     # the copy is never read, and that is said
+    assert any("volcano-scheduler-configmap-backup holds a volcano-scheduler.conf that the scheduler does not "
+               "mount; not read" in w for w in alone.warnings)
+
+
+def test_the_what_if_notes_an_unmounted_conf_when_it_runs_the_chart_default():
+    from modules.simulate.whatif import scheduler_conf
+
+    backup = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "volcano-scheduler-configmap-backup"},
+              "data": {"volcano-scheduler.conf": "actions: allocate\ntiers: [{plugins: [{name: gang}]}]\n"}}
+    _, source, notes = scheduler_conf([backup], None, "snap")
+    assert "chart" in notes[0] and any("volcano-scheduler-configmap-backup" in n and "does not mount" in n
+                                       for n in notes[1:])
