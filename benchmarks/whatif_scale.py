@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from modules.simulate import whatif  # noqa: E402
+from modules.simulate import submit, whatif  # noqa: E402
 from modules.simulate.snapshot import load_snapshot, read_objects  # noqa: E402
 
 CONF = """actions: "enqueue, allocate, gangpreempt, gangreclaim, backfill"
@@ -101,7 +101,7 @@ def measure(nodes: int, folder: Path) -> dict:
     read_s = time.process_time() - start
     start = time.process_time()
     cluster = [o for _, o in objects]
-    new, groups = whatif.submitted(job, str(job), None, cluster)
+    new, groups = submit.submitted(job, str(job), None, cluster)
     conf, _, _ = whatif.scheduler_conf(cluster, None, str(snap))
     result = whatif.what_if(objects, new, groups, conf, str(snap), str(job), str(snap))
     what_if_s = time.process_time() - start

@@ -47,12 +47,6 @@ class WhatIf:
     lacks: str = ""                                    # what it needs against what it may use
 
 
-def submitted(path: Path, shown: str, queue: str | None, context: list[dict] | None = None,
-              context_name: str = "the cluster") -> tuple[list[tuple[str, dict]], list[str]]:
-    """The submitted objects and the names of the PodGroups they make (``submit.py``)."""
-    return submit.submitted(path, shown, queue, context or [], context_name)
-
-
 def scheduler_conf(objects: list[dict], text: str | None, shown: str) -> tuple[dict, str, list[str]]:
     """The conf to run, where it came from, and notes: the given text (the conf, its ConfigMap's YAML
     or the chart's values), else the one among the objects (a release's, or the ConfigMap the

@@ -12,7 +12,7 @@ from modules.core.errors import InputError
 from modules.semantics.scheduler_conf import chart_default
 from modules.simulate import model as model_mod
 from modules.simulate import objects as objects_mod
-from modules.simulate import whatif
+from modules.simulate import submit, whatif
 from modules.simulate.eviction import BOUND, RELEASING, RUNNING, cluster_of
 from modules.simulate.model import read_model
 from modules.simulate.snapshot import fabric_of, snapshot_from_model
@@ -146,7 +146,7 @@ def test_simulate_submit_reads_every_object_once(tmp_path, monkeypatch):
     cluster = topology_snapshot()
     path = tmp_path / "job.yaml"
     path.write_text(yaml.safe_dump(gang(24, 2)))
-    new, groups = whatif.submitted(path, "job.yaml", None, cluster)
+    new, groups = submit.submitted(path, "job.yaml", None, cluster)
     where = lambda doc, obj: doc.where                                      # noqa: E731
     counters = {
         "node": Counter(monkeypatch, objects_mod, "read_node", where),

@@ -211,12 +211,12 @@ def test_job_priority_falls_back_to_the_global_default_class_and_order_to_creati
 
 
 def test_a_submission_without_a_creation_time_is_the_newest_job(files, tmp_path, monkeypatch):
-    from modules.simulate import whatif
+    from modules.simulate import submit, whatif
 
     _, job = files(NEW_CONF)
     objects = [(f"document {i}", o) for i, o in enumerate(snapshot(NEW_CONF))]
     objects[-1][1]["metadata"]["creationTimestamp"] = "2026-05-01T00:00:00Z"
-    new, groups = whatif.submitted(tmp_path / "job.yaml", job, None)
+    new, groups = submit.submitted(tmp_path / "job.yaml", job, None)
     read = []
     monkeypatch.setattr(whatif, "cluster_of", lambda *a: read.append(eviction.cluster_of(*a)) or read[-1])
     whatif.what_if(objects, new, groups, yaml.safe_load(NEW_CONF), "snapshot", job)

@@ -292,7 +292,7 @@ def test_a_trainjob_on_a_snapshot_needs_its_runtime_there_or_beside_it(tmp_path)
 
 
 def test_the_submitted_podgroup_carries_the_kind_s_gang_queue_and_topology(tmp_path):
-    from modules.simulate.whatif import submitted
+    from modules.simulate.submit import submitted
     pytorch = {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "pt", "namespace": "ml"},
                "spec": {"runPolicy": {"schedulingPolicy": {"minAvailable": 3, "queue": "batch",
                                                            "priorityClass": "training-default"}},
@@ -327,7 +327,7 @@ def test_the_submitted_podgroup_carries_the_kind_s_gang_queue_and_topology(tmp_p
 
 
 def test_a_volcano_job_s_podgroup_carries_min_task_member_as_its_controller_writes_it(tmp_path):
-    from modules.simulate.whatif import submitted
+    from modules.simulate.submit import submitted
     job = json.loads(json.dumps(SUBMIT))
     job["spec"]["tasks"].append({"name": "ps", "replicas": 2, "minAvailable": 1, "template": job["spec"]["tasks"][0][
         "template"]})
