@@ -22,6 +22,7 @@ from modules.semantics.shapes import is_kind
 from modules.upstream.chain import admit
 from modules.upstream.cluster import Cluster, as_applied
 from modules.upstream.field import FieldError
+from modules.upstream.fixes import fix_for
 from modules.upstream.install import Install, install_of
 from modules.upstream.registry import Check
 
@@ -40,16 +41,18 @@ class Admission:
         return admit(obj, self.install, self.cluster)
 
 
-def refuse(refused: list[tuple[Check, FieldError]], doc: Reader) -> None:
-    """The first refusal as ``doc``'s input error at the refused field, in upstream's words, with
-    the check that words it (the caller raises it only after its own reader has read the object,
-    so a mistake in a field's shape is said as the simulator says it)."""
+def refuse(refused: list[tuple[Check, FieldError]], doc: Reader, obj: dict) -> None:
+    """The first refusal of ``obj`` as ``doc``'s input error at the refused field, in upstream's
+    words, with the check that words it and the fix ``check`` names for its code (the caller raises
+    it only after its own reader has read the object, so a mistake in a field's shape is said as
+    the simulator says it)."""
     if refused:
         check, error = refused[0]
         more = f" (and {len(refused) - 1} more refusal(s))" if len(refused) > 1 else ""
         by = check.webhook or check.name or check.source
+        fix = fix_for(error, obj)
         raise doc.error(error.field, f"the API server refuses this object at create: {error.message()} "
-                        f"({by}, {check.upstream}){more}; nothing was simulated")
+                        f"({by}, {check.upstream}){more}; {f'fix: {fix}; ' if fix else ''}nothing was simulated")
 
 
 def of_stack(manifests: Iterable[dict]) -> Admission:

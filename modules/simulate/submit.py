@@ -155,7 +155,7 @@ def submitted(path: Path, shown: str, queue: str | None, context: Iterable[dict]
                 raise InputError(shown, f"{where}: spec", f"the submitted jobs would hold more than {MAX_PODS:,} pods")
             out += [(where, o) for o in workload_objects(workload, obj, context, queue)]
             groups.append(f"{workload.namespace or 'default'}/{workload.name}")
-        admitted.refuse(refused, Reader(shown, where))
+        admitted.refuse(refused, Reader(shown, where), obj)
     if not groups:
         raise InputError(shown, "", f"nothing to submit: expected {KINDS}")
     return out, groups

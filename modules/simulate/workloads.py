@@ -232,7 +232,7 @@ def load_workloads(path: Path, shown: str, fabric: Fabric, runtimes: Mapping, ru
                                 f"TrainJobs ({TRAINER_GROUP}), PyTorchJobs, JobSets, Deployments, StatefulSets "
                                 "and ReplicaSets are simulated")
             continue
-        admitted.refuse(refused, doc)   # after the reader: a field's shape is said in its words first
+        admitted.refuse(refused, doc, obj)   # after the reader: a field's shape is said in its words first
         if job.name in seen:
             raise doc.error("metadata.name", f"job {job.name!r} is already defined in {seen[job.name]}; "
                             "give each job its own name")

@@ -12,7 +12,7 @@ and no CRD rule states these checks. trainstack writes them in its own code
 webhook it stands for (`modules/upstream/volcano/registry.py`: path, name, operations, namespace
 selector), and `upstream-admission` reports their refusals in every runner (`check`, the CrossGuard
 pack, `preview`): upstream's message, the upstream file and function, the field path and a fix
-chosen by the refusal's code (`policies/admission/providers/volcano.py`).
+chosen by the refusal's code (`modules/upstream/volcano/fixes.py`; `simulate` names the same fix).
 
 | webhook (chart `enabled_admissions`) | on by default | what it refuses |
 |---|---|---|

@@ -129,7 +129,7 @@ def _go_webhooks(objects: list[dict], ctx: CheckContext) -> Iterator[RuleOutcome
     and the API server's checks have rules of their own (`trainer-admission`,
     `training-operator-admission`, `kubernetes-api-validation`), and the partition checks
     `volcano-job-admission`."""
-    from ..admission.providers import fix_for
+    from modules.upstream.fixes import fix_for
 
     admission = stack_admission(ctx)
     for obj in objects:

@@ -16,12 +16,12 @@ _REPO = "kubeflow/trainer v1.9.4 (the Training Operator)"
 
 
 def _training_operator(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
-    from ..admission.providers import training_operator as hints
-    from ..admission.providers import fix_for
+    from modules.upstream.fixes import fix_for
+    from modules.upstream.training_operator.fixes import GENERIC
 
     kind = training_operator.KINDS[str(obj.get("kind"))]
     for _, error in refusals(obj, EVERY_WEBHOOK, Cluster(), sources=("training-operator",)):
-        fix = fix_for(error, container=kind.container) or hints.GENERIC
+        fix = fix_for(error, obj) or GENERIC
         yield Finding(error.field, f"{where(obj, error.field)}: the Training Operator's {obj['kind']} webhook rejects "
                                    f"it: \"{error.message()}\" ({_REPO} {kind.upstream}); {fix}.")
 

@@ -54,7 +54,7 @@ def _volcano_job_admission(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
 
 
 def _volcano_cronjob_runs(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
-    from ..admission.providers import fix_for
+    from modules.upstream.fixes import fix_for
     from ..admission.webhook_check import runs_of_cronjob
 
     if api_group(obj) != GROUP:

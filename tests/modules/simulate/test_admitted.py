@@ -95,6 +95,8 @@ def test_workloads_on_a_stack_are_judged_against_the_stack_and_check_says_the_sa
     words = re.search(r"refuses this object at create: (.*) \(validatejob", simulated.err).group(1)
     assert words == 'unable to find job queue: queue.scheduling.volcano.sh "nope" not found'
     assert f'"{words}"' in checked.out and "upstream-admission" in checked.out
+    fix = "create the queue it names first, or name an existing one"     # one fix per code, for both
+    assert f"fix: {fix}; nothing was simulated" in simulated.err and f"fix: {fix}." in checked.out
     job["spec"]["queue"] = "research"
     assert run("simulate", "prod", "--workloads", _job(tmp_path, job, "jobs.yaml")).code == 0
 

@@ -7,7 +7,7 @@ import pytest
 from modules.upstream.cluster import Cluster
 from modules.upstream.volcano import cronjob, job, jobflow, pod, queue
 from modules.upstream.volcano.registry import CHECKS
-from policies.admission.providers.volcano import FIXES
+from modules.upstream.volcano.fixes import FIXES
 
 
 @pytest.mark.parametrize("schedule, valid", [

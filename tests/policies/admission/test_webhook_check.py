@@ -107,7 +107,7 @@ def test_a_parent_queue_is_judged_before_its_children_exist():
 def test_each_volcano_refusal_in_the_tables_has_a_fix():
     """Every error our Volcano checks give on upstream's tables has a code with a concrete fix."""
     from modules.upstream.registry import VALIDATE, checks
-    from policies.admission.providers import fix_for
+    from modules.upstream.fixes import fix_for
     from policies.admission.upstream_tables import fixture_files, load_fixture
 
     seen = 0
