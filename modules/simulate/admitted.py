@@ -1,9 +1,11 @@
 """What the API server makes of a job handed to the simulator (``--submit``, ``--workloads``): the
 object goes through the one admission chain (``modules/upstream/chain.py``, the registry the rules
 use) before anything is placed. The mutating webhooks' defaults are applied (a Volcano Job's queue,
-``minAvailable``, task names, as the job controller later reads them), and an object a validating
-check refuses is an input error in upstream's words, naming the file, the document and the field:
-a job the cluster would never create must not be answered as if it ran.
+``minAvailable``, task names, as the job controller later reads them), and what a validating check
+refuses is said in upstream's words, naming the file, the document and the field, with the fix for
+its code: a warning of placement, the first note of the what-if. The job is still simulated as
+admitted, so the answer shows what Volcano would do once the job is fixed, and never without the
+line that says the cluster would refuse it as written.
 
 The cluster the checks look up is the stack's (its rendered objects, Queues Open, complete for the
 Queues and PriorityClasses a stack declares) or the snapshot's (its objects as read, a Queue keeping
@@ -41,18 +43,21 @@ class Admission:
         return admit(obj, self.install, self.cluster)
 
 
-def refuse(refused: list[tuple[Check, FieldError]], doc: Reader, obj: dict) -> None:
-    """The first refusal of ``obj`` as ``doc``'s input error at the refused field, in upstream's
-    words, with the check that words it and the fix ``check`` names for its code (the caller raises
-    it only after its own reader has read the object, so a mistake in a field's shape is said as
-    the simulator says it)."""
-    if refused:
-        check, error = refused[0]
-        more = f" (and {len(refused) - 1} more refusal(s))" if len(refused) > 1 else ""
-        by = check.webhook or check.name or check.source
-        fix = fix_for(error, obj)
-        raise doc.error(error.field, f"the API server refuses this object at create: {error.message()} "
-                        f"({by}, {check.upstream}){more}; {f'fix: {fix}; ' if fix else ''}nothing was simulated")
+def refusal(refused: list[tuple[Check, FieldError]], doc: Reader, obj: dict) -> str | None:
+    """The first refusal of ``obj``, said at ``doc``'s refused field in upstream's words, with the
+    check that words it and the fix named for its code; None when nothing refuses it. The caller
+    says it after its own reader has read the object (a field's shape mistake is an input error in
+    the simulator's words first) and goes on with the object as admitted: the answer that follows
+    is what Volcano would do were the job created, and the line says that it would not be."""
+    if not refused:
+        return None
+    check, error = refused[0]
+    more = f" (and {len(refused) - 1} more refusal(s))" if len(refused) > 1 else ""
+    by = check.webhook or check.name or check.source
+    fix = fix_for(error, obj)
+    return str(doc.error(error.field, f"the API server refuses this object at create: {error.message()} "
+                         f"({by}, {check.upstream}){more}; {f'fix: {fix}; ' if fix else ''}"
+                         "simulated as if it were admitted"))
 
 
 def of_stack(manifests: Iterable[dict]) -> Admission:

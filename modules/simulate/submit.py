@@ -126,11 +126,13 @@ def _read_workload(obj: dict, where: str, shown: str, context: list[dict], conte
 
 
 def submitted(path: Path, shown: str, queue: str | None, context: Iterable[dict] = (),
-              context_name: str = "the cluster", stack: bool = False) -> tuple[list[tuple[str, dict]], list[str]]:
+              context_name: str = "the cluster", stack: bool = False, notes: list[str] | None = None
+              ) -> tuple[list[tuple[str, dict]], list[str]]:
     """The submitted objects (PodGroups and Pods) and the PodGroups they make, ``namespace/name``.
     ``context``: the cluster's objects (a TrainJob's runtime, PriorityClasses, Queues), a stack's
     rendered ones when ``stack``, else a snapshot's. Each object goes through the API server's
-    admission first (``admitted.py``): what the webhooks default is read, what they refuse exits 2."""
+    admission first (``admitted.py``): what the webhooks default is read, what they refuse is a line
+    of ``notes``."""
     docs = read_objects(path, shown)
     context = [o for _, o in docs] + [o for o in context if isinstance(o, dict)]
     admission = (admitted.of_stack if stack else admitted.of_snapshot)(context)
@@ -155,7 +157,9 @@ def submitted(path: Path, shown: str, queue: str | None, context: Iterable[dict]
                 raise InputError(shown, f"{where}: spec", f"the submitted jobs would hold more than {MAX_PODS:,} pods")
             out += [(where, o) for o in workload_objects(workload, obj, context, queue)]
             groups.append(f"{workload.namespace or 'default'}/{workload.name}")
-        admitted.refuse(refused, Reader(shown, where), obj)
+        refusal = admitted.refusal(refused, Reader(shown, where), obj)
+        if refusal is not None and notes is not None:
+            notes.append(refusal)
     if not groups:
         raise InputError(shown, "", f"nothing to submit: expected {KINDS}")
     return out, groups

@@ -41,11 +41,13 @@ def on_snapshot(args: argparse.Namespace, shown: str) -> int:
         raise InputError(shown, "", "no Queue in the snapshot (add kubectl get queues.scheduling.volcano.sh -o yaml): "
                          "Volcano drops every job whose queue is missing, so no eviction can be judged")
     cluster = [o for _, o in objects]
-    new, groups = submit.submitted(Path(args.submit), args.submit, args.queue, cluster, f"the snapshot {shown}")
+    refused: list[str] = []
+    new, groups = submit.submitted(Path(args.submit), args.submit, args.queue, cluster, f"the snapshot {shown}",
+                                   notes=refused)
     text = read_text(Path(args.scheduler_conf), args.scheduler_conf) if args.scheduler_conf else None
     conf, source, notes = whatif.scheduler_conf(cluster, text, args.scheduler_conf or shown)
     result = whatif.what_if(objects, new, groups, conf, f"snapshot {shown}", args.submit, shown)
-    result.conf_source, result.notes = source, notes + result.notes
+    result.conf_source, result.notes = source, refused + notes + result.notes
     return _print(result, args.format)
 
 
@@ -66,11 +68,12 @@ def on_stack(args: argparse.Namespace, stack) -> int:
                               context=stack_objects, stack=True)
         placed = simulate(bundle.fabric, jobs, settings=settings_from_bundle(bundle))
         objects += whatif.running_objects(placed, Path(args.workloads), args.workloads, stack_objects)
+    refused: list[str] = []
     new, groups = submit.submitted(Path(args.submit), args.submit, args.queue, stack_objects, f"stack {stack.name}",
-                                   stack=True)
+                                   stack=True, notes=refused)
     conf, source, notes = whatif.scheduler_conf(stack_objects, None, f"stack {stack.name}")
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     result = whatif.what_if(objects, new, groups, conf, f"stack {stack.name}", args.submit)
-    result.conf_source, result.notes = source, notes + result.notes
+    result.conf_source, result.notes = source, refused + notes + result.notes
     return _print(result, args.format)

@@ -202,7 +202,8 @@ def load_workloads(path: Path, shown: str, fabric: Fabric, runtimes: Mapping, ru
     """Every Volcano Job and TrainJob in the file, in order; other objects are skipped with a warning.
     Each goes through the API server's admission first (``admitted.py``) against ``context``, the
     cluster's objects (a stack's rendered ones when ``stack``; by default the runtimes alone, a
-    cluster whose Queues are unknown): it is read as the webhooks default it, and a refusal exits 2."""
+    cluster whose Queues are unknown): it is read as the webhooks default it, and what they refuse
+    is a line of ``warnings``."""
     docs = yamlio.load_all(yamlio.read_text(path, shown), shown)
     known = list(runtimes.values()) if context is None else list(context)
     admission = (admitted.of_stack if stack else admitted.of_snapshot)(
@@ -232,7 +233,9 @@ def load_workloads(path: Path, shown: str, fabric: Fabric, runtimes: Mapping, ru
                                 f"TrainJobs ({TRAINER_GROUP}), PyTorchJobs, JobSets, Deployments, StatefulSets "
                                 "and ReplicaSets are simulated")
             continue
-        admitted.refuse(refused, doc, obj)   # after the reader: a field's shape is said in its words first
+        refusal = admitted.refusal(refused, doc, obj)   # after the reader: a shape mistake is said in its words
+        if refusal is not None and warnings is not None:
+            warnings.append(refusal)
         if job.name in seen:
             raise doc.error("metadata.name", f"job {job.name!r} is already defined in {seen[job.name]}; "
                             "give each job its own name")

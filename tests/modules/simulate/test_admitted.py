@@ -1,6 +1,7 @@
 """`simulate` meets the API server first: what `--submit` and `--workloads` hand it goes through the
 one admission chain the rules use (modules/simulate/admitted.py, modules/upstream/chain.py), so a job
-the cluster would refuse is never answered as if it ran, and `check` and `simulate` say the same."""
+the cluster would refuse is never answered without saying so, and `check` and `simulate` say the
+same words and fix."""
 from __future__ import annotations
 
 import copy
@@ -38,39 +39,48 @@ def _gpus_without_limits():
     return job
 
 
-def test_a_job_the_job_webhook_refuses_exits_2_naming_file_document_field_and_upstream_words(tmp_path):
+def test_a_job_the_job_webhook_refuses_is_said_first_in_upstream_words_then_answered_as_admitted(tmp_path):
     snap = _snapshot(tmp_path, queue("production", 16), queue("batch", 16))
     job = _job(tmp_path, _gpus_without_limits())
     out = run("simulate", snap, "--submit", job, "--format", "json")
-    assert out.code == 2 and out.out == ""
-    assert f"{job}: document 1: spec.tasks[0].template.spec.containers[0].resources.limits: the API server " \
-           "refuses this object at create: " in out.err
-    assert "Limit must be set for non overcommitable resources" in out.err
-    assert "validatejob.volcano.sh" in out.err and "Traceback" not in out.err
+    assert out.code == 0, out.err
+    report = json.loads(out.out)
+    first = report["notes"][0]
+    assert first.startswith(f"{job}: document 1: spec.tasks[0].template.spec.containers[0].resources.limits: the API "
+                            "server refuses this object at create: ")
+    assert "Limit must be set for non overcommitable resources" in first and "validatejob.volcano.sh" in first
+    assert first.endswith("simulated as if it were admitted")
+    with_limits = _job(tmp_path, SUBMIT, "fixed.yaml")    # the answer is the fixed job's
+    fixed = json.loads(run("simulate", snap, "--submit", with_limits, "--format", "json").out)
+    assert (report["outcome"], report["placed"]) == (fixed["outcome"], fixed["placed"])
+    assert not any("refuses this object" in n for n in fixed["notes"])
+    text = run("simulate", snap, "--submit", job).out
+    assert "Limit must be set for non overcommitable resources" in text
 
 
 def test_a_closed_queue_in_the_snapshot_refuses_the_job_and_a_queue_without_a_state_is_open(tmp_path):
     closed = queue("production", 16)
     closed["status"] = {"state": "Closed"}
     job = _job(tmp_path, SUBMIT)
-    out = run("simulate", _snapshot(tmp_path, closed, queue("batch", 16)), "--submit", job)
-    assert out.code == 2
+    out = run("simulate", _snapshot(tmp_path, closed, queue("batch", 16)), "--submit", job, "--format", "json")
+    assert out.code == 0, out.err
     assert "spec.queue: the API server refuses this object at create: can only submit job to queue with state " \
-           "`Open`, queue `production` status is `Closed`" in out.err
+           "`Open`, queue `production` status is `Closed`" in json.loads(out.out)["notes"][0]
     stateless = queue("production", 16)
     del stateless["status"]            # the queue controller opens a queue: read as Open, as the session does
     out = run("simulate", _snapshot(tmp_path, stateless, queue("batch", 16)), "--submit", job, "--format", "json")
-    assert out.code == 0, out.err
-    assert json.loads(out.out)["outcome"] == "fits"
+    report = json.loads(out.out)
+    assert report["outcome"] == "fits" and not any("refuses this object" in n for n in report["notes"])
 
 
 def test_queue_is_judged_as_submitted_and_a_missing_one_is_refused_where_the_snapshot_lists_queues(tmp_path):
     snap = _snapshot(tmp_path, queue("production", 16), queue("batch", 16))
     job = _job(tmp_path, SUBMIT)
-    out = run("simulate", snap, "--submit", job, "--queue", "nope")
-    assert out.code == 2
-    assert 'unable to find job queue: queue.scheduling.volcano.sh "nope" not found' in out.err
-    assert run("simulate", snap, "--submit", job, "--queue", "batch").code == 0
+    report = json.loads(run("simulate", snap, "--submit", job, "--queue", "nope", "--format", "json").out)
+    assert 'unable to find job queue: queue.scheduling.volcano.sh "nope" not found' in report["notes"][0]
+    assert report["outcome"] == "pending" and "queue nope does not exist" in report["reason"]
+    report = json.loads(run("simulate", snap, "--submit", job, "--queue", "batch", "--format", "json").out)
+    assert not any("refuses this object" in n for n in report["notes"])
 
 
 def test_a_snapshot_without_priority_classes_does_not_refuse_for_what_it_does_not_list(tmp_path):
@@ -82,6 +92,7 @@ def test_a_snapshot_without_priority_classes_does_not_refuse_for_what_it_does_no
     assert out.code == 0, out.err
     report = json.loads(out.out)          # the session still says what Volcano does with it
     assert report["outcome"] == "pending" and "queue nope does not exist" in report["reason"]
+    assert not any("refuses this object" in n for n in report["notes"])
 
 
 def test_workloads_on_a_stack_are_judged_against_the_stack_and_check_says_the_same(tmp_path):
@@ -91,17 +102,19 @@ def test_workloads_on_a_stack_are_judged_against_the_stack_and_check_says_the_sa
     path = _job(tmp_path, job, "jobs.yaml")
     simulated = run("simulate", "prod", "--workloads", path)
     checked = run("check", "prod", "--manifests", path)
-    assert simulated.code == 2 and "Traceback" not in simulated.err
-    words = re.search(r"refuses this object at create: (.*) \(validatejob", simulated.err).group(1)
+    assert simulated.code == 0 and "Traceback" not in simulated.err
+    words = re.search(r"warning: .*spec.queue: the API server refuses this object at create: (.*) "
+                      r"\(validatejob", simulated.err).group(1)
     assert words == 'unable to find job queue: queue.scheduling.volcano.sh "nope" not found'
     assert f'"{words}"' in checked.out and "upstream-admission" in checked.out
     fix = "create the queue it names first, or name an existing one"     # one fix per code, for both
-    assert f"fix: {fix}; nothing was simulated" in simulated.err and f"fix: {fix}." in checked.out
+    assert f"fix: {fix}; simulated as if it were admitted" in simulated.err and f"fix: {fix}." in checked.out
     job["spec"]["queue"] = "research"
-    assert run("simulate", "prod", "--workloads", _job(tmp_path, job, "jobs.yaml")).code == 0
+    fine = run("simulate", "prod", "--workloads", _job(tmp_path, job, "jobs.yaml"))
+    assert fine.code == 0 and "refuses this object" not in fine.err
 
 
-def test_a_shape_mistake_is_said_in_the_simulator_s_words_before_any_refusal(tmp_path):
+def test_a_shape_mistake_is_an_input_error_in_the_simulator_s_words(tmp_path):
     job = _gpus_without_limits()
     job["spec"]["tasks"][0]["replicas"] = "two"
     out = run("simulate", "prod", "--workloads", _job(tmp_path, job, "jobs.yaml"))
