@@ -35,15 +35,25 @@ class Admission:
     install: Install
     cluster: Cluster
 
-    def admit(self, obj: dict) -> tuple[dict, list[tuple[Check, FieldError]]]:
-        """``obj`` as the API server stores it, and what its validating checks refuse."""
-        return admit(obj, self.install, self.cluster)
+    def admit(self, obj: dict) -> tuple[dict, "list[tuple[Check, FieldError]] | Exception"]:
+        """``obj`` as the API server stores it, and what its validating checks refuse; ``obj`` as
+        written and the exception when a check cannot judge its shape (a name or annotation of the
+        wrong type, which the API server's schema refuses before any webhook): the simulator's
+        reader says what is wrong with the object, or ``refuse`` says it was not judged."""
+        try:
+            return admit(obj, self.install, self.cluster)
+        except Exception as exc:   # noqa: BLE001 - said by refuse, never a traceback
+            return obj, exc
 
 
-def refuse(refused: list[tuple[Check, FieldError]], doc: Reader) -> None:
+def refuse(refused: "list[tuple[Check, FieldError]] | Exception", doc: Reader) -> None:
     """The first refusal as ``doc``'s input error at the refused field, in upstream's words, with
     the check that words it (the caller raises it only after its own reader has read the object,
-    so a mistake in a field's shape is said as the simulator says it)."""
+    so a mistake in a field's shape is said as the simulator says it). An object the checks could
+    not judge is an input error too: it is never simulated unjudged."""
+    if isinstance(refused, Exception):
+        raise doc.error("", f"the API server's admission checks cannot judge this object "
+                            f"({type(refused).__name__}: {refused}); nothing was simulated")
     if refused:
         check, error = refused[0]
         more = f" (and {len(refused) - 1} more refusal(s))" if len(refused) > 1 else ""
@@ -70,7 +80,12 @@ def of_snapshot(objects: Iterable[dict]) -> Admission:
 
 
 def with_queue(obj: dict, queue: str | None) -> dict:
-    """``obj`` submitted into ``queue`` (``--queue``) where its own spec names the queue."""
-    if not queue or not any(is_kind(obj, *kind) for kind in QUEUED) or not isinstance(obj.get("spec"), dict):
+    """``obj`` submitted into ``queue`` (``--queue``) where its own spec names the queue (a
+    PodGroup without a spec gets one with only the queue; a spec of another type, or a Job's that
+    is absent, is left for the reader to say)."""
+    spec = obj.get("spec")
+    if spec is None and is_kind(obj, "PodGroup", "scheduling.volcano.sh"):
+        spec = {}
+    if not queue or not any(is_kind(obj, *kind) for kind in QUEUED) or not isinstance(spec, dict):
         return obj
-    return {**obj, "spec": {**obj["spec"], "queue": queue}}
+    return {**obj, "spec": {**spec, "queue": queue}}

@@ -92,8 +92,9 @@ def workload_objects(workload: Workload, obj: dict, context: list[dict], queue: 
         spec: dict[str, Any] = {k: copy.deepcopy(template[k]) for k in PREDICATE_FIELDS if k in template}
         if workload.priority_class:
             spec.setdefault("priorityClassName", workload.priority_class)
-        if isinstance(classes.get(spec.get("priorityClassName")), int):
-            spec["priority"] = classes[spec["priorityClassName"]]     # what admission resolves
+        named = spec.get("priorityClassName")
+        if isinstance(named, str) and isinstance(classes.get(named), int):
+            spec["priority"] = classes[named]     # what admission resolves
         spec["containers"] = [{"name": "main", "resources": {
             "requests": {k: quantity_text(v) for k, v in pod_set.requests.items()}}}]
         for pod_name in pod_names(workload, pod_set):
