@@ -62,20 +62,25 @@ def refuse(refused: "list[tuple[Check, FieldError]] | Exception", doc: Reader) -
                         f"({by}, {check.upstream}){more}; nothing was simulated")
 
 
-def of_stack(manifests: Iterable[dict]) -> Admission:
+def of_stack(manifests: Iterable[dict], submitted: Iterable[dict] = ()) -> Admission:
     """A stack's cluster: its rendered objects as applied; its Queues are all there are when it
-    installs Volcano (its chart release is among them)."""
-    objects = [o for o in manifests if isinstance(o, dict)]
-    known = any(is_volcano_release(o) for o in objects)
+    installs Volcano (its chart release is among them). ``submitted``: the objects handed to
+    ``simulate`` beside them, which the checks look up (a runtime given alongside its TrainJob) but
+    which never make the cluster's lists complete."""
+    cluster = [o for o in manifests if isinstance(o, dict)]
+    known = any(is_volcano_release(o) for o in cluster)
+    objects = [o for o in submitted if isinstance(o, dict)] + cluster
     return Admission(install_of(objects), Cluster(as_applied(objects), known))
 
 
-def of_snapshot(objects: Iterable[dict]) -> Admission:
+def of_snapshot(objects: Iterable[dict], submitted: Iterable[dict] = ()) -> Admission:
     """A snapshot's cluster: its objects as read; complete when it lists Queues and PriorityClasses
-    (``kubectl get`` lists every one of a kind it is asked for)."""
-    objects = [o for o in objects if isinstance(o, dict)]
-    known = any(is_kind(o, "Queue", "scheduling.volcano.sh") for o in objects) and \
-        any(is_kind(o, "PriorityClass", "scheduling.k8s.io") for o in objects)
+    (``kubectl get`` lists every one of a kind it is asked for). ``submitted``: as for ``of_stack``:
+    a PriorityClass or Queue in the submission is looked up, but says nothing of the snapshot's."""
+    cluster = [o for o in objects if isinstance(o, dict)]
+    known = any(is_kind(o, "Queue", "scheduling.volcano.sh") for o in cluster) and \
+        any(is_kind(o, "PriorityClass", "scheduling.k8s.io") for o in cluster)
+    objects = [o for o in submitted if isinstance(o, dict)] + cluster
     return Admission(install_of(objects), Cluster(as_applied(objects, live=True), known))
 
 

@@ -133,8 +133,9 @@ def submitted(path: Path, shown: str, queue: str | None, context: Iterable[dict]
     rendered ones when ``stack``, else a snapshot's. Each object goes through the API server's
     admission first (``admitted.py``): what the webhooks default is read, what they refuse exits 2."""
     docs = read_objects(path, shown)
-    context = [o for _, o in docs] + [o for o in context if isinstance(o, dict)]
-    admission = (admitted.of_stack if stack else admitted.of_snapshot)(context)
+    cluster = [o for o in context if isinstance(o, dict)]
+    context = [o for _, o in docs] + cluster
+    admission = (admitted.of_stack if stack else admitted.of_snapshot)(cluster, [o for _, o in docs])
     out: list[tuple[str, dict]] = []
     groups: list[str] = []
     pods = 0

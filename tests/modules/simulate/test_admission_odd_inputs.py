@@ -12,7 +12,7 @@ from modules.simulate.submit import submitted
 from tests.support.cli import run
 
 from .test_admitted import _snapshot
-from .test_whatif import SUBMIT, queue
+from .test_whatif import SUBMIT, node, queue
 
 ODD_QUEUES = [
     {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": ["x"]},
@@ -112,3 +112,27 @@ def test_a_snapshot_that_lists_its_queues_has_no_default_queue_it_does_not_list(
     listed = _snapshot(tmp_path, queue("production", 16), queue("batch", 16), queue("default", 16))
     out = run("simulate", listed, "--submit", job, "--queue", "default", "--format", "json")
     assert out.code == 0, out.err
+
+
+def test_a_priority_class_beside_the_workloads_does_not_make_the_snapshot_s_lists_complete(tmp_path):
+    # The snapshot lists no PriorityClasses, so which exist is unknown: the runtime's class is not
+    # judged missing, whether or not the workloads file brings a PriorityClass of its own.
+    runtime = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "ClusterTrainingRuntime",
+               "metadata": {"name": "rt"},
+               "spec": {"mlPolicy": {"numNodes": 1, "torch": {}}, "podGroupPolicy": {"volcano": {}},
+                        "template": {"spec": {"replicatedJobs": [{"name": "node", "replicas": 1, "template": {
+                            "metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
+                            "spec": {"template": {"spec": {"priorityClassName": "training-default", "containers": [
+                                {"name": "node", "image": "x", "resources": {
+                                    "requests": {"nvidia.com/gpu": 8}, "limits": {"nvidia.com/gpu": 8}}}]}}}}}]}}}}
+    snap = _write(tmp_path, "snap.yaml", [queue("production", 16), runtime, node("n0"), node("n1")])
+    trainjob = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+                "metadata": {"name": "ddp", "namespace": "production"},
+                "spec": {"runtimeRef": {"name": "rt", "apiGroup": "trainer.kubeflow.org",
+                                        "kind": "ClusterTrainingRuntime"}, "trainer": {"numNodes": 1}}}
+    extra = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "urgent"},
+             "value": 5000}
+    for docs in ([trainjob], [extra, trainjob]):
+        out = run("simulate", snap, "--workloads", _write(tmp_path, "jobs.yaml", docs), "--format", "json")
+        assert out.code == 0, out.err
+        assert "doesn't exist" not in out.err
