@@ -38,17 +38,27 @@ class Admission:
     install: Install
     cluster: Cluster
 
-    def admit(self, obj: dict) -> tuple[dict, list[tuple[Check, FieldError]]]:
-        """``obj`` as the API server stores it, and what its validating checks refuse."""
-        return admit(obj, self.install, self.cluster)
+    def admit(self, obj: dict) -> tuple[dict, "list[tuple[Check, FieldError]] | Exception"]:
+        """``obj`` as the API server stores it, and what its validating checks refuse; ``obj`` as
+        written and the exception when a check cannot judge its shape (a name or annotation of the
+        wrong type, which the API server's schema refuses before any webhook): the simulator's
+        reader says what is wrong with the object, or ``refuse`` says it was not judged."""
+        try:
+            return admit(obj, self.install, self.cluster)
+        except Exception as exc:   # noqa: BLE001 - said by refuse, never a traceback
+            return obj, exc
 
 
-def refusal(refused: list[tuple[Check, FieldError]], doc: Reader, obj: dict) -> str | None:
+def refusal(refused: "list[tuple[Check, FieldError]] | Exception", doc: Reader, obj: dict) -> str | None:
     """The first refusal of ``obj``, said at ``doc``'s refused field in upstream's words, with the
     check that words it and the fix named for its code; None when nothing refuses it. The caller
     says it after its own reader has read the object (a field's shape mistake is an input error in
     the simulator's words first) and goes on with the object as admitted: the answer that follows
-    is what Volcano would do were the job created, and the line says that it would not be."""
+    is what Volcano would do were the job created, and the line says that it would not be. An
+    object the checks could not judge is an input error: it is never simulated unjudged."""
+    if isinstance(refused, Exception):
+        raise doc.error("", f"the API server's admission checks cannot judge this object "
+                            f"({type(refused).__name__}: {refused}); nothing was simulated")
     if not refused:
         return None
     check, error = refused[0]
@@ -60,25 +70,35 @@ def refusal(refused: list[tuple[Check, FieldError]], doc: Reader, obj: dict) -> 
                          "simulated as if it were admitted"))
 
 
-def of_stack(manifests: Iterable[dict]) -> Admission:
+def of_stack(manifests: Iterable[dict], submitted: Iterable[dict] = ()) -> Admission:
     """A stack's cluster: its rendered objects as applied; its Queues are all there are when it
-    installs Volcano (its chart release is among them)."""
-    objects = [o for o in manifests if isinstance(o, dict)]
-    known = any(is_volcano_release(o) for o in objects)
+    installs Volcano (its chart release is among them). ``submitted``: the objects handed to
+    ``simulate`` beside them, which the checks look up (a runtime given alongside its TrainJob) but
+    which never make the cluster's lists complete."""
+    cluster = [o for o in manifests if isinstance(o, dict)]
+    known = any(is_volcano_release(o) for o in cluster)
+    objects = [o for o in submitted if isinstance(o, dict)] + cluster
     return Admission(install_of(objects), Cluster(as_applied(objects), known))
 
 
-def of_snapshot(objects: Iterable[dict]) -> Admission:
+def of_snapshot(objects: Iterable[dict], submitted: Iterable[dict] = ()) -> Admission:
     """A snapshot's cluster: its objects as read; complete when it lists Queues and PriorityClasses
-    (``kubectl get`` lists every one of a kind it is asked for)."""
-    objects = [o for o in objects if isinstance(o, dict)]
-    known = any(is_kind(o, "Queue", "scheduling.volcano.sh") for o in objects) and \
-        any(is_kind(o, "PriorityClass", "scheduling.k8s.io") for o in objects)
+    (``kubectl get`` lists every one of a kind it is asked for). ``submitted``: as for ``of_stack``:
+    a PriorityClass or Queue in the submission is looked up, but says nothing of the snapshot's."""
+    cluster = [o for o in objects if isinstance(o, dict)]
+    known = any(is_kind(o, "Queue", "scheduling.volcano.sh") for o in cluster) and \
+        any(is_kind(o, "PriorityClass", "scheduling.k8s.io") for o in cluster)
+    objects = [o for o in submitted if isinstance(o, dict)] + cluster
     return Admission(install_of(objects), Cluster(as_applied(objects, live=True), known))
 
 
 def with_queue(obj: dict, queue: str | None) -> dict:
-    """``obj`` submitted into ``queue`` (``--queue``) where its own spec names the queue."""
-    if not queue or not any(is_kind(obj, *kind) for kind in QUEUED) or not isinstance(obj.get("spec"), dict):
+    """``obj`` submitted into ``queue`` (``--queue``) where its own spec names the queue (a
+    PodGroup without a spec gets one with only the queue; a spec of another type, or a Job's that
+    is absent, is left for the reader to say)."""
+    spec = obj.get("spec")
+    if spec is None and is_kind(obj, "PodGroup", "scheduling.volcano.sh"):
+        spec = {}
+    if not queue or not any(is_kind(obj, *kind) for kind in QUEUED) or not isinstance(spec, dict):
         return obj
-    return {**obj, "spec": {**obj["spec"], "queue": queue}}
+    return {**obj, "spec": {**spec, "queue": queue}}

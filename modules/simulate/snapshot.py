@@ -49,6 +49,7 @@ from modules.fabric.model import Fabric, Link, Node, NodePool, Switch
 from modules.semantics.hypernodes import regex_candidates
 from modules.core.vocabulary.resource_names import scheduler_view
 from modules.semantics.podspec import Reader
+from modules.semantics.shapes import api_group
 from modules.semantics.session import EPOCH, allocate_skips, job_order_key, unscheduled_reason
 from modules.semantics.workloads import SubGroupSpec
 
@@ -63,6 +64,7 @@ VOLCANO_SCHEDULER = "volcano"         # pending pods naming another schedulerNam
 ALLOCATED_ANNOTATION = "volcano.sh/job-allocated-hypernode"
 CONF_KEY = "volcano-scheduler.conf"
 SELECTOR_PREFIX = "node-selector/"
+VOLCANO_PODGROUPS = "scheduling.volcano.sh"   # the API group of the PodGroups Volcano reads
 SELECTOR_AMOUNT = Decimal(2**40)         # more than any number of pods a node runs
 TAINT_PREFIX = "node-untainted/"         # offered by nodes without the taint; asked by pods not tolerating it
 SCHEDULABLE = "node-schedulable"         # offered by nodes not cordoned (spec.unschedulable)
@@ -421,6 +423,9 @@ def snapshot_from_model(model: ClusterModel, shown: str, conf_text: str | None =
     settings = _scheduler_settings(model.kinds, shown, conf_text, warnings)
     # Pods: bound ones hold resources; pending ones are work, by PodGroup.
     groups: dict[str, _Group] = {g.uid: _Group(g.name, g.namespace, g.doc, g) for g in model.group_list}
+    warnings += [f"{shown}: {doc.where}: a PodGroup of apiVersion {show(obj.get('apiVersion'))}, not Volcano's "
+                 f"({VOLCANO_PODGROUPS}/v1beta1): Volcano does not read it, so its pods belong to no PodGroup it knows"
+                 for doc, obj in model.of("PodGroup") if api_group(obj) != VOLCANO_PODGROUPS]
     taints_of, cordoned = _node_taints(nodes)
     every_taint = sorted(set().union(*taints_of.values())) if taints_of else []
     usage, selectors, other_scheduler, releasing = _read_pods(model, groups, every_taint, bool(cordoned), shown,

@@ -92,8 +92,9 @@ def workload_objects(workload: Workload, obj: dict, context: list[dict], queue: 
         spec: dict[str, Any] = {k: copy.deepcopy(template[k]) for k in PREDICATE_FIELDS if k in template}
         if workload.priority_class:
             spec.setdefault("priorityClassName", workload.priority_class)
-        if isinstance(classes.get(spec.get("priorityClassName")), int):
-            spec["priority"] = classes[spec["priorityClassName"]]     # what admission resolves
+        named = spec.get("priorityClassName")
+        if isinstance(named, str) and isinstance(classes.get(named), int):
+            spec["priority"] = classes[named]     # what admission resolves
         spec["containers"] = [{"name": "main", "resources": {
             "requests": {k: quantity_text(v) for k, v in pod_set.requests.items()}}}]
         for pod_name in pod_names(workload, pod_set):
@@ -134,8 +135,9 @@ def submitted(path: Path, shown: str, queue: str | None, context: Iterable[dict]
     admission first (``admitted.py``): what the webhooks default is read, what they refuse is a line
     of ``notes``."""
     docs = read_objects(path, shown)
-    context = [o for _, o in docs] + [o for o in context if isinstance(o, dict)]
-    admission = (admitted.of_stack if stack else admitted.of_snapshot)(context)
+    cluster = [o for o in context if isinstance(o, dict)]
+    context = [o for _, o in docs] + cluster
+    admission = (admitted.of_stack if stack else admitted.of_snapshot)(cluster, [o for _, o in docs])
     out: list[tuple[str, dict]] = []
     groups: list[str] = []
     pods = 0

@@ -206,8 +206,7 @@ def load_workloads(path: Path, shown: str, fabric: Fabric, runtimes: Mapping, ru
     is a line of ``warnings``."""
     docs = yamlio.load_all(yamlio.read_text(path, shown), shown)
     known = list(runtimes.values()) if context is None else list(context)
-    admission = (admitted.of_stack if stack else admitted.of_snapshot)(
-        [d for d in docs if isinstance(d, dict)] + known)
+    admission = (admitted.of_stack if stack else admitted.of_snapshot)(known, [d for d in docs if isinstance(d, dict)])
     budget = PodBudget()
     gpu_resources = {p.gpu_resource for p in fabric.pools.values()} | {"nvidia.com/gpu"}
     jobs: list[Job] = []

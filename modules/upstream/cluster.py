@@ -151,7 +151,9 @@ def as_applied(objects: Iterable[dict], live: bool = False) -> tuple[dict, ...]:
     """``objects`` as the cluster holds them once applied: each Volcano Queue as created and
     ``Open`` (the queue controller opens a new queue), plus Volcano's own ``root`` and ``default``
     when absent. ``live``: the objects are read from a cluster, so a Queue that states its
-    ``status.state`` keeps it (a Closed queue stays closed)."""
+    ``status.state`` keeps it (a Closed queue stays closed), and its Queues are the ones it lists
+    (Volcano's own are among them when they exist; none is added, as the scheduler's session adds
+    none)."""
     out: list[dict] = []
     names = set()
     for obj in objects:
@@ -163,7 +165,7 @@ def as_applied(objects: Iterable[dict], live: bool = False) -> tuple[dict, ...]:
                 obj = dict(as_created(obj))
                 obj["status"] = {"state": "Open"}
         out.append(obj)
-    for name in VOLCANO_QUEUES:
+    for name in () if live else VOLCANO_QUEUES:
         if name not in names:
             out.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": name},
                         "spec": {"weight": 1, "reclaimable": True}, "status": {"state": "Open"}})
