@@ -115,8 +115,8 @@ def _spec_errors(queue: dict) -> list[WebhookError]:
 def _hierarchy_annotation_errors(queue: dict, others: Iterable[dict] = ()) -> list[WebhookError]:
     notes = annotations(queue)
     hierarchy, weights = notes.get("volcano.sh/hierarchy") or "", notes.get("volcano.sh/hierarchy-weights") or ""
-    if not hierarchy and not weights:
-        return []
+    if not hierarchy and not weights or not isinstance(hierarchy, str) or not isinstance(weights, str):
+        return []   # annotations are strings: another type never decodes, so no webhook meets it
     at = "metadata.annotations"
     if len(hierarchy.split("/")) != len(weights.split("/")):
         return [_spec_invalid(at, "queue.hierarchy-length", hierarchy, "volcano.sh/hierarchy must have the same "
@@ -192,6 +192,8 @@ class _Children:
         self.all = cluster.memo("volcano.queue-children", _children_by_parent)
 
     def get(self, parent: str, default: Any = ()) -> list[dict]:
+        if not isinstance(parent, str):    # a name of another type never decodes: no queue is its child
+            return default
         found = self.all.get(parent)
         if found is None:
             return default

@@ -135,3 +135,20 @@ def test_a_task_template_error_is_quoted_as_the_job_webhook_joins_it():
     assert (error.origin, error.field) == ("job.pod-template",
                                            "spec.tasks[0].template.spec.containers[0].volumeMounts[0].name")
     assert error.message() == 'spec.task[0].template.spec.containers[0].volumeMounts[0].name: Not found: "data"'
+
+
+@pytest.mark.parametrize("metadata", [
+    {"name": ["a"]},                                                       # a name of another type
+    {"name": "q", "annotations": {"volcano.sh/hierarchy": 5, "volcano.sh/hierarchy-weights": "1/1"}},
+    {"name": "q", "annotations": {"volcano.sh/hierarchy": "root/q", "volcano.sh/hierarchy-weights": ["1", "1"]}},
+])
+def test_a_queue_of_shapes_that_never_decode_is_judged_without_raising(metadata):
+    # The API server refuses such an object when it decodes it, before any webhook; the port must
+    # still answer (the rules and simulate judge whatever they are handed) rather than raise.
+    from modules.upstream.chain import admit
+    from modules.upstream.cluster import Cluster, as_applied
+
+    queue = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": metadata,
+             "spec": {"weight": 1}}
+    mutated, refused = admit(queue, cluster=Cluster(as_applied([]), True))
+    assert mutated["kind"] == "Queue" and isinstance(refused, list)
