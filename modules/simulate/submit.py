@@ -126,6 +126,11 @@ def _read_workload(obj: dict, where: str, shown: str, context: list[dict], conte
     return workload
 
 
+def _note(notes: list[str] | None, line: str | None) -> None:
+    if line is not None and notes is not None:
+        notes.append(line)
+
+
 def submitted(path: Path, shown: str, queue: str | None, context: Iterable[dict] = (),
               context_name: str = "the cluster", stack: bool = False, notes: list[str] | None = None
               ) -> tuple[list[tuple[str, dict]], list[str]]:
@@ -157,11 +162,14 @@ def submitted(path: Path, shown: str, queue: str | None, context: Iterable[dict]
             pods += sum(s.count for s in workload.sets)   # the workloads files' budget, before a pod is built
             if pods > MAX_PODS:
                 raise InputError(shown, f"{where}: spec", f"the submitted jobs would hold more than {MAX_PODS:,} pods")
-            out += [(where, o) for o in workload_objects(workload, obj, context, queue)]
+            made = workload_objects(workload, obj, context, queue)
+            if refused == []:     # the job is created; its controller then creates the PodGroup, admitted too
+                made[0], refused_group = admission.admit(made[0])
+                _note(notes, admitted.refusal(refused_group, Reader(
+                    shown, f"{where}: the PodGroup {workload.name} its controller creates"), made[0]))
+            out += [(where, o) for o in made]
             groups.append(f"{workload.namespace or 'default'}/{workload.name}")
-        refusal = admitted.refusal(refused, Reader(shown, where), obj)
-        if refusal is not None and notes is not None:
-            notes.append(refusal)
+        _note(notes, admitted.refusal(refused, Reader(shown, where), obj))
     if not groups:
         raise InputError(shown, "", f"nothing to submit: expected {KINDS}")
     return out, groups

@@ -138,7 +138,7 @@ def test_one_admission_per_object_mutated_once(tmp_path, monkeypatch):
     real = admitted.admit
 
     def counting(obj, *args, **kwargs):
-        calls.append(obj["metadata"]["name"])
+        calls.append((obj["kind"], obj["metadata"]["name"]))
         return real(obj, *args, **kwargs)
 
     monkeypatch.setattr(admitted, "admit", counting)
@@ -147,4 +147,23 @@ def test_one_admission_per_object_mutated_once(tmp_path, monkeypatch):
     path = tmp_path / "jobs.yaml"
     path.write_text(yaml.safe_dump_all([SUBMIT, second]))
     submitted(path, "jobs.yaml", None)
-    assert calls == ["urgent", "second"]
+    # each job once, then the PodGroup its controller creates once
+    assert calls == [("Job", "urgent"), ("PodGroup", "urgent"), ("Job", "second"), ("PodGroup", "second")]
+
+
+def test_the_podgroup_a_controller_creates_meets_the_podgroup_webhook(tmp_path):
+    # A PyTorchJob's own webhook never reads the queue; the operator's PodGroup does, and Volcano's
+    # PodGroup webhook refuses it in a queue the snapshot lacks: said, as for a Volcano Job.
+    pytorch = {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "pt", "namespace": "ml"},
+               "spec": {"runPolicy": {"schedulingPolicy": {"minAvailable": 1, "queue": "nope"}},
+                        "pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": {"spec": {"containers": [
+                            {"name": "pytorch", "image": "trainer", "resources": {
+                                "requests": {"nvidia.com/gpu": 8}, "limits": {"nvidia.com/gpu": 8}}}]}}}}}}
+    snap = _snapshot(tmp_path, queue("production", 16), queue("batch", 16))
+    report = json.loads(run("simulate", snap, "--submit", _job(tmp_path, pytorch), "--format", "json").out)
+    assert report["notes"][0].endswith(
+        'document 1: the PodGroup pt its controller creates: spec.queue: the API server refuses this object at '
+        'create: unable to find queue: queue.scheduling.volcano.sh "nope" not found (validatepodgroup.volcano.sh, '
+        'volcano-sh/volcano v1.15.1 pkg/webhooks/admission/podgroups/validate/validate_podgroup.go); '
+        'fix: create the queue it names first, or name an existing one; simulated as if it were admitted')
+    assert report["outcome"] == "pending" and "queue nope does not exist" in report["reason"]
