@@ -18,11 +18,11 @@ the kind's controller creates, keeping what Volcano's predicates read of each po
 from __future__ import annotations
 
 import copy
-from decimal import Decimal
 from pathlib import Path
 from typing import Any, Iterable
 
 from modules.core.errors import InputError
+from modules.semantics.controllers import controller_podgroup, quantity_text
 from modules.semantics.podspec import Reader
 from modules.semantics.shapes import as_dict, is_kind, meta, pod_templates
 from modules.semantics.workloads import (RUNTIME_KINDS, Unknown, Workload, find_runtime, priority_values,
@@ -31,7 +31,7 @@ from modules.semantics.workloads import (RUNTIME_KINDS, Unknown, Workload, find_
 from . import admitted
 from .eviction import GROUP_ANNOTATION, PENDING, TASK_SPEC
 from .objects import read_objects
-from .workloads import MAX_PODS, pod_names, topology_of_object
+from .workloads import MAX_PODS, pod_names
 
 KINDS = ("a Volcano Job, a TrainJob, a PyTorchJob, a Deployment, StatefulSet or ReplicaSet (Volcano's PodGroup "
          "controller groups its pods), or a PodGroup with its Pods")
@@ -40,47 +40,16 @@ PREDICATE_FIELDS = ("nodeSelector", "affinity", "tolerations", "priorityClassNam
 NOT_SUBMITTED = ("JobSet", "CronJob", "Service", "ConfigMap")
 
 
-def quantity_text(value: Decimal) -> str:
-    """A quantity as a pod's resource list writes it (``Decimal('2.50')`` -> ``2.5``)."""
-    return format(value.normalize(), "f")
-
-
 def _template_specs(obj: dict) -> dict[str, dict]:
     """Pod spec path -> pod spec, for every pod template ``obj`` carries."""
     return {f"{path}.spec" if path else "spec": as_dict(t.get("spec")) for path, t in pod_templates(obj)}
-
-
-def _topology(obj: dict, context: list[dict]) -> dict | None:
-    topology = topology_of_object(obj, context)
-    if topology is None:
-        return None
-    out: dict[str, Any] = {"mode": topology.mode}
-    if topology.tier is not None:
-        out["highestTierAllowed"] = topology.tier
-    if topology.tier_name is not None:
-        out["highestTierName"] = topology.tier_name
-    return out
 
 
 def workload_objects(workload: Workload, obj: dict, context: list[dict], queue: str | None) -> list[dict]:
     """The PodGroup and pending Pods a workload's controller creates for it."""
     name = workload.name
     namespace = workload.namespace or "default"
-    group: dict[str, Any] = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
-                             "metadata": {"name": name, "namespace": namespace},
-                             "spec": {"minMember": workload.min_member, "queue": queue or workload.queue or "default"},
-                             "status": {"phase": "Pending"}}
-    if workload.priority_class:
-        group["spec"]["priorityClassName"] = workload.priority_class
-    minres = workload.min_resources()
-    if minres:
-        group["spec"]["minResources"] = {k: quantity_text(v) for k, v in minres.items()}
-    topology = _topology(obj, context)
-    if topology is not None:
-        group["spec"]["networkTopology"] = topology
-    if workload.kind == "Job" and workload.task_order:   # the job controller's minTaskMember (task minAvailable)
-        group["spec"]["minTaskMember"] = {pod_set.name: own for pod_set, (own, _) in zip(workload.sets,
-                                                                                         workload.task_order)}
+    group = controller_podgroup(workload, obj, context, queue)
     specs = _template_specs(obj)
     runtime = find_runtime(obj, context) if obj.get("kind") == "TrainJob" else None
     if runtime is not None:
