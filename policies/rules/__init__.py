@@ -5,12 +5,13 @@ from ..framework import Rule
 from . import (autoscaling, hypernodes, nccl, owned, pod_security, references, requests, scheduler, security,
                storage, topology, trainer_admission)
 from . import admission, kubernetes_validation, training_operator_admission, volcano_admission
-from . import crd_schema
+from . import controller_podgroups, crd_schema
 
 ORDER = (
     "requests-required", "topology-tier-exists", "topology-satisfiable", "scheduler-plugin-enabled",
     "scheduler-args-typed", "topology-source-exclusive", "hypernode-tree-valid", "nccl-env-valid",
     "nccl-ifname-pod-network", "trainer-admission", "volcano-job-admission", "training-operator-admission",
+    "controller-podgroups-admitted",
     "crd-schema",
     "kubernetes-api-validation",
     "scheduler-name-volcano", "shared-claims-rwx-retained", "claims-serve-pods", "hpa-target-scalable", "hpa-converges",
@@ -26,7 +27,7 @@ ORDER = (
 _MODULES = (requests, topology, scheduler, hypernodes, nccl, storage, autoscaling, owned, security, references,
             trainer_admission, pod_security)
 _MODULES += (admission, volcano_admission, training_operator_admission, kubernetes_validation)
-_MODULES += (crd_schema,)
+_MODULES += (crd_schema, controller_podgroups)
 _ALL = {r.id: r for module in _MODULES for r in module.RULES}
 assert set(_ALL) == set(ORDER), sorted(set(_ALL) ^ set(ORDER))
 
