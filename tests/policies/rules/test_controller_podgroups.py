@@ -145,3 +145,35 @@ def test_check_judges_the_podgroup_simulate_places():
     assert podgroup["metadata"] == {"name": "pt", "namespace": "research"}
     assert podgroup["spec"]["queue"] == "nope" and podgroup["spec"]["minMember"] == 1
     assert controller_podgroup(workload_of(PYTORCH, []), PYTORCH, [], queue="batch")["spec"]["queue"] == "batch"
+
+
+def _runtime(queue: str, topology: dict) -> dict:
+    pod = {"spec": {"schedulerName": "volcano", "containers": [{**CONTAINER, "name": "node"}]}}
+    node = {"name": "node", "template": {
+        "metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
+        "spec": {"template": pod}}}
+    return {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "ClusterTrainingRuntime",
+            "metadata": {"name": "mine"},
+            "spec": {"mlPolicy": {"numNodes": 1, "torch": {}},
+                     "podGroupPolicy": {"volcano": {"networkTopology": topology}},
+                     "template": {"metadata": {"annotations": {"scheduling.volcano.sh/queue-name": queue}},
+                                  "spec": {"replicatedJobs": [node]}}}}
+
+
+def test_a_runtime_s_queue_is_said_at_the_trainjob_s_runtime_ref(tmp_path):
+    job = copy.deepcopy(TRAINJOB)
+    job["spec"]["runtimeRef"]["name"] = "mine"
+    code, found = _check(tmp_path, job, _runtime("nope", {"mode": "hard", "highestTierAllowed": 1}))
+    assert [f["path"] for f in found] == ["spec.runtimeRef"] and MISSING in found[0]["message"]
+
+
+def test_a_runtime_s_highest_tier_name_is_pruned_so_its_podgroup_never_sets_both():
+    # Trainer v2.3's runtime CRD has no highestTierName (modules/semantics/README.md): the PodGroup
+    # carries highestTierAllowed alone, and the PodGroup webhook's both-tiers check cannot refuse it
+    # (topology-tier-exists reports the pruned field).
+    job = copy.deepcopy(TRAINJOB)
+    job["spec"]["runtimeRef"]["name"] = "mine"
+    runtime = _runtime("default", {"mode": "hard", "highestTierAllowed": 2, "highestTierName": "spine"})
+    podgroup = controller_podgroup(workload_of(job, [runtime]), job, [runtime])
+    assert podgroup["spec"]["networkTopology"] == {"mode": "hard", "highestTierAllowed": 2}
+    assert list(RULE.check(job, CheckContext(manifests=[runtime]))) == []
