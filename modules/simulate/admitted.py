@@ -42,10 +42,10 @@ class Admission:
         """``obj`` as the API server stores it, and what its validating checks refuse; ``obj`` as
         written and the exception when a check cannot judge its shape (a name or annotation of the
         wrong type, which the API server's schema refuses before any webhook): the simulator's
-        reader says what is wrong with the object, or ``refuse`` says it was not judged."""
+        reader says what is wrong with the object, or ``refusal`` says it was not judged."""
         try:
             return admit(obj, self.install, self.cluster)
-        except Exception as exc:   # noqa: BLE001 - said by refuse, never a traceback
+        except Exception as exc:   # noqa: BLE001 - said by refusal, never a traceback
             return obj, exc
 
 
