@@ -11,8 +11,9 @@ never does, and nothing of it runs. This rule sends that PodGroup through the on
 Volcano Jobs are left out on purpose: Volcano's job webhook checks the same queue (and the same
 topology) on the Job itself, so ``upstream-admission`` already reports what the PodGroup would meet.
 An object its own webhooks or its CRD schema refuse is never created: the rule that refuses it says
-so, and this one says nothing more. An object whose PodGroup cannot be worked out (an odd shape, a
-TrainJob whose runtime is not among the objects) gives no finding.
+so, and this one says nothing more (Trainer's webhook excepted: ``_refused_itself`` says why). An
+object whose PodGroup cannot be worked out (an odd shape, a TrainJob whose runtime is not among the
+objects) gives no finding.
 """
 from __future__ import annotations
 
@@ -56,20 +57,28 @@ def _field(obj: dict, context: list[dict], refused: str) -> str:
 
 
 def _refused_itself(obj: dict, ctx: CheckContext) -> bool:
-    """Whether the API server refuses ``obj`` itself (so its controller never runs): its CRD schema,
-    the API server's own validation, or its own webhook, judged as the rule that reports it judges
-    (``trainer-admission``: the checked objects, its runtime among them; ``training-operator-admission``)."""
+    """Whether the API server refuses ``obj`` itself (so its controller never runs), judged exactly as
+    the rule that reports it judges: its CRD schema (``crd-schema``), Volcano's webhooks in the
+    check's install (``upstream-admission``), the API server's own validation with the stack's
+    feature gates (``kubernetes-api-validation``), the Training Operator's webhook
+    (``training-operator-admission``, which reads no setting). Trainer's webhook is not asked:
+    ``trainer-admission`` judges a TrainJob against its own settings (``priorityClasses``,
+    ``clusterObjectsKnown``), which this rule cannot see, and a guess could hide a true finding;
+    a TrainJob both rules refuse gets both findings, each true."""
     from modules.upstream.chain import refusals
     from modules.upstream.cluster import Cluster
     from modules.upstream.install import EVERY_WEBHOOK
+    from modules.upstream.kubernetes import registry
 
     from .crd_schema import refused_by_schema
+    from .kubernetes_validation import feature_gates
 
-    if refused_by_schema(obj, ctx) or stack_admission(ctx).judge(obj, ("volcano", "kubernetes")):
+    if refused_by_schema(obj, ctx) or stack_admission(ctx).judge(obj, ("volcano",)):
         return True
-    if obj.get("kind") == "TrainJob":
-        return bool(refusals(obj, EVERY_WEBHOOK, Cluster(tuple(ctx.manifests)), sources=("trainer",)))
-    return bool(refusals(obj, EVERY_WEBHOOK, Cluster(), sources=("training-operator",)))
+    if registry.validate_object(obj, feature_gates(ctx)):
+        return True
+    return obj.get("kind") == "PyTorchJob" and \
+        bool(refusals(obj, EVERY_WEBHOOK, Cluster(), sources=("training-operator",)))
 
 
 def _judged(obj: dict, ctx: CheckContext) -> Finding | None:

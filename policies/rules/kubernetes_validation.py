@@ -39,7 +39,7 @@ def _fix(error: FieldError) -> str:
             or "change the value to one the quoted rule allows")
 
 
-def _gates(ctx: CheckContext) -> frozenset[str]:
+def feature_gates(ctx: CheckContext) -> frozenset[str]:
     """The stack's feature gates, read once per evaluation."""
     if ctx.stack is None:
         return frozenset()
@@ -48,7 +48,7 @@ def _gates(ctx: CheckContext) -> frozenset[str]:
 
 
 def _api_validation(obj: dict, ctx: CheckContext) -> Iterator[Finding]:
-    for error in registry.validate_object(obj, _gates(ctx)):
+    for error in registry.validate_object(obj, feature_gates(ctx)):
         path = error.field
         yield Finding(path, f"{where(obj, path)}: the API server rejects it: \"{error.message()}\" ({_REPO} "
                             f"{registry.upstream_file(obj, path)}); {_fix(error)}.")

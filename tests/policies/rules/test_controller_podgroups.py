@@ -177,3 +177,24 @@ def test_a_runtime_s_highest_tier_name_is_pruned_so_its_podgroup_never_sets_both
     podgroup = controller_podgroup(workload_of(job, [runtime]), job, [runtime])
     assert podgroup["spec"]["networkTopology"] == {"mode": "hard", "highestTierAllowed": 2}
     assert list(RULE.check(job, CheckContext(manifests=[runtime]))) == []
+
+
+def test_a_trainjob_trainer_admission_admits_by_its_settings_keeps_its_podgroup_finding():
+    # trainer-admission judges PriorityClasses by its own settings (here: pc-x exists in the cluster);
+    # this rule cannot see them, so it never takes Trainer's webhook as refusing the TrainJob: the
+    # PodGroup's missing queue is said (before, a class the manifests lack hid it).
+    from policies.rules import trainer_admission
+
+    runtime = _runtime("nope", {"mode": "hard", "highestTierAllowed": 1})
+    runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"][
+        "priorityClassName"] = "pc-x"
+    job = copy.deepcopy(TRAINJOB)
+    job["spec"]["runtimeRef"]["name"] = "mine"
+    release = {"apiVersion": "helm.sh/v3", "kind": "Release", "metadata": {"name": "volcano",
+                                                                           "namespace": "volcano-system"},
+               "spec": {"chart": "volcano", "values": {}}}
+    manifests = [release, runtime, job]
+    trainer = BY_ID[trainer_admission.RULE_ID]
+    assert list(trainer.check(job, CheckContext(manifests=manifests, config={"priorityClasses": ["pc-x"]}))) == []
+    found = list(RULE.check(job, CheckContext(manifests=manifests)))
+    assert len(found) == 1 and MISSING in found[0].message and found[0].path == "spec.runtimeRef"
