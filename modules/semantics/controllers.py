@@ -25,11 +25,11 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any, Iterable
 
+from .session import GROUP_ANNOTATION
 from .shapes import annotations, as_dict, as_int, is_kind
 from .volcano import BATCH, effective_constraints, enforced_spec, job_constraint, uses_volcano_gang
 from .workloads import KUBEFLOW_V1, Workload, find_runtime
 
-GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
 REPLICAS_KINDS = ("Deployment", "StatefulSet", "ReplicaSet")
 
 
@@ -94,7 +94,7 @@ def podgroup_creator(obj: dict, context: Iterable[dict], scheduler_name: str = "
         template = as_dict(spec.get("template"))
         replicas = 1 if spec.get("replicas") is None else as_int(spec.get("replicas"))   # the API server's default
         if (as_dict(template.get("spec")).get("schedulerName") != scheduler_name
-                or annotations(template).get(GROUP_NAME_ANNOTATION) or not replicas):
+                or annotations(template).get(GROUP_ANNOTATION) or not replicas):
             return None
         return "Volcano's PodGroup controller"
     return None

@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from modules.core.vocabulary.go import parse_bool
 
+from .session import conf_actions
 from .shapes import as_dict, as_list
 
 PREEMPT, RECLAIM, GANG_PREEMPT, GANG_RECLAIM = "preempt", "reclaim", "gangpreempt", "gangreclaim"
@@ -67,8 +68,8 @@ def tiers_of(conf: dict) -> list[list[dict]]:
 
 
 def actions_of(conf: dict) -> list[str]:
-    actions = conf.get("actions")
-    return [a.strip() for a in actions.split(",") if a.strip()] if isinstance(actions, str) else []
+    """The conf's actions, in order (``session.conf_actions``)."""
+    return list(conf_actions(conf))
 
 
 def filters_by_tier(conf: dict, action: str) -> list[list[str]]:

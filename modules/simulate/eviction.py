@@ -62,7 +62,6 @@ from .resources import (ALLOCATED, BOUND, CPU, FAILED, INF, MEMORY, MIN, PENDING
                         RELEASING, RUNNING, SUCCEEDED, Res, r_share, show_res)
 from .shares import SharePlugins
 
-GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
 PREEMPTABLE = "volcano.sh/preemptable"
 TASK_SPEC = "volcano.sh/task-spec"
 CRITICAL = ("system-cluster-critical", "system-node-critical")

@@ -6,7 +6,7 @@ plugin entries."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from modules.semantics.shapes import as_dict
 
@@ -42,13 +42,19 @@ class SharePlugins:
         real_capability: Res
         share: float = 0.0
 
-    def _queue_jobs(self) -> dict[str, list[Job]]:
-        out: dict[str, list[Job]] = {}
+    def _queue_attrs(self, plugin: str, deserved: Callable[[Queue], Res]) -> dict[str, "_Attr"]:
+        """The plugin's base share of every queue that has a job (none when the conf lacks the
+        plugin), each queue's jobs grouped once."""
+        if plugin not in self.names:
+            return {}
+        by_queue: dict[str, list[Job]] = {}
         for job in self.jobs.values():
-            out.setdefault(job.queue, []).append(job)
-        return out
+            by_queue.setdefault(job.queue, []).append(job)
+        guarantee = self._total_guarantee()
+        return {name: self._base_attr(self.queues[name], guarantee, deserved(self.queues[name]), by_queue[name])
+                for name in sorted(by_queue)}
 
-    def _base_attr(self, queue: Queue, total_guarantee: Res, deserved: Res) -> "_Attr":
+    def _base_attr(self, queue: Queue, total_guarantee: Res, deserved: Res, jobs: list[Job]) -> "_Attr":
         cap = dict(queue.capability) if queue.capability else None
         if cap is not None:
             cap.setdefault(CPU, 0.0)
@@ -61,7 +67,7 @@ class SharePlugins:
         if cap is not None:
             real = vres.min_dimension(real, cap, vres.INFINITY)
         attr = SharePlugins._Attr(queue.name, queue.weight, deserved, {}, {}, {}, dict(queue.guarantee), cap, real)
-        for job in self._queue_jobs().get(queue.name, []):
+        for job in jobs:
             for t in job.tasks:
                 if t.status in ALLOCATED:
                     attr.allocated = vres.add(attr.allocated, t.resreq)
@@ -86,12 +92,7 @@ class SharePlugins:
         return out
 
     def _open_proportion(self) -> None:
-        self.prop: dict[str, SharePlugins._Attr] = {}
-        if "proportion" not in self.names:
-            return
-        guarantee = self._total_guarantee()
-        for name in sorted({j.queue for j in self.jobs.values()}):
-            self.prop[name] = self._base_attr(self.queues[name], guarantee, {})
+        self.prop = self._queue_attrs("proportion", lambda queue: {})
         remaining = dict(self.total)
         meet: set[str] = set()
         while True:
@@ -168,17 +169,11 @@ class SharePlugins:
 
     # ---- capacity (flat queues)
     def _open_capacity(self) -> None:
-        self.cap: dict[str, SharePlugins._Attr] = {}
-        if "capacity" not in self.names:
-            return
-        guarantee = self._total_guarantee()
-        for name in sorted({j.queue for j in self.jobs.values()}):
-            queue = self.queues[name]
-            attr = self._base_attr(queue, guarantee, dict(queue.deserved))
+        self.cap = self._queue_attrs("capacity", lambda queue: dict(queue.deserved))
+        for attr in self.cap.values():
             capped = vres.min_dimension(attr.deserved, attr.real_capability, vres.INFINITY)
             attr.deserved = vres.set_max(capped, attr.guarantee)
             attr.share = r_share(attr.allocated, attr.deserved)
-            self.cap[name] = attr
 
     def _capacity_reclaimable(self, reclaimer: Task, tasks: list[Task]) -> list[Task]:
         allocations: dict[str, Res] = {}

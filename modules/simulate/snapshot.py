@@ -58,7 +58,7 @@ from .objects import NodeObject, object_meta
 from .objects import read_objects  # noqa: F401  (simulate and its tests read files here)
 from .jobs import TOP_NAME, Job, Partition, Pod, Topology
 from .scheduler import SchedulerSettings, settings_from_conf
-from .workloads import TRAINER_GROUP, gpu_count, runtimes_in, train_job, volcano_job
+from .workloads import RUNTIME_KINDS, TRAINER_GROUP, gpu_count, runtimes_in, train_job, volcano_job
 
 VOLCANO_SCHEDULER = "volcano"         # pending pods naming another schedulerName are not Volcano's to place
 ALLOCATED_ANNOTATION = "volcano.sh/job-allocated-hypernode"
@@ -602,8 +602,7 @@ def _snapshot_jobs(model: ClusterModel, groups: dict[str, _Group], fabric: Fabri
         ordered.append((key, job))
     ordered.sort(key=lambda pair: pair[0])
     jobs = [job for _, job in ordered]
-    runtimes = runtimes_in(o for kind in ("ClusterTrainingRuntime", "TrainingRuntime")
-                           for _, o in by_kind.get(kind, []))
+    runtimes = runtimes_in(o for kind in RUNTIME_KINDS for _, o in by_kind.get(kind, []))
     priorities = model.classes.values      # the PriorityClasses' values, read once by the model
     for doc, obj in by_kind.get("Job", []):
         name, _, _, _ = object_meta(doc, obj)

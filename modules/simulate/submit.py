@@ -24,12 +24,13 @@ from typing import Any, Iterable
 from modules.core.errors import InputError
 from modules.semantics.controllers import controller_podgroup, quantity_text
 from modules.semantics.podspec import Reader
+from modules.semantics.session import GROUP_ANNOTATION
 from modules.semantics.shapes import as_dict, is_kind, meta, pod_templates
 from modules.semantics.workloads import (RUNTIME_KINDS, Unknown, Workload, find_runtime, priority_values,
                                          runtime_ref_name, workload_of)
 
 from . import admitted
-from .eviction import GROUP_ANNOTATION, PENDING, TASK_SPEC
+from .eviction import PENDING, TASK_SPEC
 from .objects import read_objects
 from .workloads import MAX_PODS, pod_names
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from modules.core.errors import InputError
 from modules.semantics import eviction as walk_model
 from modules.semantics.scheduler_conf import chart_default, from_objects, passed_over, read_conf_text
-from modules.semantics.session import EPOCH
+from modules.semantics.session import EPOCH, GROUP_ANNOTATION
 from modules.semantics.shapes import meta
 
 from . import cycle, explain, submit, whatif_topology
@@ -328,7 +328,7 @@ def running_objects(result, path: Path, shown: str, context: list[dict] | None =
         for pod_name, node in outcome.pods:
             pod = {"apiVersion": "v1", "kind": "Pod",
                    "metadata": {"name": pod_name, "namespace": namespace,
-                                "annotations": {"scheduling.k8s.io/group-name": job.name}},
+                                "annotations": {GROUP_ANNOTATION: job.name}},
                    "spec": {"nodeName": names[node], "containers": [{"name": "main", "resources": {
                        "requests": {k: submit.quantity_text(v) for k, v in requests.get(pod_name, {}).items()}}}]},
                    "status": {"phase": "Running"}}

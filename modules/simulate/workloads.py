@@ -31,14 +31,12 @@ from modules.semantics.podspec import pod_requests as semantic_pod_requests
 from modules.semantics.workloads import PodSet, Unknown, Workload, priority_values, trainer_workload, workload_of
 from modules.semantics.workloads import volcano_job as semantic_volcano_job
 
+from modules.semantics.volcano import BATCH as VOLCANO_GROUP, RUNTIME_KINDS, TRAINER as TRAINER_GROUP
 from modules.semantics.volcano import effective_constraints, enforced_spec, job_constraint
 
 from . import admitted
 from .jobs import Job, Partition, Pod, Topology
 
-VOLCANO_GROUP = "batch.volcano.sh"
-TRAINER_GROUP = "trainer.kubeflow.org"
-RUNTIME_KINDS = ("ClusterTrainingRuntime", "TrainingRuntime")
 MAX_PODS = 1_000_000   # pods in one workloads file, all jobs together (docs/reliability.md)
 
 

@@ -92,6 +92,19 @@ def test_the_prefilter_reads_future_idle():
     assert fidelity.run_case(same).got["tier1Selected"] is False
 
 
+def test_the_prefilter_cases_leave_their_shared_cluster_as_built(cases):
+    """Every pre-filter case of a topology shares one cached cluster (``_prefilter_cluster``): each
+    case sets one HyperNode's idle and futureIdle and puts them back, so the cases' results do not
+    depend on their order and the cached cluster stays what a fresh build is."""
+    prefilter = [c for c in cases if c.expect["check"] == "gradient-prefilter"]
+    forward = [fidelity.run_case(c).got for c in prefilter]
+    _, used = fidelity._prefilter_cluster(prefilter[0].setup)
+    fidelity._PREFILTER_CLUSTERS.clear()
+    _, fresh = fidelity._prefilter_cluster(prefilter[0].setup)
+    assert (used.g_used, used.g_future, used.g_hist) == (fresh.g_used, fresh.g_future, fresh.g_hist)
+    assert [fidelity.run_case(c).got for c in reversed(prefilter)] == forward[::-1]
+
+
 def test_exactly_the_cases_not_listed_as_divergent_reproduce(outcome):
     report, results = outcome
     listed = fidelity.load_divergent()
