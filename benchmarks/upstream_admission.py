@@ -13,14 +13,13 @@ reproduced only with upstream's fields, error list and message where its table g
 """
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from policies.admission.upstream_tables import report  # noqa: E402
+from report_cli import run  # noqa: E402 - beside this script
 
 
 # --- CRD structural schemas (h3-schema's block) ------------------------------------------------------
@@ -44,21 +43,16 @@ def add_crd_schema(out: dict) -> dict:
 # --- end of the CRD schema block ------------------------------------------------------------------------
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", action="store_true", help="print the JSON report")
-    args = parser.parse_args()
-    out, _ = report()
-    out = add_crd_schema(out)
-    if args.json:
-        print(json.dumps(out, indent=2))
-        return 0
+def summary(out: dict) -> None:
     for source, counts in out["by_source"].items():
         print(f"{source:18} {counts['reproduced']:4} / {counts['cases']:4}")
     print(f"{'all':18} {out['reproduced']:4} / {out['cases']:4}")
     for d in out["divergent"]:
         print(f"  divergent: {d['source']} {d['file']} {d['case']!r}: {d['reason']}")
-    return 0
+
+
+def main() -> int:
+    return run(__doc__, lambda: add_crd_schema(report()[0]), summary)
 
 
 if __name__ == "__main__":

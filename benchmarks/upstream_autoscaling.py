@@ -10,30 +10,24 @@ modules/upstream/autoscaling/fidelity.py) and prints {"source", "cases", "reprod
 """
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from modules.upstream.autoscaling.fidelity import report  # noqa: E402
+from report_cli import print_by_upstream_test, run  # noqa: E402 - beside this script
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", action="store_true", help="print the JSON report")
-    args = parser.parse_args()
-    out, _ = report()
-    if args.json:
-        print(json.dumps(out, indent=2))
-        return 0
-    for test, row in out["by_upstream_test"].items():
-        print(f"{test}: {row['reproduced']}/{row['cases']}")
+def summary(out: dict) -> None:
+    print_by_upstream_test(out)
     print(f"reproduced {out['reproduced']} of {out['cases']} ({100 * out['reproduced'] / max(1, out['cases']):.1f}%)")
     for d in out["divergent"]:
         print(f"- {d['test']}: {d['case']}\n    expected {d['expected']}, got {d['got']}")
-    return 0
+
+
+def main() -> int:
+    return run(__doc__, lambda: report()[0], summary)
 
 
 if __name__ == "__main__":

@@ -12,26 +12,17 @@ leaves out the harness-only cases (code only the harness runs); "ours" are our o
 """
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from modules.simulate.fidelity import report  # noqa: E402
+from report_cli import print_by_upstream_test, run  # noqa: E402 - beside this script
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", action="store_true", help="print the JSON report")
-    args = parser.parse_args()
-    out, results = report()
-    if args.json:
-        print(json.dumps(out, indent=2))
-        return 0
-    for test, row in out["by_upstream_test"].items():
-        print(f"{test}: {row['reproduced']}/{row['cases']}")
+def summary(out: dict) -> None:
+    print_by_upstream_test(out)
     print(f"reproduced {out['reproduced']} of {out['cases']} ({100 * out['reproduced'] / out['cases']:.1f}%)")
     sim, harness, ours = out["simulator"], out["harness_only"], out["ours"]
     apart = (f"; not counted: {harness['reproduced']} of {harness['cases']} harness-only cases "
@@ -41,7 +32,10 @@ def main() -> int:
     print(f"ours (tests/modules/simulate/ours, traced to v1.15.1 source): {ours['reproduced']} of {ours['cases']}")
     for d in out["divergent"]:
         print(f"- {d['test']}: {d['case']}\n    expected {d['expected']}, got {d['got']}\n    {d['reason']}")
-    return 0
+
+
+def main() -> int:
+    return run(__doc__, lambda: report()[0], summary)
 
 
 if __name__ == "__main__":

@@ -44,11 +44,18 @@ def replica_independent() -> frozenset[str]:
 
 @dataclass(frozen=True)
 class Problem:
-    """A target that cannot converge: where in the HPA, on which metric, and why."""
+    """A target that cannot converge: which of the HPA's metrics (``index``), its source field
+    (``external``, ``pods``, ...) and target field (``value``, ``averageValue``), and why."""
 
-    path: str
+    index: int
+    source: str
+    field: str
     metric: str
     message: str
+
+    @property
+    def path(self) -> str:
+        return f"spec.metrics[{self.index}].{self.source}.target.{self.field}"
 
 
 def _target(metric: dict) -> tuple[str, dict]:
@@ -81,7 +88,7 @@ def _bounds(spec: dict) -> tuple[int, int] | None:
     return (minimum, maximum) if 1 <= minimum <= maximum else None
 
 
-def _value_problem(spec: dict, name: str, value: object, where: str) -> Problem | None:
+def _value_problem(spec: dict, name: str, value: object, where: tuple[int, str]) -> Problem | None:
     bounds = _bounds(spec)
     try:
         target = milli(value)
@@ -96,7 +103,7 @@ def _value_problem(spec: dict, name: str, value: object, where: str) -> Problem 
     down = _walk(one, maximum, target // 2)
     tol = tolerances_of(spec, Options())
     shown = str(value)
-    return Problem(where, name, (
+    return Problem(*where, "value", name, (
         f"a Value target ({shown}) on {name}, which does not change with the target's replicas: every sync the HPA "
         f"sets replicas x {name} / {shown}, so the ratio never settles. At 1.5 x {shown} it goes "
         f"{_path(up, maximum, 'maxReplicas')}, at 0.5 x {shown} {_path(down, minimum, 'minReplicas')}; "
@@ -112,7 +119,7 @@ def _path(walk: list[int], end: int, what: str) -> str:
     return f"{steps} in {WALK_SYNCS * SYNC_PERIOD // 60} minutes, on to {what} {end}"
 
 
-def _bound_problem(spec: dict, kind: str, name: str, target: dict, where: str) -> Problem | None:
+def _bound_problem(spec: dict, kind: str, name: str, target: dict, where: tuple[int, str]) -> Problem | None:
     bound = BOUNDED.get(name)
     value = target.get("averageValue") if kind == "Pods" else None
     if bound is None or value is None:
@@ -124,7 +131,7 @@ def _bound_problem(spec: dict, kind: str, name: str, target: dict, where: str) -
     tol = tolerances_of(spec, Options())
     if reach > 1 + tol.scale_up:
         return None
-    return Problem(where, name, (
+    return Problem(*where, "averageValue", name, (
         f"an averageValue of {str(value)} on {name}, which never exceeds {bound}: the usage ratio is at most "
         f"{reach:.2f}, within or below the tolerance band, so the HPA can only scale down (to minReplicas) and never "
         f"up. Set a target below {bound / (1 + tol.scale_up):.4g}"))
@@ -142,11 +149,11 @@ def problems(hpa: dict, independent: set[str] | frozenset[str] = frozenset()) ->
             continue
         kind, target = _target(metric)
         name = metric_name(metric) or ""
-        where = f"spec.metrics[{i}].{SOURCE_KEY.get(kind, 'pods')}.target"
+        where = (i, SOURCE_KEY.get(kind, "pods"))
         if kind in ("Object", "External") and target.get("type") == "Value" and name in independent:
-            problem = _value_problem(spec, name, target.get("value"), f"{where}.value")
+            problem = _value_problem(spec, name, target.get("value"), where)
         else:
-            problem = _bound_problem(spec, kind, name, target, f"{where}.averageValue")
+            problem = _bound_problem(spec, kind, name, target, where)
         if problem:
             out.append(problem)
     return out

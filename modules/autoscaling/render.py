@@ -177,9 +177,7 @@ def converges(ctx: RenderContext, where: str, item: dict, metrics: list[dict]) -
     from .convergence import problems   # it reads this module's catalogue
     spec = {"minReplicas": item["minReplicas"], "maxReplicas": item["maxReplicas"], "metrics": metrics}
     for problem in problems({"spec": spec}):
-        j = int(problem.path.split("[", 1)[1].split("]", 1)[0])
-        field = problem.path.rsplit(".", 1)[1]
-        raise ctx.error(f"{where}.metrics[{j}].{field}", problem.message, rule="hpa-converges")
+        raise ctx.error(f"{where}.metrics[{problem.index}].{problem.field}", problem.message, rule="hpa-converges")
 
 
 def hpa(ctx: RenderContext, i: int, item: dict) -> dict:

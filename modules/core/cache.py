@@ -177,15 +177,6 @@ def store_json(kind: str, key: str, data: Any) -> None:
     try:
         body = json.dumps(data, separators=(",", ":"))
         text = json.dumps({"key": key, "mac": _mac(secret, key, body.encode("utf-8"))}) + "\n" + body
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        try:
-            os.unlink(tmp)   # a leftover, or a link planted in a shared cache: never written through
-        except FileNotFoundError:
-            pass
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        tmp.replace(path)   # replaces a link or FIFO at ``path`` itself
+        files.replace(path, text.encode("utf-8"), path.with_suffix(f".{os.getpid()}.tmp"))
     except (OSError, TypeError, ValueError):   # read-only home, or data JSON cannot hold
         pass

@@ -8,6 +8,9 @@ never ends) of at most ``limit`` bytes, and read in pieces (a large limit is nev
 front). A file that grew past the limit while it was read is refused too. What went wrong is an
 ``Unreadable`` with a reason; each caller words it (an error naming the file, a cache miss, a
 refusal to replace a folder).
+
+Its counterpart for writing into such a folder is ``replace``: a fresh temporary file beside the
+target, never written through a link planted there, renamed over the target in one step.
 """
 from __future__ import annotations
 
@@ -76,3 +79,19 @@ def _read_up_to(fd: int, most: int) -> bytes:
 
 def _os_error(exc: OSError) -> Unreadable:
     return Unreadable(OS_ERROR, detail=exc.strerror or exc.__class__.__name__)
+
+
+def replace(path: Path, data: bytes, tmp: Path) -> None:
+    """Write ``data`` to ``path`` atomically: first to ``tmp`` (a leftover there, or a link planted
+    in a shared folder, is removed, never written through), then renamed over ``path`` (which
+    replaces a link at ``path`` itself, not what it points to). The folder is made when missing;
+    OSError when the system refuses."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.unlink(tmp)
+    except FileNotFoundError:
+        pass
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "wb") as out:
+        out.write(data)
+    tmp.replace(path)

@@ -18,7 +18,7 @@ from pathlib import Path
 import yaml
 
 from modules.core.errors import InputError
-from modules.core.files import Unreadable, read_regular
+from modules.core.files import Unreadable, read_regular, replace
 
 from .loader import SOURCES, cache_dir
 
@@ -56,16 +56,7 @@ def _holds(target: Path, sha256: str) -> bool:
 
 
 def _write(target: Path, data: bytes) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(target.suffix + f".{os.getpid()}.tmp")
-    try:
-        os.unlink(tmp)   # a leftover (or a link planted in a shared cache) is never written through
-    except FileNotFoundError:
-        pass
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-    with os.fdopen(fd, "wb") as out:
-        out.write(data)
-    tmp.replace(target)   # replaces a link at ``target`` itself, not what it points to
+    replace(target, data, target.with_suffix(target.suffix + f".{os.getpid()}.tmp"))
 
 
 def fetch(dest: Path | None = None, sources_file: Path = SOURCES) -> list[Path]:
