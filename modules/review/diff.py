@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterator
 
 from modules.core.bundle import Bundle
 from modules.core.config import Project, load_project, load_stack
-from modules.core.errors import InputError
+from modules.core.errors import InputError, listing
 
 MAIN_BRANCHES = ("main", "origin/main", "master", "origin/master")
 LIST_LIMIT = 25        # items listed per section in Markdown (JSON has them all)
@@ -389,8 +389,7 @@ def _findings_markdown(what: str, findings: list[dict]) -> list[str]:
         prefix = f"{items[0]['resource']} at {items[0]['path']}: " if items[0]["path"] else f"{items[0]['resource']}: "
         message = message[len(prefix):] if message.startswith(prefix) else message
         message = message if len(message) <= 160 else message[:157] + "..."
-        on = (", ".join(f"`{v['resource']}`" for v in items[:8])
-              + (f" and {len(items) - 8} more" if len(items) > 8 else ""))
+        on = listing([f"`{v['resource']}`" for v in items], 8)
         lines.append(f"- {what} {level} `{rule}` ({len(items)}) on {on}: {message}")
     return lines
 

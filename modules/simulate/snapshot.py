@@ -42,7 +42,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from modules.core.errors import InputError, show
+from modules.core.errors import InputError, listing, show
 from modules.core.patterns import GoPattern, PatternError, compile_go
 from modules.core.selectors import selector_matches, tolerates
 from modules.fabric.model import Fabric, Link, Node, NodePool, Switch
@@ -577,8 +577,7 @@ def _warn_uncovered(fabric: Fabric, shown: str, warnings: list[str]) -> None:
     # Volcano reaches a node in no HyperNode only through the cluster-top: hard jobs never land there.
     loose = [n for n, node in fabric.nodes.items() if node.leaf is None]
     if loose:
-        more = f" and {len(loose) - UNCOVERED_NAMED} more" if len(loose) > UNCOVERED_NAMED else ""
-        warnings.append(f"{shown}: {len(loose)} node(s) in no HyperNode: {', '.join(loose[:UNCOVERED_NAMED])}{more}; "
+        warnings.append(f"{shown}: {len(loose)} node(s) in no HyperNode: {listing(loose, UNCOVERED_NAMED)}; "
                         "Volcano reaches them only through the cluster-top, so jobs with a hard tier never use them")
 
 

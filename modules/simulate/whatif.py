@@ -17,7 +17,7 @@ from datetime import timedelta
 from pathlib import Path
 
 
-from modules.core.errors import InputError
+from modules.core.errors import InputError, listing
 from modules.semantics import eviction as walk_model
 from modules.semantics.scheduler_conf import chart_default, from_objects, passed_over, read_conf_text
 from modules.semantics.session import EPOCH, GROUP_ANNOTATION
@@ -218,8 +218,7 @@ def text_report(w: WhatIf) -> str:
         lines.append("evicted (per job; JSON lists every pod):")
     for (job, queue, action, tier, plugins), evs in groups.items():
         where = f"tier {tier + 1} ({', '.join(plugins)})" if tier is not None else "no tier"
-        shown = ", ".join(e.task.split("/", 1)[1] for e in evs[:3])
-        shown += f" and {len(evs) - 3} more" if len(evs) > 3 else ""
+        shown = listing([e.task.split("/", 1)[1] for e in evs], 3)
         lines.append(f"  {job} (queue {queue}): {len(evs)} pod(s) on {len({e.node for e in evs})} node(s) ({shown})")
         lines.append(f"    by {action}, chosen by {where} of {walk_model.WALK[action]}: {evs[0].why}")
     lines += _refused_lines(w)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import weakref
 from typing import Iterable, Iterator
 
+from modules.core.errors import listing
 from modules.core.patterns import compile_go, go_problem, matches_by_pattern
 from modules.core.selectors import selector_matches
 from modules.fabric import hostlist
@@ -333,7 +334,7 @@ def _source_exclusive(objects: list[dict], ctx: CheckContext) -> Iterator[Findin
             continue
         at = path if anchor is conf_obj else "spec.members"
         names = sorted(_name(hn) for hn in clash)
-        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        shown = listing(names)
         origin = resource_id(conf_obj) + f" at {path}" if conf_obj is not None else "the stack's fabric (source labels)"
         yield Finding(at, obj=anchor, message=(
             f"{where(anchor, at)}: {source} discovery is enabled ({origin}) while {len(names)} static HyperNode(s) "
