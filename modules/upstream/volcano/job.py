@@ -6,7 +6,7 @@ Not evaluated: the PodLevelResources feature gate's pod-level resource checks (o
 """
 from __future__ import annotations
 
-from modules.core.quantity import parse_quantity
+from modules.upstream.kubernetes.values import quantity
 from modules.upstream.kubernetes.core_pod import validate_pod_template
 from modules.upstream.kubernetes.pod_options import volcano_job_webhook
 from modules.core.vocabulary.names import dns1123_subdomain, qualified_name
@@ -122,11 +122,8 @@ def tasks_form_dag(tasks: list) -> bool:
 
 
 def _integer_cpu(value: object) -> bool:
-    try:
-        q = parse_quantity(value)
-    except (ValueError, TypeError):
-        return False
-    return q == q.to_integral_value() and q != 0
+    q = quantity(value)
+    return q is not None and q == q.to_integral_value() and q != 0
 
 
 def task_topology_error(task: dict, index: int) -> FieldError | None:
