@@ -15,8 +15,6 @@ from dataclasses import dataclass, replace
 DOWNSCALE_STABILIZATION = 300        # --horizontal-pod-autoscaler-downscale-stabilization (5m)
 SCALE_UP_LIMIT_FACTOR = 2.0          # without behavior: at most max(2 x current, 4)
 SCALE_UP_LIMIT_MINIMUM = 4.0
-SELECT_POLICIES = ("Max", "Min", "Disabled")
-POLICY_TYPES = ("Pods", "Percent")
 MIN_INT32, MAX_INT32 = -2**31, 2**31 - 1
 
 
