@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from modules.semantics.shapes import as_dict, as_int, as_list
+from modules.upstream.autoscaling.controller import SOURCE_KEY
 from modules.core.vocabulary.names import dns1123_label, path_segment_name
 from .meta import validate_labels
 from modules.upstream.field import FieldError, forbidden, invalid, not_supported, required
@@ -94,17 +95,13 @@ def _metric_source(kind: str, src: dict, path: str) -> list[FieldError]:
     return out + _metric_target(target, f"{path}.target")
 
 
-_SOURCE_FIELD = {"Object": "object", "Pods": "pods", "Resource": "resource", "External": "external",
-                 "ContainerResource": "containerResource"}
-
-
 def _metric(metric: dict, path: str) -> list[FieldError]:
     kind = metric.get("type")
     out = _one_of(kind, f"{path}.type", HPA_METRIC_TYPES, "must specify a metric source type")
     present = [f for f in ("object", "pods", "resource", "external", "containerResource") if metric.get(f) is not None]
     if present:
         out += _metric_source(present[0], as_dict(metric.get(present[0])), f"{path}.{present[0]}")
-    expected = _SOURCE_FIELD.get(str(kind))
+    expected = SOURCE_KEY.get(str(kind))
     if expected and metric.get(expected) is None:
         out.append(required(f"{path}.{expected}", "must populate information for the given metric source"))
     if len(present) != 1:
