@@ -7,7 +7,7 @@ from modules.semantics.shapes import as_dict, as_int, as_list
 from modules.upstream.autoscaling.controller import SOURCE_KEY
 from modules.core.vocabulary.names import dns1123_label, path_segment_name
 from .meta import validate_labels
-from modules.upstream.field import FieldError, forbidden, invalid, not_supported, required
+from modules.upstream.field import FieldError, forbidden, formatted, invalid, not_supported, required
 from .values import as_str, quantity
 
 
@@ -20,11 +20,7 @@ def _cross_ref(ref: Any, path: str) -> list[FieldError]:
     ref = as_dict(ref)
     out: list[FieldError] = []
     for key in ("kind", "name"):
-        value = as_str(ref.get(key)) or ""
-        if not value:
-            out.append(required(f"{path}.{key}"))
-        else:
-            out += [invalid(f"{path}.{key}", value, m) for m in path_segment_name(value)]
+        out += formatted(f"{path}.{key}", as_str(ref.get(key)) or "", path_segment_name)
     return out
 
 
@@ -81,11 +77,8 @@ def _metric_source(kind: str, src: dict, path: str) -> list[FieldError]:
         if not src.get("name"):
             out.append(required(f"{path}.name", "must specify a resource name"))
         if kind == "containerResource":
-            container = as_str(src.get("container")) or ""
-            if not container:
-                out.append(required(f"{path}.container", "must specify a container"))
-            else:
-                out += [invalid(f"{path}.container", container, m) for m in dns1123_label(container)]
+            out += formatted(f"{path}.container", as_str(src.get("container")) or "", dns1123_label,
+                             "must specify a container")
         if target.get("averageUtilization") is None and target.get("averageValue") is None:
             out.append(required(f"{path}.target.averageUtilization",
                                 "must set either a target raw value or a target utilization"))
