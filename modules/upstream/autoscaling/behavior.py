@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 DOWNSCALE_STABILIZATION = 300        # --horizontal-pod-autoscaler-downscale-stabilization (5m)
 SCALE_UP_LIMIT_FACTOR = 2.0          # without behavior: at most max(2 x current, 4)
 SCALE_UP_LIMIT_MINIMUM = 4.0
 MIN_INT32, MAX_INT32 = -2**31, 2**31 - 1
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -143,8 +145,9 @@ def stabilize(recommendations: list[Recommendation], desired: int, window: int, 
     return highest, _record(recommendations, old, Recommendation(desired, now))
 
 
-def _record(recommendations: list[Recommendation], old: int | None, new: Recommendation) -> list[Recommendation]:
-    out = list(recommendations)
+def _record(entries: list[_T], old: int | None, new: _T) -> list[_T]:
+    """A copy of ``entries`` with ``new`` in place of entry ``old``, or appended when ``old`` is None."""
+    out = list(entries)
     if old is None:
         out.append(new)
     else:
@@ -208,9 +211,4 @@ def store_event(behavior: Behavior | None, events: list[Event], previous: int, n
     longest = max((p.period for p in direction.policies), default=0)
     out = [replace(e, outdated=True) if e.at < now - longest else e for e in events]
     old = max((i for i, e in enumerate(out) if e.outdated), default=None)
-    event = Event(abs(new - previous), now)
-    if old is None:
-        out.append(event)
-    else:
-        out[old] = event
-    return out
+    return _record(out, old, Event(abs(new - previous), now))
