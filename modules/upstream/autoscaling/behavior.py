@@ -13,10 +13,11 @@ import math
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
+from modules.core.vocabulary.go import INT32_MAX, INT32_MIN
+
 DOWNSCALE_STABILIZATION = 300        # --horizontal-pod-autoscaler-downscale-stabilization (5m)
 SCALE_UP_LIMIT_FACTOR = 2.0          # without behavior: at most max(2 x current, 4)
 SCALE_UP_LIMIT_MINIMUM = 4.0
-MIN_INT32, MAX_INT32 = -2**31, 2**31 - 1
 _T = TypeVar("_T")
 
 
@@ -104,7 +105,7 @@ def scale_up_limit(current: int, up_events: list[Event], down_events: list[Event
     from the replicas at the start of each policy's period (scale-ups and scale-downs since undone)."""
     if up.select == "Disabled":
         return current
-    pick, result = (min, MAX_INT32) if up.select == "Min" else (max, MIN_INT32)
+    pick, result = (min, INT32_MAX) if up.select == "Min" else (max, INT32_MIN)
     for policy in up.policies:
         start = current - changes_in_period(policy.period, up_events, now) + \
             changes_in_period(policy.period, down_events, now)
@@ -120,7 +121,7 @@ def scale_down_limit(current: int, up_events: list[Event], down_events: list[Eve
     """``calculateScaleDownLimitWithBehaviors``: the fewest replicas the policies allow now."""
     if down.select == "Disabled":
         return current
-    pick, result = (max, MIN_INT32) if down.select == "Min" else (min, MAX_INT32)
+    pick, result = (max, INT32_MIN) if down.select == "Min" else (min, INT32_MAX)
     for policy in down.policies:
         start = current + changes_in_period(policy.period, down_events, now) - \
             changes_in_period(policy.period, up_events, now)
