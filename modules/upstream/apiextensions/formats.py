@@ -19,7 +19,7 @@ from datetime import date, datetime
 from typing import Callable
 
 from modules.core.patterns import compile_go
-from modules.core.vocabulary.go import atoi
+from modules.core.vocabulary.go import atoi, is_duration
 from modules.core.vocabulary.names import is_dns1123_label, is_dns1123_subdomain, sloppy_ip
 
 # The supported formats at compatibility version 1.35, normalised (dashes removed).
@@ -64,7 +64,6 @@ _DATETIME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\
 _DURATION = re.compile(r"(\d+)\s*([A-Za-zµ]+)")
 _DURATION_GROUPS = (("ns", "nano"), ("us", "µs", "micro"), ("ms", "milli"), ("s", "sec"), ("m", "min"),
                     ("h", "hr", "hour"), ("d", "day"), ("w", "wk", "week"))
-_GO_DURATION = re.compile(r"^[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+\Z|^[-+]?0\Z")
 _EMAIL = re.compile(r"^(?:[^<>@\s\"]*\s*<)?[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9.-]+(?:\]|>)?\Z")
 _URI_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
@@ -158,7 +157,7 @@ def _duration(text: str) -> bool:
     """strfmt's ``ParseDuration``: Go's ``time.ParseDuration``, else any ``<digits> <unit>`` match whose
     unit (case-insensitive) is one of a group's names or starts with the group's last name
     (``5 days``, ``2 Hours``); a count beyond int64 fails the whole text."""
-    if _GO_DURATION.match(text):
+    if is_duration(text):
         return True
     ok = False
     for count, unit in _DURATION.findall(text):
