@@ -12,11 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Mapping
 
 from modules.semantics.created import as_created
-from modules.semantics.shapes import api_group, as_dict
-
-
-def _meta(obj: dict) -> dict:
-    return as_dict(obj.get("metadata"))
+from modules.semantics.shapes import api_group, as_dict, meta
 
 
 class _Index:
@@ -35,7 +31,7 @@ class _Index:
         self.by_name: dict[tuple[object, str], list[dict]] = {}
         self.parents: dict[str, list[object]] = {}   # a Queue's name -> the parents its objects name
         for obj in objects:
-            kind, name = obj.get("kind"), _meta(obj).get("name")
+            kind, name = obj.get("kind"), meta(obj).get("name")
             self.by_kind.setdefault(kind, []).append(obj)
             if isinstance(name, str):
                 self.by_name.setdefault((kind, name), []).append(obj)
@@ -106,7 +102,7 @@ class Cluster:
     def hidden(self, obj: dict) -> bool:
         """Whether ``obj`` is a queue below the ``unborn`` one (not there yet)."""
         return self.unborn is not None and obj.get("kind") == "Queue" and \
-            self.index.below(_meta(obj).get("name"), self.unborn)
+            self.index.below(meta(obj).get("name"), self.unborn)
 
     def creating_queue(self, name: object) -> "Cluster":
         """This cluster as a Queue named ``name`` meets it at its own CREATE (same objects, same
@@ -118,7 +114,7 @@ class Cluster:
         if not isinstance(name, str):
             return None
         for obj in self.index.by_name.get((kind, name), ()):
-            if (namespace is None or _meta(obj).get("namespace", "default") == namespace) and not self.hidden(obj):
+            if (namespace is None or meta(obj).get("namespace", "default") == namespace) and not self.hidden(obj):
                 return obj
         return None
 
@@ -134,10 +130,10 @@ class Cluster:
         return memos[name]
 
     def names(self, kind: str) -> set[str]:
-        return {str(_meta(o).get("name")) for o in self.of_kind(kind)}
+        return {str(meta(o).get("name")) for o in self.of_kind(kind)}
 
     def namespaces(self) -> dict[str, dict]:
-        return {_meta(o).get("name"): o for o in self.of_kind("Namespace")}
+        return {meta(o).get("name"): o for o in self.of_kind("Namespace")}
 
     def setting(self, name: str, default: Any) -> Any:
         return self.settings.get(name, default)
@@ -158,7 +154,7 @@ def as_applied(objects: Iterable[dict], live: bool = False) -> tuple[dict, ...]:
     names = set()
     for obj in objects:
         if obj.get("kind") == "Queue" and api_group(obj) == "scheduling.volcano.sh":
-            name = _meta(obj).get("name")
+            name = meta(obj).get("name")
             if isinstance(name, str):   # a name of another type is the schema's finding, not a lookup
                 names.add(name)
             if not (live and as_dict(obj.get("status")).get("state")):

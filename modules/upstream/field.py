@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import Any, Callable
 
 from modules.core.vocabulary.go import go_value
 
@@ -88,6 +88,14 @@ def required(field: str, detail: str = "") -> FieldError:
 
 def invalid(field: str, value: Any, detail: str) -> FieldError:
     return FieldError(ErrorType.INVALID, field, value, detail)
+
+
+def formatted(field: str, value: str, check: Callable[[str], list[str]], missing: str = "") -> list[FieldError]:
+    """A required string in a format: ``Required`` (detail ``missing``) when empty, else one ``Invalid``
+    per problem ``check`` finds."""
+    if not value:
+        return [required(field, missing)]
+    return [invalid(field, value, m) for m in check(value)]
 
 
 def type_invalid(field: str, value: Any, detail: str) -> FieldError:

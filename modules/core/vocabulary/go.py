@@ -2,10 +2,12 @@
 
 ``go_quote`` is ``fmt``'s ``%q`` of a string; ``go_value`` what ``field.Error`` prints for a value
 (``%q`` for strings, ``%v`` for numbers and booleans, ``%#v`` for a string map); ``atoi`` is
-``strconv.Atoi`` on a 64-bit platform: ASCII digits only, one optional sign, the int64 range.
+``strconv.Atoi`` on a 64-bit platform: ASCII digits only, one optional sign, the int64 range;
+``is_duration`` what ``time.ParseDuration`` accepts.
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 _ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
@@ -78,6 +80,14 @@ GO_BOOLS = {**dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
 def parse_bool(text: object) -> bool | None:
     """``strconv.ParseBool``: the boolean, or None where Go returns an error."""
     return GO_BOOLS.get(text) if isinstance(text, str) else None
+
+
+_DURATION = re.compile(r"[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+|[-+]?0")
+
+
+def is_duration(text: str) -> bool:
+    """``time.ParseDuration`` accepts ``text``: signed decimals with units (``1h30m``, ``.5s``), or ``0``."""
+    return _DURATION.fullmatch(text) is not None
 
 
 def is_ascii_digits(text: str) -> bool:

@@ -42,7 +42,6 @@ CUSTOM_CLUSTER_SCOPED: frozenset[tuple[str, str]] = frozenset({
 })
 
 CLUSTER_SCOPED = BUILTIN_CLUSTER_SCOPED | CUSTOM_CLUSTER_SCOPED
-CLUSTER_SCOPED_KINDS = frozenset(kind for _, kind in CLUSTER_SCOPED)
 
 
 def api_group(obj: dict) -> str:

@@ -19,8 +19,8 @@ from datetime import date, datetime
 from typing import Callable
 
 from modules.core.patterns import compile_go
-from modules.core.vocabulary.go import atoi
-from modules.core.vocabulary.names import sloppy_ip
+from modules.core.vocabulary.go import atoi, is_duration
+from modules.core.vocabulary.names import is_dns1123_label, is_dns1123_subdomain, sloppy_ip
 
 # The supported formats at compatibility version 1.35, normalised (dashes removed).
 SUPPORTED = frozenset({
@@ -47,9 +47,6 @@ _UUID = {
     "uuid4": re.compile(r"(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?4[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}\Z"),
     "uuid5": re.compile(r"(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?5[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}\Z"),
 }
-_SHORT = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_SHORT_NAME = re.compile(rf"^{_SHORT}\Z")
-_LONG_NAME = re.compile(rf"^{_SHORT}(\.{_SHORT})*\Z")
 _SSN = re.compile(r"^\d{3}[- ]?\d{2}[- ]?\d{4}\Z", re.ASCII)
 _HEXCOLOR = re.compile(r"^#?([0-9a-fA-F]{3}|[0-9a-fA-F]{6})\Z")
 _BYTE = r"(0|[1-9]\d?|1\d\d?|2[0-4]\d|25[0-5])"
@@ -67,7 +64,6 @@ _DATETIME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\
 _DURATION = re.compile(r"(\d+)\s*([A-Za-zµ]+)")
 _DURATION_GROUPS = (("ns", "nano"), ("us", "µs", "micro"), ("ms", "milli"), ("s", "sec"), ("m", "min"),
                     ("h", "hr", "hour"), ("d", "day"), ("w", "wk", "week"))
-_GO_DURATION = re.compile(r"^[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+\Z|^[-+]?0\Z")
 _EMAIL = re.compile(r"^(?:[^<>@\s\"]*\s*<)?[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]+@[A-Za-z0-9.-]+(?:\]|>)?\Z")
 _URI_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
@@ -161,7 +157,7 @@ def _duration(text: str) -> bool:
     """strfmt's ``ParseDuration``: Go's ``time.ParseDuration``, else any ``<digits> <unit>`` match whose
     unit (case-insensitive) is one of a group's names or starts with the group's last name
     (``5 days``, ``2 Hours``); a count beyond int64 fails the whole text."""
-    if _GO_DURATION.match(text):
+    if is_duration(text):
         return True
     ok = False
     for count, unit in _DURATION.findall(text):
@@ -194,8 +190,7 @@ CHECKS: dict[str, Callable[[str], bool]] = {
     "creditcard": _creditcard, "ssn": lambda s: bool(_SSN.match(s)),
     "hexcolor": lambda s: bool(_HEXCOLOR.match(s)), "rgbcolor": lambda s: bool(_RGB.match(s)),
     "byte": _byte, "password": lambda s: True, "date": _date, "duration": _duration, "datetime": _datetime,
-    "k8sshortname": lambda s: len(s) <= 63 and bool(_SHORT_NAME.match(s)),
-    "k8slongname": lambda s: len(s) <= 253 and bool(_LONG_NAME.match(s)),
+    "k8sshortname": is_dns1123_label, "k8slongname": is_dns1123_subdomain,
 }
 assert set(CHECKS) == SUPPORTED
 

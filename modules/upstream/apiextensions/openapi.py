@@ -218,6 +218,16 @@ def _multiple(value: float, factor: float) -> bool:
     return float(ratio).is_integer()
 
 
+def _size_bounds(schema: dict, size: int, unit: str, over: str) -> Iterator[ValidationError]:
+    """``min<unit>``/``max<unit>`` (``Items`` of an array, ``Properties`` of an object); ``over`` codes
+    the too-many error."""
+    low, high, noun = schema.get(f"min{unit}"), schema.get(f"max{unit}"), unit.lower()
+    if low is not None and size < low:
+        yield _fail(Issue("invalid", size, lambda name: f"{name} in body should have at least {low} {noun}"))
+    if high is not None and size > high:
+        yield _fail(Issue(over, size, lambda name: f"{name} in body should have at most {high} {noun}", limit=high))
+
+
 def _slice(validator, schema: dict, instance: Any, _schema: dict) -> Iterator[ValidationError]:
     if not isinstance(instance, list):
         return
@@ -226,13 +236,7 @@ def _slice(validator, schema: dict, instance: Any, _schema: dict) -> Iterator[Va
         for index, item in enumerate(instance):
             yield from validator.descend(item, items, path=index)
     size = len(instance)
-    if schema.get("minItems") is not None and size < schema["minItems"]:
-        limit = schema["minItems"]
-        yield _fail(Issue("invalid", size, lambda name: f"{name} in body should have at least {limit} items"))
-    if schema.get("maxItems") is not None and size > schema["maxItems"]:
-        limit = schema["maxItems"]
-        yield _fail(Issue("max_items", size, lambda name: f"{name} in body should have at most {limit} items",
-                          limit=limit))
+    yield from _size_bounds(schema, size, "Items", "max_items")
     if schema.get("uniqueItems") and len({json.dumps(v, sort_keys=True) for v in instance}) != size:
         yield _fail(Issue("invalid", "", lambda name: f"{name} in body shouldn't contain duplicates"))
 
@@ -260,14 +264,7 @@ def _enum_match(data: Any, allowed: Any) -> bool:
 def _object(validator, schema: dict, instance: Any, _schema: dict) -> Iterator[ValidationError]:
     if not isinstance(instance, dict):
         return
-    count = len(instance)
-    if schema.get("minProperties") is not None and count < schema["minProperties"]:
-        limit = schema["minProperties"]
-        yield _fail(Issue("invalid", count, lambda name: f"{name} in body should have at least {limit} properties"))
-    if schema.get("maxProperties") is not None and count > schema["maxProperties"]:
-        limit = schema["maxProperties"]
-        yield _fail(Issue("max_props", count, lambda name: f"{name} in body should have at most {limit} properties",
-                          limit=limit))
+    yield from _size_bounds(schema, len(instance), "Properties", "max_props")
     properties = schema.get("properties") or {}
     extra = schema.get("additionalProperties")
     for key, value in instance.items():

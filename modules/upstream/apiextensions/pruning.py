@@ -19,6 +19,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .openapi import path_name
+
 META_FIELDS = ("apiVersion", "kind", "metadata")
 # metav1.ObjectMeta's JSON fields (apimachinery pkg/apis/meta/v1/types.go).
 OBJECT_META_FIELDS = frozenset({
@@ -111,19 +113,12 @@ def _unknown(obj: dict, schema: dict | None) -> list[tuple[str, tuple]]:
     return out
 
 
-def path_text(parts: tuple) -> str:
-    out = ""
-    for part in parts:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
 def _join(path: tuple, key: Any) -> tuple:
     return (*path, key)
 
 
 def _record(out: list, path: tuple) -> None:
-    out.append((path_text(path), path))
+    out.append((path_name(path), path))
 
 
 def _prune(value: Any, schema: dict | None, path: tuple, out: list) -> None:

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import TypeVar
+
+from modules.core.vocabulary.go import INT32_MAX, INT32_MIN
 
 DOWNSCALE_STABILIZATION = 300        # --horizontal-pod-autoscaler-downscale-stabilization (5m)
 SCALE_UP_LIMIT_FACTOR = 2.0          # without behavior: at most max(2 x current, 4)
 SCALE_UP_LIMIT_MINIMUM = 4.0
-SELECT_POLICIES = ("Max", "Min", "Disabled")
-POLICY_TYPES = ("Pods", "Percent")
-MIN_INT32, MAX_INT32 = -2**31, 2**31 - 1
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,7 @@ def scale_up_limit(current: int, up_events: list[Event], down_events: list[Event
     from the replicas at the start of each policy's period (scale-ups and scale-downs since undone)."""
     if up.select == "Disabled":
         return current
-    pick, result = (min, MAX_INT32) if up.select == "Min" else (max, MIN_INT32)
+    pick, result = (min, INT32_MAX) if up.select == "Min" else (max, INT32_MIN)
     for policy in up.policies:
         start = current - changes_in_period(policy.period, up_events, now) + \
             changes_in_period(policy.period, down_events, now)
@@ -120,7 +121,7 @@ def scale_down_limit(current: int, up_events: list[Event], down_events: list[Eve
     """``calculateScaleDownLimitWithBehaviors``: the fewest replicas the policies allow now."""
     if down.select == "Disabled":
         return current
-    pick, result = (max, MIN_INT32) if down.select == "Min" else (min, MAX_INT32)
+    pick, result = (max, INT32_MIN) if down.select == "Min" else (min, INT32_MAX)
     for policy in down.policies:
         start = current + changes_in_period(policy.period, down_events, now) - \
             changes_in_period(policy.period, up_events, now)
@@ -145,8 +146,9 @@ def stabilize(recommendations: list[Recommendation], desired: int, window: int, 
     return highest, _record(recommendations, old, Recommendation(desired, now))
 
 
-def _record(recommendations: list[Recommendation], old: int | None, new: Recommendation) -> list[Recommendation]:
-    out = list(recommendations)
+def _record(entries: list[_T], old: int | None, new: _T) -> list[_T]:
+    """A copy of ``entries`` with ``new`` in place of entry ``old``, or appended when ``old`` is None."""
+    out = list(entries)
     if old is None:
         out.append(new)
     else:
@@ -210,9 +212,4 @@ def store_event(behavior: Behavior | None, events: list[Event], previous: int, n
     longest = max((p.period for p in direction.policies), default=0)
     out = [replace(e, outdated=True) if e.at < now - longest else e for e in events]
     old = max((i for i, e in enumerate(out) if e.outdated), default=None)
-    event = Event(abs(new - previous), now)
-    if old is None:
-        out.append(event)
-    else:
-        out[old] = event
-    return out
+    return _record(out, old, Event(abs(new - previous), now))

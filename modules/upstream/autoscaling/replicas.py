@@ -13,13 +13,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from modules.core.vocabulary.go import INT64_MAX
+from modules.core.vocabulary.go import INT32_MAX, INT64_MAX
 
 DEFAULT_TOLERANCE = 0.1               # --horizontal-pod-autoscaler-tolerance
 CPU_INITIALIZATION_PERIOD = 300.0     # --horizontal-pod-autoscaler-cpu-initialization-period (5m)
 INITIAL_READINESS_DELAY = 30.0        # --horizontal-pod-autoscaler-initial-readiness-delay (30s)
 CPU = "cpu"
-MAX_INT32 = 2**31 - 1
 
 
 class HPAError(Exception):
@@ -81,7 +80,7 @@ class Grouping:
 
 
 def _ceil_int32(value: float) -> int:
-    return MAX_INT32 if value > MAX_INT32 else int(math.ceil(value))
+    return INT32_MAX if value > INT32_MAX else int(math.ceil(value))
 
 
 def _div(a: int, b: int) -> int:

@@ -4,9 +4,10 @@ from __future__ import annotations
 from typing import Any
 
 from modules.semantics.shapes import as_dict, as_int, as_list
+from modules.upstream.autoscaling.controller import SOURCE_KEY
 from modules.core.vocabulary.names import dns1123_label, path_segment_name
 from .meta import validate_labels
-from modules.upstream.field import FieldError, forbidden, invalid, not_supported, required
+from modules.upstream.field import FieldError, forbidden, formatted, invalid, not_supported, required
 from .values import as_str, quantity
 
 
@@ -19,11 +20,7 @@ def _cross_ref(ref: Any, path: str) -> list[FieldError]:
     ref = as_dict(ref)
     out: list[FieldError] = []
     for key in ("kind", "name"):
-        value = as_str(ref.get(key)) or ""
-        if not value:
-            out.append(required(f"{path}.{key}"))
-        else:
-            out += [invalid(f"{path}.{key}", value, m) for m in path_segment_name(value)]
+        out += formatted(f"{path}.{key}", as_str(ref.get(key)) or "", path_segment_name)
     return out
 
 
@@ -80,11 +77,8 @@ def _metric_source(kind: str, src: dict, path: str) -> list[FieldError]:
         if not src.get("name"):
             out.append(required(f"{path}.name", "must specify a resource name"))
         if kind == "containerResource":
-            container = as_str(src.get("container")) or ""
-            if not container:
-                out.append(required(f"{path}.container", "must specify a container"))
-            else:
-                out += [invalid(f"{path}.container", container, m) for m in dns1123_label(container)]
+            out += formatted(f"{path}.container", as_str(src.get("container")) or "", dns1123_label,
+                             "must specify a container")
         if target.get("averageUtilization") is None and target.get("averageValue") is None:
             out.append(required(f"{path}.target.averageUtilization",
                                 "must set either a target raw value or a target utilization"))
@@ -94,17 +88,13 @@ def _metric_source(kind: str, src: dict, path: str) -> list[FieldError]:
     return out + _metric_target(target, f"{path}.target")
 
 
-_SOURCE_FIELD = {"Object": "object", "Pods": "pods", "Resource": "resource", "External": "external",
-                 "ContainerResource": "containerResource"}
-
-
 def _metric(metric: dict, path: str) -> list[FieldError]:
     kind = metric.get("type")
     out = _one_of(kind, f"{path}.type", HPA_METRIC_TYPES, "must specify a metric source type")
     present = [f for f in ("object", "pods", "resource", "external", "containerResource") if metric.get(f) is not None]
     if present:
         out += _metric_source(present[0], as_dict(metric.get(present[0])), f"{path}.{present[0]}")
-    expected = _SOURCE_FIELD.get(str(kind))
+    expected = SOURCE_KEY.get(str(kind))
     if expected and metric.get(expected) is None:
         out.append(required(f"{path}.{expected}", "must populate information for the given metric source"))
     if len(present) != 1:

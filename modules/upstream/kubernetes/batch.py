@@ -2,11 +2,10 @@
 v3 ``ParseStandard``, which Volcano's CronJobs share), concurrency policy, Indexed completions."""
 from __future__ import annotations
 
-import re
 
 from modules.semantics.shapes import as_int
 from modules.upstream.field import FieldError, invalid, not_supported, required
-from modules.core.vocabulary.go import atoi, go_quote
+from modules.core.vocabulary.go import atoi, go_quote, is_duration
 from .values import as_str
 
 
@@ -16,7 +15,6 @@ _CRON_DESCRIPTORS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@
 _CRON_FIELDS = ((0, 59, {}), (0, 23, {}), (1, 31, {}),
                 (1, 12, {m: i + 1 for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split())}),
                 (0, 6, {d: i for i, d in enumerate("sun mon tue wed thu fri sat".split())}))
-_DURATION = re.compile(r"[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+|[-+]?0")   # Go's ParseDuration
 
 
 def _must_parse_int(expr: str) -> tuple[int | None, str | None]:
@@ -63,7 +61,7 @@ def cron_schedule_error(schedule: str) -> str | None:
     if text.startswith("@"):
         if text.startswith("@every "):
             duration = text[len("@every "):].strip()
-            return None if _DURATION.fullmatch(duration) else f"failed to parse duration {text}: time: invalid " \
+            return None if is_duration(duration) else f"failed to parse duration {text}: time: invalid " \
                                                                f"duration {go_quote(duration)}"
         return None if text in _CRON_DESCRIPTORS else f"unrecognized descriptor: {text}"
     fields = text.split()

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from modules.semantics.shapes import as_dict, as_int, as_list
-from modules.upstream.field import FieldError, duplicate, forbidden, invalid, not_found, not_supported, required
+from modules.upstream.field import (FieldError, duplicate, forbidden, formatted, invalid, not_found, not_supported,
+                                    required)
 from modules.core.vocabulary.names import (dns1123_subdomain, env_var_name, port_name, port_number,
                                                qualified_name, strict_env_var_name)
 
@@ -95,11 +96,7 @@ def _env(env: Any, path: str, options: PodValidationOptions) -> list[FieldError]
     for i, var in enumerate(as_list(env)):
         var = as_dict(var)
         p = f"{path}[{i}]"
-        name = as_str(var.get("name")) or ""
-        if not name:
-            out.append(required(f"{p}.name"))
-        else:
-            out += [invalid(f"{p}.name", name, m) for m in _env_name_check(options)(name)]
+        out += formatted(f"{p}.name", as_str(var.get("name")) or "", _env_name_check(options))
         source = as_dict(var.get("valueFrom"))
         refs = [k for k in ("fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef", "fileKeyRef")
                 if source.get(k) is not None]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from modules.semantics.shapes import as_dict, as_int, as_list
-from modules.upstream.field import FieldError, duplicate, forbidden, invalid, not_supported, required
+from modules.upstream.field import FieldError, duplicate, forbidden, formatted, invalid, not_supported, required
 from modules.core.vocabulary.names import label_value, qualified_name
 
 from .values import as_str
@@ -110,11 +110,8 @@ def validate_affinity(affinity: dict, path: str) -> list[FieldError]:
                 if mode.startswith("preferred"):
                     out += _weight(term.get("weight"), f"{p}.weight")
                     term, p = as_dict(term.get("podAffinityTerm")), f"{p}.podAffinityTerm"
-                key = as_str(term.get("topologyKey")) or ""
-                if not key:
-                    out.append(required(f"{p}.topologyKey", "can not be empty"))
-                else:
-                    out += [invalid(f"{p}.topologyKey", key, m) for m in qualified_name(key)]
+                out += formatted(f"{p}.topologyKey", as_str(term.get("topologyKey")) or "", qualified_name,
+                                 "can not be empty")
     return out
 
 
@@ -133,10 +130,7 @@ def validate_spread(constraints: Any, path: str) -> list[FieldError]:
         if skew is not None and skew <= 0:
             out.append(invalid(f"{p}.maxSkew", skew, "must be greater than zero"))
         key = as_str(c.get("topologyKey")) or ""
-        if not key:
-            out.append(required(f"{p}.topologyKey", "can not be empty"))
-        else:
-            out += [invalid(f"{p}.topologyKey", key, m) for m in qualified_name(key)]
+        out += formatted(f"{p}.topologyKey", key, qualified_name, "can not be empty")
         action = c.get("whenUnsatisfiable") or ""
         if action not in SPREAD_ACTIONS:
             out.append(not_supported(f"{p}.whenUnsatisfiable", action, SPREAD_ACTIONS))

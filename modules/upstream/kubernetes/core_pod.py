@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from modules.semantics.shapes import as_dict, as_int, as_list
-from modules.upstream.field import FieldError, duplicate, forbidden, invalid, not_supported, required
-from modules.core.vocabulary.go import atoi
+from modules.upstream.field import FieldError, duplicate, forbidden, formatted, invalid, not_supported, required
+from modules.core.vocabulary.go import INT32_MAX, atoi
 from modules.core.vocabulary.names import dns1123_label, dns1123_subdomain, legacy_ip_address, qualified_name
 
 from .core_container import (RESTART_POLICIES, SOURCE_REQUIRED, VOLUME_SOURCES, host_port_conflicts, named,
@@ -30,10 +30,7 @@ def _volumes(spec: dict, base: str) -> tuple[set[str], list[FieldError]]:
         path = f"{base}.volumes[{i}]"
         errs: list[FieldError] = []
         name = as_str(vol.get("name")) or ""
-        if not name:
-            errs.append(required(f"{path}.name"))
-        else:
-            errs += [invalid(f"{path}.name", name, m) for m in dns1123_label(name)]
+        errs += formatted(f"{path}.name", name, dns1123_label)
         if name and name in names:
             errs.append(duplicate(f"{path}.name", name))
         sources = [s for s in VOLUME_SOURCES if vol.get(s) is not None]
@@ -111,7 +108,7 @@ def _names_and_numbers(spec: dict, path: str) -> list[FieldError]:
     if grace is not None and grace < 0:
         out.append(invalid(f"{path}.terminationGracePeriodSeconds", grace, "must be greater than or equal to 0"))
     deadline = as_int(spec.get("activeDeadlineSeconds"))
-    if deadline is not None and not 1 <= deadline <= 2**31 - 1:
+    if deadline is not None and not 1 <= deadline <= INT32_MAX:
         out.append(invalid(f"{path}.activeDeadlineSeconds", deadline, "must be between 1 and 2147483647, inclusive"))
     return out
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from modules.semantics.shapes import as_dict, as_int, as_list
 from modules.upstream.field import OMIT, FieldError, duplicate, invalid, not_supported, required
+from modules.core.vocabulary.go import INT32_MAX
 
 from .pod_options import PodValidationOptions
 
@@ -29,7 +30,7 @@ def _ids(context: dict, path: str, keys: tuple[str, ...]) -> list[FieldError]:
     out: list[FieldError] = []
     for key in keys:
         value = as_int(context.get(key))
-        if value is not None and not 0 <= value <= 2**31 - 1:
+        if value is not None and not 0 <= value <= INT32_MAX:
             out.append(invalid(f"{path}.{key}", value, ID_RANGE))
     return out
 
@@ -128,7 +129,7 @@ def validate_pod_security_context(spec: dict, path: str, options: PodValidationO
     out = _ids(context, at, ("fsGroup", "runAsUser", "runAsGroup"))
     for i, gid in enumerate(as_list(context.get("supplementalGroups"))):
         value = as_int(gid)
-        if value is not None and not 0 <= value <= 2**31 - 1:
+        if value is not None and not 0 <= value <= INT32_MAX:
             out.append(invalid(f"{at}.supplementalGroups[{i}]", value, ID_RANGE))
     if spec.get("shareProcessNamespace") is True and spec.get("hostPID") is True:
         out.append(invalid(f"{at}.shareProcessNamespace", True,

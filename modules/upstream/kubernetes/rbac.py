@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from modules.semantics.shapes import as_dict, as_list
 from modules.core.vocabulary.names import dns1123_subdomain, path_segment_name
-from modules.upstream.field import FieldError, invalid, not_supported, required
+from modules.upstream.field import FieldError, formatted, invalid, not_supported, required
 from .values import as_str
 
 
@@ -44,11 +44,7 @@ def validate_binding(obj: dict, namespaced: bool) -> list[FieldError]:
     kinds = ("ClusterRole", "Role") if namespaced else ("ClusterRole",)
     if ref.get("kind") not in kinds:
         out.append(not_supported("roleRef.kind", ref.get("kind", ""), kinds))
-    name = as_str(ref.get("name")) or ""
-    if not name:
-        out.append(required("roleRef.name"))
-    else:
-        out += [invalid("roleRef.name", name, m) for m in path_segment_name(name)]
+    out += formatted("roleRef.name", as_str(ref.get("name")) or "", path_segment_name)
     for i, subject in enumerate(as_list(obj.get("subjects"))):
         subject = as_dict(subject)
         p = f"subjects[{i}]"

@@ -20,7 +20,7 @@ check reports it); nothing raises.
 """
 from __future__ import annotations
 
-from modules.semantics.shapes import as_dict, as_int
+from modules.semantics.shapes import api_group, as_dict, as_int
 from .apps import APPS_KINDS, BATCH_RESTART_POLICIES, apps_selector, deployment_strategy, stateful_set_template
 from .autoscaling import validate_hpa
 from .batch import validate_cronjob_spec, validate_indexed
@@ -34,7 +34,7 @@ from modules.upstream.field import FieldError, forbidden, invalid
 
 
 def _workload(obj: dict) -> list[FieldError]:
-    kind, group = obj.get("kind"), str(obj.get("apiVersion", "")).rpartition("/")[0]
+    kind, group = obj.get("kind"), api_group(obj)
     spec = as_dict(obj.get("spec"))
     if kind in APPS_KINDS and group == "apps" or kind == "ReplicationController" and group == "":
         if kind == "StatefulSet":
@@ -108,7 +108,7 @@ UPSTREAM = {
 
 
 def judged_kind(obj: dict) -> tuple[str, str]:
-    return str(obj.get("apiVersion", "")).rpartition("/")[0], str(obj.get("kind", ""))
+    return api_group(obj), str(obj.get("kind", ""))
 
 
 # Objects trainstack models that the API server never receives: a chart release (``modules/core/

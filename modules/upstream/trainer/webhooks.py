@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from modules.core.quantity import parse_quantity
+from modules.upstream.kubernetes.values import quantity
 from modules.semantics.shapes import as_dict, as_int, as_list, meta
 from modules.upstream.cluster import Cluster
 from modules.upstream.field import FieldError
@@ -123,10 +123,7 @@ def _gpus(resources: dict) -> int:
     def count(amounts: object) -> int:
         for name, amount in as_dict(amounts).items():
             if "gpu" in str(name).lower():
-                try:
-                    value = parse_quantity(amount)
-                except (ValueError, ArithmeticError):
-                    value = None
+                value = quantity(amount)
                 return int(math.ceil(value)) if value is not None else 0
         return 0
     return count(resources.get("requests")) or count(resources.get("limits"))

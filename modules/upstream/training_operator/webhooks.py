@@ -14,7 +14,7 @@ its error order is random; ours follows the replica types' sorted order.
 """
 from __future__ import annotations
 
-from modules.semantics.shapes import as_dict, as_int, as_list
+from modules.semantics.shapes import api_group, as_dict, as_int, as_list
 from modules.upstream.cluster import Cluster
 from modules.semantics.training_kinds import GROUP, WEBHOOK_KINDS, JobKind
 from modules.upstream.field import FieldError, forbidden, invalid, not_supported, required
@@ -67,7 +67,7 @@ def validate(job: dict, operation: str = "CREATE", old: dict | None = None,
     """Everything the Training Operator's webhook for ``job``'s kind refuses (CREATE, or UPDATE from
     ``old``). Kinds without a webhook (MPIJob) or outside kubeflow.org: nothing."""
     kind = KINDS.get(str(job.get("kind")))
-    if kind is None or str(job.get("apiVersion", "")).rpartition("/")[0] != GROUP:
+    if kind is None or api_group(job) != GROUP:
         return []
     out: list[FieldError] = []
     name = str(as_dict(job.get("metadata")).get("name", ""))

@@ -6,14 +6,14 @@ Not evaluated: the PodLevelResources feature gate's pod-level resource checks (o
 """
 from __future__ import annotations
 
-from modules.core.quantity import parse_quantity
+from modules.upstream.kubernetes.values import quantity
 from modules.upstream.kubernetes.core_pod import validate_pod_template
 from modules.upstream.kubernetes.pod_options import volcano_job_webhook
 from modules.core.vocabulary.names import dns1123_subdomain, qualified_name
 from modules.semantics.partitions import partition_policies
 from modules.semantics.shapes import as_dict, as_int, as_list, meta
 from modules.upstream.cluster import Cluster
-from modules.upstream.field import FieldError, invalid, required
+from modules.upstream.field import FieldError, formatted
 from modules.upstream.volcano.common import BOTH_TIERS, go_list, key, topology_both
 from modules.upstream.volcano.partitions import webhook_refusal
 from modules.upstream.webhook_error import refuse
@@ -122,11 +122,8 @@ def tasks_form_dag(tasks: list) -> bool:
 
 
 def _integer_cpu(value: object) -> bool:
-    try:
-        q = parse_quantity(value)
-    except (ValueError, TypeError):
-        return False
-    return q == q.to_integral_value() and q != 0
+    q = quantity(value)
+    return q is not None and q == q.to_integral_value() and q != 0
 
 
 def task_topology_error(task: dict, index: int) -> FieldError | None:
@@ -172,9 +169,8 @@ def task_template_errors(template: object, index: int, pod_level_resources: bool
 def _pod_template_name_errors(name: object) -> list[FieldError]:
     """``ValidateObjectMeta(&podTemplate.ObjectMeta, true, ValidatePodName, ...)`` on the name alone
     (the namespace is the job's, which the API server has already validated)."""
-    if not isinstance(name, str) or not name:
-        return [required("metadata.name", "name or generateName is required")]
-    return [invalid("metadata.name", name, m) for m in dns1123_subdomain(name)]
+    return formatted("metadata.name", name if isinstance(name, str) else "", dns1123_subdomain,
+                     "name or generateName is required")
 
 
 def _task_errors(job: dict, task: dict, i: int, partitions: dict[str, FieldError],

@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import copy
 
-from modules.semantics.shapes import as_dict, as_list
+from modules.semantics.shapes import annotations, as_dict, as_list
+from modules.semantics.workloads import QUEUE_ANNOTATION
 from modules.upstream.cluster import Cluster
 from modules.upstream.field import FieldError
 from modules.upstream.volcano.common import BOTH_TIERS, topology_both
+from modules.upstream.volcano.mutation import DEFAULT_QUEUE
 from modules.upstream.webhook_error import refuse
-
-DEFAULT_QUEUE = "default"
-QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
-
 
 def _queue_errors(name: str, cluster: Cluster) -> list[FieldError]:
     queue = cluster.find("Queue", name)
@@ -51,7 +49,7 @@ def mutate_podgroup(obj: dict, operation: str, old: dict | None, cluster: Cluste
     if not isinstance(spec, dict) or spec.get("queue", DEFAULT_QUEUE) != DEFAULT_QUEUE:
         return out
     namespace = cluster.namespaces().get(as_dict(out.get("metadata")).get("namespace"))
-    queue = as_dict(as_dict(as_dict(namespace).get("metadata")).get("annotations")).get(QUEUE_ANNOTATION)
+    queue = annotations(as_dict(namespace)).get(QUEUE_ANNOTATION)
     if isinstance(queue, str) and queue:
         spec["queue"] = queue
     return out

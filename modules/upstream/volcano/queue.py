@@ -12,12 +12,12 @@ import math
 from decimal import Decimal
 from typing import Any, Iterable, Iterator
 
-from modules.core.quantity import parse_quantity
 from modules.core.vocabulary import resource as vres
 from modules.core.vocabulary.resource_names import is_extended
 from modules.semantics.shapes import annotations, as_dict, meta
 from modules.upstream.cluster import Cluster
 from modules.upstream.field import FieldError, invalid
+from modules.upstream.kubernetes.values import quantity as _quantity
 from modules.upstream.volcano.common import key
 from modules.upstream.webhook_error import WebhookError, refuse
 
@@ -33,13 +33,6 @@ def _spec_invalid(path: str, code: str, value: object, detail: str, at: str | No
     """``field.Invalid`` under the webhook's ``requestBody`` root, as ``AdmitQueues`` words it."""
     text = invalid(f"requestBody.{path}", str(value), detail).error()
     return refuse(at or path, code, text, value)
-
-
-def _quantity(value: object) -> Decimal | None:
-    try:
-        return parse_quantity(value)
-    except (ValueError, TypeError):
-        return None
 
 
 def is_integer_resource(name: str) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from modules.upstream import field
-from modules.core.vocabulary.go import atoi, go_quote, go_value, is_ascii_digits
+from modules.core.vocabulary.go import atoi, go_quote, go_value, is_ascii_digits, is_duration
 
 
 @pytest.mark.parametrize("error, text", [
@@ -76,6 +76,14 @@ def test_atoi_32_bit_range():
 def test_ascii_digits_refuse_other_scripts():
     assert is_ascii_digits("0123") and not is_ascii_digits("²") and not is_ascii_digits("٣")
     assert not is_ascii_digits("")
+
+
+@pytest.mark.parametrize("text, valid", [
+    ("0", True), ("-0", True), ("1h30m", True), (".5s", True), ("1.5µs", True), ("2.ms", True),
+    ("", False), ("1", False), ("1d", False), ("1h ", False), ("1h\n", False), ("h", False),
+])
+def test_is_duration_follows_time_parse_duration(text, valid):
+    assert is_duration(text) is valid
 
 
 def test_type_invalid_is_its_own_code_worded_as_invalid():
